@@ -1,0 +1,8 @@
+//! The forest dialect model: nodes, frontmatter, ids, the scent contract and
+//! the validator.
+//!
+//! Invariant: pure data + pure functions; the only I/O is reading files the
+//! caller names (lint walks a forest read-only). Nothing here writes to disk.
+
+pub mod slug;
+pub mod tokens;
