@@ -4,5 +4,6 @@
 //! Invariant: pure data + pure functions; the only I/O is reading files the
 //! caller names (lint walks a forest read-only). Nothing here writes to disk.
 
+pub mod ids;
 pub mod slug;
 pub mod tokens;

@@ -1,0 +1,92 @@
+//! The one atomic-write helper every crate uses.
+//!
+//! Invariant: a reader of `path` sees either the old bytes or the new bytes,
+//! never a torn file; the temp file lives in the same directory (same
+//! filesystem) and is fsynced before the rename, the directory after it.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Temp name used for `path`: `.<name>.<pid>.<n>.tmp` in the same directory.
+/// Names starting with `.` and ending `.tmp` are ignored by every walker.
+pub fn temp_path_for(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+/// Write `bytes` to `path` atomically (temp in same dir, fsync, rename, fsync dir).
+/// Parent directories are created.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() {
+            fs::create_dir_all(parent)?;
+        }
+    }
+    let tmp = temp_path_for(path);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        sync_dir(path.parent())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Move an already-written temp file into place atomically and fsync its directory.
+pub fn atomic_rename(tmp: &Path, path: &Path) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() {
+            fs::create_dir_all(parent)?;
+        }
+    }
+    fs::rename(tmp, path)?;
+    sync_dir(path.parent())
+}
+
+fn sync_dir(dir: Option<&Path>) -> io::Result<()> {
+    match dir {
+        Some(d) if !d.as_os_str().is_empty() => match File::open(d) {
+            Ok(f) => f.sync_all().or(Ok(())),
+            Err(_) => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// True for temp files written by [`atomic_write`] (for orphan cleanup).
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a/b/c.md");
+        atomic_write(&p, b"one").unwrap();
+        atomic_write(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        let leftovers: Vec<_> = fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| is_temp_name(&e.file_name().to_string_lossy()))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}
