@@ -5,5 +5,6 @@
 //! caller names (lint walks a forest read-only). Nothing here writes to disk.
 
 pub mod ids;
+pub mod scent;
 pub mod slug;
 pub mod tokens;

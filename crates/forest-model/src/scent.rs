@@ -1,0 +1,324 @@
+//! The scent contract (dialect §2.2, §2.3, §3.7): validating, repairing and
+//! deriving the <=60-token summary.
+
+use crate::tokens::estimate_tokens;
+use once_cell::sync::Lazy;
+use regex::Regex;
+
+/// Hard ceiling on summary size.
+pub const SUMMARY_MAX_TOKENS: usize = 60;
+/// Target of LLM-free derivation.
+pub const SUMMARY_TARGET_TOKENS: usize = 50;
+/// Summaries that open with these waste tokens without scent.
+pub const ANTI_PATTERNS: [&str; 2] = ["this document describes", "file containing"];
+
+/// Why a summary failed the contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryError {
+    /// Empty or whitespace.
+    Empty,
+    /// Over 60 tokens (carries the estimate).
+    TooLong(usize),
+    /// Opens with a boilerplate pattern.
+    AntiPattern(&'static str),
+}
+
+impl SummaryError {
+    /// The dialect's message text (without the `E_FRONTMATTER` code).
+    pub fn message(&self) -> String {
+        match self {
+            SummaryError::Empty => "summary: must not be empty".into(),
+            SummaryError::TooLong(n) => format!("summary: exceeds 60 tokens (~{n})"),
+            SummaryError::AntiPattern(p) => {
+                format!("summary: anti-pattern \"{p}...\" wastes tokens without scent")
+            }
+        }
+    }
+
+    /// The dialect's hint.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            SummaryError::Empty | SummaryError::TooLong(_) => {
+                "Summaries are the scent. 1-3 sentences, <= 60 tokens."
+            }
+            SummaryError::AntiPattern(_) => {
+                "Start with WHAT it is (category + subject), not boilerplate."
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for SummaryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+/// `validate_summary` (A.4): non-empty, <=60 tokens, no anti-pattern opening.
+pub fn validate_summary(summary: &str) -> Result<(), SummaryError> {
+    let t = summary.trim();
+    if t.is_empty() {
+        return Err(SummaryError::Empty);
+    }
+    let n = estimate_tokens(summary);
+    if n > SUMMARY_MAX_TOKENS {
+        return Err(SummaryError::TooLong(n));
+    }
+    let low = t.to_lowercase();
+    for p in ANTI_PATTERNS {
+        if low.starts_with(p) {
+            return Err(SummaryError::AntiPattern(p));
+        }
+    }
+    Ok(())
+}
+
+static SENTENCE_END: Lazy<Regex> = Lazy::new(|| Regex::new(r"[.!?]\s+").expect("static regex"));
+
+/// Split after `.`, `!`, `?` followed by whitespace; pieces keep their
+/// punctuation and are trimmed.
+pub fn split_sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for m in SENTENCE_END.find_iter(text) {
+        let end = m.start() + 1;
+        let s = text[start..end].trim();
+        if !s.is_empty() {
+            out.push(s.to_string());
+        }
+        start = m.end();
+    }
+    let rest = text[start..].trim();
+    if !rest.is_empty() {
+        out.push(rest.to_string());
+    }
+    out
+}
+
+fn is_anti_pattern(text: &str) -> bool {
+    let low = text.trim().to_lowercase();
+    ANTI_PATTERNS.iter().any(|p| low.starts_with(p))
+}
+
+/// Drop trailing words until `text` fits `max` tokens; strip trailing
+/// `strip` chars and append `…`. None when no word is left.
+fn cut_words(text: &str, max: usize, strip: &[char]) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    // Binary search the longest prefix that fits: linear in the text overall.
+    let fits = |k: usize| {
+        let s = words[..k].join(" ");
+        let s = s.trim_end_matches(strip);
+        estimate_tokens(&format!("{s}…")) <= max
+    };
+    let (mut lo, mut hi) = (0usize, words.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if lo == 0 {
+        return None;
+    }
+    let s = words[..lo].join(" ");
+    Some(format!("{}…", s.trim_end_matches(strip)))
+}
+
+/// `fit_summary` (§2.3): repair an over-long model summary by dropping
+/// trailing sentences, then trailing words (+ `…`); None if it cannot be made valid.
+pub fn fit_summary(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.is_empty() || is_anti_pattern(t) {
+        return None;
+    }
+    let mut sentences = split_sentences(t);
+    while sentences.len() > 1 && estimate_tokens(&sentences.join(" ")) > SUMMARY_MAX_TOKENS {
+        sentences.pop();
+    }
+    let mut out = sentences.join(" ");
+    if estimate_tokens(&out) > SUMMARY_MAX_TOKENS {
+        out = cut_words(&out, SUMMARY_MAX_TOKENS, &[',', ';', ':'])?;
+    }
+    validate_summary(&out).ok().map(|_| out)
+}
+
+static IMAGE: Lazy<Regex> = Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
+static LINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
+static EMPH: Lazy<Regex> = Lazy::new(|| Regex::new(r"[*_`]{1,3}").expect("static regex"));
+
+/// Fallback summary when derivation yields nothing usable.
+pub fn pending_summary(title: &str) -> String {
+    format!("Adopted content '{title}'; pending curation.")
+}
+
+/// `derive_summary(markdown, title)` (§3.7): LLM-free scent from the text.
+/// Linear in the input: only the first few KiB of prose can contribute.
+pub fn derive_summary(markdown: &str, title: &str) -> String {
+    let mut prose = String::new();
+    // 50 tokens = 200 chars; a few KiB of cleaned prose is always enough.
+    const ENOUGH: usize = 4096;
+    for line in markdown.lines() {
+        let l = line.trim_start();
+        if l.starts_with('#')
+            || l.starts_with('-')
+            || l.starts_with('*')
+            || l.starts_with('>')
+            || l.starts_with('|')
+            || l.starts_with('`')
+        {
+            continue;
+        }
+        let l = if l.len() > ENOUGH {
+            let mut cut = ENOUGH;
+            while !l.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            &l[..cut]
+        } else {
+            l
+        };
+        prose.push_str(l);
+        prose.push(' ');
+        if prose.len() > ENOUGH {
+            break;
+        }
+    }
+    let s = IMAGE.replace_all(&prose, "");
+    let s = LINK.replace_all(&s, "$1");
+    let s = EMPH.replace_all(&s, "");
+    let text = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    for (i, sentence) in split_sentences(&text).into_iter().enumerate() {
+        let candidate = if out.is_empty() {
+            sentence.clone()
+        } else {
+            format!("{out} {sentence}")
+        };
+        if estimate_tokens(&candidate) <= SUMMARY_TARGET_TOKENS {
+            out = candidate;
+        } else {
+            if i == 0 {
+                out = cut_words(&sentence, SUMMARY_TARGET_TOKENS, &[',', ';'])
+                    .unwrap_or_default();
+            }
+            break;
+        }
+    }
+    if out.is_empty() || validate_summary(&out).is_err() {
+        pending_summary(title)
+    } else {
+        out
+    }
+}
+
+/// Deterministic branch rollup (§3.16): `Region '<title>': A, B, C (+k more).`
+pub fn derive_branch_summary(title: &str, child_titles: &[String]) -> String {
+    let fallback = format!("Region '{title}' with {} entries.", child_titles.len());
+    if child_titles.is_empty() {
+        return fallback;
+    }
+    let mut taken = 0;
+    for k in 1..=child_titles.len() {
+        let rest = child_titles.len() - k;
+        let tail = if rest > 0 { format!(" (+{rest} more).") } else { ".".into() };
+        let cand = format!("Region '{title}': {}{tail}", child_titles[..k].join(", "));
+        if k == 1 || estimate_tokens(&cand) <= SUMMARY_TARGET_TOKENS {
+            taken = k;
+        } else {
+            break;
+        }
+    }
+    let rest = child_titles.len() - taken;
+    let tail = if rest > 0 { format!(" (+{rest} more).") } else { ".".into() };
+    let s = format!("Region '{title}': {}{tail}", child_titles[..taken].join(", "));
+    if validate_summary(&s).is_ok() {
+        s
+    } else {
+        fallback
+    }
+}
+
+/// Short hash of a summary text (first 12 hex of blake-free sha256), used to
+/// detect a hand edit of a machine-written summary (DESIGN §5).
+pub fn summary_fingerprint(summary: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let h = Sha256::digest(summary.trim().as_bytes());
+    hex::encode(&h[..6])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_cases() {
+        assert_eq!(validate_summary("  "), Err(SummaryError::Empty));
+        assert!(matches!(
+            validate_summary(&"word ".repeat(120)),
+            Err(SummaryError::TooLong(150))
+        ));
+        assert_eq!(
+            validate_summary("This document describes the plan."),
+            Err(SummaryError::AntiPattern("this document describes"))
+        );
+        assert_eq!(
+            validate_summary("File containing numbers."),
+            Err(SummaryError::AntiPattern("file containing"))
+        );
+        assert!(validate_summary("Sales by region, Jan-Mar 2026.").is_ok());
+        // 240 non-ASCII code points is exactly 60 tokens; 241 is over.
+        assert!(validate_summary(&"é".repeat(240)).is_ok());
+        assert!(validate_summary(&"é".repeat(241)).is_err());
+        assert_eq!(
+            SummaryError::TooLong(84).message(),
+            "summary: exceeds 60 tokens (~84)"
+        );
+    }
+
+    #[test]
+    fn fit_drops_sentences_without_ellipsis() {
+        let long = format!("{} {} {}", "A".repeat(100) + ".", "B".repeat(100) + ".", "C".repeat(100) + ".");
+        let fitted = fit_summary(&long).unwrap();
+        assert!(!fitted.ends_with('…'));
+        assert!(estimate_tokens(&fitted) <= 60);
+        assert!(fitted.starts_with("AAAA"));
+    }
+
+    #[test]
+    fn fit_cuts_words_with_ellipsis() {
+        let fitted = fit_summary(&"word, ".repeat(100)).unwrap();
+        assert!(fitted.ends_with('…'));
+        assert!(!fitted.trim_end_matches('…').ends_with(','));
+        assert!(estimate_tokens(&fitted) <= 60);
+        assert!(fit_summary("This document describes x").is_none());
+        assert!(fit_summary("").is_none());
+        assert!(fit_summary(&"x".repeat(500)).is_none());
+    }
+
+    #[test]
+    fn derive_is_valid_and_bounded() {
+        let md = "# Title\n\n- bullet\n| a | b |\nFirst **sentence** with [link](http://x). Second one here!\n";
+        let s = derive_summary(md, "Title");
+        assert_eq!(s, "First sentence with link. Second one here!");
+        let giant = "word ".repeat(100_000);
+        let g = derive_summary(&giant, "T");
+        assert!(g.ends_with('…'));
+        assert!(estimate_tokens(&g) <= 50);
+        assert_eq!(derive_summary("# Only heading\n", "X"), "Adopted content 'X'; pending curation.");
+        let pt = derive_summary("Relatório de vendas do trimestre. Região Nordeste lidera.", "r");
+        assert!(pt.starts_with("Relatório"));
+    }
+
+    #[test]
+    fn branch_rollup_fallback() {
+        let titles: Vec<String> = (0..40).map(|i| format!("Child title number {i}")).collect();
+        let s = derive_branch_summary("Sales", &titles);
+        assert!(s.starts_with("Region 'Sales': Child title number 0"));
+        assert!(s.contains("more)."));
+        assert!(validate_summary(&s).is_ok());
+        assert_eq!(derive_branch_summary("E", &[]), "Region 'E' with 0 entries.");
+        assert_eq!(derive_branch_summary("S", &["A".into()]), "Region 'S': A.");
+    }
+}
