@@ -5,6 +5,12 @@
 //! caller names (lint walks a forest read-only). Nothing here writes to disk.
 
 pub mod ids;
+pub mod index;
+pub mod lint;
+pub mod node;
 pub mod scent;
+pub mod schema;
 pub mod slug;
 pub mod tokens;
+pub mod walk;
+pub mod yaml;

@@ -144,8 +144,10 @@ pub fn fit_summary(text: &str) -> Option<String> {
     validate_summary(&out).ok().map(|_| out)
 }
 
-static IMAGE: Lazy<Regex> = Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
-static LINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
+static IMAGE: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
+static LINK: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
 static EMPH: Lazy<Regex> = Lazy::new(|| Regex::new(r"[*_`]{1,3}").expect("static regex"));
 
 /// Fallback summary when derivation yields nothing usable.
@@ -200,8 +202,7 @@ pub fn derive_summary(markdown: &str, title: &str) -> String {
             out = candidate;
         } else {
             if i == 0 {
-                out = cut_words(&sentence, SUMMARY_TARGET_TOKENS, &[',', ';'])
-                    .unwrap_or_default();
+                out = cut_words(&sentence, SUMMARY_TARGET_TOKENS, &[',', ';']).unwrap_or_default();
             }
             break;
         }
@@ -222,7 +223,11 @@ pub fn derive_branch_summary(title: &str, child_titles: &[String]) -> String {
     let mut taken = 0;
     for k in 1..=child_titles.len() {
         let rest = child_titles.len() - k;
-        let tail = if rest > 0 { format!(" (+{rest} more).") } else { ".".into() };
+        let tail = if rest > 0 {
+            format!(" (+{rest} more).")
+        } else {
+            ".".into()
+        };
         let cand = format!("Region '{title}': {}{tail}", child_titles[..k].join(", "));
         if k == 1 || estimate_tokens(&cand) <= SUMMARY_TARGET_TOKENS {
             taken = k;
@@ -231,8 +236,15 @@ pub fn derive_branch_summary(title: &str, child_titles: &[String]) -> String {
         }
     }
     let rest = child_titles.len() - taken;
-    let tail = if rest > 0 { format!(" (+{rest} more).") } else { ".".into() };
-    let s = format!("Region '{title}': {}{tail}", child_titles[..taken].join(", "));
+    let tail = if rest > 0 {
+        format!(" (+{rest} more).")
+    } else {
+        ".".into()
+    };
+    let s = format!(
+        "Region '{title}': {}{tail}",
+        child_titles[..taken].join(", ")
+    );
     if validate_summary(&s).is_ok() {
         s
     } else {
@@ -279,7 +291,12 @@ mod tests {
 
     #[test]
     fn fit_drops_sentences_without_ellipsis() {
-        let long = format!("{} {} {}", "A".repeat(100) + ".", "B".repeat(100) + ".", "C".repeat(100) + ".");
+        let long = format!(
+            "{} {} {}",
+            "A".repeat(100) + ".",
+            "B".repeat(100) + ".",
+            "C".repeat(100) + "."
+        );
         let fitted = fit_summary(&long).unwrap();
         assert!(!fitted.ends_with('…'));
         assert!(estimate_tokens(&fitted) <= 60);
@@ -306,8 +323,14 @@ mod tests {
         let g = derive_summary(&giant, "T");
         assert!(g.ends_with('…'));
         assert!(estimate_tokens(&g) <= 50);
-        assert_eq!(derive_summary("# Only heading\n", "X"), "Adopted content 'X'; pending curation.");
-        let pt = derive_summary("Relatório de vendas do trimestre. Região Nordeste lidera.", "r");
+        assert_eq!(
+            derive_summary("# Only heading\n", "X"),
+            "Adopted content 'X'; pending curation."
+        );
+        let pt = derive_summary(
+            "Relatório de vendas do trimestre. Região Nordeste lidera.",
+            "r",
+        );
         assert!(pt.starts_with("Relatório"));
     }
 
@@ -318,7 +341,10 @@ mod tests {
         assert!(s.starts_with("Region 'Sales': Child title number 0"));
         assert!(s.contains("more)."));
         assert!(validate_summary(&s).is_ok());
-        assert_eq!(derive_branch_summary("E", &[]), "Region 'E' with 0 entries.");
+        assert_eq!(
+            derive_branch_summary("E", &[]),
+            "Region 'E' with 0 entries."
+        );
         assert_eq!(derive_branch_summary("S", &["A".into()]), "Region 'S': A.");
     }
 }

@@ -1,0 +1,460 @@
+//! The validator (`forest validate`): every lint rule of dialect §2.6 plus
+//! ours (alias bounds, tag format, ids differing only by case,
+//! `source_hash` format).
+
+use crate::ids;
+use crate::node::{body_blockquote, body_h1, wikilinks, Node};
+use crate::scent::validate_summary;
+use crate::schema::{Dialect, ENTITY_KINDS, MAX_LINKS, PAYLOAD_TYPES, SOURCES};
+use crate::walk::node_paths;
+use crate::yaml::Value;
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// Severity of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Breaks the contract.
+    Error,
+    /// Worth fixing.
+    Warning,
+}
+
+/// One finding: `[level] id: message`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Issue {
+    /// Node id.
+    pub id: String,
+    /// Severity.
+    pub level: Level,
+    /// Human message.
+    pub message: String,
+}
+
+impl std::fmt::Display for Issue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let l = match self.level {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        };
+        write!(f, "[{l}] {}: {}", self.id, self.message)
+    }
+}
+
+/// The `forest validate --json` report.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct LintReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Number of node files seen.
+    pub nodes: usize,
+    /// Error count.
+    pub errors: usize,
+    /// Warning count.
+    pub warnings: usize,
+    /// Findings sorted by id.
+    pub issues: Vec<Issue>,
+}
+
+struct Parsed {
+    id: String,
+    node: Result<Node, String>,
+}
+
+/// Lint a whole forest. Nodes are read and parsed in parallel.
+pub fn lint_forest(root: &Path) -> LintReport {
+    let paths = node_paths(root);
+    let parsed: Vec<Parsed> = paths
+        .par_iter()
+        .map(|rel| {
+            let id = rel.strip_suffix(".md").unwrap_or(rel).to_string();
+            let node = std::fs::read(root.join(rel))
+                .map_err(|e| format!("unreadable: {e}"))
+                .and_then(|b| {
+                    let text =
+                        String::from_utf8(b).map_err(|_| "file is not valid UTF-8".to_string())?;
+                    Node::parse(&text).map_err(|e| e.to_string())
+                });
+            Parsed { id, node }
+        })
+        .collect();
+    let dialect = parsed
+        .iter()
+        .find(|p| p.id == "_meta/schema")
+        .and_then(|p| p.node.as_ref().ok())
+        .map(|n| Dialect::from_schema_body(&n.body))
+        .unwrap_or_default();
+    let ids: HashSet<&str> = parsed.iter().map(|p| p.id.as_str()).collect();
+    let mut issues: Vec<Issue> = parsed
+        .par_iter()
+        .flat_map_iter(|p| lint_one(root, p, &dialect, &ids))
+        .collect();
+    // Ours: ids that differ only by case collide on case-insensitive filesystems.
+    let mut by_lower: HashMap<String, Vec<&str>> = HashMap::new();
+    for p in &parsed {
+        by_lower.entry(p.id.to_lowercase()).or_default().push(&p.id);
+    }
+    for group in by_lower.values().filter(|g| g.len() > 1) {
+        for id in group {
+            issues.push(Issue {
+                id: id.to_string(),
+                level: Level::Warning,
+                message: format!(
+                    "id differs only by case from: {}",
+                    group
+                        .iter()
+                        .filter(|g| *g != id)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    issues.sort_by(|a, b| a.id.cmp(&b.id));
+    let errors = issues.iter().filter(|i| i.level == Level::Error).count();
+    LintReport {
+        version: 1,
+        nodes: parsed.len(),
+        errors,
+        warnings: issues.len() - errors,
+        issues,
+    }
+}
+
+fn err(id: &str, m: impl Into<String>) -> Issue {
+    Issue {
+        id: id.into(),
+        level: Level::Error,
+        message: m.into(),
+    }
+}
+fn warn(id: &str, m: impl Into<String>) -> Issue {
+    Issue {
+        id: id.into(),
+        level: Level::Warning,
+        message: m.into(),
+    }
+}
+
+fn lint_one(root: &Path, p: &Parsed, dialect: &Dialect, ids: &HashSet<&str>) -> Vec<Issue> {
+    let id = p.id.as_str();
+    let node = match &p.node {
+        Ok(n) => n,
+        Err(e) => return vec![err(id, e.clone())],
+    };
+    if ids::is_meta(id) {
+        return vec![];
+    }
+    let mut node = node.clone();
+    let is_branch = node.get_str("type").as_deref() == Some("branch") || ids::is_branch_id(id);
+    if is_branch {
+        if !node.front.contains_key("title") {
+            let t = body_h1(&node.body).unwrap_or_else(|| id.to_string());
+            node.set_str("title", &t);
+        }
+        if !node.front.contains_key("summary") {
+            let s = body_blockquote(&node.body).unwrap_or_default();
+            node.set_str("summary", &s);
+        }
+        if !node.front.contains_key("created") {
+            if let Some(u) = node.front.get("updated").cloned() {
+                node.set("created", u);
+            }
+        }
+    }
+    if let Err(m) = validate_frontmatter(&node, dialect) {
+        return vec![err(id, m)];
+    }
+    let mut out = vec![];
+    let fid = node.get_str("id").unwrap_or_default();
+    if fid != id {
+        out.push(err(id, format!("frontmatter id '{fid}' != canonical id")));
+    }
+    if let Err(e) = validate_summary(&node.get_str("summary").unwrap_or_default()) {
+        out.push(warn(id, format!("summary: {}", e.message())));
+    }
+    for l in node.links() {
+        if !ids.contains(l.target.as_str()) {
+            out.push(err(id, format!("broken link target: {}", l.target)));
+        }
+    }
+    for w in wikilinks(&node.body) {
+        if !ids.contains(w.as_str()) {
+            out.push(warn(id, format!("broken wikilink: [[{w}]]")));
+        }
+    }
+    if let Some(payload) = node.get_str("payload") {
+        if !is_remote(&payload) {
+            let folder = ids::folder_of(id);
+            let path = root.join(folder).join(&payload);
+            match std::fs::read(&path) {
+                Err(_) => out.push(err(id, format!("payload missing: {payload}"))),
+                Ok(bytes) => {
+                    if let Some(h) = node.get_str("payload_hash") {
+                        if hex::encode(Sha256::digest(&bytes)) != h.trim().to_lowercase() {
+                            out.push(warn(id, format!("payload drift: sha256 mismatch for {payload} (edited outside tend?)")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Ours.
+    let aliases = node.get_list("aliases");
+    if aliases.len() > 16 {
+        out.push(warn(
+            id,
+            format!("aliases: {} items (max 16)", aliases.len()),
+        ));
+    }
+    if aliases
+        .iter()
+        .any(|a| a.trim().is_empty() || a.chars().count() > 80)
+    {
+        out.push(warn(
+            id,
+            "aliases: every alias must be non-empty and <= 80 chars",
+        ));
+    }
+    for t in node.get_list("tags") {
+        if !valid_tag(&t) {
+            out.push(warn(
+                id,
+                format!("tag '{t}' is not lowercase ASCII (a-z0-9_-)"),
+            ));
+        }
+    }
+    if let Some(h) = node.get_str("source_hash") {
+        if !valid_source_hash(&h) {
+            out.push(err(
+                id,
+                format!("source_hash '{h}' is neither blake3:<64 hex> nor 64-hex sha256"),
+            ));
+        }
+    }
+    out
+}
+
+/// True for `scheme://…` payloads (validated at fetch time instead).
+pub fn is_remote(p: &str) -> bool {
+    let Some((scheme, _)) = p.split_once("://") else {
+        return false;
+    };
+    let mut c = scheme.chars();
+    c.next().is_some_and(|f| f.is_ascii_lowercase())
+        && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || "+.-".contains(x))
+}
+
+/// Tag format: lowercase ASCII words (`^[a-z0-9][a-z0-9_-]*$`).
+pub fn valid_tag(t: &str) -> bool {
+    let mut c = t.chars();
+    c.next()
+        .is_some_and(|f| f.is_ascii_lowercase() || f.is_ascii_digit())
+        && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == '_' || x == '-')
+}
+
+/// `blake3:<64 hex>` or a bare 64-hex sha256.
+pub fn valid_source_hash(h: &str) -> bool {
+    let hexpart = h.strip_prefix("blake3:").unwrap_or(h);
+    hexpart.len() == 64 && hexpart.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Sequence(_) => "list",
+        Value::Mapping(_) => "mapping",
+        Value::Tagged(_) => "tagged",
+    }
+}
+
+fn is_date_like(v: &Value) -> bool {
+    match v {
+        Value::String(s) => {
+            let d: String = s.chars().take(10).collect();
+            chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").is_ok()
+        }
+        _ => false,
+    }
+}
+
+/// Frontmatter validation (non-strict: the summary is checked separately).
+/// Returns the first problem as `CODE: message`.
+pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String> {
+    let f = &node.front;
+    for key in ["id", "type", "title", "summary", "created", "updated"] {
+        match f.get(key) {
+            None | Some(Value::Null) => {
+                return Err(format!("E_FRONTMATTER: {key}: Field required"))
+            }
+            Some(v) => {
+                if key == "created" || key == "updated" {
+                    if !is_date_like(v) {
+                        return Err(format!(
+                            "E_FRONTMATTER: {key}: Input should be a valid date"
+                        ));
+                    }
+                } else if !matches!(v, Value::String(_)) {
+                    return Err(format!(
+                        "E_FRONTMATTER: {key}: Input should be a valid string, got {}",
+                        type_name(v)
+                    ));
+                }
+            }
+        }
+    }
+    for key in ["tags", "aliases", "moved_from"] {
+        if let Some(v) = f.get(key) {
+            match v {
+                Value::Sequence(s) if s.iter().all(|x| matches!(x, Value::String(_))) => {}
+                Value::Null => {}
+                _ => {
+                    return Err(format!(
+                        "E_FRONTMATTER: {key}: Input should be a list of strings"
+                    ))
+                }
+            }
+        }
+    }
+    if let Some(v) = f.get("confidence") {
+        match v.as_f64() {
+            Some(c) if (0.0..=1.0).contains(&c) => {}
+            Some(_) => {
+                return Err(
+                    "E_FRONTMATTER: confidence: Value error, confidence must be in [0.0, 1.0]"
+                        .into(),
+                )
+            }
+            None => return Err("E_FRONTMATTER: confidence: Input should be a valid number".into()),
+        }
+    }
+    for (key, allowed) in [
+        ("source", &SOURCES[..]),
+        ("payload_type", &PAYLOAD_TYPES[..]),
+    ] {
+        if let Some(v) = f.get(key) {
+            if !matches!(v, Value::Null) && !v.as_str().is_some_and(|s| allowed.contains(&s)) {
+                return Err(format!("E_FRONTMATTER: {key}: must be one of {allowed:?}"));
+            }
+        }
+    }
+    let ty = node.get_str("type").unwrap_or_default();
+    if !dialect.has_type(&ty) {
+        return Err(format!("E_SCHEMA: unknown node type '{ty}'"));
+    }
+    if ty == "entity"
+        && !node
+            .get_str("entity_kind")
+            .is_some_and(|k| ENTITY_KINDS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "E_FRONTMATTER: entity_kind: must be one of {ENTITY_KINDS:?}"
+        ));
+    }
+    match f.get("links") {
+        None | Some(Value::Null) => {}
+        Some(Value::Sequence(links)) => {
+            for l in links {
+                let Some(m) = l.as_mapping() else {
+                    return Err(
+                        "E_FRONTMATTER: links: each link must be a mapping with rel and target"
+                            .into(),
+                    );
+                };
+                let (Some(rel), Some(target)) = (
+                    m.get("rel").and_then(|v| v.as_str()),
+                    m.get("target").and_then(|v| v.as_str()),
+                ) else {
+                    return Err(
+                        "E_FRONTMATTER: links: each link needs string rel and target".into(),
+                    );
+                };
+                if !dialect.has_rel(rel) {
+                    return Err(format!("E_SCHEMA: unknown rel '{rel}' (links -> {target})"));
+                }
+                if let Some(c) = m.get("confidence") {
+                    if !c.as_f64().is_some_and(|c| (0.0..=1.0).contains(&c)) {
+                        return Err(format!("E_FRONTMATTER: links: confidence of {rel} -> {target} must be in [0.0, 1.0]"));
+                    }
+                }
+            }
+            if links.len() > MAX_LINKS {
+                return Err(format!(
+                    "E_SCHEMA: node has {} links (max {MAX_LINKS})",
+                    links.len()
+                ));
+            }
+        }
+        Some(_) => return Err("E_FRONTMATTER: links: Input should be a valid list".into()),
+    }
+    if let Some(v) = f.get("origin") {
+        match v {
+            Value::Null => {}
+            Value::String(s) => {
+                if s.trim().is_empty() {
+                    return Err("E_SCHEMA: origin must be a non-empty string".into());
+                }
+                if s.chars().count() > 2048 {
+                    return Err("E_SCHEMA: origin exceeds 2048 chars".into());
+                }
+                if s.chars().any(|c| (c as u32) <= 0x20 || c as u32 == 0x7f) {
+                    return Err(
+                        "E_SCHEMA: origin must be one URI without whitespace or control characters"
+                            .into(),
+                    );
+                }
+            }
+            _ => return Err("E_SCHEMA: origin must be a non-empty string".into()),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_rules() {
+        let d = Dialect::default();
+        let base = "---\nid: a\ntype: note\ntitle: A\nsummary: S.\ncreated: '2026-01-01'\nupdated: '2026-01-01'\n";
+        let ok = Node::parse(&format!("{base}---\n")).unwrap();
+        assert!(validate_frontmatter(&ok, &d).is_ok());
+        let n = Node::parse(&format!("{base}confidence: 1.5\n---\n")).unwrap();
+        assert!(validate_frontmatter(&n, &d)
+            .unwrap_err()
+            .contains("confidence must be in"));
+        let n = Node::parse(
+            "---\nid: a\ntype: note\ntitle: A\nsummary: S\nupdated: '2026-01-01'\n---\n",
+        )
+        .unwrap();
+        assert_eq!(
+            validate_frontmatter(&n, &d).unwrap_err(),
+            "E_FRONTMATTER: created: Field required"
+        );
+        let n = Node::parse(&format!("{base}links:\n- rel: likes\n  target: b\n---\n")).unwrap();
+        assert_eq!(
+            validate_frontmatter(&n, &d).unwrap_err(),
+            "E_SCHEMA: unknown rel 'likes' (links -> b)"
+        );
+        let n = Node::parse(
+            &base
+                .replace("type: note", "type: entity")
+                .replace("---\n", "---\n"),
+        )
+        .unwrap_or(ok.clone());
+        let _ = n;
+        assert!(valid_source_hash(&format!("blake3:{}", "a".repeat(64))));
+        assert!(!valid_source_hash("blake3:zz"));
+        assert!(is_remote("s3://b/k") && !is_remote("a.db"));
+        assert!(valid_tag("q1-2026") && !valid_tag("Sales"));
+    }
+}

@@ -1,0 +1,36 @@
+//! Listing the node files of a forest (dialect §1.1).
+
+use std::path::Path;
+
+/// Directories never walked for nodes.
+pub const SKIP_DIRS: [&str; 3] = ["_derived", "_assets", ".git"];
+
+/// Forest-relative POSIX paths of every `*.md` node file, sorted.
+/// Unreadable directories are skipped (lint reports the files it can see).
+pub fn node_paths(root: &Path) -> Vec<String> {
+    let mut out = vec![];
+    let walker = walkdir::WalkDir::new(root).follow_links(false).into_iter();
+    for entry in walker.filter_entry(|e| {
+        if e.depth() == 0 {
+            return true;
+        }
+        let name = e.file_name().to_string_lossy();
+        !(e.file_type().is_dir() && (SKIP_DIRS.contains(&name.as_ref()) || name.starts_with('.')))
+    }) {
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if !name.ends_with(".md") || forest_fs::is_temp_name(&name) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel.to_str() else { continue };
+        out.push(rel.replace('\\', "/"));
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,113 @@
+//! Integration tests of the dialect model against the shared fixtures.
+
+use forest_model::lint::{lint_forest, Level};
+use forest_model::node::Node;
+use forest_model::walk::node_paths;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    // CI lays shared/ beside the clone; FOREST_FIXTURES overrides.
+    if let Ok(p) = std::env::var("FOREST_FIXTURES") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
+
+#[test]
+fn fixture_forest_validates_clean() {
+    let report = lint_forest(&fixtures().join("fixture-forest"));
+    // fixture-forest.EXPECTED.md: "0 error(s), 0 warning(s)".
+    let expected = std::fs::read_to_string(fixtures().join("fixture-forest.EXPECTED.md")).unwrap();
+    let line = format!("{} error(s), {} warning(s)", report.errors, report.warnings);
+    assert!(expected.contains(&line), "got {line}: {:#?}", report.issues);
+    assert_eq!(report.nodes, 82);
+}
+
+#[test]
+fn lint_cases_match_reference_pairs() {
+    let report = lint_forest(&fixtures().join("lint-cases"));
+    let expected = std::fs::read_to_string(fixtures().join("lint-cases.EXPECTED.txt")).unwrap();
+    let mut want: Vec<(String, String)> = expected
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix('[')?;
+            let (level, rest) = rest.split_once("] ")?;
+            let (id, _) = rest.split_once(": ")?;
+            Some((id.to_string(), level.to_string()))
+        })
+        .collect();
+    let mut got: Vec<(String, String)> = report
+        .issues
+        .iter()
+        .map(|i| {
+            (
+                i.id.clone(),
+                if i.level == Level::Error {
+                    "error"
+                } else {
+                    "warning"
+                }
+                .to_string(),
+            )
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "{:#?}", report.issues);
+    let summary = format!("{} error(s), {} warning(s)", report.errors, report.warnings);
+    assert!(expected.contains(&summary), "{summary}");
+}
+
+#[test]
+fn every_fixture_node_round_trips_without_data_change() {
+    let root = fixtures().join("fixture-forest");
+    let paths = node_paths(&root);
+    assert!(!paths.is_empty());
+    for rel in paths {
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        let node = Node::parse(&text).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let again = Node::parse(&node.to_text()).unwrap();
+        assert_eq!(again.front, node.front, "{rel}");
+        assert_eq!(again.body.trim_end(), node.body.trim_end(), "{rel}");
+        // Serialising twice is a fixed point.
+        assert_eq!(again.to_text(), node.to_text(), "{rel}");
+    }
+}
+
+#[test]
+fn emitted_yaml_is_read_identically_by_pyyaml_when_available() {
+    // Cross-reader check: PyYAML (YAML 1.1) must read what we write as the
+    // same data our YAML 1.2 parser reads. Skipped with a note when python3
+    // or PyYAML is missing.
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import yaml"])
+        .status();
+    if !ok.map(|s| s.success()).unwrap_or(false) {
+        eprintln!("SKIP: python3 with PyYAML not available");
+        return;
+    }
+    let root = fixtures().join("fixture-forest");
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for rel in node_paths(&root) {
+        let node = Node::parse(&std::fs::read_to_string(root.join(&rel)).unwrap()).unwrap();
+        let ours = serde_json::to_string(&node.front).unwrap();
+        let f = dir.path().join(format!("{n}.yaml"));
+        std::fs::write(&f, forest_model::yaml::emit_mapping(&node.front)).unwrap();
+        std::fs::write(dir.path().join(format!("{n}.json")), ours).unwrap();
+        n += 1;
+    }
+    let script = format!(
+        "import yaml,json,sys,datetime\nbad=0\nfor i in range({n}):\n  y=yaml.safe_load(open('{d}/%d.yaml'%i))\n  j=json.load(open('{d}/%d.json'%i))\n  if y!=j:\n    print(i,y,j); bad+=1\nsys.exit(1 if bad else 0)\n",
+        d = dir.path().display()
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
