@@ -445,13 +445,14 @@ mod tests {
             validate_frontmatter(&n, &d).unwrap_err(),
             "E_SCHEMA: unknown rel 'likes' (links -> b)"
         );
-        let n = Node::parse(
-            &base
-                .replace("type: note", "type: entity")
-                .replace("---\n", "---\n"),
-        )
-        .unwrap_or(ok.clone());
-        let _ = n;
+        let n = Node::parse(&format!(
+            "{}---\n",
+            base.replace("type: note", "type: entity")
+        ))
+        .unwrap();
+        assert!(validate_frontmatter(&n, &d)
+            .unwrap_err()
+            .contains("entity_kind"));
         assert!(valid_source_hash(&format!("blake3:{}", "a".repeat(64))));
         assert!(!valid_source_hash("blake3:zz"));
         assert!(is_remote("s3://b/k") && !is_remote("a.db"));
