@@ -1,1 +1,562 @@
-fn main() {}
+//! `forest`: a thin binary over the library crates. Data and `--json` go to
+//! stdout, progress and logs to stderr. Exit codes (DESIGN §9): 0 ok,
+//! 1 error, 3 partial, 10 not a forest, 11 locked.
+
+mod progress;
+mod schemas;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use forest_catalog::{locate, LocateOptions, Trails};
+use forest_gardener::derived::{open_catalog, reindex, TRAILS_PATH};
+use forest_gardener::{GardenReport, RunOptions};
+use forest_git::{GitError, GitForest, WriterLock};
+use forest_model::lint::lint_forest;
+use forest_model::node::today;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const EXIT_ERROR: u8 = 1;
+const EXIT_PARTIAL: u8 = 3;
+const EXIT_NOT_FOREST: u8 = 10;
+const EXIT_LOCKED: u8 = 11;
+
+#[derive(Parser)]
+#[command(
+    name = "forest",
+    version,
+    about = "Build and tend knowledge forests: git-versioned Markdown with curated scent."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Args, Clone)]
+struct ForestArg {
+    /// Forest directory (default: $FOREST_DIR, else the current directory).
+    #[arg(long, env = "FOREST_DIR", default_value = ".")]
+    forest: PathBuf,
+}
+
+#[derive(Args, Clone)]
+struct GardenArgs {
+    /// Plan only: write nothing, print what would happen.
+    #[arg(long)]
+    dry_run: bool,
+    /// Checkpoint commit every N files.
+    #[arg(long, default_value_t = 5000)]
+    commit_every: usize,
+    /// Allow marking more than max_stale_fraction of a source stale.
+    #[arg(long)]
+    allow_mass_stale: bool,
+    /// Print the JSON report on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Create an empty forest (its own git repo, one commit).
+    Init {
+        /// Directory of the new forest.
+        dir: PathBuf,
+        /// Forest title.
+        #[arg(long, default_value = "Forest")]
+        title: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lint every node (dialect §2.6 + ours).
+    Validate {
+        #[command(flatten)]
+        f: ForestArg,
+        #[arg(long)]
+        json: bool,
+        /// Exit 1 on warnings too.
+        #[arg(long)]
+        deny_warnings: bool,
+    },
+    /// Adopt a source folder: record it and plant one node per file.
+    Adopt {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Source folder.
+        source: String,
+        /// Source name (default: `default` for the first source).
+        #[arg(long)]
+        name: Option<String>,
+        /// Branch path the mirror is rooted under.
+        #[arg(long)]
+        dest: Option<String>,
+        #[command(flatten)]
+        g: GardenArgs,
+    },
+    /// Re-walk recorded sources (or one file) and reconcile.
+    Sync {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Only this source.
+        #[arg(long)]
+        source: Option<String>,
+        /// Only this source-relative path (targeted sync).
+        path: Option<String>,
+        #[command(flatten)]
+        g: GardenArgs,
+    },
+    /// Rebuild `_derived/catalog.db` from the Markdown.
+    Reindex {
+        #[command(flatten)]
+        f: ForestArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Entry search: scent-weighted BM25 x heat (dialect §7.3).
+    Locate {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Query words.
+        query: Vec<String>,
+        #[arg(short, long, default_value_t = 5)]
+        k: usize,
+        /// all | branches | notes
+        #[arg(long, default_value = "all")]
+        scope: String,
+        /// Only this node type.
+        #[arg(long = "type")]
+        type_filter: Option<String>,
+        /// Pheromone weight (0 disables heat).
+        #[arg(long, default_value_t = 0.3)]
+        alpha: f64,
+        /// Session scope for session heat.
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pheromone trails: deposit and inspect heat.
+    Heat {
+        #[command(subcommand)]
+        cmd: HeatCmd,
+    },
+    /// Write the JSON Schemas of every report to a directory (or --check them).
+    Schemas {
+        #[arg(long, default_value = "schemas")]
+        out: PathBuf,
+        /// Fail when the files on disk differ from the generated ones.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum HeatCmd {
+    /// Add heat to nodes (capped at 1.0).
+    Deposit {
+        #[command(flatten)]
+        f: ForestArg,
+        ids: Vec<String>,
+        #[arg(long, default_value_t = 0.1)]
+        amount: f64,
+        #[arg(long)]
+        session: Option<String>,
+    },
+    /// Heat statistics and the hottest nodes.
+    Show {
+        #[command(flatten)]
+        f: ForestArg,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    init_tracing();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let code = exit_code_for(&e);
+            eprintln!("forest: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FOREST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Marker error: the directory is not a forest.
+#[derive(Debug)]
+struct NotForest(PathBuf);
+
+impl std::fmt::Display for NotForest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "E_NOT_A_FOREST: {} is not a forest (no _index.md); run `forest init DIR` first",
+            self.0.display()
+        )
+    }
+}
+impl std::error::Error for NotForest {}
+
+fn exit_code_for(e: &anyhow::Error) -> u8 {
+    for cause in e.chain() {
+        if cause.downcast_ref::<NotForest>().is_some() {
+            return EXIT_NOT_FOREST;
+        }
+        if let Some(g) = cause.downcast_ref::<GitError>() {
+            if g.code() == "E_LOCKED" {
+                return EXIT_LOCKED;
+            }
+        }
+        if let Some(forest_gardener::GardenError::Git(g)) =
+            cause.downcast_ref::<forest_gardener::GardenError>()
+        {
+            if g.code() == "E_LOCKED" {
+                return EXIT_LOCKED;
+            }
+        }
+    }
+    EXIT_ERROR
+}
+
+fn forest_root(f: &ForestArg) -> Result<PathBuf> {
+    let root = std::fs::canonicalize(&f.forest).map_err(|_| NotForest(f.forest.clone()))?;
+    if !root.join("_index.md").is_file() {
+        return Err(NotForest(root).into());
+    }
+    Ok(root)
+}
+
+fn print_json<T: Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.cmd {
+        Cmd::Init { dir, title, json } => cmd_init(&dir, &title, json),
+        Cmd::Validate {
+            f,
+            json,
+            deny_warnings,
+        } => {
+            let root = forest_root(&f)?;
+            let report = lint_forest(&root);
+            if json {
+                print_json(&report)?;
+            } else {
+                for i in &report.issues {
+                    println!("{i}");
+                }
+                println!("{} error(s), {} warning(s)", report.errors, report.warnings);
+            }
+            Ok(
+                if report.errors > 0 || (deny_warnings && report.warnings > 0) {
+                    EXIT_ERROR
+                } else {
+                    0
+                },
+            )
+        }
+        Cmd::Adopt {
+            f,
+            source,
+            name,
+            dest,
+            g,
+        } => {
+            let root = forest_root(&f)?;
+            let _lock = WriterLock::acquire(&root)?;
+            let git = GitForest::open(&root)?;
+            let opts = run_options(&g);
+            let bar = progress::Bar::new();
+            let report = forest_gardener::adopt(
+                &root,
+                &git,
+                &source,
+                name.as_deref(),
+                dest.as_deref(),
+                &opts,
+                &bar,
+                None,
+            )?;
+            finish_garden(&report, g.json)
+        }
+        Cmd::Sync { f, source, path, g } => {
+            let root = forest_root(&f)?;
+            let _lock = WriterLock::acquire(&root)?;
+            let git = GitForest::open(&root)?;
+            let opts = run_options(&g);
+            let bar = progress::Bar::new();
+            let report = forest_gardener::sync(
+                &root,
+                &git,
+                source.as_deref(),
+                path.as_deref(),
+                &opts,
+                &bar,
+                None,
+            )?;
+            finish_garden(&report, g.json)
+        }
+        Cmd::Reindex { f, json } => {
+            let root = forest_root(&f)?;
+            let started = std::time::Instant::now();
+            let n = reindex(&root)?;
+            let out = ReindexReport {
+                version: 1,
+                nodes: n,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            };
+            if json {
+                print_json(&out)?;
+            } else {
+                println!("reindexed {} nodes in {} ms", out.nodes, out.elapsed_ms);
+            }
+            Ok(0)
+        }
+        Cmd::Locate {
+            f,
+            query,
+            k,
+            scope,
+            type_filter,
+            alpha,
+            session,
+            json,
+        } => {
+            let root = forest_root(&f)?;
+            let catalog = open_catalog(&root)?;
+            let trails = Trails::open(&root.join(TRAILS_PATH))?;
+            let opts = LocateOptions {
+                k,
+                scope,
+                type_filter,
+                alpha,
+                session,
+                ..LocateOptions::default()
+            };
+            let res = locate(&catalog, &trails, &query.join(" "), &opts)?;
+            if json {
+                print_json(&res)?;
+            } else {
+                for r in &res.results {
+                    println!("{:.4}  {}  — {}", r.score, r.id, r.summary);
+                }
+                if res.results.is_empty() {
+                    println!("no match");
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Heat { cmd } => match cmd {
+            HeatCmd::Deposit {
+                f,
+                ids,
+                amount,
+                session,
+            } => {
+                let root = forest_root(&f)?;
+                let mut trails = Trails::open(&root.join(TRAILS_PATH))?;
+                trails.deposit(&ids, amount, session.as_deref().unwrap_or(""))?;
+                Ok(0)
+            }
+            HeatCmd::Show { f, json } => {
+                let root = forest_root(&f)?;
+                let trails = Trails::open(&root.join(TRAILS_PATH))?;
+                let stats = trails.stats()?;
+                let mut rows = trails.persistent_rows()?;
+                rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                rows.truncate(20);
+                let out = HeatReport {
+                    version: 1,
+                    stats,
+                    hottest: rows
+                        .into_iter()
+                        .map(|(id, heat, updated)| HeatRow { id, heat, updated })
+                        .collect(),
+                };
+                if json {
+                    print_json(&out)?;
+                } else {
+                    println!(
+                        "rows {}  max {:.4}  mean {:.4}",
+                        out.stats.rows, out.stats.max, out.stats.mean
+                    );
+                    for r in &out.hottest {
+                        println!("{:.4}  {}", r.heat, r.id);
+                    }
+                }
+                Ok(0)
+            }
+        },
+        Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
+    }
+}
+
+fn run_options(g: &GardenArgs) -> RunOptions {
+    RunOptions {
+        dry_run: g.dry_run,
+        commit_every: g.commit_every.max(1),
+        allow_mass_stale: g.allow_mass_stale,
+    }
+}
+
+fn finish_garden(report: &GardenReport, json: bool) -> Result<u8> {
+    if json {
+        print_json(report)?;
+    } else {
+        print_human(report);
+    }
+    Ok(if report.partial() { EXIT_PARTIAL } else { 0 })
+}
+
+fn print_human(r: &GardenReport) {
+    let verb = if r.dry_run { "would be" } else { "" };
+    for s in &r.sources {
+        println!("source {}: {} files seen", s.source, s.files_seen);
+        let lists: [(&str, &Vec<String>); 6] = [
+            ("planted", &s.planted),
+            ("branches", &s.branches),
+            ("updated", &s.updated),
+            ("stale", &s.stale),
+            ("summary_stale", &s.summary_stale),
+            ("unsupported", &s.unsupported),
+        ];
+        for (name, list) in lists {
+            if !list.is_empty() {
+                println!("  {name} {verb}: {}", list.len());
+                for id in list.iter().take(20) {
+                    println!("    {id}");
+                }
+                if list.len() > 20 {
+                    println!("    ... {} more", list.len() - 20);
+                }
+            }
+        }
+        for m in &s.moved {
+            println!("  moved: {} -> {}", m.from, m.to);
+        }
+        println!("  unchanged: {}  touched: {}", s.unchanged, s.touched);
+        for e in &s.errors {
+            println!("  error: {}: {}", e.path, e.message);
+        }
+        for w in &s.warnings {
+            println!("  warning: {w}");
+        }
+    }
+    if r.sources.iter().all(|s| {
+        s.planted.is_empty()
+            && s.updated.is_empty()
+            && s.moved.is_empty()
+            && s.stale.is_empty()
+            && s.errors.is_empty()
+    }) {
+        println!("nothing to do");
+    }
+    println!("{} commit(s) in {} ms", r.commits.len(), r.elapsed_ms);
+}
+
+/// `forest reindex --json`.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct ReindexReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Nodes indexed.
+    pub nodes: usize,
+    /// Wall time.
+    pub elapsed_ms: u64,
+}
+
+/// `forest heat show --json`.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct HeatReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Persistent-scope statistics.
+    pub stats: forest_catalog::HeatStats,
+    /// Up to 20 hottest nodes.
+    pub hottest: Vec<HeatRow>,
+}
+
+/// One heat row.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct HeatRow {
+    /// Node id.
+    pub id: String,
+    /// Persistent heat.
+    pub heat: f64,
+    /// Unix seconds of the last deposit/decay.
+    pub updated: f64,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct InitReport {
+    version: u32,
+    forest: String,
+    commit: String,
+}
+
+fn cmd_init(dir: &Path, title: &str, json: bool) -> Result<u8> {
+    if dir.join("_index.md").exists() {
+        anyhow::bail!(
+            "E_SCHEMA: {} already holds a forest (_index.md exists)",
+            dir.display()
+        );
+    }
+    let day = today();
+    let summary =
+        format!("Master branch of the {title} forest. Freshly created: no branches or notes yet.");
+    let mut master = forest_model::node::Node {
+        front: Default::default(),
+        body: String::new(),
+    };
+    master.set_str("id", "_index");
+    master.set_str("type", "branch");
+    master.set_str("title", title);
+    master.set_str("summary", &summary);
+    master.set_str("coverage", "0 bananas, 0 sub-branches");
+    master.set_str("created", &day);
+    master.set_str("updated", &day);
+    master.body = format!(
+        "# {title}\n\n> {summary}\n\n## Sub-branches\n\n## Direct bananas\n\n## Cross trails\n\n## Landmarks\n"
+    );
+    let files = vec![
+        (
+            ".gitignore".to_string(),
+            b"_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n".to_vec(),
+        ),
+        ("_index.md".to_string(), master.to_text().into_bytes()),
+        (
+            "_meta/schema.md".to_string(),
+            forest_model::schema::default_schema_md(&day).into_bytes(),
+        ),
+    ];
+    let git = GitForest::init(
+        dir,
+        &format!("init: forest '{title}' (empty A.5 skeleton)"),
+        &files,
+    )
+    .context("init")?;
+    let head = git.head_oid()?.map(|o| o.to_string()).unwrap_or_default();
+    if json {
+        print_json(&InitReport {
+            version: 1,
+            forest: dir.display().to_string(),
+            commit: head,
+        })?;
+    } else {
+        println!("initialised forest '{title}' at {}", dir.display());
+    }
+    Ok(0)
+}

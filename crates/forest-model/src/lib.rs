@@ -4,6 +4,7 @@
 //! Invariant: pure data + pure functions; the only I/O is reading files the
 //! caller names (lint walks a forest read-only). Nothing here writes to disk.
 
+pub mod aliases;
 pub mod ids;
 pub mod index;
 pub mod lint;

@@ -1,1 +1,42 @@
-//! placeholder
+//! The Gardener: `forest adopt` / `forest sync` for local sources.
+//!
+//! Stages: walk -> reconcile (pure, [`reconcile`]) -> read + blake3 hash ->
+//! convert (rayon) -> curate hook -> plan writes (ids, branch chain, index
+//! entries, coverage) -> one git commit per batch -> derived upserts
+//! (manifest, catalog, heat re-keys).
+//!
+//! Invariant: a batch is one commit or nothing; the Gardener never deletes a
+//! passport (vanished sources become `stale`), never rewrites a file whose
+//! content did not change, and never overwrites hand-edited scent.
+
+pub mod config;
+pub mod derived;
+pub mod manifest;
+pub mod reconcile;
+pub mod report;
+mod run;
+pub mod walk;
+
+pub use config::{GardenerConfig, SourceConfig};
+pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
+pub use run::{adopt, sync, Curate, Draft, NoProgress, Progress, RunOptions};
+
+/// Errors that stop a whole run (per-file problems go into the report).
+#[derive(Debug, thiserror::Error)]
+pub enum GardenError {
+    /// Bad source or argument (the dialect's `E_SCHEMA`).
+    #[error("E_SCHEMA: {0}")]
+    Schema(String),
+    /// `_meta/gardener.yaml` is invalid.
+    #[error("E_CONFIG: {0}")]
+    Config(String),
+    /// Filesystem error outside a single document.
+    #[error("io: {0}")]
+    Io(String),
+    /// Git layer failure.
+    #[error("{0}")]
+    Git(#[from] forest_git::GitError),
+    /// Manifest/catalog failure.
+    #[error("derived layer: {0}")]
+    Derived(String),
+}

@@ -1,0 +1,38 @@
+//! The library error type.
+
+/// Why a conversion (or a dataset write) failed. `Display` is the message
+/// placed after `"<rel>: "` in report lines.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// Content-level refusal (the reference's `E_SCHEMA` VineError).
+    #[error("{0}")]
+    Schema(String),
+    /// The input is larger than `Limits::max_input_bytes`.
+    #[error("input too large: {size} bytes exceeds the limit of {limit} bytes")]
+    TooLarge {
+        /// Size of the file.
+        size: u64,
+        /// The configured limit.
+        limit: u64,
+    },
+    /// A zip container failed the central-directory guard.
+    #[error("zip container rejected: {0}")]
+    Zip(String),
+    /// The converter panicked (caught).
+    #[error("converter panicked")]
+    Panicked,
+    /// The converter exceeded its wall-clock budget.
+    #[error("conversion timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    /// Filesystem failure.
+    #[error("converter error: {0}")]
+    Io(#[from] std::io::Error),
+    /// SQLite failure.
+    #[error("converter error: sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Shorthand for a schema-level error.
+pub(crate) fn schema(msg: impl Into<String>) -> ConvertError {
+    ConvertError::Schema(msg.into())
+}

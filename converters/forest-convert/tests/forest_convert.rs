@@ -1,0 +1,307 @@
+//! Integration tests for forest-convert: golden conversions, hostile
+//! inputs, command hooks, dataset databases and the sample map.
+
+use forest_convert::{Conversion, ConvertOutcome, Limits, Registry};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+fn hostile_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile")
+}
+
+/// What a golden file records: the rendered body (or the final error line)
+/// followed by any warnings.
+fn render_outcome(out: &ConvertOutcome) -> String {
+    let mut s = match &out.result {
+        Ok(c) => c.render(),
+        Err(e) => format!("ERROR: {e}\n"),
+    };
+    if !out.warnings.is_empty() {
+        s.push_str("\n<!-- warnings:\n");
+        for w in &out.warnings {
+            s.push_str(&format!("{w}\n"));
+        }
+        s.push_str("-->\n");
+    }
+    s
+}
+
+mod golden {
+    use super::*;
+
+    /// Each `tests/data/<case>.<ext>` converts to exactly
+    /// `tests/data/expected/<case>.<ext>.md`; `UPDATE_GOLDEN=1` rewrites them.
+    #[test]
+    fn all_cases_match_expected() {
+        let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+        let reg = Registry::builtin();
+        let limits = Limits::default();
+        let mut inputs: Vec<PathBuf> = std::fs::read_dir(data_dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        inputs.sort();
+        assert!(inputs.len() >= 30, "only {} golden cases", inputs.len());
+        let mut failures = Vec::new();
+        for input in &inputs {
+            let name = input.file_name().unwrap().to_string_lossy().into_owned();
+            let out = reg.convert(input, &format!("src/{name}"), &limits);
+            assert!(!out.unsupported, "{name} unsupported");
+            let got = render_outcome(&out);
+            let expected_path = data_dir().join("expected").join(format!("{name}.md"));
+            if update {
+                std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
+                std::fs::write(&expected_path, &got).unwrap();
+                continue;
+            }
+            match std::fs::read_to_string(&expected_path) {
+                Ok(want) if want == got => {}
+                Ok(want) => failures.push(format!("{name}:\n--- want\n{want}\n--- got\n{got}")),
+                Err(_) => failures.push(format!("{name}: missing {}", expected_path.display())),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    }
+
+    #[test]
+    fn markdown_meta_is_lifted() {
+        let out = Registry::builtin().convert(&data_dir().join("with-frontmatter.md"), "x.md", &Limits::default());
+        match out.result.unwrap() {
+            Conversion::Markdown { title, body, meta } => {
+                assert_eq!(title, "Falcon Arm Q2 Update");
+                assert_eq!(meta.tags, vec!["robotics", "falcon"]);
+                assert_eq!(meta.aliases, vec!["FA-12"]);
+                assert!(body.starts_with("# Heading That Is Not The Title"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn csv_types_follow_python_leniency() {
+        let out = Registry::builtin().convert(&data_dir().join("python-lenient.csv"), "p.csv", &Limits::default());
+        let Conversion::Dataset { tables, .. } = out.result.unwrap() else { panic!("not a dataset") };
+        let types: Vec<&str> = tables[0].columns.iter().map(|(_, t)| t.sql()).collect();
+        assert_eq!(types, vec!["INTEGER", "REAL", "TEXT", "REAL", "TEXT"]);
+        assert_eq!(tables[0].rows[0][0], forest_convert::Cell::Int(7));
+    }
+}
+
+mod hostile {
+    use super::*;
+
+    fn convert(path: &Path, limits: &Limits) -> ConvertOutcome {
+        Registry::builtin().convert(path, &path.file_name().unwrap().to_string_lossy(), limits)
+    }
+
+    #[test]
+    fn zip_bombs_are_refused_before_parsing() {
+        let out = convert(&hostile_dir().join("declared-huge.docx"), &Limits::default());
+        let err = out.result.unwrap_err();
+        assert!(err.contains("declared uncompressed size exceeds"), "{err}");
+        let out = convert(&hostile_dir().join("many-entries.xlsx"), &Limits::default());
+        let err = out.result.unwrap_err();
+        assert!(err.contains("10001 entries exceed the limit of 10000"), "{err}");
+        // A small limit trips on an ordinary document too.
+        let tight = Limits { max_zip_entries: 3, ..Limits::default() };
+        let err = convert(&data_dir().join("quarterly-review.docx"), &tight).result.unwrap_err();
+        assert!(err.contains("entries exceed the limit of 3"), "{err}");
+    }
+
+    #[test]
+    fn truncated_and_garbage_containers_error_cleanly() {
+        let d = tempfile::tempdir().unwrap();
+        let err = convert(&hostile_dir().join("truncated.docx"), &Limits::default()).result.unwrap_err();
+        assert!(err.starts_with("truncated.docx: zip container rejected"), "{err}");
+        let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        for ext in ["pdf", "xlsx", "docx", "xls", "ods", "db", "json", "html", "csv"] {
+            let p = d.path().join(format!("garbage.{ext}"));
+            std::fs::write(&p, &garbage).unwrap();
+            let out = convert(&p, &Limits::default());
+            assert!(!out.unsupported, "{ext}");
+            // Text formats may accept bytes; binary ones must fail with a line.
+            if matches!(ext, "pdf" | "xlsx" | "docx" | "xls" | "ods" | "db" | "json") {
+                let err = out.result.unwrap_err();
+                assert!(err.starts_with(&format!("garbage.{ext}: ")), "{err}");
+            }
+        }
+        let err = convert(&data_dir().join("notadb.db"), &Limits::default()).result.unwrap_err();
+        assert_eq!(err, "notadb.db: not a SQLite database: notadb.db");
+    }
+
+    #[test]
+    fn oversized_input_is_refused_without_reading() {
+        let limits = Limits { max_input_bytes: 100, ..Limits::default() };
+        let err = convert(&data_dir().join("article.html"), &limits).result.unwrap_err();
+        assert!(err.starts_with("article.html: input too large:"), "{err}");
+    }
+
+    #[test]
+    fn two_megabyte_single_line_json_is_fast() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big.json");
+        let mut s = String::from("[");
+        let mut i = 0;
+        while s.len() < 2_000_000 {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(&format!("{{\"id\":{i},\"name\":\"item {i}\",\"v\":{}.5}}", i % 97));
+            i += 1;
+        }
+        s.push(']');
+        std::fs::write(&p, &s).unwrap();
+        let t0 = Instant::now();
+        let out = convert(&p, &Limits::default());
+        let Conversion::Dataset { tables, .. } = out.result.unwrap() else { panic!("not a dataset") };
+        assert_eq!(tables[0].rows.len(), i);
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        // The same bytes as one huge text line (not a list of records).
+        let p2 = d.path().join("big.txt");
+        std::fs::write(&p2, &s).unwrap();
+        let t0 = Instant::now();
+        assert!(convert(&p2, &Limits::default()).result.is_ok());
+        assert!(t0.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn deep_html_and_huge_csv_line_do_not_stall() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("deep.html");
+        std::fs::write(&p, "<div><span>".repeat(200_000)).unwrap();
+        let t0 = Instant::now();
+        assert!(convert(&p, &Limits::default()).result.is_ok());
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        let p = d.path().join("wide.csv");
+        let header: Vec<String> = (0..5000).map(|i| format!("c{i}")).collect();
+        std::fs::write(&p, format!("{}\n{}\n", header.join(","), header.join(","))).unwrap();
+        let Conversion::Dataset { tables, .. } = convert(&p, &Limits::default()).result.unwrap() else {
+            panic!("not a dataset")
+        };
+        assert_eq!(tables[0].columns.len(), 5000);
+    }
+}
+
+#[cfg(unix)]
+mod hooks {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn reg(ext: &str, tpl: &str, timeout: Duration) -> Registry {
+        let mut m = BTreeMap::new();
+        m.insert(ext.to_string(), tpl.to_string());
+        Registry::builtin().with_command_hooks(&m, timeout)
+    }
+
+    fn input(d: &Path, name: &str, text: &str) -> PathBuf {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn stdout_and_output_file_are_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = input(d.path(), "doc.rtf", "# From Hook\n\nbody\n");
+        let out = reg(".rtf", "cat {input}", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
+        assert_eq!(out.result.unwrap().title(), "From Hook");
+        let out = reg(".rtf", "sh -c 'printf \"plain\" > \"$0\"' {output}", Duration::from_secs(10))
+            .convert(&p, "doc.rtf", &Limits::default());
+        match out.result.unwrap() {
+            Conversion::Markdown { title, body, .. } => {
+                assert_eq!(title, "doc");
+                assert_eq!(body, "plain");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn failures_are_reported_and_fall_back() {
+        let d = tempfile::tempdir().unwrap();
+        let p = input(d.path(), "doc.rtf", "x");
+        let out = reg(".rtf", "sh -c 'echo oops >&2; exit 3'", Duration::from_secs(10))
+            .convert(&p, "doc.rtf", &Limits::default());
+        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command failed for doc.rtf (exit 3): oops");
+        let out = reg(".rtf", "true", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
+        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command produced no markdown: doc.rtf");
+        // A failing hook on .md falls back to the built-in passthrough.
+        let md = input(d.path(), "n.md", "# Kept\n");
+        let out = reg(".md", "false", Duration::from_secs(10)).convert(&md, "n.md", &Limits::default());
+        assert_eq!(out.result.unwrap().title(), "Kept");
+        assert_eq!(
+            out.warnings,
+            vec!["n.md: CommandHook(.md) failed, falling back: converter command failed for n.md (exit 1)"]
+        );
+    }
+
+    #[test]
+    fn sleeping_hook_is_killed_at_its_timeout() {
+        let d = tempfile::tempdir().unwrap();
+        let p = input(d.path(), "doc.rtf", "x");
+        let t0 = Instant::now();
+        let out = reg(".rtf", "sleep 30", Duration::from_millis(300)).convert(&p, "doc.rtf", &Limits::default());
+        let err = out.result.unwrap_err();
+        assert!(err.contains("timed out"), "{err}");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+    }
+}
+
+mod dataset_db {
+    use super::*;
+    use forest_convert::{write_dataset_db, Cell, ColType, Table};
+
+    #[test]
+    fn csv_dataset_round_trips_through_sqlite() {
+        let reg = Registry::builtin();
+        let out = reg.convert(&data_dir().join("quoted-multiline.csv"), "q.csv", &Limits::default());
+        let Conversion::Dataset { title, tables } = out.result.unwrap() else { panic!("not a dataset") };
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("q.db");
+        let hash = write_dataset_db(&tables, &db).unwrap();
+        assert_eq!(hash.len(), 64);
+        let back = reg.convert(&db, "q.db", &Limits::default());
+        let Conversion::Payload { tables: pt, .. } = back.result.unwrap() else { panic!("not a payload") };
+        assert_eq!(pt[0].count, Some(tables[0].rows.len() as i64));
+        assert_eq!(pt[0].sample, tables[0].rows.iter().take(3).cloned().collect::<Vec<_>>());
+        // Same map whether rendered from the conversion or the adopted file.
+        let from_payload = back_render(&title, &pt);
+        assert_eq!(from_payload, Conversion::Dataset { title: title.clone(), tables }.render());
+    }
+
+    fn back_render(title: &str, pt: &[forest_convert::PayloadTable]) -> String {
+        Conversion::Payload { title: title.to_string(), tables: pt.to_vec() }.render()
+    }
+
+    #[test]
+    fn many_tables_are_capped_in_the_map() {
+        let tables: Vec<Table> = (0..22)
+            .map(|i| Table {
+                name: format!("t{i:02}"),
+                columns: vec![("n".into(), ColType::Integer)],
+                rows: if i == 0 { vec![] } else { vec![vec![Cell::Int(i)]] },
+            })
+            .collect();
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("many.db");
+        write_dataset_db(&tables, &db).unwrap();
+        let out = Registry::builtin().convert(&db, "many.db", &Limits::default());
+        let body = out.result.unwrap().render();
+        assert!(body.contains("### t00 — 0 rows\n\n_No rows._\n"), "{body}");
+        assert!(body.contains("### t01 — 1 row\n"));
+        assert!(!body.contains("### t20"));
+        assert!(body.ends_with("\n_2 further table(s) not sampled; the manual above lists them all._\n"));
+        assert!(body.contains("- `t21(n INTEGER)`"));
+    }
+
+    #[test]
+    fn summary_uses_counts() {
+        let s = forest_convert::dataset_summary("Orders", &[("orders".into(), Some(3)), ("items".into(), None)]);
+        assert_eq!(s, "Tabular data 'Orders': 2 tables orders (3 rows), items. Adopted from source; pending curation.");
+    }
+}

@@ -1,0 +1,869 @@
+//! `_derived/catalog.db` (dialect §7.1): one row per node, typed edges,
+//! the FTS5 index over title/aliases/tags/summary, and transplant waymarks.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::pyjson::dumps_strings;
+use crate::{open_tuned, CatalogError, Result};
+
+/// Tables, in the dialect's exact shape. Secondary indexes are separate so
+/// a rebuild can create them after the bulk insert.
+const TABLES_SQL: &str = r#"
+CREATE TABLE IF NOT EXISTS nodes (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    type TEXT NOT NULL,
+    title TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    created TEXT,
+    updated TEXT,
+    confidence REAL NOT NULL DEFAULT 1.0,
+    source TEXT,
+    entity_kind TEXT,
+    payload TEXT,
+    payload_type TEXT,
+    payload_hash TEXT,
+    parent TEXT,
+    trail TEXT NOT NULL DEFAULT '[]',
+    coverage TEXT,
+    body_tokens INTEGER NOT NULL DEFAULT 0,
+    outline TEXT NOT NULL DEFAULT '[]',
+    stale INTEGER NOT NULL DEFAULT 0,
+    body_hash TEXT NOT NULL DEFAULT '',
+    origin TEXT
+);
+CREATE TABLE IF NOT EXISTS edges (
+    src TEXT NOT NULL,
+    rel TEXT NOT NULL,
+    dst TEXT NOT NULL,
+    confidence REAL NOT NULL DEFAULT 1.0,
+    PRIMARY KEY (src, rel, dst)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+    id UNINDEXED, title, aliases, tags, summary,
+    tokenize = "unicode61 remove_diacritics 2"
+);
+CREATE TABLE IF NOT EXISTS moves (
+    old_id TEXT PRIMARY KEY,
+    new_id TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sniff_memo (
+    term TEXT NOT NULL,
+    node_id TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    lines TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (term, node_id)
+);
+CREATE TABLE IF NOT EXISTS embed_memo (
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    used TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (model, text)
+);
+"#;
+
+const INDEXES_SQL: &str = r#"
+CREATE INDEX IF NOT EXISTS idx_nodes_parent ON nodes(parent);
+CREATE INDEX IF NOT EXISTS idx_nodes_type ON nodes(type);
+CREATE INDEX IF NOT EXISTS idx_nodes_created ON nodes(created);
+CREATE INDEX IF NOT EXISTS idx_nodes_updated ON nodes(updated);
+CREATE INDEX IF NOT EXISTS idx_edges_dst ON edges(dst);
+CREATE INDEX IF NOT EXISTS idx_moves_new ON moves(new_id);
+CREATE INDEX IF NOT EXISTS idx_sniff_memo_node ON sniff_memo(node_id);
+"#;
+
+const INSERT_NODE_SQL: &str = "INSERT INTO nodes (rowid, id, kind, type, title, summary, tags, \
+     aliases, created, updated, confidence, source, entity_kind, payload, payload_type, \
+     payload_hash, parent, trail, coverage, body_tokens, outline, stale, body_hash, origin) \
+     VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,0,?22,?23) \
+     ON CONFLICT(id) DO NOTHING";
+
+const INSERT_FTS_SQL: &str =
+    "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?1,?2,?3,?4,?5,?6)";
+
+const INSERT_EDGE_SQL: &str =
+    "INSERT OR IGNORE INTO edges (src, rel, dst, confidence) VALUES (?1,?2,?3,?4)";
+
+const INSERT_MOVE_SQL: &str = "INSERT OR REPLACE INTO moves (old_id, new_id) VALUES (?1, ?2)";
+
+/// One frontmatter link as the catalog indexes it (dialect §1.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CatalogLink {
+    /// Relation name (`related-to`, `part-of`, ...).
+    pub rel: String,
+    /// Target node id.
+    pub target: String,
+    /// Link-level confidence; 1.0 when absent.
+    #[serde(default = "one")]
+    pub confidence: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl CatalogLink {
+    /// A structural link (confidence 1.0).
+    pub fn new(rel: impl Into<String>, target: impl Into<String>) -> Self {
+        CatalogLink {
+            rel: rel.into(),
+            target: target.into(),
+            confidence: 1.0,
+        }
+    }
+}
+
+/// Everything the catalog stores about one `.md` node, already parsed by
+/// the caller. `kind`, `parent` and `trail` are computed from `id`/`node_type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogNode {
+    /// Canonical id (path without `.md`).
+    pub id: String,
+    /// Frontmatter `type`.
+    pub node_type: String,
+    /// Title (frontmatter, else body H1, else id).
+    pub title: String,
+    /// The scent (frontmatter summary, else first blockquote).
+    pub summary: String,
+    /// Frontmatter tags.
+    pub tags: Vec<String>,
+    /// Frontmatter aliases.
+    pub aliases: Vec<String>,
+    /// `created` as written (first 10 chars of a date).
+    pub created: Option<String>,
+    /// `updated` as written.
+    pub updated: Option<String>,
+    /// Node-level confidence (1.0 when absent).
+    pub confidence: f64,
+    /// `source` (manual | ingest | agent).
+    pub source: Option<String>,
+    /// `entity_kind` for entities.
+    pub entity_kind: Option<String>,
+    /// `payload` location.
+    pub payload: Option<String>,
+    /// `payload_type`.
+    pub payload_type: Option<String>,
+    /// `payload_hash` (sha256 hex).
+    pub payload_hash: Option<String>,
+    /// Branch coverage string (`"N bananas, M sub-branches"`).
+    pub coverage: Option<String>,
+    /// Estimated tokens of the body.
+    pub body_tokens: i64,
+    /// H2/H3 headings of the body.
+    pub outline: Vec<String>,
+    /// sha256 hex of the raw `.md` body ('' for cached/reference bodies).
+    pub body_hash: String,
+    /// `origin` URI.
+    pub origin: Option<String>,
+    /// Frontmatter links with rel and target.
+    pub links: Vec<CatalogLink>,
+    /// Former ids (transplant waymarks).
+    pub moved_from: Vec<String>,
+}
+
+impl CatalogNode {
+    /// A node with the given identity and scent; every other field empty
+    /// and `confidence` 1.0.
+    pub fn new(
+        id: impl Into<String>,
+        node_type: impl Into<String>,
+        title: impl Into<String>,
+        summary: impl Into<String>,
+    ) -> Self {
+        CatalogNode {
+            id: id.into(),
+            node_type: node_type.into(),
+            title: title.into(),
+            summary: summary.into(),
+            tags: vec![],
+            aliases: vec![],
+            created: None,
+            updated: None,
+            confidence: 1.0,
+            source: None,
+            entity_kind: None,
+            payload: None,
+            payload_type: None,
+            payload_hash: None,
+            coverage: None,
+            body_tokens: 0,
+            outline: vec![],
+            body_hash: String::new(),
+            origin: None,
+            links: vec![],
+            moved_from: vec![],
+        }
+    }
+
+    /// Catalog-internal kind: `branch` for type branch, else `banana`.
+    pub fn kind(&self) -> &'static str {
+        if self.node_type == "branch" {
+            "branch"
+        } else {
+            "banana"
+        }
+    }
+}
+
+/// sha256 hex of a raw `.md` body, the catalog's `body_hash`.
+pub fn body_hash_of(body: &str) -> String {
+    hex::encode(Sha256::digest(body.as_bytes()))
+}
+
+/// One `nodes` row as stored (JSON columns decoded).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct NodeRow {
+    /// Node id.
+    pub id: String,
+    /// `banana` or `branch` (internal spelling).
+    pub kind: String,
+    /// Node type.
+    #[serde(rename = "type")]
+    pub node_type: String,
+    /// Title.
+    pub title: String,
+    /// Summary.
+    pub summary: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Aliases.
+    pub aliases: Vec<String>,
+    /// created ('' when absent, as the reference stores it).
+    pub created: Option<String>,
+    /// updated ('' when absent).
+    pub updated: Option<String>,
+    /// Node confidence.
+    pub confidence: f64,
+    /// source.
+    pub source: Option<String>,
+    /// entity_kind.
+    pub entity_kind: Option<String>,
+    /// payload.
+    pub payload: Option<String>,
+    /// payload_type.
+    pub payload_type: Option<String>,
+    /// payload_hash.
+    pub payload_hash: Option<String>,
+    /// Parent index id (None for `_index`).
+    pub parent: Option<String>,
+    /// Trail of index ids.
+    pub trail: Vec<String>,
+    /// Raw coverage string.
+    pub coverage: Option<String>,
+    /// Body tokens.
+    pub body_tokens: i64,
+    /// Outline headings.
+    pub outline: Vec<String>,
+    /// Re-embedding flag.
+    pub stale: i64,
+    /// Body hash.
+    pub body_hash: String,
+    /// origin.
+    pub origin: Option<String>,
+}
+
+/// One typed edge (frontmatter link) as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct EdgeRow {
+    /// Source node id.
+    pub src: String,
+    /// Relation.
+    pub rel: String,
+    /// Target id.
+    pub dst: String,
+    /// Link confidence.
+    pub confidence: f64,
+}
+
+/// One FTS row as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FtsRow {
+    /// Node id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Space-joined aliases.
+    pub aliases: String,
+    /// Space-joined tags.
+    pub tags: String,
+    /// Summary.
+    pub summary: String,
+}
+
+/// One transplant waymark.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct MoveRow {
+    /// Former id.
+    pub old_id: String,
+    /// Current id.
+    pub new_id: String,
+}
+
+/// Deterministic (id-sorted) picture of the catalog, comparable with `==`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CatalogDump {
+    /// Node rows by id.
+    pub nodes: Vec<NodeRow>,
+    /// Edges by (src, rel, dst).
+    pub edges: Vec<EdgeRow>,
+    /// FTS rows by id.
+    pub fts: Vec<FtsRow>,
+    /// Waymarks by old id.
+    pub moves: Vec<MoveRow>,
+}
+
+/// A closed-catalog edge candidate for the Curator.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Candidate {
+    /// Node id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Summary.
+    pub summary: String,
+}
+
+/// Why [`Catalog::open_checked`] wants a rebuild.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "reason", content = "detail", rename_all = "snake_case")]
+pub enum RebuildReason {
+    /// No catalog file.
+    Missing,
+    /// The file is not a sound SQLite/FTS5 database.
+    Corrupt(String),
+    /// The catalog holds no node.
+    Empty,
+    /// `nodes` and `nodes_fts` disagree on their row count.
+    Inconsistent(String),
+}
+
+/// Outcome of [`Catalog::open_checked`].
+#[derive(Debug)]
+pub enum CatalogState {
+    /// Sound and non-empty: ready to serve.
+    Ready(Catalog),
+    /// The caller must rebuild (see [`Catalog::recreate`]).
+    NeedsRebuild(RebuildReason),
+}
+
+/// Handle on `_derived/catalog.db`.
+#[derive(Debug)]
+pub struct Catalog {
+    conn: Connection,
+}
+
+impl Catalog {
+    /// Open (creating if needed) a catalog with the dialect schema. Columns
+    /// missing from an older catalog are added in place.
+    pub fn open(path: &Path) -> Result<Catalog> {
+        let conn = open_tuned(path)?;
+        conn.execute_batch(TABLES_SQL)?;
+        conn.execute_batch(INDEXES_SQL)?;
+        add_missing_columns(&conn)?;
+        Ok(Catalog { conn })
+    }
+
+    /// Open an existing catalog and verify it: SQLite `quick_check`, the
+    /// FTS5 `integrity-check`, row-count agreement, non-emptiness. Never
+    /// creates the file.
+    pub fn open_checked(path: &Path) -> Result<CatalogState> {
+        if !path.is_file() {
+            return Ok(CatalogState::NeedsRebuild(RebuildReason::Missing));
+        }
+        match Self::check(path) {
+            Ok(state) => Ok(state),
+            Err(CatalogError::Sqlite(e)) if !is_transient(&e) => Ok(CatalogState::NeedsRebuild(
+                RebuildReason::Corrupt(e.to_string()),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn check(path: &Path) -> Result<CatalogState> {
+        let cat = Catalog::open(path)?;
+        let quick: String = cat.conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if quick != "ok" {
+            return Ok(CatalogState::NeedsRebuild(RebuildReason::Corrupt(quick)));
+        }
+        cat.conn.execute(
+            "INSERT INTO nodes_fts(nodes_fts) VALUES('integrity-check')",
+            [],
+        )?;
+        let nodes = cat.count_nodes()?;
+        let fts: i64 = cat
+            .conn
+            .query_row("SELECT COUNT(*) FROM nodes_fts", [], |r| r.get(0))?;
+        if nodes == 0 {
+            return Ok(CatalogState::NeedsRebuild(RebuildReason::Empty));
+        }
+        if nodes != fts {
+            return Ok(CatalogState::NeedsRebuild(RebuildReason::Inconsistent(
+                format!("{nodes} nodes vs {fts} fts rows"),
+            )));
+        }
+        Ok(CatalogState::Ready(cat))
+    }
+
+    /// Delete the catalog file (and its WAL/SHM siblings) and open a fresh,
+    /// empty one. Only for the forest's writer: it is a cache, so nothing
+    /// is lost that a rebuild cannot restore.
+    pub fn recreate(path: &Path) -> Result<Catalog> {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            match std::fs::remove_file(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Catalog::open(path)
+    }
+
+    /// The underlying connection, for read queries this API does not cover.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Insert or replace nodes (row, FTS row, outgoing edges, waymarks) in
+    /// ONE transaction. Returns the number of nodes written.
+    pub fn upsert(&mut self, nodes: &[CatalogNode]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        for node in nodes {
+            let old_rowid = delete_node(&tx, &node.id)?;
+            // Reusing the old rowid keeps FTS and node rowids aligned, which
+            // is what makes later deletes an O(log n) lookup.
+            let rowid = match old_rowid {
+                Some(r) => r,
+                None => tx.query_row("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes", [], |r| {
+                    r.get(0)
+                })?,
+            };
+            insert_node(&tx, rowid, node, true)?;
+            tx.execute(
+                "DELETE FROM sniff_memo WHERE node_id = ?1 AND body_hash != ?2",
+                params![node.id, node.body_hash],
+            )?;
+            tx.execute("DELETE FROM moves WHERE new_id = ?1", params![node.id])?;
+            let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
+            for old in &node.moved_from {
+                ins_move.execute(params![old, node.id])?;
+            }
+        }
+        tx.commit()?;
+        Ok(nodes.len())
+    }
+
+    /// Remove nodes (row, FTS row, outgoing edges, waymarks pointing at
+    /// them, memo entries) in one transaction. Returns rows removed.
+    pub fn remove(&mut self, ids: &[String]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        for id in ids {
+            if delete_node(&tx, id)?.is_some() {
+                n += 1;
+            }
+            tx.execute("DELETE FROM moves WHERE new_id = ?1", params![id])?;
+            tx.execute("DELETE FROM sniff_memo WHERE node_id = ?1", params![id])?;
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Wipe nodes/edges/FTS/waymarks and bulk-insert `nodes` in one
+    /// transaction (tables recreated, secondary indexes built after the
+    /// load). A duplicate id keeps its first occurrence. Returns rows written.
+    pub fn rebuild<I>(&mut self, nodes: I) -> Result<usize>
+    where
+        I: IntoIterator<Item = CatalogNode>,
+    {
+        // Bigger page cache for the bulk load only; restored below.
+        self.conn.execute_batch("PRAGMA cache_size = -131072;")?;
+        let tx = self.conn.transaction()?;
+        // DROP is O(pages) where DELETE on FTS5 is row by row.
+        tx.execute_batch(
+            "DROP TABLE IF EXISTS nodes; DROP TABLE IF EXISTS edges; \
+             DROP TABLE IF EXISTS nodes_fts; DROP TABLE IF EXISTS moves;",
+        )?;
+        tx.execute_batch(TABLES_SQL)?;
+        let mut written = 0usize;
+        {
+            let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
+            for node in nodes {
+                let rowid = written as i64 + 1;
+                if !insert_node(&tx, rowid, &node, false)? {
+                    tracing::warn!(id = %node.id, "duplicate id in catalog rebuild; first kept");
+                    continue;
+                }
+                for old in &node.moved_from {
+                    ins_move.execute(params![old, node.id])?;
+                }
+                written += 1;
+            }
+        }
+        tx.execute_batch(INDEXES_SQL)?;
+        // A memo generation whose node is gone or changed is dead weight.
+        tx.execute(
+            "DELETE FROM sniff_memo WHERE NOT EXISTS (SELECT 1 FROM nodes n \
+             WHERE n.id = sniff_memo.node_id AND n.body_hash = sniff_memo.body_hash)",
+            [],
+        )?;
+        tx.commit()?;
+        self.conn.execute_batch("PRAGMA cache_size = -2000;")?;
+        Ok(written)
+    }
+
+    /// Number of node rows.
+    pub fn count_nodes(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT COUNT(*) FROM nodes", [], |r| r.get(0))?)
+    }
+
+    /// One node row.
+    pub fn get(&self, id: &str) -> Result<Option<NodeRow>> {
+        let mut st = self
+            .conn
+            .prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?1"))?;
+        let row = st.query_row([id], node_row).optional()?;
+        row.transpose()
+    }
+
+    /// Outgoing edges of a node, by (rel, dst).
+    pub fn edges_out(&self, id: &str) -> Result<Vec<EdgeRow>> {
+        self.edge_query(
+            "SELECT src, rel, dst, confidence FROM edges WHERE src = ?1 ORDER BY rel, dst",
+            id,
+        )
+    }
+
+    /// Incoming edges of a node, by (src, rel).
+    pub fn edges_in(&self, id: &str) -> Result<Vec<EdgeRow>> {
+        self.edge_query(
+            "SELECT src, rel, dst, confidence FROM edges WHERE dst = ?1 ORDER BY src, rel",
+            id,
+        )
+    }
+
+    fn edge_query(&self, sql: &str, id: &str) -> Result<Vec<EdgeRow>> {
+        let mut st = self.conn.prepare_cached(sql)?;
+        let rows = st.query_map([id], edge_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Catalog degree: typed edges out + in.
+    pub fn degree(&self, id: &str) -> Result<i64> {
+        Ok(self.conn.query_row(
+            "SELECT (SELECT COUNT(*) FROM edges WHERE src = ?1) + \
+             (SELECT COUNT(*) FROM edges WHERE dst = ?1)",
+            [id],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Current id of a transplanted node, if a waymark exists.
+    pub fn moved_to(&self, old_id: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT new_id FROM moves WHERE old_id = ?1",
+                [old_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Deterministic dump of nodes, edges, FTS rows and waymarks.
+    pub fn dump(&self) -> Result<CatalogDump> {
+        let mut st = self
+            .conn
+            .prepare(&format!("SELECT {NODE_COLUMNS} FROM nodes ORDER BY id"))?;
+        let nodes = st
+            .query_map([], node_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .collect::<Result<Vec<_>>>()?;
+        let mut st = self
+            .conn
+            .prepare("SELECT src, rel, dst, confidence FROM edges ORDER BY src, rel, dst")?;
+        let edges = st
+            .query_map([], edge_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut st = self.conn.prepare(
+            "SELECT id, title, aliases, tags, summary FROM nodes_fts ORDER BY id, title, summary",
+        )?;
+        let fts = st
+            .query_map([], |r| {
+                Ok(FtsRow {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    aliases: r.get(2)?,
+                    tags: r.get(3)?,
+                    summary: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut st = self
+            .conn
+            .prepare("SELECT old_id, new_id FROM moves ORDER BY old_id")?;
+        let moves = st
+            .query_map([], |r| {
+                Ok(MoveRow {
+                    old_id: r.get(0)?,
+                    new_id: r.get(1)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(CatalogDump {
+            nodes,
+            edges,
+            fts,
+            moves,
+        })
+    }
+
+    /// Closed-catalog candidates for edge proposals: BM25 over the FTS
+    /// (same sanitization and weights as `locate`), never branches, never
+    /// an id in `exclude`, best first, at most `limit`.
+    pub fn candidates(
+        &self,
+        query: &str,
+        limit: usize,
+        exclude: &[String],
+    ) -> Result<Vec<Candidate>> {
+        let Some(expr) = crate::locate::sanitize_query(query) else {
+            return Ok(vec![]);
+        };
+        let excluded: HashSet<&str> = exclude.iter().map(String::as_str).collect();
+        let fetch = (limit + excluded.len()) as i64;
+        let mut st = self.conn.prepare_cached(
+            "SELECT n.id, n.title, n.summary FROM (\
+               SELECT f.id AS id, bm25(nodes_fts, 0.0, 4.0, 3.0, 2.0, 1.0) AS rank \
+               FROM nodes_fts f WHERE nodes_fts MATCH ?1) h \
+             JOIN nodes n ON n.id = h.id WHERE n.kind != 'branch' \
+             ORDER BY h.rank LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![expr, fetch], |r| {
+            Ok(Candidate {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                summary: r.get(2)?,
+            })
+        })?;
+        let mut out = Vec::new();
+        for c in rows {
+            let c = c?;
+            if excluded.contains(c.id.as_str()) {
+                continue;
+            }
+            out.push(c);
+            if out.len() == limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+const NODE_COLUMNS: &str = "id, kind, type, title, summary, tags, aliases, created, updated, \
+     confidence, source, entity_kind, payload, payload_type, payload_hash, parent, trail, \
+     coverage, body_tokens, outline, stale, body_hash, origin";
+
+fn json_list(s: Option<String>) -> Result<Vec<String>> {
+    match s {
+        Some(s) if !s.is_empty() => Ok(serde_json::from_str(&s)?),
+        _ => Ok(vec![]),
+    }
+}
+
+/// Row mapper; JSON decoding errors surface as the inner `Result`.
+fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<NodeRow>> {
+    let tags: Option<String> = r.get(5)?;
+    let aliases: Option<String> = r.get(6)?;
+    let trail: Option<String> = r.get(16)?;
+    let outline: Option<String> = r.get(19)?;
+    let base = NodeRow {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        node_type: r.get(2)?,
+        title: r.get(3)?,
+        summary: r.get(4)?,
+        tags: vec![],
+        aliases: vec![],
+        created: r.get(7)?,
+        updated: r.get(8)?,
+        confidence: r.get(9)?,
+        source: r.get(10)?,
+        entity_kind: r.get(11)?,
+        payload: r.get(12)?,
+        payload_type: r.get(13)?,
+        payload_hash: r.get(14)?,
+        parent: r.get(15)?,
+        trail: vec![],
+        coverage: r.get(17)?,
+        body_tokens: r.get::<_, Option<i64>>(18)?.unwrap_or(0),
+        outline: vec![],
+        stale: r.get::<_, Option<i64>>(20)?.unwrap_or(0),
+        body_hash: r.get::<_, Option<String>>(21)?.unwrap_or_default(),
+        origin: r.get(22)?,
+    };
+    Ok((|| {
+        Ok(NodeRow {
+            tags: json_list(tags)?,
+            aliases: json_list(aliases)?,
+            trail: json_list(trail)?,
+            outline: json_list(outline)?,
+            ..base
+        })
+    })())
+}
+
+fn edge_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EdgeRow> {
+    Ok(EdgeRow {
+        src: r.get(0)?,
+        rel: r.get(1)?,
+        dst: r.get(2)?,
+        confidence: r.get(3)?,
+    })
+}
+
+/// Busy/locked/permission errors are not corruption: report, don't rebuild.
+fn is_transient(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode as C;
+    matches!(
+        e.sqlite_error_code(),
+        Some(
+            C::DatabaseBusy | C::DatabaseLocked | C::CannotOpen | C::PermissionDenied | C::ReadOnly
+        )
+    )
+}
+
+fn add_missing_columns(conn: &Connection) -> Result<()> {
+    let cols = |table: &str| -> Result<HashSet<String>> {
+        let mut st = conn.prepare(&format!("PRAGMA table_info({table})"))?;
+        let names = st
+            .query_map([], |r| r.get::<_, String>(1))?
+            .collect::<rusqlite::Result<HashSet<_>>>()?;
+        Ok(names)
+    };
+    let node_cols = cols("nodes")?;
+    if !node_cols.contains("body_hash") {
+        conn.execute_batch("ALTER TABLE nodes ADD COLUMN body_hash TEXT NOT NULL DEFAULT ''")?;
+    }
+    if !node_cols.contains("origin") {
+        conn.execute_batch("ALTER TABLE nodes ADD COLUMN origin TEXT")?;
+    }
+    if !cols("edges")?.contains("confidence") {
+        conn.execute_batch("ALTER TABLE edges ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0")?;
+    }
+    Ok(())
+}
+
+/// Delete a node's row, FTS row and outgoing edges; returns the node's old
+/// rowid when a row existed.
+fn delete_node(tx: &Transaction<'_>, id: &str) -> Result<Option<i64>> {
+    let rowid: Option<i64> = tx
+        .prepare_cached("SELECT rowid FROM nodes WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?;
+    if let Some(r) = rowid {
+        let fts_id: Option<String> = tx
+            .prepare_cached("SELECT id FROM nodes_fts WHERE rowid = ?1")?
+            .query_row([r], |row| row.get(0))
+            .optional()?;
+        if fts_id.as_deref() == Some(id) {
+            tx.prepare_cached("DELETE FROM nodes_fts WHERE rowid = ?1")?
+                .execute([r])?;
+        } else {
+            // Catalog written by another engine: rowids are not aligned, so
+            // fall back to the (full-scan) delete by id.
+            tx.prepare_cached("DELETE FROM nodes_fts WHERE id = ?1")?
+                .execute([id])?;
+        }
+        tx.prepare_cached("DELETE FROM nodes WHERE rowid = ?1")?
+            .execute([r])?;
+    }
+    tx.prepare_cached("DELETE FROM edges WHERE src = ?1")?
+        .execute([id])?;
+    Ok(rowid)
+}
+
+/// Insert node row, FTS row and edges with the given rowid. Returns false
+/// (and writes nothing) when the id already has a row.
+fn insert_node(
+    tx: &Transaction<'_>,
+    rowid: i64,
+    node: &CatalogNode,
+    check_fts: bool,
+) -> Result<bool> {
+    let trail = forest_model::ids::trail(&node.id);
+    let parent = forest_model::ids::parent_index(&node.id);
+    let changed = tx.prepare_cached(INSERT_NODE_SQL)?.execute(params![
+        rowid,
+        node.id,
+        node.kind(),
+        node.node_type,
+        node.title,
+        node.summary,
+        dumps_strings(&node.tags),
+        dumps_strings(&node.aliases),
+        node.created.clone().unwrap_or_default(),
+        node.updated.clone().unwrap_or_default(),
+        node.confidence,
+        node.source,
+        node.entity_kind,
+        node.payload,
+        node.payload_type,
+        node.payload_hash,
+        parent,
+        dumps_strings(&trail),
+        node.coverage,
+        node.body_tokens,
+        dumps_strings(&node.outline),
+        node.body_hash,
+        node.origin,
+    ])?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    // A foreign-written FTS table may already use this rowid for another
+    // node; then let FTS5 pick one (deletes fall back to the id scan).
+    let fts_rowid = if check_fts {
+        let taken: Option<i64> = tx
+            .prepare_cached("SELECT rowid FROM nodes_fts WHERE rowid = ?1")?
+            .query_row([rowid], |r| r.get(0))
+            .optional()?;
+        if taken.is_some() {
+            None
+        } else {
+            Some(rowid)
+        }
+    } else {
+        Some(rowid)
+    };
+    tx.prepare_cached(INSERT_FTS_SQL)?.execute(params![
+        fts_rowid,
+        node.id,
+        node.title,
+        node.aliases.join(" "),
+        node.tags.join(" "),
+        node.summary,
+    ])?;
+    let mut ins_edge = tx.prepare_cached(INSERT_EDGE_SQL)?;
+    for link in &node.links {
+        if link.rel.is_empty() || link.target.is_empty() {
+            continue;
+        }
+        ins_edge.execute(params![node.id, link.rel, link.target, link.confidence])?;
+    }
+    Ok(true)
+}

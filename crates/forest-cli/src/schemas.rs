@@ -1,0 +1,57 @@
+//! JSON Schemas of every `--json` report, generated from the Rust types.
+//! CI runs `forest schemas --check` so the files in `schemas/` never drift.
+
+use anyhow::{bail, Result};
+use std::path::Path;
+
+fn all() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        (
+            "garden-report.schema.json",
+            schemars::schema_for!(forest_gardener::GardenReport),
+        ),
+        (
+            "lint-report.schema.json",
+            schemars::schema_for!(forest_model::lint::LintReport),
+        ),
+        (
+            "locate-result.schema.json",
+            schemars::schema_for!(forest_catalog::LocateResult),
+        ),
+        (
+            "reindex-report.schema.json",
+            schemars::schema_for!(crate::ReindexReport),
+        ),
+        (
+            "heat-report.schema.json",
+            schemars::schema_for!(crate::HeatReport),
+        ),
+        (
+            "gardener-source.schema.json",
+            schemars::schema_for!(forest_gardener::SourceConfig),
+        ),
+    ]
+}
+
+/// Write the schemas into `out`, or with `check` compare and fail on drift.
+pub fn write_or_check(out: &Path, check: bool) -> Result<u8> {
+    let mut drift = vec![];
+    for (name, schema) in all() {
+        let text = format!("{}\n", serde_json::to_string_pretty(&schema)?);
+        let path = out.join(name);
+        if check {
+            if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                drift.push(name);
+            }
+        } else {
+            forest_fs::atomic_write(&path, text.as_bytes())?;
+        }
+    }
+    if !drift.is_empty() {
+        bail!(
+            "schemas drifted from the Rust types (run `forest schemas`): {}",
+            drift.join(", ")
+        );
+    }
+    Ok(0)
+}

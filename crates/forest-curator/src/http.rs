@@ -1,0 +1,224 @@
+//! The OpenAI-compatible transport (dialect §4.7) with DESIGN §6 pacing:
+//! semaphore, rate limit, per-request timeout, transport retries with
+//! `Retry-After` / jittered backoff, and the `json_schema` → plain-JSON
+//! downgrade for servers that refuse `response_format`.
+
+use crate::config::CuratorConfig;
+use crate::error::CuratorError;
+use crate::pacing::{backoff_delay, parse_retry_after, Jitter, RateLimiter, Semaphore};
+use crate::stats::{bump, clip_chars, CuratorStats};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A request that could not produce a reply (after transport retries).
+#[derive(Debug, Clone)]
+pub(crate) struct TransportError {
+    pub(crate) message: String,
+    pub(crate) hint: String,
+}
+
+impl TransportError {
+    /// `message (hint: ...)`, as recorded in `last_error`.
+    pub(crate) fn full(&self) -> String {
+        format!("{} (hint: {})", self.message, self.hint)
+    }
+}
+
+enum Attempt {
+    Reply(String),
+    Status { code: u16, body: String, retry_after: Option<Duration> },
+    Failed { message: String, retryable: bool },
+}
+
+/// Shared HTTP state of one Curator.
+pub(crate) struct Http {
+    client: reqwest::blocking::Client,
+    pub(crate) config: CuratorConfig,
+    sem: Semaphore,
+    rate: RateLimiter,
+    jitter: Jitter,
+    schema_ok: AtomicBool,
+}
+
+impl Http {
+    pub(crate) fn new(config: CuratorConfig) -> Result<Self, CuratorError> {
+        // reqwest is built without a bundled provider (no aws-lc): use ring.
+        // Err only means a provider is already installed, which is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::blocking::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout.min(Duration::from_secs(30)))
+            .build()
+            .map_err(|e| CuratorError::Client(error_chain(&e)))?;
+        Ok(Http {
+            client,
+            sem: Semaphore::new(config.concurrency),
+            rate: RateLimiter::new(config.requests_per_minute),
+            jitter: Jitter::new(),
+            schema_ok: AtomicBool::new(true),
+            config,
+        })
+    }
+
+    /// Whether `response_format: json_schema` is still being sent.
+    pub(crate) fn schema_enabled(&self) -> bool {
+        self.schema_ok.load(Ordering::Relaxed)
+    }
+
+    fn hint(&self) -> String {
+        format!(
+            "is the LLM server at {} running and reachable? (ops/llm/start.sh starts a local one)",
+            self.config.endpoint
+        )
+    }
+
+    /// Never let the key reach a message, whatever a server echoes.
+    fn redact(&self, s: &str) -> String {
+        let key = self.config.api_key();
+        if self.config.has_api_key() && key.len() >= 4 {
+            s.replace(key, "<redacted>")
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn timed<T>(&self, stats: &CuratorStats, f: impl FnOnce() -> T) -> T {
+        self.rate.wait();
+        let _permit = self.sem.acquire();
+        bump(&stats.requests);
+        let t = Instant::now();
+        let out = f();
+        let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
+        stats.request_ms.fetch_add(ms, Ordering::Relaxed);
+        out
+    }
+
+    /// `GET {endpoint}/models` → first id; any failure → None (dialect §4.7).
+    pub(crate) fn first_model(&self, stats: &CuratorStats) -> Option<String> {
+        let url = format!("{}/models", self.config.endpoint);
+        self.timed(stats, || {
+            let resp = self.client.get(&url).bearer_auth(self.config.api_key()).send().ok()?;
+            if !resp.status().is_success() {
+                return None;
+            }
+            let v: Value = resp.json().ok()?;
+            v.get("data")?.get(0)?.get("id")?.as_str().map(str::to_string)
+        })
+    }
+
+    fn send_once(&self, body: &Value, stats: &CuratorStats) -> Attempt {
+        let url = format!("{}/chat/completions", self.config.endpoint);
+        self.timed(stats, || {
+            let resp = match self.client.post(&url).bearer_auth(self.config.api_key()).json(body).send() {
+                Ok(r) => r,
+                Err(e) => {
+                    return Attempt::Failed { retryable: !e.is_builder(), message: error_chain(&e) }
+                }
+            };
+            let code = resp.status().as_u16();
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
+            let text = match resp.text() {
+                Ok(t) => t,
+                // Reset or timeout while reading the body: a transport fault.
+                Err(e) => return Attempt::Failed { retryable: true, message: error_chain(&e) },
+            };
+            if code >= 400 {
+                return Attempt::Status { code, body: text, retry_after };
+            }
+            match serde_json::from_str::<Value>(&text) {
+                Ok(v) => Attempt::Reply(
+                    v.pointer("/choices/0/message/content")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                Err(e) => Attempt::Failed {
+                    retryable: false,
+                    message: format!("LLM endpoint returned a non-JSON body ({e}): {}", clip_chars(&text, 200)),
+                },
+            }
+        })
+    }
+
+    /// POST a chat completion and return `choices[0].message.content` (or "").
+    /// `schema` is sent as `response_format` until the server refuses it.
+    pub(crate) fn chat(
+        &self,
+        model: &str,
+        messages: &[Value],
+        schema: Option<&Value>,
+        stats: &CuratorStats,
+    ) -> Result<String, TransportError> {
+        let mut retry = 0u32;
+        loop {
+            let use_schema = schema.is_some() && self.schema_enabled();
+            let mut body = json!({
+                "model": model,
+                "messages": messages,
+                "max_tokens": self.config.effective_max_tokens(),
+                "temperature": 0.1,
+            });
+            if let (true, Some(s)) = (use_schema, schema) {
+                body["response_format"] = s.clone();
+            }
+            if self.config.disable_reasoning_field() {
+                body["reasoning"] = json!({"enabled": false});
+            }
+            let (message, retryable, wait) = match self.send_once(&body, stats) {
+                Attempt::Reply(text) => return Ok(text),
+                Attempt::Status { code, body: text, retry_after } => {
+                    let low = text.to_lowercase();
+                    if use_schema
+                        && code != 429
+                        && (low.contains("response_format") || low.contains("json_schema"))
+                    {
+                        // The server cannot do structured output: ask for
+                        // plain JSON (the prompts say so) for the whole session.
+                        self.schema_ok.store(false, Ordering::Relaxed);
+                        tracing::warn!(code, "LLM endpoint refused response_format; using plain JSON");
+                        continue;
+                    }
+                    let retryable = code == 429 || code == 408 || code >= 500;
+                    let wait = if code == 429 {
+                        retry_after.map(|d| d.min(self.config.retry_after_max))
+                    } else {
+                        None
+                    };
+                    (format!("LLM endpoint {code}: {}", clip_chars(&text, 300)), retryable, wait)
+                }
+                Attempt::Failed { message, retryable } => (message, retryable, None),
+            };
+            let message = self.redact(&message);
+            if !retryable || retry >= self.config.max_transport_retries {
+                return Err(TransportError { message, hint: self.hint() });
+            }
+            let delay = wait.unwrap_or_else(|| {
+                backoff_delay(retry, self.config.backoff_base, self.config.backoff_max, self.jitter.unit())
+            });
+            tracing::debug!(retry, ?delay, %message, "LLM transport retry");
+            bump(&stats.transport_retries);
+            retry += 1;
+            std::thread::sleep(delay);
+        }
+    }
+}
+
+/// Display of an error with its source chain ("timed out", "reset"...).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    s
+}

@@ -1,0 +1,253 @@
+//! The Curator's prompts (dialect §4.2, §4.4, §4.6) and content clipping.
+
+use forest_model::tokens::estimate_tokens;
+use once_cell::sync::Lazy;
+use regex::Regex;
+use serde_json::{json, Value};
+
+/// Bumped whenever a prompt or schema changes: part of every cache key.
+pub const PROMPT_VERSION: &str = "curator-v1";
+/// Content budget of a prompt (dialect `CONTENT_BUDGET_TOKENS`).
+pub const CONTENT_BUDGET_TOKENS: usize = 1500;
+/// Hard character ceiling after clipping (1500 × 4).
+pub const CONTENT_BUDGET_CHARS: usize = CONTENT_BUDGET_TOKENS * 4;
+/// The retry instruction appended after a rejected reply (dialect §4.3).
+pub fn retry_message(error: &str) -> String {
+    format!("previous summary rejected: {error}; rewrite strictly, keep under 240 characters, JSON only")
+}
+
+/// System prompt of a leaf summary (§4.2).
+pub fn summary_system(directives: &str) -> String {
+    let mut s = String::from(
+        "You write the frontmatter `summary` of one node of a knowledge forest: its scent, \
+         which an agent reads to decide whether to open the node.\n\
+         Rules:\n\
+         - 1 to 3 sentences, at most 240 characters in total.\n\
+         - Sentence 1: what it is (category + subject).\n\
+         - Sentence 2: the key content: concrete numbers, names, time scope. Dated content \
+         MUST carry at least the month and year.\n\
+         - Optional sentence 3: what is NOT here, or where the complement lives.\n\
+         - Never open with boilerplate such as \"This document describes\" or \"File containing\".\n\
+         - Write in the same language as the content.\n\
+         - Up to 5 tags: lowercase single words, no accents.\n",
+    );
+    let d = directives.trim();
+    if !d.is_empty() {
+        s.push_str("\nOperator directives (apply them):\n");
+        s.push_str(d);
+        s.push('\n');
+    }
+    s.push_str("\nReply with one JSON object only: {\"summary\": \"...\", \"tags\": [\"...\"]}");
+    s
+}
+
+/// User message of a leaf summary (§4.2).
+pub fn summary_user(title: &str, body: &str) -> String {
+    format!("Title: {title}\n\nContent:\n{}", clip_body(body))
+}
+
+/// System prompt of a branch rollup (§4.6).
+pub fn branch_system() -> String {
+    "You write the `summary` of a REGION (a branch) of a knowledge forest from the entry \
+     lines of its children.\n\
+     Rules:\n\
+     - 1 to 3 sentences, at most 240 characters in total.\n\
+     - Say what lives here: themes, names, time scope. Synthesize; do not enumerate.\n\
+     - If the entries show it, add where to go for what is not here.\n\
+     - Never open with boilerplate such as \"This folder contains\" or \"This branch groups\".\n\
+     - Write in the same language as the entries.\n\
+     \nReply with one JSON object only: {\"summary\": \"...\"}"
+        .to_string()
+}
+
+/// User message of a branch rollup (§4.6): entries clipped by whole lines.
+pub fn branch_user(title: &str, entries: &[String]) -> String {
+    format!("Branch: {title}\n\nChildren:\n{}", clip_entries(entries))
+}
+
+/// Candidate line data offered to the model for proposals.
+pub struct Offered<'a> {
+    /// Node id.
+    pub id: &'a str,
+    /// Title.
+    pub title: &'a str,
+    /// Summary.
+    pub summary: &'a str,
+}
+
+/// User-only proposal prompt (§4.4): the node plus the closed candidate list.
+pub fn proposal_user(id: &str, title: &str, summary: &str, offered: &[Offered<'_>]) -> String {
+    let mut s = format!(
+        "A new node was added to a knowledge forest.\nid: {id}\ntitle: {title}\nsummary: {summary}\n\n\
+         Candidates (a closed list):\n"
+    );
+    for c in offered {
+        s.push_str(&format!("- id: {} | title: {} | summary: {}\n", c.id, c.title, c.summary));
+    }
+    s.push_str(
+        "\nPick 0 to 3 candidates that are genuinely related to the new node: the relation \
+         must be visible in the summaries. Use only ids from the list above and never invent \
+         ids. An empty list is a good answer when nothing is clearly related.\n\
+         Reply with one JSON object only: {\"related\": [{\"id\": \"<candidate id>\", \"note\": \"<why, a few words>\"}]}",
+    );
+    s
+}
+
+fn schema_format(name: &str, schema: Value) -> Value {
+    json!({"type": "json_schema", "json_schema": {"name": name, "strict": true, "schema": schema}})
+}
+
+/// `response_format` for a leaf summary.
+pub fn summary_schema() -> Value {
+    schema_format(
+        "scent",
+        json!({
+            "type": "object",
+            "properties": {
+                "summary": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 5}
+            },
+            "required": ["summary", "tags"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// `response_format` for a branch summary.
+pub fn branch_schema() -> Value {
+    schema_format(
+        "region_scent",
+        json!({
+            "type": "object",
+            "properties": {"summary": {"type": "string"}},
+            "required": ["summary"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// `response_format` for proposals: ids constrained to the offered set (the
+/// structural guard in `propose_links` still applies for other servers).
+pub fn proposal_schema(offered_ids: &[&str]) -> Value {
+    schema_format(
+        "related",
+        json!({
+            "type": "object",
+            "properties": {
+                "related": {
+                    "type": "array",
+                    "maxItems": 3,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string", "enum": offered_ids},
+                            "note": {"type": "string"}
+                        },
+                        "required": ["id", "note"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["related"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+static HSPACE: Lazy<Regex> = Lazy::new(|| Regex::new(r"[ \t\x0B\x0C\r\u{A0}]+").expect("static regex"));
+
+/// Clip a body to [`CONTENT_BUDGET_TOKENS`] by lines (§4.2): collapse
+/// horizontal whitespace per line, keep the first ¾ of the lines while over
+/// budget, then the first ¾ of the words of a lone line, then hard-slice.
+pub fn clip_body(body: &str) -> String {
+    let mut lines: Vec<String> = body.split('\n').map(|l| HSPACE.replace_all(l, " ").trim().to_string()).collect();
+    let mut text = lines.join("\n");
+    while estimate_tokens(&text) > CONTENT_BUDGET_TOKENS && lines.len() > 1 {
+        lines.truncate((lines.len() * 3 / 4).max(1));
+        text = lines.join("\n");
+    }
+    if estimate_tokens(&text) > CONTENT_BUDGET_TOKENS {
+        let line = std::mem::take(&mut text);
+        let mut words: Vec<&str> = line.split(' ').collect();
+        text = line.clone();
+        while estimate_tokens(&text) > CONTENT_BUDGET_TOKENS && words.len() > 1 {
+            words.truncate((words.len() * 3 / 4).max(1));
+            text = words.join(" ");
+        }
+    }
+    if text.chars().count() > CONTENT_BUDGET_CHARS {
+        text = text.chars().take(CONTENT_BUDGET_CHARS).collect();
+    }
+    text
+}
+
+/// Clip branch entries by whole lines to the budget (first line always
+/// kept), then `(... N more entries)` (§4.6).
+pub fn clip_entries(entries: &[String]) -> String {
+    let mut out = String::new();
+    let mut kept = 0;
+    for (i, e) in entries.iter().enumerate() {
+        let cand = if i == 0 { e.clone() } else { format!("{out}\n{e}") };
+        if i > 0 && estimate_tokens(&cand) > CONTENT_BUDGET_TOKENS {
+            break;
+        }
+        out = cand;
+        kept += 1;
+    }
+    if kept < entries.len() {
+        out.push_str(&format!("\n(... {} more entries)", entries.len() - kept));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_body_only_collapses_whitespace() {
+        assert_eq!(clip_body("a \t b\n|x|  y|\n"), "a b\n|x| y|\n");
+    }
+
+    #[test]
+    fn long_body_is_clipped_by_lines_within_budget() {
+        let body: String = (0..2000).map(|i| format!("line {i} with some words\n")).collect();
+        let c = clip_body(&body);
+        assert!(estimate_tokens(&c) <= CONTENT_BUDGET_TOKENS);
+        assert!(c.starts_with("line 0 with some words\nline 1 "));
+        // Whole lines only: the last kept line is complete.
+        let last = c.lines().last().unwrap();
+        assert!(last.ends_with("with some words"), "{last}");
+        // And not over-clipped: more than half of the budget is used.
+        assert!(estimate_tokens(&c) > CONTENT_BUDGET_TOKENS / 2);
+    }
+
+    #[test]
+    fn single_huge_line_cut_by_words_then_chars() {
+        let c = clip_body(&"word ".repeat(5000));
+        assert!(estimate_tokens(&c) <= CONTENT_BUDGET_TOKENS);
+        assert!(c.starts_with("word word"));
+        let c = clip_body(&"x".repeat(50_000));
+        assert_eq!(c.chars().count(), CONTENT_BUDGET_CHARS);
+    }
+
+    #[test]
+    fn entries_clipped_with_tail() {
+        let entries: Vec<String> = (0..1000).map(|i| format!("- [[a/n{i}]] Node {i}: some summary text")).collect();
+        let c = clip_entries(&entries);
+        assert!(c.starts_with("- [[a/n0]]"));
+        let tail = c.lines().last().unwrap();
+        assert!(tail.starts_with("(... ") && tail.ends_with(" more entries)"), "{tail}");
+        let kept = c.lines().count() - 1;
+        assert_eq!(tail, format!("(... {} more entries)", 1000 - kept));
+        let one = vec!["x".repeat(10_000)];
+        assert_eq!(clip_entries(&one), one[0], "first line always kept");
+    }
+
+    #[test]
+    fn directives_reach_system_prompt() {
+        assert!(summary_system("Use British spelling.").contains("Operator directives (apply them):\nUse British spelling."));
+        assert!(!summary_system("  ").contains("Operator directives"));
+        assert!(summary_system("").contains("240 characters"));
+    }
+}

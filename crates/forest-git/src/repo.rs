@@ -1,0 +1,502 @@
+//! The forest's own git repository and its one-commit-or-nothing batch.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+
+use git2::build::TreeUpdateBuilder;
+use git2::{ErrorCode, FileMode, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
+use serde::Serialize;
+
+use crate::worktree::{self, Journal, Target};
+use crate::GitError;
+
+/// Default committer name when git config sets none (DESIGN §4).
+pub const DEFAULT_NAME: &str = "forest";
+/// Default committer email when git config sets none.
+pub const DEFAULT_EMAIL: &str = "forest@localhost";
+/// Environment variable overriding the committer name.
+pub const ENV_NAME: &str = "FOREST_GIT_NAME";
+/// Environment variable overriding the committer email.
+pub const ENV_EMAIL: &str = "FOREST_GIT_EMAIL";
+
+/// One change of a batch, by forest-relative POSIX path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Create or replace the file with these bytes.
+    Write {
+        /// Forest-relative POSIX path (e.g. `branch/leaf.md`).
+        path: String,
+        /// Full new content.
+        bytes: Vec<u8>,
+    },
+    /// Remove the file (a path absent from HEAD is ignored).
+    Delete {
+        /// Forest-relative POSIX path.
+        path: String,
+    },
+}
+
+impl Change {
+    fn path(&self) -> &str {
+        match self {
+            Change::Write { path, .. } | Change::Delete { path } => path,
+        }
+    }
+}
+
+/// Progress points of a batch commit, reported to the observer of
+/// [`GitForest::commit_batch_observed`] (progress bars, crash tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitStage {
+    /// Blobs, trees and the commit object are in the object database; the
+    /// branch ref has not moved.
+    ObjectsWritten {
+        /// The new, still unreferenced commit.
+        commit: Oid,
+    },
+    /// The branch ref points at the new commit; the work tree is not updated.
+    RefUpdated {
+        /// The new HEAD.
+        commit: Oid,
+    },
+    /// `done` of `total` changed paths are in the work tree.
+    WorkTree {
+        /// Paths brought up to HEAD so far.
+        done: usize,
+        /// Paths the commit changed.
+        total: usize,
+    },
+}
+
+/// Result of [`GitForest::gc_auto`] (dialect §5.6: failure is never an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GcOutcome {
+    /// `git gc --auto --quiet` exited 0.
+    Ran,
+    /// git is missing or exited non-zero.
+    Unavailable,
+}
+
+/// A forest's git repository. Commits are serialized by an internal mutex;
+/// across processes, hold a [`crate::WriterLock`] while committing or opening.
+pub struct GitForest {
+    root: PathBuf,
+    repo: Mutex<Repository>,
+    repaired: usize,
+}
+
+impl std::fmt::Debug for GitForest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitForest")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GitForest {
+    /// Create the forest's own repository at `root` (even inside an outer
+    /// repository), write `files` and make the first commit with `message`.
+    ///
+    /// Only `.md` files and the root `.gitignore` are committed (the dialect's
+    /// init skeleton tracks `.gitignore`); other files are filtered out.
+    pub fn init(
+        root: &Path,
+        message: &str,
+        files: &[(String, Vec<u8>)],
+    ) -> Result<GitForest, GitError> {
+        if root.join(".git").exists() {
+            return Err(GitError::AlreadyInitialized(root.to_path_buf()));
+        }
+        fs::create_dir_all(root).map_err(|e| GitError::io(format!("mkdir {}", root.display()), e))?;
+        let mut opts = RepositoryInitOptions::new();
+        opts.no_reinit(true).mkpath(true);
+        let repo = Repository::init_opts(root, &opts)?;
+        let forest = GitForest {
+            root: workdir(&repo, root)?,
+            repo: Mutex::new(repo),
+            repaired: 0,
+        };
+        let changes: Vec<Change> = files
+            .iter()
+            .map(|(path, bytes)| Change::Write {
+                path: path.clone(),
+                bytes: bytes.clone(),
+            })
+            .collect();
+        forest.commit_inner(&changes, message, true, &mut |_| {})?;
+        Ok(forest)
+    }
+
+    /// Open the forest repository at `root` (which must be its top level).
+    ///
+    /// If a previous commit crashed after moving HEAD, the paths it was
+    /// bringing into the work tree are restored from HEAD (work tree and
+    /// index) and orphaned temp files in their directories are removed.
+    pub fn open(root: &Path) -> Result<GitForest, GitError> {
+        let repo = Repository::open(root).map_err(|e| match e.code() {
+            ErrorCode::NotFound => GitError::NotAForest(root.to_path_buf()),
+            _ => GitError::Git(e),
+        })?;
+        let wd = workdir(&repo, root)?;
+        let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if canon(&wd) != canon(root) {
+            return Err(GitError::NotAForest(root.to_path_buf()));
+        }
+        let mut forest = GitForest {
+            root: wd,
+            repo: Mutex::new(repo),
+            repaired: 0,
+        };
+        let repaired = forest.repair_if_needed(&forest.lock_repo())?;
+        forest.repaired = repaired;
+        Ok(forest)
+    }
+
+    /// The forest root (the repository's work tree).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// How many paths `open` restored from HEAD after a crash (0 normally).
+    pub fn repaired(&self) -> usize {
+        self.repaired
+    }
+
+    /// Commit a batch as ONE commit, or nothing.
+    ///
+    /// Only `.md` paths are versioned: others are dropped, and a non-empty
+    /// batch with nothing left fails with [`GitError::NothingToCommit`]. The
+    /// last change of a path wins. Returns `Ok(None)` when the resulting tree
+    /// equals HEAD's (no commit is made) or `changes` is empty.
+    pub fn commit_batch(&self, changes: &[Change], message: &str) -> Result<Option<Oid>, GitError> {
+        self.commit_inner(changes, message, false, &mut |_| {})
+    }
+
+    /// [`Self::commit_batch`] with an observer called at each [`CommitStage`].
+    pub fn commit_batch_observed(
+        &self,
+        changes: &[Change],
+        message: &str,
+        observer: &mut dyn FnMut(CommitStage),
+    ) -> Result<Option<Oid>, GitError> {
+        self.commit_inner(changes, message, false, observer)
+    }
+
+    /// The commit HEAD points at (`None` before the first commit).
+    pub fn head_oid(&self) -> Result<Option<Oid>, GitError> {
+        let repo = self.lock_repo();
+        let branch = branch_ref(&repo)?;
+        branch_tip(&repo, &branch)
+    }
+
+    /// Content of `path` in HEAD's tree (`None` if absent or no commit yet).
+    pub fn read_head_file(&self, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let repo = self.lock_repo();
+        let head = match repo.head() {
+            Ok(h) => h,
+            Err(e) if e.code() == ErrorCode::UnbornBranch => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let tree = head.peel_to_tree()?;
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(e) => e,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if entry.kind() != Some(ObjectType::Blob) {
+            return Ok(None);
+        }
+        let blob = repo.find_blob(entry.id())?;
+        Ok(Some(blob.content().to_vec()))
+    }
+
+    /// True when none of `paths` differs between HEAD, the index and the
+    /// work tree (ignored and absent-everywhere paths count as clean).
+    pub fn is_clean_for(&self, paths: &[&str]) -> Result<bool, GitError> {
+        let repo = self.lock_repo();
+        for p in paths {
+            match repo.status_file(Path::new(p)) {
+                Ok(s) if s.is_empty() || s == git2::Status::IGNORED => {}
+                Ok(_) => return Ok(false),
+                Err(e) if e.code() == ErrorCode::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Run `git gc --auto --quiet` (git's own thresholds; touches only `.git/`).
+    pub fn gc_auto(&self) -> GcOutcome {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["gc", "--auto", "--quiet"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        match status {
+            Ok(s) if s.success() => GcOutcome::Ran,
+            _ => GcOutcome::Unavailable,
+        }
+    }
+
+    fn lock_repo(&self) -> MutexGuard<'_, Repository> {
+        // A panic mid-commit leaves git state on disk that the journal covers;
+        // the in-memory Repository stays usable.
+        self.repo.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn repair_if_needed(&self, repo: &Repository) -> Result<usize, GitError> {
+        let Some(journal) = worktree::read_journal(repo)? else {
+            return Ok(0);
+        };
+        tracing::warn!(
+            paths = journal.paths.len(),
+            commit = %journal.commit,
+            "repairing work tree left behind by an interrupted commit"
+        );
+        worktree::repair(repo, &self.root, &journal.paths)?;
+        worktree::remove_journal(repo)?;
+        Ok(journal.paths.len())
+    }
+
+    fn commit_inner(
+        &self,
+        changes: &[Change],
+        message: &str,
+        allow_gitignore: bool,
+        observer: &mut dyn FnMut(CommitStage),
+    ) -> Result<Option<Oid>, GitError> {
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        // Last change of a path wins; BTreeMap also gives a stable order.
+        let mut latest: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
+        for change in changes {
+            let path = change.path();
+            if !(path.ends_with(".md") || (allow_gitignore && path == ".gitignore")) {
+                continue;
+            }
+            check_path(path)?;
+            let content = match change {
+                Change::Write { bytes, .. } => Some(bytes.as_slice()),
+                Change::Delete { .. } => None,
+            };
+            latest.insert(path, content);
+        }
+        if latest.is_empty() {
+            return Err(GitError::NothingToCommit);
+        }
+
+        let repo = self.lock_repo();
+        // An earlier commit of this process may have failed mid work tree.
+        self.repair_if_needed(&repo)?;
+        let branch = branch_ref(&repo)?;
+        let old = branch_tip(&repo, &branch)?;
+        let parent = old.map(|id| repo.find_commit(id)).transpose()?;
+        let base_tree = match &parent {
+            Some(c) => c.tree()?,
+            None => {
+                let empty = repo.treebuilder(None)?.write()?;
+                repo.find_tree(empty)?
+            }
+        };
+
+        let odb = repo.odb()?;
+        let mut update = TreeUpdateBuilder::new();
+        let mut targets: Vec<Target<'_>> = Vec::new();
+        for (&path, content) in &latest {
+            let existing = match base_tree.get_path(Path::new(path)) {
+                Ok(e) => Some(e.id()),
+                Err(e) if e.code() == ErrorCode::NotFound => None,
+                Err(e) => return Err(e.into()),
+            };
+            match content {
+                Some(bytes) => {
+                    let id = odb.write(ObjectType::Blob, bytes)?;
+                    if existing != Some(id) {
+                        update.upsert(path, id, FileMode::Blob);
+                        targets.push((path, Some((id, bytes))));
+                    }
+                }
+                None => {
+                    if existing.is_some() {
+                        update.remove(path);
+                        targets.push((path, None));
+                    }
+                }
+            }
+        }
+        if targets.is_empty() {
+            return Ok(None);
+        }
+        let tree_id = update.create_updated(&repo, &base_tree)?;
+        if tree_id == base_tree.id() {
+            return Ok(None);
+        }
+        let tree = repo.find_tree(tree_id)?;
+        let sig = signature(&repo)?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        // No ref is updated here: the commit stays unreachable until the CAS.
+        let commit = repo.commit(None, &sig, &sig, message, &tree, &parents)?;
+        observer(CommitStage::ObjectsWritten { commit });
+
+        // The journal goes down before the ref moves, so a crash anywhere
+        // after this point is repaired by the next open().
+        let journal = Journal {
+            commit: commit.to_string(),
+            paths: targets.iter().map(|(p, _)| (*p).to_string()).collect(),
+        };
+        worktree::write_journal(&repo, &journal)?;
+        // Durability barrier: objects must be on disk before a ref names them.
+        sync_fs(repo.path());
+
+        let subject = message.lines().next().unwrap_or("");
+        let reflog = match old {
+            Some(_) => format!("commit: {subject}"),
+            None => format!("commit (initial): {subject}"),
+        };
+        // Zero oid = "the ref must not exist yet" (unborn branch).
+        let expected = old.unwrap_or(Oid::ZERO_SHA1);
+        if let Err(e) = repo.reference_matching(&branch, commit, true, expected, &reflog) {
+            worktree::remove_journal(&repo)?;
+            return Err(match e.code() {
+                ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked => {
+                    GitError::Concurrent(branch)
+                }
+                _ => GitError::Git(e),
+            });
+        }
+        sync_file(&repo.path().join(&branch));
+        observer(CommitStage::RefUpdated { commit });
+
+        let total = targets.len();
+        worktree::apply(&repo, &self.root, &targets, &mut |done| {
+            observer(CommitStage::WorkTree { done, total })
+        })?;
+        worktree::remove_journal(&repo)?;
+        Ok(Some(commit))
+    }
+}
+
+fn workdir(repo: &Repository, root: &Path) -> Result<PathBuf, GitError> {
+    repo.workdir()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| GitError::NotAForest(root.to_path_buf()))
+}
+
+/// The branch HEAD names (e.g. `refs/heads/master`), born or not.
+fn branch_ref(repo: &Repository) -> Result<String, GitError> {
+    let head = repo.find_reference("HEAD")?;
+    head.symbolic_target()?
+        .map(str::to_string)
+        .ok_or(GitError::DetachedHead)
+}
+
+fn branch_tip(repo: &Repository, branch: &str) -> Result<Option<Oid>, GitError> {
+    match repo.find_reference(branch) {
+        Ok(r) => Ok(Some(r.peel_to_commit()?.id())),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn check_path(path: &str) -> Result<(), GitError> {
+    let bad = |reason| GitError::BadPath {
+        path: path.to_string(),
+        reason,
+    };
+    if path.is_empty() {
+        return Err(bad("empty path"));
+    }
+    if path.contains('\0') {
+        return Err(bad("NUL byte"));
+    }
+    if path.contains('\\') {
+        return Err(bad("backslash (paths are POSIX)"));
+    }
+    if path.starts_with('/') {
+        return Err(bad("absolute path"));
+    }
+    for comp in path.split('/') {
+        if comp.is_empty() || comp == "." || comp == ".." {
+            return Err(bad("empty, '.' or '..' component"));
+        }
+        if comp.eq_ignore_ascii_case(".git") {
+            return Err(bad("inside .git"));
+        }
+    }
+    Ok(())
+}
+
+/// Committer identity: env override, else git config, else `forest <forest@localhost>`.
+fn signature(repo: &Repository) -> Result<Signature<'static>, GitError> {
+    let cfg = repo.config().ok();
+    let pick = |env: &str, key: &str, default: &str| {
+        std::env::var(env)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| cfg.as_ref().and_then(|c| c.get_string(key).ok()))
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| default.to_string())
+    };
+    let name = pick(ENV_NAME, "user.name", DEFAULT_NAME);
+    let email = pick(ENV_EMAIL, "user.email", DEFAULT_EMAIL);
+    Ok(Signature::now(&name, &email)?)
+}
+
+/// Flush the filesystem holding `dir` (one syscall instead of one fsync per
+/// loose object). Best effort: a failure only weakens power-loss durability.
+fn sync_fs(dir: &Path) {
+    if let Ok(f) = File::open(dir) {
+        // SAFETY: syncfs on a valid fd owned by `f`.
+        unsafe { libc::syncfs(f.as_raw_fd()) };
+    }
+}
+
+/// fsync a file and its directory, best effort (the updated loose ref).
+fn sync_file(path: &Path) {
+    if let Ok(f) = File::open(path) {
+        let _ = f.sync_all();
+    }
+    if let Some(dir) = path.parent().and_then(|d| File::open(d).ok()) {
+        let _ = dir.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_checks() {
+        assert!(check_path("a/b.md").is_ok());
+        for bad in ["", "/a.md", "a//b.md", "../a.md", "a/./b.md", ".git/x.md", "a\\b.md"] {
+            assert!(check_path(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn last_change_of_a_path_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = GitForest::init(dir.path(), "init", &[("a.md".into(), b"1".to_vec())]).unwrap();
+        let changes = vec![
+            Change::Write {
+                path: "b.md".into(),
+                bytes: b"x".to_vec(),
+            },
+            Change::Delete {
+                path: "b.md".into(),
+            },
+        ];
+        // Write then delete of a path absent from HEAD nets to nothing.
+        assert_eq!(f.commit_batch(&changes, "noop").unwrap(), None);
+        assert!(!dir.path().join("b.md").exists());
+    }
+}

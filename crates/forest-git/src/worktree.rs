@@ -1,0 +1,265 @@
+//! Bringing the work tree and the index up to HEAD for a known set of paths,
+//! and the crash journal that makes that step repairable.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use git2::{IndexEntry, IndexTime, Oid, Repository};
+use serde::{Deserialize, Serialize};
+
+use crate::GitError;
+
+/// Journal file name inside `.git/`: present only while a commit's work-tree
+/// catch-up is in flight (or was interrupted).
+pub const JOURNAL_FILE: &str = "forest-worktree.json";
+
+/// The journal: which paths may differ from HEAD after a crash.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Journal {
+    /// The commit being brought into the work tree (informational: repair
+    /// always restores from whatever HEAD is).
+    pub commit: String,
+    /// Forest-relative POSIX paths.
+    pub paths: Vec<String>,
+}
+
+pub(crate) fn journal_path(repo: &Repository) -> PathBuf {
+    repo.path().join(JOURNAL_FILE)
+}
+
+pub(crate) fn write_journal(repo: &Repository, journal: &Journal) -> Result<(), GitError> {
+    let path = journal_path(repo);
+    let bytes = serde_json::to_vec(journal).map_err(|e| GitError::Journal {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    forest_fs::atomic_write(&path, &bytes)
+        .map_err(|e| GitError::io(format!("write {}", path.display()), e))
+}
+
+pub(crate) fn read_journal(repo: &Repository) -> Result<Option<Journal>, GitError> {
+    let path = journal_path(repo);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(GitError::io(format!("read {}", path.display()), e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| GitError::Journal {
+            path,
+            reason: e.to_string(),
+        })
+}
+
+pub(crate) fn remove_journal(repo: &Repository) -> Result<(), GitError> {
+    let path = journal_path(repo);
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(GitError::io(format!("remove {}", path.display()), e)),
+    }
+}
+
+/// Target state of one path: `Some((blob, bytes))` = file content, `None` = absent.
+pub(crate) type Target<'a> = (&'a str, Option<(Oid, &'a [u8])>);
+
+/// Write / delete each path in the work tree so it matches its target,
+/// calling `progress(done)` after each path, then update the index entries
+/// of exactly those paths.
+pub(crate) fn apply(
+    repo: &Repository,
+    root: &Path,
+    targets: &[Target<'_>],
+    progress: &mut dyn FnMut(usize),
+) -> Result<(), GitError> {
+    for (i, (rel, target)) in targets.iter().enumerate() {
+        let abs = root.join(rel);
+        match target {
+            Some((_, bytes)) => {
+                // Never rewrite an unchanged file (also makes repair cheap).
+                let same = matches!(fs::read(&abs), Ok(old) if old == *bytes);
+                if !same {
+                    forest_fs::atomic_write(&abs, bytes)
+                        .map_err(|e| GitError::io(format!("write {}", abs.display()), e))?;
+                }
+            }
+            None => remove_file_and_empty_dirs(root, &abs)?,
+        }
+        progress(i + 1);
+    }
+    update_index(repo, root, targets)
+}
+
+fn remove_file_and_empty_dirs(root: &Path, abs: &Path) -> Result<(), GitError> {
+    match fs::remove_file(abs) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(GitError::io(format!("remove {}", abs.display()), e)),
+    }
+    let mut dir = abs.parent();
+    while let Some(d) = dir {
+        if d == root || !d.starts_with(root) {
+            break;
+        }
+        // Fails (and stops the climb) as soon as a directory is not empty.
+        if fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(())
+}
+
+fn update_index(repo: &Repository, root: &Path, targets: &[Target<'_>]) -> Result<(), GitError> {
+    let mut index = repo.index()?;
+    // Another git process may have rewritten the index since we loaded it.
+    index.read(false)?;
+    for (rel, target) in targets {
+        match target {
+            Some((oid, bytes)) => index.add(&index_entry(root, rel, *oid, bytes.len()))?,
+            None => {
+                if index.get_path(Path::new(rel), 0).is_some() {
+                    index.remove_path(Path::new(rel))?;
+                }
+            }
+        }
+    }
+    index.write()?;
+    Ok(())
+}
+
+/// An index entry carrying the file's stat data, so `git status` sees the
+/// path clean without re-hashing it.
+fn index_entry(root: &Path, rel: &str, id: Oid, len: usize) -> IndexEntry {
+    // Truncations below follow git's own index format (32-bit fields).
+    let (ctime, mtime, dev, ino, uid, gid, size) = match fs::metadata(root.join(rel)) {
+        Ok(m) => (
+            IndexTime::new(m.ctime() as i32, m.ctime_nsec() as u32),
+            IndexTime::new(m.mtime() as i32, m.mtime_nsec() as u32),
+            m.dev() as u32,
+            m.ino() as u32,
+            m.uid(),
+            m.gid(),
+            m.size() as u32,
+        ),
+        // Zero stat data only makes git re-hash the file: still correct.
+        Err(_) => (
+            IndexTime::new(0, 0),
+            IndexTime::new(0, 0),
+            0,
+            0,
+            0,
+            0,
+            len as u32,
+        ),
+    };
+    IndexEntry {
+        ctime,
+        mtime,
+        dev,
+        ino,
+        mode: 0o100644,
+        uid,
+        gid,
+        file_size: size,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: rel.as_bytes().to_vec(),
+    }
+}
+
+/// Restore `paths` from HEAD (work tree and index), then delete orphaned
+/// forest_fs temp files in their directories. Used by `open` after a crash.
+pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result<usize, GitError> {
+    let tree = match repo.head() {
+        Ok(h) => Some(h.peel_to_tree()?),
+        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => None,
+        Err(e) => return Err(e.into()),
+    };
+    let mut blobs: Vec<(String, Option<(Oid, Vec<u8>)>)> = Vec::with_capacity(paths.len());
+    for p in paths {
+        let entry = match &tree {
+            Some(t) => match t.get_path(Path::new(p)) {
+                Ok(e) => Some(e.id()),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+                Err(e) => return Err(e.into()),
+            },
+            None => None,
+        };
+        let content = match entry {
+            Some(id) => Some((id, repo.find_blob(id)?.content().to_vec())),
+            None => None,
+        };
+        blobs.push((p.clone(), content));
+    }
+    let targets: Vec<Target<'_>> = blobs
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_ref().map(|(id, b)| (*id, b.as_slice()))))
+        .collect();
+    apply(repo, root, &targets, &mut |_| {})?;
+    remove_temp_orphans(root, paths)
+}
+
+/// Delete `forest_fs` temp files left in the directories of `paths` (and the
+/// root). Returns how many were removed.
+fn remove_temp_orphans(root: &Path, paths: &[String]) -> Result<usize, GitError> {
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    dirs.insert(root.to_path_buf());
+    for p in paths {
+        if let Some(parent) = root.join(p).parent() {
+            dirs.insert(parent.to_path_buf());
+        }
+    }
+    let mut removed = 0;
+    for dir in dirs {
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(_) => continue, // directory gone: nothing to clean
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+            if is_file && forest_fs::is_temp_name(&name.to_string_lossy()) {
+                let p = entry.path();
+                fs::remove_file(&p)
+                    .map_err(|e| GitError::io(format!("remove {}", p.display()), e))?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delete_climbs_only_empty_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("a/b/c")).unwrap();
+        fs::write(root.join("a/keep.md"), b"x").unwrap();
+        fs::write(root.join("a/b/c/x.md"), b"x").unwrap();
+        remove_file_and_empty_dirs(root, &root.join("a/b/c/x.md")).unwrap();
+        assert!(!root.join("a/b").exists());
+        assert!(root.join("a/keep.md").exists());
+    }
+
+    #[test]
+    fn temp_orphans_removed_in_listed_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("d")).unwrap();
+        fs::write(root.join("d/.n.md.123.0.tmp"), b"x").unwrap();
+        fs::write(root.join("d/n.md"), b"x").unwrap();
+        let n = remove_temp_orphans(root, &["d/n.md".to_string()]).unwrap();
+        assert_eq!(n, 1);
+        assert!(root.join("d/n.md").exists());
+    }
+}

@@ -1,0 +1,109 @@
+//! The derived layer glue: Node -> catalog row, full reindex, and opening
+//! the catalog with automatic rebuild when missing or corrupt.
+
+use crate::GardenError;
+use forest_catalog::{Catalog, CatalogLink, CatalogNode, CatalogState};
+use forest_model::ids;
+use forest_model::node::{outline, Node};
+use forest_model::tokens::estimate_tokens;
+use forest_model::walk::node_paths;
+use rayon::prelude::*;
+use std::path::Path;
+
+/// Path of the catalog inside a forest.
+pub const CATALOG_PATH: &str = "_derived/catalog.db";
+/// Path of the heat store inside a forest.
+pub const TRAILS_PATH: &str = "_derived/trails.db";
+
+/// Build the catalog row of a parsed node (dialect §7.1 row values).
+pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
+    let title = node.title().unwrap_or_else(|| id.to_string());
+    let summary = node.summary().unwrap_or_default();
+    let node_type = node.get_str("type").unwrap_or_else(|| {
+        if ids::is_branch_id(id) {
+            "branch".into()
+        } else {
+            "note".into()
+        }
+    });
+    let mut row = CatalogNode::new(id, node_type, title, summary);
+    row.tags = node.get_list("tags");
+    row.aliases = node.get_list("aliases");
+    row.created = node
+        .get_str("created")
+        .map(|s| s.chars().take(10).collect());
+    row.updated = node
+        .get_str("updated")
+        .map(|s| s.chars().take(10).collect());
+    row.confidence = node.get_f64("confidence").unwrap_or(1.0);
+    row.source = node.get_str("source");
+    row.entity_kind = node.get_str("entity_kind");
+    row.payload = node.get_str("payload");
+    row.payload_type = node.get_str("payload_type");
+    row.payload_hash = node.get_str("payload_hash");
+    row.coverage = node.get_str("coverage");
+    row.body_tokens = estimate_tokens(&node.body) as i64;
+    row.outline = outline(&node.body);
+    let inline = node.get_str("content").is_none_or(|c| c == "inline");
+    row.body_hash = if inline {
+        forest_catalog::body_hash_of(&node.body)
+    } else {
+        String::new()
+    };
+    row.origin = node.get_str("origin");
+    row.links = node
+        .links()
+        .into_iter()
+        .map(|l| CatalogLink {
+            rel: l.rel,
+            target: l.target,
+            confidence: l.confidence.unwrap_or(1.0),
+        })
+        .collect();
+    row.moved_from = node.get_list("moved_from");
+    row
+}
+
+/// Read and parse every node of a forest in parallel; broken files skipped.
+pub fn read_all_rows(forest: &Path) -> Vec<CatalogNode> {
+    node_paths(forest)
+        .par_iter()
+        .filter_map(|rel| {
+            let id = rel.strip_suffix(".md")?;
+            let text = std::fs::read_to_string(forest.join(rel)).ok()?;
+            let node = Node::parse(&text).ok()?;
+            Some(catalog_row(id, &node))
+        })
+        .collect()
+}
+
+/// Rebuild `_derived/catalog.db` from the Markdown. Returns the node count.
+pub fn reindex(forest: &Path) -> Result<usize, GardenError> {
+    let path = forest.join(CATALOG_PATH);
+    let mut cat = match Catalog::open(&path) {
+        Ok(c) => c,
+        Err(_) => {
+            Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?
+        }
+    };
+    let rows = read_all_rows(forest);
+    cat.rebuild(rows.into_iter())
+        .map_err(|e| GardenError::Derived(format!("catalog: {e}")))
+}
+
+/// Open the catalog, rebuilding it first when missing, empty or corrupt.
+pub fn open_catalog(forest: &Path) -> Result<Catalog, GardenError> {
+    let path = forest.join(CATALOG_PATH);
+    match Catalog::open_checked(&path) {
+        Ok(CatalogState::Ready(c)) => Ok(c),
+        _ => {
+            tracing::info!(event = "catalog.rebuild", forest = %forest.display());
+            let mut cat = Catalog::recreate(&path)
+                .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            let rows = read_all_rows(forest);
+            cat.rebuild(rows.into_iter())
+                .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            Ok(cat)
+        }
+    }
+}

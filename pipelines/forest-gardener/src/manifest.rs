@@ -1,0 +1,178 @@
+//! `_derived/manifest.db` (DESIGN §3): (source, path) -> (id, size, mtime,
+//! hash, etag). A cache: rebuilt from passports when missing or when it was
+//! last synced at a commit other than HEAD.
+
+use crate::reconcile::ManifestEntry;
+use crate::GardenError;
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The sync manifest.
+pub struct Manifest {
+    conn: Connection,
+}
+
+fn sq(e: rusqlite::Error) -> GardenError {
+    GardenError::Derived(format!("manifest: {e}"))
+}
+
+impl Manifest {
+    /// Open (creating) the manifest at `path`.
+    pub fn open(path: &Path) -> Result<Manifest, GardenError> {
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p)
+                .map_err(|e| GardenError::Io(format!("{}: {e}", p.display())))?;
+        }
+        let conn = Connection::open(path).map_err(sq)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;
+             CREATE TABLE IF NOT EXISTS files (source TEXT NOT NULL, path TEXT NOT NULL, id TEXT NOT NULL,
+               size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, hash TEXT NOT NULL, etag TEXT,
+               vanished INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (source, path));
+             CREATE INDEX IF NOT EXISTS files_id ON files(id);
+             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+        )
+        .map_err(sq)?;
+        Ok(Manifest { conn })
+    }
+
+    /// The commit this manifest was last brought up to.
+    pub fn head(&self) -> Result<Option<String>, GardenError> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key='head'", [], |r| r.get(0))
+            .optional()
+            .map_err(sq)
+    }
+
+    /// All entries of one source.
+    pub fn entries(&self, source: &str) -> Result<HashMap<String, ManifestEntry>, GardenError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT path, id, size, mtime_ms, hash, vanished FROM files WHERE source=?1",
+            )
+            .map_err(sq)?;
+        let rows = st
+            .query_map([source], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    ManifestEntry {
+                        id: r.get(1)?,
+                        size: r.get::<_, i64>(2)? as u64,
+                        mtime_ms: r.get(3)?,
+                        hash: r.get(4)?,
+                        vanished: r.get::<_, i64>(5)? != 0,
+                    },
+                ))
+            })
+            .map_err(sq)?;
+        rows.collect::<Result<HashMap<_, _>, _>>().map_err(sq)
+    }
+
+    /// Number of rows (all sources).
+    pub fn len(&self) -> Result<usize, GardenError> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM files", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as usize)
+            .map_err(sq)
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> Result<bool, GardenError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Apply upserts and deletes for one source and record `head`, in one transaction.
+    pub fn apply(
+        &mut self,
+        source: &str,
+        upserts: &[(String, ManifestEntry)],
+        deletes: &[String],
+        head: Option<&str>,
+    ) -> Result<(), GardenError> {
+        let tx = self.conn.transaction().map_err(sq)?;
+        {
+            let mut up = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO files (source, path, id, size, mtime_ms, hash, vanished) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+                )
+                .map_err(sq)?;
+            for (path, e) in upserts {
+                up.execute(params![
+                    source,
+                    path,
+                    e.id,
+                    e.size as i64,
+                    e.mtime_ms,
+                    e.hash,
+                    e.vanished as i64
+                ])
+                .map_err(sq)?;
+            }
+            let mut del = tx
+                .prepare_cached("DELETE FROM files WHERE source=?1 AND path=?2")
+                .map_err(sq)?;
+            for path in deletes {
+                del.execute(params![source, path]).map_err(sq)?;
+            }
+            if let Some(h) = head {
+                tx.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)",
+                    [h],
+                )
+                .map_err(sq)?;
+            }
+        }
+        tx.commit().map_err(sq)
+    }
+
+    /// Record `head` without other changes.
+    pub fn set_head(&mut self, head: &str) -> Result<(), GardenError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)",
+                [head],
+            )
+            .map_err(sq)?;
+        Ok(())
+    }
+
+    /// Replace everything (rebuild from passports).
+    pub fn replace_all(
+        &mut self,
+        rows: &[(String, String, ManifestEntry)],
+        head: Option<&str>,
+    ) -> Result<(), GardenError> {
+        let tx = self.conn.transaction().map_err(sq)?;
+        tx.execute("DELETE FROM files", []).map_err(sq)?;
+        tx.execute("DELETE FROM meta", []).map_err(sq)?;
+        {
+            let mut up = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO files (source, path, id, size, mtime_ms, hash, vanished) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+                )
+                .map_err(sq)?;
+            for (source, path, e) in rows {
+                up.execute(params![
+                    source,
+                    path,
+                    e.id,
+                    e.size as i64,
+                    e.mtime_ms,
+                    e.hash,
+                    e.vanished as i64
+                ])
+                .map_err(sq)?;
+            }
+            if let Some(h) = head {
+                tx.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)",
+                    [h],
+                )
+                .map_err(sq)?;
+            }
+        }
+        tx.commit().map_err(sq)
+    }
+}

@@ -1,0 +1,309 @@
+//! Pure reconcile planning (DESIGN §3): manifest + listing -> plan.
+//! No I/O here: the caller stats, hashes and applies.
+
+use std::collections::{HashMap, HashSet};
+
+/// What the manifest knows about one source path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestEntry {
+    /// Node id of the passport.
+    pub id: String,
+    /// Size at the last sync.
+    pub size: u64,
+    /// mtime (ms) at the last sync.
+    pub mtime_ms: i64,
+    /// Content hash (`blake3:…` or bare sha256 hex from another engine).
+    pub hash: String,
+    /// Already reported vanished (passport marked stale).
+    pub vanished: bool,
+}
+
+/// A listed file as reconcile sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatFile {
+    /// Source-relative path.
+    pub rel: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// mtime in ms.
+    pub mtime_ms: i64,
+}
+
+/// First pass: stat comparison only.
+#[derive(Debug, Default, PartialEq)]
+pub struct StatPlan {
+    /// No manifest entry.
+    pub new: Vec<String>,
+    /// Size or mtime differ: must be hashed.
+    pub suspect: Vec<String>,
+    /// Size and mtime equal: fast path.
+    pub unchanged: Vec<String>,
+    /// Manifest entries whose path was not listed (path, entry).
+    pub vanished: Vec<(String, ManifestEntry)>,
+    /// Entries that were vanished but are listed again.
+    pub reappeared: Vec<String>,
+}
+
+/// Compare a listing with the manifest. `scope` limits vanished detection
+/// to one path (targeted sync).
+pub fn stat_pass(
+    files: &[StatFile],
+    manifest: &HashMap<String, ManifestEntry>,
+    scope: Option<&str>,
+) -> StatPlan {
+    let mut plan = StatPlan::default();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(files.len());
+    for f in files {
+        seen.insert(&f.rel);
+        match manifest.get(&f.rel) {
+            None => plan.new.push(f.rel.clone()),
+            Some(e) => {
+                if e.vanished {
+                    plan.reappeared.push(f.rel.clone());
+                }
+                if e.size == f.size && e.mtime_ms == f.mtime_ms && !e.vanished {
+                    plan.unchanged.push(f.rel.clone());
+                } else {
+                    plan.suspect.push(f.rel.clone());
+                }
+            }
+        }
+    }
+    let mut vanished: Vec<(String, ManifestEntry)> = manifest
+        .iter()
+        .filter(|(p, _)| !seen.contains(p.as_str()) && scope.is_none_or(|s| s == p.as_str()))
+        .map(|(p, e)| (p.clone(), e.clone()))
+        .collect();
+    vanished.sort_by(|a, b| a.0.cmp(&b.0));
+    plan.vanished = vanished;
+    plan
+}
+
+/// New files worth hashing before conversion: only those whose size equals
+/// a vanished entry's size can be moves.
+pub fn move_candidates(plan: &StatPlan, sizes: &HashMap<String, u64>) -> Vec<String> {
+    let vanished_sizes: HashSet<u64> = plan.vanished.iter().map(|(_, e)| e.size).collect();
+    plan.new
+        .iter()
+        .filter(|r| sizes.get(*r).is_some_and(|s| vanished_sizes.contains(s)))
+        .cloned()
+        .collect()
+}
+
+/// A move: vanished path and new path with the same content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// Old source path.
+    pub from_rel: String,
+    /// Old node id.
+    pub from_id: String,
+    /// New source path.
+    pub to_rel: String,
+}
+
+/// Final plan.
+#[derive(Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Files to plant.
+    pub new: Vec<String>,
+    /// Files whose content changed (path, id).
+    pub changed: Vec<(String, String)>,
+    /// Files unchanged by stat.
+    pub unchanged: Vec<String>,
+    /// Stat changed, bytes did not: refresh the manifest only.
+    pub touched: Vec<String>,
+    /// Transplants.
+    pub moves: Vec<Move>,
+    /// Vanished (path, entry), excluding moved ones.
+    pub vanished: Vec<(String, ManifestEntry)>,
+}
+
+/// Second pass: with hashes of suspects and of move candidates, classify.
+/// `hash_eq(old, new)` compares a manifest hash with a fresh hash pair.
+pub fn classify(
+    stat: StatPlan,
+    manifest: &HashMap<String, ManifestEntry>,
+    hashes: &HashMap<String, HashPair>,
+) -> Plan {
+    let mut plan = Plan {
+        unchanged: stat.unchanged,
+        ..Default::default()
+    };
+    for rel in stat.suspect {
+        let Some(e) = manifest.get(&rel) else {
+            continue;
+        };
+        match hashes.get(&rel) {
+            Some(h) if h.matches(&e.hash) && !e.vanished => plan.touched.push(rel),
+            _ => plan.changed.push((rel, e.id.clone())),
+        }
+    }
+    // Moves: pair vanished entries with new files of equal content, in path
+    // order. Indexed by hash so a renamed folder of 10^4 files stays linear.
+    let new_set: HashSet<&str> = stat.new.iter().map(|s| s.as_str()).collect();
+    let mut by_hash: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
+    for (rel, h) in hashes.iter().filter(|(r, _)| new_set.contains(r.as_str())) {
+        by_hash
+            .entry(h.blake3.clone())
+            .or_default()
+            .insert(rel.clone());
+        if !h.sha256.is_empty() {
+            by_hash
+                .entry(h.sha256.to_lowercase())
+                .or_default()
+                .insert(rel.clone());
+        }
+    }
+    let mut moved_new: HashSet<String> = HashSet::new();
+    for (from_rel, e) in stat.vanished {
+        let key = if e.hash.starts_with("blake3:") {
+            e.hash.clone()
+        } else {
+            e.hash.to_lowercase()
+        };
+        let target = by_hash
+            .get(&key)
+            .and_then(|set| set.iter().find(|r| !moved_new.contains(*r)).cloned());
+        match target {
+            Some(to_rel) => {
+                moved_new.insert(to_rel.clone());
+                plan.moves.push(Move {
+                    from_rel,
+                    from_id: e.id.clone(),
+                    to_rel,
+                });
+            }
+            None => plan.vanished.push((from_rel, e)),
+        }
+    }
+    plan.new = stat
+        .new
+        .into_iter()
+        .filter(|r| !moved_new.contains(r))
+        .collect();
+    plan.moves.sort_by(|a, b| a.to_rel.cmp(&b.to_rel));
+    plan
+}
+
+/// Fresh hashes of one file: blake3 (ours) and sha256 (to compare with
+/// hashes written by another engine, DESIGN §2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashPair {
+    /// `blake3:<hex>`.
+    pub blake3: String,
+    /// sha256 hex (computed only when needed; empty otherwise).
+    pub sha256: String,
+}
+
+impl HashPair {
+    /// Does a stored hash name this content?
+    pub fn matches(&self, stored: &str) -> bool {
+        if stored.starts_with("blake3:") {
+            stored == self.blake3
+        } else {
+            !self.sha256.is_empty() && stored.eq_ignore_ascii_case(&self.sha256)
+        }
+    }
+}
+
+/// True when marking `n_stale` of `total` as stale exceeds the guard.
+pub fn exceeds_stale_guard(n_stale: usize, total: usize, max_fraction: f64) -> bool {
+    total > 0 && n_stale > 0 && (n_stale as f64) > max_fraction * (total as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(id: &str, size: u64, mtime: i64, hash: &str) -> ManifestEntry {
+        ManifestEntry {
+            id: id.into(),
+            size,
+            mtime_ms: mtime,
+            hash: hash.into(),
+            vanished: false,
+        }
+    }
+    fn f(rel: &str, size: u64, mtime: i64) -> StatFile {
+        StatFile {
+            rel: rel.into(),
+            size,
+            mtime_ms: mtime,
+        }
+    }
+    fn hp(b: &str) -> HashPair {
+        HashPair {
+            blake3: format!("blake3:{b}"),
+            sha256: String::new(),
+        }
+    }
+
+    #[test]
+    fn full_matrix() {
+        let mut m = HashMap::new();
+        m.insert("same.md".to_string(), e("same", 1, 1, "blake3:s"));
+        m.insert("edit.md".to_string(), e("edit", 1, 1, "blake3:e"));
+        m.insert("touch.md".to_string(), e("touch", 1, 1, "blake3:t"));
+        m.insert("gone.md".to_string(), e("gone", 5, 1, "blake3:g"));
+        m.insert("old/moved.md".to_string(), e("old/moved", 7, 1, "blake3:m"));
+        let files = vec![
+            f("same.md", 1, 1),
+            f("edit.md", 2, 9),
+            f("touch.md", 1, 9),
+            f("new.md", 3, 1),
+            f("new/moved.md", 7, 5),
+        ];
+        let stat = stat_pass(&files, &m, None);
+        assert_eq!(stat.new, vec!["new.md", "new/moved.md"]);
+        assert_eq!(stat.unchanged, vec!["same.md"]);
+        let sizes: HashMap<String, u64> = files.iter().map(|f| (f.rel.clone(), f.size)).collect();
+        assert_eq!(move_candidates(&stat, &sizes), vec!["new/moved.md"]);
+        let mut hashes = HashMap::new();
+        hashes.insert("edit.md".to_string(), hp("e2"));
+        hashes.insert("touch.md".to_string(), hp("t"));
+        hashes.insert("new/moved.md".to_string(), hp("m"));
+        let plan = classify(stat, &m, &hashes);
+        assert_eq!(plan.new, vec!["new.md"]);
+        assert_eq!(
+            plan.changed,
+            vec![("edit.md".to_string(), "edit".to_string())]
+        );
+        assert_eq!(plan.touched, vec!["touch.md"]);
+        assert_eq!(
+            plan.moves,
+            vec![Move {
+                from_rel: "old/moved.md".into(),
+                from_id: "old/moved".into(),
+                to_rel: "new/moved.md".into()
+            }]
+        );
+        assert_eq!(plan.vanished.len(), 1);
+        assert_eq!(plan.vanished[0].0, "gone.md");
+    }
+
+    #[test]
+    fn targeted_scope_and_guard() {
+        let mut m = HashMap::new();
+        m.insert("a.md".to_string(), e("a", 1, 1, "blake3:a"));
+        m.insert("b.md".to_string(), e("b", 1, 1, "blake3:b"));
+        let stat = stat_pass(&[], &m, Some("a.md"));
+        assert_eq!(stat.vanished.len(), 1);
+        assert!(exceeds_stale_guard(2, 3, 0.5));
+        assert!(!exceeds_stale_guard(1, 3, 0.5));
+        assert!(!exceeds_stale_guard(0, 0, 0.5));
+    }
+
+    #[test]
+    fn sha256_from_other_engine() {
+        let h = HashPair {
+            blake3: "blake3:x".into(),
+            sha256: "ABC".into(),
+        };
+        assert!(h.matches("abc"));
+        assert!(!HashPair {
+            blake3: "blake3:x".into(),
+            sha256: String::new()
+        }
+        .matches("abc"));
+    }
+}

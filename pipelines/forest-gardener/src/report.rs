@@ -1,0 +1,83 @@
+//! The `forest adopt|sync --json` report (schema in `schemas/`).
+
+use serde::Serialize;
+
+/// Version of the report shape.
+pub const REPORT_VERSION: u32 = 1;
+
+/// One per-file problem.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct FileError {
+    /// Source-relative path (or node id).
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// One transplant.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MoveRecord {
+    /// Old node id.
+    pub from: String,
+    /// New node id.
+    pub to: String,
+}
+
+/// What happened to one source.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct SourceReport {
+    /// Source name.
+    pub source: String,
+    /// Planted node ids.
+    pub planted: Vec<String>,
+    /// Branch ids created.
+    pub branches: Vec<String>,
+    /// Updated node ids (content changed).
+    pub updated: Vec<String>,
+    /// Count of unchanged files (ids omitted: at 10^6 files a list would dominate the report).
+    pub unchanged: usize,
+    /// Files whose stat changed but bytes did not (hashed once, fast path restored).
+    pub touched: usize,
+    /// Transplants.
+    pub moved: Vec<MoveRecord>,
+    /// Node ids whose source vanished (never deleted).
+    pub stale: Vec<String>,
+    /// Nodes whose hand-edited summary was kept although the source changed.
+    pub summary_stale: Vec<String>,
+    /// Source paths no converter claims.
+    pub unsupported: Vec<String>,
+    /// Per-file errors; non-empty means exit 3.
+    pub errors: Vec<FileError>,
+    /// Converter fallback warnings.
+    pub warnings: Vec<String>,
+    /// Derived aliases dropped by the 16 cap.
+    pub aliases_clipped: usize,
+    /// Files listed in the source.
+    pub files_seen: usize,
+    /// Bytes read for hashing and conversion.
+    pub bytes_read: u64,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct GardenReport {
+    /// Report shape version.
+    pub version: u32,
+    /// `adopt` or `sync`.
+    pub command: String,
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// One entry per source processed.
+    pub sources: Vec<SourceReport>,
+    /// Commits made, oldest first.
+    pub commits: Vec<String>,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl GardenReport {
+    /// True when any source reported a per-file error (exit 3).
+    pub fn partial(&self) -> bool {
+        self.sources.iter().any(|s| !s.errors.is_empty())
+    }
+}

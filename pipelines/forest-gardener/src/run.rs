@@ -1,0 +1,1688 @@
+//! Orchestration of adopt/sync: I/O around the pure planners.
+
+use crate::config::{local_path, GardenerConfig, SourceConfig};
+use crate::derived::{catalog_row, open_catalog, TRAILS_PATH};
+use crate::manifest::Manifest;
+use crate::reconcile::{self, HashPair, ManifestEntry, Plan, StatFile};
+use crate::report::{FileError, GardenReport, MoveRecord, SourceReport, REPORT_VERSION};
+use crate::walk::{walk_source, Listed};
+use crate::GardenError;
+use forest_catalog::Catalog;
+use forest_convert::{Conversion, Limits, Registry};
+use forest_git::{Change, GitForest};
+use forest_model::aliases::{derive_aliases, union_aliases};
+use forest_model::ids;
+use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
+use forest_model::node::{today, Node};
+use forest_model::scent::{derive_summary, summary_fingerprint, validate_summary};
+use forest_model::slug::{slugify, title_from_stem};
+use forest_model::yaml::Value;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Manifest path inside a forest.
+pub const MANIFEST_PATH: &str = "_derived/manifest.db";
+const MEDIA_EXTS: [&str; 14] = [
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4",
+    ".mov", ".mkv", ".webm",
+];
+const TEXT_EXTS: [&str; 3] = [".md", ".markdown", ".txt"];
+
+/// Knobs of one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Write nothing; report the plan.
+    pub dry_run: bool,
+    /// Files per checkpoint commit.
+    pub commit_every: usize,
+    /// Allow marking more than `max_stale_fraction` of a source stale.
+    pub allow_mass_stale: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            dry_run: false,
+            commit_every: 5000,
+            allow_mass_stale: false,
+        }
+    }
+}
+
+/// Progress sink (the CLI draws a bar on a terminal).
+pub trait Progress: Sync {
+    /// A source is about to be processed with `total` files to convert.
+    fn start(&self, _source: &str, _total: u64) {}
+    /// One file converted (`bytes` read).
+    fn file_done(&self, _bytes: u64) {}
+    /// The source is done.
+    fn finish(&self) {}
+}
+
+/// Progress sink that draws nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// The scent of a new node before it is planted: what the curate hook may change.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    /// Node id.
+    pub id: String,
+    /// Parent branch id.
+    pub parent: String,
+    /// Title.
+    pub title: String,
+    /// Body the summary was derived from.
+    pub body: String,
+    /// Summary (derived before the hook runs).
+    pub summary: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Proposed links `(rel, target, confidence)`.
+    pub links: Vec<(String, String, f64)>,
+    /// `derived` or `llm` after the hook.
+    pub scent: String,
+}
+
+/// The curate hook (the Curator plugs in here; deterministic runs pass None).
+pub trait Curate: Sync {
+    /// Enrich a draft in place; errors are reported per file, never fatal.
+    fn curate(&self, draft: &mut Draft) -> Result<(), String>;
+}
+
+/// One file after read + hash + convert.
+struct Converted {
+    rel: String,
+    abs: PathBuf,
+    size: u64,
+    mtime_ms: i64,
+    hash: HashPair,
+    outcome: Result<Conversion, String>,
+    unsupported: bool,
+    warnings: Vec<String>,
+}
+
+/// `forest adopt SOURCE`: record the source, then sync it.
+#[allow(clippy::too_many_arguments)]
+pub fn adopt(
+    forest: &Path,
+    git: &GitForest,
+    source: &str,
+    name: Option<&str>,
+    dest: Option<&str>,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+    curate: Option<&dyn Curate>,
+) -> Result<GardenReport, GardenError> {
+    let mut config = GardenerConfig::load(forest)?;
+    let uri = resolve_source_uri(forest, source)?;
+    // Re-adopting a recorded source behaves as a sync (no duplicates).
+    let existing = config.sources.iter().find(|s| s.uri == uri).cloned();
+    let src = match existing {
+        Some(s) => s,
+        None => {
+            let base = name.map(|n| n.to_string()).unwrap_or_else(|| {
+                if config.sources.is_empty() {
+                    "default".to_string()
+                } else {
+                    slugify(
+                        Path::new(&uri)
+                            .file_name()
+                            .map(|f| f.to_string_lossy().into_owned())
+                            .as_deref()
+                            .unwrap_or("source"),
+                    )
+                }
+            });
+            if config.source(&base).is_some() {
+                return Err(GardenError::Schema(format!(
+                    "a source named '{base}' already exists with another uri"
+                )));
+            }
+            if let Some(d) = dest {
+                validate_dest(d)?;
+            }
+            SourceConfig {
+                name: base,
+                uri: uri.clone(),
+                dest: dest
+                    .map(|d| d.trim_matches('/').to_string())
+                    .filter(|d| !d.is_empty()),
+                content: "inline".into(),
+                archive: "never".into(),
+                ignore: vec![],
+            }
+        }
+    };
+    if !opts.dry_run {
+        // Recorded before the first step so an interrupted adopt can be finished by sync.
+        config.add_source(src.clone());
+        config.save(forest)?;
+    }
+    let mut report = run_sources(forest, git, &config, &[src], None, opts, progress, curate)?;
+    report.command = "adopt".into();
+    Ok(report)
+}
+
+/// `forest sync [--source N] [PATH]`.
+pub fn sync(
+    forest: &Path,
+    git: &GitForest,
+    source: Option<&str>,
+    path: Option<&str>,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+    curate: Option<&dyn Curate>,
+) -> Result<GardenReport, GardenError> {
+    let config = GardenerConfig::load(forest)?;
+    if config.sources.is_empty() {
+        return Err(GardenError::Schema(
+            "this forest has no adopted source to sync (run forest adopt SOURCE first)".into(),
+        ));
+    }
+    let sources: Vec<SourceConfig> = match source {
+        Some(n) => vec![config
+            .source(n)
+            .cloned()
+            .ok_or_else(|| GardenError::Schema(format!("no source named '{n}'")))?],
+        None => config.sources.clone(),
+    };
+    if path.is_some() && sources.len() != 1 {
+        return Err(GardenError::Schema(
+            "a targeted sync PATH needs --source when the forest has several sources".into(),
+        ));
+    }
+    let mut report = run_sources(forest, git, &config, &sources, path, opts, progress, curate)?;
+    report.command = "sync".into();
+    Ok(report)
+}
+
+fn validate_dest(d: &str) -> Result<(), GardenError> {
+    let t = d.trim_matches('/');
+    if t.split('/')
+        .any(|c| c.is_empty() || c == "." || c == ".." || c.starts_with('_') || c.starts_with('.'))
+    {
+        return Err(GardenError::Schema(format!(
+            "invalid dest branch path '{d}'"
+        )));
+    }
+    Ok(())
+}
+
+/// Canonical uri of a source argument, with the containment rules of dialect §3.2.
+fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
+    if source.starts_with("s3://") {
+        return Err(GardenError::Schema(
+            "s3:// sources are not supported by this build yet (local folders only)".into(),
+        ));
+    }
+    let p = local_path(source)
+        .ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
+    let canon = std::fs::canonicalize(&p)
+        .map_err(|e| GardenError::Schema(format!("source is not a directory: {source} ({e})")))?;
+    if !canon.is_dir() {
+        return Err(GardenError::Schema(format!(
+            "source is not a directory: {source}"
+        )));
+    }
+    check_containment(forest, &canon)?;
+    canon
+        .to_str()
+        .map(|s| s.to_string())
+        .ok_or_else(|| GardenError::Schema("source path is not valid UTF-8".into()))
+}
+
+fn check_containment(forest: &Path, canon_source: &Path) -> Result<(), GardenError> {
+    let f = std::fs::canonicalize(forest)
+        .map_err(|e| GardenError::Io(format!("{}: {e}", forest.display())))?;
+    if f.starts_with(canon_source) {
+        return Err(GardenError::Schema(
+            "source contains the forest itself".into(),
+        ));
+    }
+    if canon_source.starts_with(&f) && !canon_source.starts_with(f.join("_derived")) {
+        return Err(GardenError::Schema("source is inside the forest".into()));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_sources(
+    forest: &Path,
+    git: &GitForest,
+    config: &GardenerConfig,
+    sources: &[SourceConfig],
+    path: Option<&str>,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+    curate: Option<&dyn Curate>,
+) -> Result<GardenReport, GardenError> {
+    let started = Instant::now();
+    let registry = Registry::builtin().with_command_hooks(
+        &config.converters,
+        Duration::from_secs(config.convert_timeout_secs),
+    );
+    let limits = Limits {
+        max_input_bytes: config.max_file_bytes,
+        timeout: Duration::from_secs(config.convert_timeout_secs),
+        ..Limits::default()
+    };
+    let mut manifest = open_manifest(forest, git, config, opts.dry_run)?;
+    let mut catalog = if opts.dry_run {
+        None
+    } else {
+        Some(open_catalog(forest)?)
+    };
+    let mut report = GardenReport {
+        version: REPORT_VERSION,
+        dry_run: opts.dry_run,
+        ..Default::default()
+    };
+    let multi = config.sources.len() > 1;
+    for src in sources {
+        let mut ctx = SourceRun {
+            forest,
+            git,
+            config,
+            src,
+            multi,
+            registry: &registry,
+            limits: &limits,
+            opts,
+            progress,
+            curate,
+            today: today(),
+            report: SourceReport {
+                source: src.name.clone(),
+                ..Default::default()
+            },
+            commits: vec![],
+            taken: HashSet::new(),
+        };
+        ctx.run(path, &mut manifest, catalog.as_mut())?;
+        report.commits.extend(ctx.commits);
+        report.sources.push(ctx.report);
+    }
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+/// Open the manifest, bringing it up to HEAD: rebuilt from passports when
+/// missing or recorded at another commit (a crash between commit and
+/// manifest update, a hand edit, a Ranger commit).
+fn open_manifest(
+    forest: &Path,
+    git: &GitForest,
+    config: &GardenerConfig,
+    dry_run: bool,
+) -> Result<Manifest, GardenError> {
+    let path = forest.join(MANIFEST_PATH);
+    let head = git.head_oid()?.map(|o| o.to_string());
+    let mut m = if dry_run && !path.exists() {
+        Manifest::open(Path::new(":memory:"))?
+    } else {
+        Manifest::open(&path)?
+    };
+    let recorded = m.head()?;
+    if recorded.is_some() && recorded == head {
+        return Ok(m);
+    }
+    let changed = match (&recorded, &head) {
+        (Some(r), Some(h)) => changed_md_paths(forest, r, h),
+        _ => None,
+    };
+    let default_source = config
+        .sources
+        .first()
+        .map(|s| s.name.clone())
+        .unwrap_or_else(|| "default".into());
+    match changed {
+        Some(paths) => {
+            // Incremental: re-read only passports changed since the recorded commit.
+            let mut by_source: BTreeMap<String, (Vec<(String, ManifestEntry)>, Vec<String>)> =
+                BTreeMap::new();
+            let mut removed_ids: Vec<String> = vec![];
+            for p in paths {
+                let id = p.trim_end_matches(".md").to_string();
+                match std::fs::read_to_string(forest.join(&p))
+                    .ok()
+                    .and_then(|t| Node::parse(&t).ok())
+                {
+                    Some(node) => {
+                        if let Some((source, rel, e)) = passport_entry(&id, &node, &default_source)
+                        {
+                            by_source.entry(source).or_default().0.push((rel, e));
+                        }
+                    }
+                    None => removed_ids.push(id),
+                }
+            }
+            for (source, (ups, _)) in &by_source {
+                m.apply(source, ups, &[], None)?;
+            }
+            if !removed_ids.is_empty() {
+                for s in &config.sources {
+                    let entries = m.entries(&s.name)?;
+                    let dels: Vec<String> = entries
+                        .iter()
+                        .filter(|(_, e)| removed_ids.contains(&e.id))
+                        .map(|(p, _)| p.clone())
+                        .collect();
+                    m.apply(&s.name, &[], &dels, None)?;
+                }
+            }
+            if let Some(h) = &head {
+                m.set_head(h)?;
+            }
+        }
+        None => {
+            tracing::info!(event = "manifest.rebuild", forest = %forest.display());
+            let rows: Vec<(String, String, ManifestEntry)> = forest_model::walk::node_paths(forest)
+                .par_iter()
+                .filter_map(|rel| {
+                    let id = rel.strip_suffix(".md")?;
+                    let node =
+                        Node::parse(&std::fs::read_to_string(forest.join(rel)).ok()?).ok()?;
+                    let (source, path, e) = passport_entry(id, &node, &default_source)?;
+                    Some((source, path, e))
+                })
+                .collect();
+            m.replace_all(&rows, head.as_deref())?;
+        }
+    }
+    Ok(m)
+}
+
+fn passport_entry(
+    id: &str,
+    node: &Node,
+    default_source: &str,
+) -> Option<(String, String, ManifestEntry)> {
+    let path = node.get_str("source_path")?;
+    let hash = node.get_str("source_hash")?;
+    let source = node
+        .get_str("source_name")
+        .unwrap_or_else(|| default_source.to_string());
+    let size = node.get_f64("source_size").unwrap_or(-1.0);
+    let mtime = node.get_f64("source_mtime").unwrap_or(0.0);
+    Some((
+        source,
+        path,
+        ManifestEntry {
+            id: id.to_string(),
+            size: if size < 0.0 { u64::MAX } else { size as u64 },
+            mtime_ms: (mtime * 1000.0).round() as i64,
+            hash,
+            vanished: node.get_str("source_state").as_deref() == Some("vanished"),
+        },
+    ))
+}
+
+/// `.md` paths that differ between two commits, or None when unknown.
+fn changed_md_paths(forest: &Path, from: &str, to: &str) -> Option<Vec<String>> {
+    let repo = git2::Repository::open(forest).ok()?;
+    let a = repo
+        .find_commit(git2::Oid::from_str(from).ok()?)
+        .ok()?
+        .tree()
+        .ok()?;
+    let b = repo
+        .find_commit(git2::Oid::from_str(to).ok()?)
+        .ok()?
+        .tree()
+        .ok()?;
+    let diff = repo.diff_tree_to_tree(Some(&a), Some(&b), None).ok()?;
+    let mut out = vec![];
+    for d in diff.deltas() {
+        for f in [d.old_file(), d.new_file()] {
+            if let Some(p) = f.path().and_then(|p| p.to_str()) {
+                if p.ends_with(".md") && !out.iter().any(|x: &String| x == p) {
+                    out.push(p.to_string());
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// A unit of work inside a source run, in path order.
+enum Work {
+    Plant(String),
+    Update(String, String),
+    Transplant(reconcile::Move),
+    MarkStale(String, ManifestEntry),
+}
+
+impl Work {
+    fn rel(&self) -> &str {
+        match self {
+            Work::Plant(r) | Work::Update(r, _) => r,
+            Work::Transplant(m) => &m.to_rel,
+            Work::MarkStale(r, _) => r,
+        }
+    }
+}
+
+/// Pending writes of one batch (one commit).
+#[derive(Default)]
+struct Batch {
+    deletes: BTreeSet<String>,
+    /// Parsed nodes touched in this batch (branches and leaves), by id.
+    nodes: HashMap<String, Node>,
+    dirty: BTreeSet<String>,
+    removed_ids: Vec<String>,
+    /// Staged payload files: (staged, final).
+    renames: Vec<(PathBuf, PathBuf)>,
+    manifest_up: Vec<(String, ManifestEntry)>,
+    manifest_del: Vec<String>,
+    rekeys: Vec<(String, String)>,
+    planted: usize,
+    updated: usize,
+    moved: usize,
+    stale: usize,
+    ids: Vec<String>,
+}
+
+struct SourceRun<'a> {
+    forest: &'a Path,
+    git: &'a GitForest,
+    config: &'a GardenerConfig,
+    src: &'a SourceConfig,
+    multi: bool,
+    registry: &'a Registry,
+    limits: &'a Limits,
+    opts: &'a RunOptions,
+    progress: &'a dyn Progress,
+    curate: Option<&'a dyn Curate>,
+    today: String,
+    report: SourceReport,
+    commits: Vec<String>,
+    /// Ids planted during this run (dry runs never touch the disk).
+    taken: HashSet<String>,
+}
+
+fn err(path: &str, message: impl Into<String>) -> FileError {
+    FileError {
+        path: path.to_string(),
+        message: message.into(),
+    }
+}
+
+impl SourceRun<'_> {
+    fn run(
+        &mut self,
+        path: Option<&str>,
+        manifest: &mut Manifest,
+        mut catalog: Option<&mut Catalog>,
+    ) -> Result<(), GardenError> {
+        let root = local_path(&self.src.uri).ok_or_else(|| {
+            GardenError::Schema(format!(
+                "source '{}': s3:// sources are not supported by this build yet",
+                self.src.name
+            ))
+        })?;
+        if let Ok(canon) = std::fs::canonicalize(&root) {
+            check_containment(self.forest, &canon)?;
+        }
+        let mut ignore = self.config.ignore.clone();
+        ignore.extend(self.src.ignore.iter().cloned());
+        let mut listing = walk_source(&root, &ignore);
+        if let Some(p) = path {
+            let p = p.trim_start_matches("./");
+            if p.starts_with('/') || p.split('/').any(|c| c == "..") {
+                return Err(GardenError::Schema(
+                    "sync path leaves the source root".into(),
+                ));
+            }
+            listing.files.retain(|f| f.rel == p);
+            listing.problems.retain(|(r, _)| r == p);
+        }
+        for (p, m) in &listing.problems {
+            self.report.errors.push(err(p, m.clone()));
+        }
+        self.report.files_seen = listing.files.len();
+        let entries = manifest.entries(&self.src.name)?;
+        if let Some(e) = &listing.listing_error {
+            // Nothing may be marked stale from a partial listing.
+            if listing.files.is_empty() && path.is_none() {
+                self.report.errors.push(err(
+                    &self.src.uri,
+                    format!("listing failed, source skipped (nothing marked stale): {e}"),
+                ));
+                return Ok(());
+            }
+            self.report.errors.push(err(
+                &self.src.uri,
+                format!("listing incomplete, nothing marked stale this run: {e}"),
+            ));
+        }
+        let stat_files: Vec<StatFile> = listing
+            .files
+            .iter()
+            .map(|f| StatFile {
+                rel: f.rel.clone(),
+                size: f.size,
+                mtime_ms: f.mtime_ms,
+            })
+            .collect();
+        let mut stat = reconcile::stat_pass(&stat_files, &entries, path);
+        if listing.listing_error.is_some() {
+            stat.vanished.clear();
+        }
+        let by_rel: HashMap<&str, &Listed> =
+            listing.files.iter().map(|f| (f.rel.as_str(), f)).collect();
+        // Hash suspects and possible move targets before deciding.
+        let sizes: HashMap<String, u64> = listing
+            .files
+            .iter()
+            .map(|f| (f.rel.clone(), f.size))
+            .collect();
+        let mut to_hash: Vec<String> = stat.suspect.clone();
+        to_hash.extend(reconcile::move_candidates(&stat, &sizes));
+        let want_sha_moves = stat
+            .vanished
+            .iter()
+            .any(|(_, e)| !e.hash.starts_with("blake3:"));
+        let hashed: Vec<(String, Result<HashPair, String>)> = to_hash
+            .par_iter()
+            .map(|rel| {
+                let need_sha = entries
+                    .get(rel)
+                    .map(|e| !e.hash.starts_with("blake3:"))
+                    .unwrap_or(want_sha_moves);
+                let res = by_rel
+                    .get(rel.as_str())
+                    .ok_or_else(|| "vanished".to_string())
+                    .and_then(|f| hash_file(&f.abs, need_sha));
+                (rel.clone(), res)
+            })
+            .collect();
+        let mut hashes = HashMap::new();
+        for (rel, r) in hashed {
+            match r {
+                Ok(h) => {
+                    self.report.bytes_read += sizes.get(&rel).copied().unwrap_or(0);
+                    hashes.insert(rel, h);
+                }
+                Err(e) => self.report.errors.push(err(&rel, e)),
+            }
+        }
+        let plan: Plan = reconcile::classify(stat, &entries, &hashes);
+        self.report.unchanged = plan.unchanged.len();
+        self.report.touched = plan.touched.len();
+        // Stale guard (DESIGN §3).
+        let newly_stale = plan.vanished.iter().filter(|(_, e)| !e.vanished).count();
+        let mut vanished = plan.vanished.clone();
+        if reconcile::exceeds_stale_guard(
+            newly_stale,
+            entries.len(),
+            self.config.max_stale_fraction,
+        ) && !self.opts.allow_mass_stale
+        {
+            self.report.errors.push(err(
+                &self.src.uri,
+                format!(
+                    "refusing to mark {newly_stale} of {} files stale (max_stale_fraction {}); rerun with --allow-mass-stale if the source really lost them",
+                    entries.len(),
+                    self.config.max_stale_fraction
+                ),
+            ));
+            vanished.retain(|(_, e)| e.vanished);
+        }
+        for (_, e) in &vanished {
+            self.report.stale.push(e.id.clone());
+        }
+        // Touched files only refresh the manifest.
+        let mut touched_up = vec![];
+        for rel in &plan.touched {
+            if let (Some(f), Some(e)) = (by_rel.get(rel.as_str()), entries.get(rel)) {
+                touched_up.push((
+                    rel.clone(),
+                    ManifestEntry {
+                        size: f.size,
+                        mtime_ms: f.mtime_ms,
+                        ..e.clone()
+                    },
+                ));
+            }
+        }
+        let mut work: Vec<Work> = vec![];
+        work.extend(plan.new.iter().map(|r| Work::Plant(r.clone())));
+        work.extend(
+            plan.changed
+                .iter()
+                .map(|(r, id)| Work::Update(r.clone(), id.clone())),
+        );
+        work.extend(plan.moves.iter().cloned().map(Work::Transplant));
+        work.extend(
+            vanished
+                .into_iter()
+                .filter(|(_, e)| !e.vanished)
+                .map(|(r, e)| Work::MarkStale(r, e)),
+        );
+        work.sort_by(|a, b| a.rel().cmp(b.rel()));
+        let to_convert = work
+            .iter()
+            .filter(|w| matches!(w, Work::Plant(_) | Work::Update(..)))
+            .count();
+        self.progress.start(&self.src.name, to_convert as u64);
+        let chunk = self.opts.commit_every.max(1);
+        let mut first = true;
+        let mut start = 0;
+        while start < work.len() || first {
+            let end = (start + chunk).min(work.len());
+            let slice = &work[start..end];
+            let converted = self.convert_all(slice, &by_rel, &hashes);
+            let mut batch = Batch::default();
+            if first {
+                batch.manifest_up.append(&mut touched_up);
+            }
+            for w in slice {
+                self.apply(w, &converted, &mut batch, catalog.as_deref());
+            }
+            self.finish_batch(&mut batch, manifest, catalog.as_deref_mut())?;
+            first = false;
+            start = end;
+            if start >= work.len() {
+                break;
+            }
+        }
+        self.progress.finish();
+        Ok(())
+    }
+
+    fn convert_all(
+        &self,
+        slice: &[Work],
+        by_rel: &HashMap<&str, &Listed>,
+        hashes: &HashMap<String, HashPair>,
+    ) -> HashMap<String, Converted> {
+        slice
+            .par_iter()
+            .filter_map(|w| match w {
+                Work::Plant(r) | Work::Update(r, _) => Some(r),
+                _ => None,
+            })
+            .filter_map(|rel| {
+                let f = by_rel.get(rel.as_str())?;
+                let c = self.convert_one(f, hashes.get(rel));
+                self.progress.file_done(c.size);
+                Some((rel.clone(), c))
+            })
+            .collect()
+    }
+
+    fn convert_one(&self, f: &Listed, known: Option<&HashPair>) -> Converted {
+        let mut c = Converted {
+            rel: f.rel.clone(),
+            abs: f.abs.clone(),
+            size: f.size,
+            mtime_ms: f.mtime_ms,
+            hash: HashPair {
+                blake3: String::new(),
+                sha256: String::new(),
+            },
+            outcome: Err(String::new()),
+            unsupported: false,
+            warnings: vec![],
+        };
+        if f.size > self.config.max_file_bytes {
+            c.outcome = Err(format!(
+                "file is {} bytes, over the {} byte limit: skipped",
+                f.size, self.config.max_file_bytes
+            ));
+            return c;
+        }
+        if f.size == 0 {
+            c.outcome = Err("empty file (0 bytes): nothing to adopt".into());
+            return c;
+        }
+        let hash = match known {
+            Some(h) => Ok(h.clone()),
+            None => hash_file(&f.abs, false),
+        };
+        match hash {
+            Ok(h) => c.hash = h,
+            Err(e) => {
+                c.outcome = Err(e);
+                return c;
+            }
+        }
+        let out = self.registry.convert(&f.abs, &f.rel, self.limits);
+        c.unsupported = out.unsupported;
+        c.warnings = out.warnings;
+        c.outcome = out.result.map_err(|e| {
+            e.strip_prefix(&format!("{}: ", f.rel))
+                .map(String::from)
+                .unwrap_or(e)
+        });
+        c
+    }
+
+    /// Id prefix for a source-relative folder path.
+    fn folder_prefix(&self, rel_dir: &str) -> String {
+        let mut parts: Vec<String> = vec![];
+        if let Some(d) = &self.src.dest {
+            parts.push(d.clone());
+        }
+        for comp in rel_dir.split('/').filter(|c| !c.is_empty()) {
+            parts.push(slugify(comp));
+        }
+        parts.join("/")
+    }
+
+    fn exists(&self, id: &str, batch: &Batch) -> bool {
+        if batch.nodes.contains_key(id) || self.taken.contains(id) {
+            return !batch.removed_ids.iter().any(|r| r == id);
+        }
+        if batch.removed_ids.iter().any(|r| r == id) {
+            return false;
+        }
+        self.forest.join(ids::id_to_path(id)).exists()
+    }
+
+    fn load(&self, id: &str, batch: &mut Batch) -> Option<Node> {
+        if let Some(n) = batch.nodes.get(id) {
+            return Some(n.clone());
+        }
+        let text = std::fs::read_to_string(self.forest.join(ids::id_to_path(id))).ok()?;
+        let node = Node::parse(&text).ok()?;
+        batch.nodes.insert(id.to_string(), node.clone());
+        Some(node)
+    }
+
+    fn put(&self, id: &str, node: Node, batch: &mut Batch) {
+        batch.nodes.insert(id.to_string(), node);
+        batch.dirty.insert(id.to_string());
+    }
+
+    /// Make sure the branch for `folder` (id prefix) exists, creating ancestors.
+    fn ensure_branch(&mut self, folder: &str, batch: &mut Batch) {
+        let bid = ids::branch_id_for_folder(folder);
+        if self.exists(&bid, batch) {
+            return;
+        }
+        if let Some(parent) = ids::parent_index(&bid) {
+            self.ensure_branch(ids::folder_of(&parent), batch);
+        }
+        let name = folder.rsplit('/').next().unwrap_or(folder);
+        let title = title_from_stem(name);
+        let summary = format!("Documents adopted from source folder '{name}'.");
+        let mut n = Node {
+            front: Default::default(),
+            body: index::branch_body(&title, &summary),
+        };
+        n.set_str("id", &bid);
+        n.set_str("type", "branch");
+        n.set_str("title", &title);
+        n.set_str("summary", &summary);
+        n.set_str("coverage", "0 bananas, 0 sub-branches");
+        n.set_str("created", &self.today);
+        n.set_str("updated", &self.today);
+        n.set_str("source", "ingest");
+        self.put(&bid, n, batch);
+        self.taken.insert(bid.clone());
+        if let Some(parent) = ids::parent_index(&bid) {
+            self.add_entry(&parent, SUB_BRANCHES, &bid, &summary, batch);
+        }
+        self.report.branches.push(bid.clone());
+        batch.ids.push(bid);
+    }
+
+    fn add_entry(
+        &mut self,
+        branch: &str,
+        section: &str,
+        child: &str,
+        summary: &str,
+        batch: &mut Batch,
+    ) {
+        let Some(mut b) = self.load(branch, batch) else {
+            return;
+        };
+        let line = entry_line(child, summary, None);
+        let body = index::upsert_entry(&b.body, section, child, &line);
+        if body != b.body {
+            b.body = body;
+            self.put(branch, b, batch);
+        }
+    }
+
+    fn remove_entry(&mut self, branch: &str, child: &str, batch: &mut Batch) {
+        let Some(mut b) = self.load(branch, batch) else {
+            return;
+        };
+        let (body, removed) = index::remove_entry(&b.body, child);
+        if removed {
+            b.body = body;
+            self.put(branch, b, batch);
+        }
+    }
+
+    /// Replace a child's entry line text in its parent (summary propagation).
+    fn propagate_summary(&mut self, child: &str, summary: &str, batch: &mut Batch) {
+        let Some(parent) = ids::parent_index(child) else {
+            return;
+        };
+        let Some(mut b) = self.load(&parent, batch) else {
+            return;
+        };
+        let section = if ids::is_branch_id(child) {
+            SUB_BRANCHES
+        } else {
+            DIRECT_BANANAS
+        };
+        let existing = index::section_entries(&b.body, section)
+            .into_iter()
+            .find(|l| index::entry_id(l) == Some(child));
+        // Keep a coverage suffix the line carried (dialect §1.6).
+        let suffix = existing.as_deref().and_then(coverage_suffix);
+        let line = entry_line(child, summary, suffix.as_deref());
+        let body = index::upsert_entry(&b.body, section, child, &line);
+        if body != b.body {
+            b.body = body;
+            self.put(&parent, b, batch);
+        }
+    }
+
+    fn new_leaf_id(&self, rel: &str, batch: &Batch) -> String {
+        let (dir, file) = match rel.rfind('/') {
+            Some(i) => (&rel[..i], &rel[i + 1..]),
+            None => ("", rel),
+        };
+        let stem = match file.rfind('.') {
+            Some(i) if i > 0 => &file[..i],
+            _ => file,
+        };
+        let prefix = self.folder_prefix(dir);
+        let leaf = slugify(stem);
+        let leaf = if leaf == "_index" || leaf.starts_with('_') {
+            format!("n{leaf}")
+        } else {
+            leaf
+        };
+        let base = if prefix.is_empty() {
+            leaf
+        } else {
+            format!("{prefix}/{leaf}")
+        };
+        if !self.exists(&base, batch) {
+            return base;
+        }
+        let h = hex::encode(Sha256::digest(rel.as_bytes()));
+        let mut cand = format!("{base}-{}", &h[..6]);
+        let mut n = 2;
+        while self.exists(&cand, batch) {
+            cand = format!("{base}-{}-{n}", &h[..6]);
+            n += 1;
+        }
+        cand
+    }
+
+    fn origin_for(&self, abs: &Path) -> String {
+        let s = abs.to_string_lossy();
+        let enc = percent_encoding::utf8_percent_encode(&s, PATH_SET).to_string();
+        format!("file://{enc}")
+    }
+
+    fn apply(
+        &mut self,
+        w: &Work,
+        converted: &HashMap<String, Converted>,
+        batch: &mut Batch,
+        catalog: Option<&Catalog>,
+    ) {
+        match w {
+            Work::Plant(rel) => {
+                if let Some(c) = converted.get(rel) {
+                    self.plant(c, batch);
+                }
+            }
+            Work::Update(rel, id) => {
+                if let Some(c) = converted.get(rel) {
+                    self.update(c, id, batch);
+                }
+            }
+            Work::Transplant(m) => self.transplant(m, batch, catalog),
+            Work::MarkStale(rel, e) => self.mark_stale(rel, e, batch),
+        }
+    }
+
+    fn conversion_or_report(&mut self, c: &Converted) -> Option<Conversion> {
+        self.report.bytes_read += c.size;
+        self.report.warnings.extend(c.warnings.iter().cloned());
+        if c.unsupported {
+            self.report.unsupported.push(c.rel.clone());
+            return None;
+        }
+        match &c.outcome {
+            Ok(conv) => Some(conv.clone()),
+            Err(e) => {
+                self.report.errors.push(err(&c.rel, e.clone()));
+                None
+            }
+        }
+    }
+
+    fn plant(&mut self, c: &Converted, batch: &mut Batch) {
+        let Some(conv) = self.conversion_or_report(c) else {
+            return;
+        };
+        let dir = c.rel.rfind('/').map(|i| &c.rel[..i]).unwrap_or("");
+        let folder = self.folder_prefix(dir);
+        self.ensure_branch(&folder, batch);
+        let id = self.new_leaf_id(&c.rel, batch);
+        let parent = ids::parent_index(&id).unwrap_or_else(|| ids::MASTER.to_string());
+        let ext = ext_of(&c.rel);
+        let title = conv.title().trim().to_string();
+        let title = if title.is_empty() {
+            title_from_stem(&stem_of(&c.rel))
+        } else {
+            title
+        };
+        let mut tags: Vec<String> = vec![];
+        let mut aliases: Vec<String> = vec![];
+        let (node_type, body, summary, payload) = match &conv {
+            Conversion::Markdown { body, meta, .. } => {
+                tags.extend(
+                    meta.tags
+                        .iter()
+                        .map(|t| clean_tag(t))
+                        .filter(|t| !t.is_empty()),
+                );
+                aliases.extend(
+                    meta.aliases
+                        .iter()
+                        .filter(|a| !a.trim().is_empty() && a.chars().count() <= 80)
+                        .cloned(),
+                );
+                let body = normalize_body(body, &title);
+                let summary = derive_summary(&body, &title);
+                let ty = if TEXT_EXTS.contains(&ext.as_str()) {
+                    "note"
+                } else if MEDIA_EXTS.contains(&ext.as_str()) {
+                    "media"
+                } else {
+                    "document"
+                };
+                (ty, body, summary, None)
+            }
+            Conversion::Dataset { tables, .. } => {
+                let counts: Vec<(String, Option<i64>)> = tables
+                    .iter()
+                    .map(|t| (t.name.clone(), Some(t.rows.len() as i64)))
+                    .collect();
+                let summary = forest_convert::dataset_summary(&title, &counts);
+                match self.stage_dataset(&id, tables, batch) {
+                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
+                    Err(e) => {
+                        self.report.errors.push(err(&c.rel, e));
+                        return;
+                    }
+                }
+            }
+            Conversion::Payload { tables, .. } => {
+                let counts: Vec<(String, Option<i64>)> =
+                    tables.iter().map(|t| (t.name.clone(), t.count)).collect();
+                let summary = forest_convert::dataset_summary(&title, &counts);
+                match self.stage_copy(&id, &c.abs, batch) {
+                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
+                    Err(e) => {
+                        self.report.errors.push(err(&c.rel, e));
+                        return;
+                    }
+                }
+            }
+        };
+        for t in &self.config.default_tags {
+            let t = clean_tag(t);
+            if !t.is_empty() && !tags.contains(&t) {
+                tags.push(t);
+            }
+        }
+        let mut seen = HashSet::new();
+        tags.retain(|t| seen.insert(t.clone()));
+        let derived = derive_aliases(&c.rel, &self.config.aliases, &title);
+        let (aliases, clipped) = union_aliases(&aliases, &derived);
+        self.report.aliases_clipped += clipped;
+        let mut draft = Draft {
+            id: id.clone(),
+            parent: parent.clone(),
+            title: title.clone(),
+            body: body.clone(),
+            summary,
+            tags,
+            links: vec![],
+            scent: "derived".into(),
+        };
+        if let Some(hook) = self.curate {
+            if let Err(e) = hook.curate(&mut draft) {
+                self.report.errors.push(err(&c.rel, format!("curate: {e}")));
+            }
+            if validate_summary(&draft.summary).is_err() {
+                draft.summary = derive_summary(&body, &title);
+                draft.scent = "derived".into();
+            }
+        }
+        let mut n = Node {
+            front: Default::default(),
+            body,
+        };
+        n.set_str("id", &id);
+        n.set_str("type", node_type);
+        n.set_str("title", &title);
+        n.set_str("summary", &draft.summary);
+        n.set_str("created", &self.today);
+        n.set_str("updated", &self.today);
+        if !draft.tags.is_empty() {
+            n.set_list("tags", &draft.tags);
+        }
+        if !draft.links.is_empty() {
+            n.set("links", links_value(&draft.links));
+        }
+        n.set("confidence", Value::from(0.7));
+        n.set_str("source", "ingest");
+        if let Some((name, hash)) = &payload {
+            n.set_str("payload", name);
+            n.set_str("payload_type", "sqlite");
+            n.set_str("payload_hash", hash);
+        }
+        if !aliases.is_empty() {
+            n.set_list("aliases", &aliases);
+        }
+        n.set_str("origin", &self.origin_for(&c.abs));
+        self.set_source_fields(&mut n, c);
+        n.set_str("scent", &draft.scent);
+        n.set_str("scent_hash", &summary_fingerprint(&draft.summary));
+        self.put(&id, n, batch);
+        self.taken.insert(id.clone());
+        self.add_entry(&parent, DIRECT_BANANAS, &id, &draft.summary, batch);
+        batch
+            .manifest_up
+            .push((c.rel.clone(), self.entry_for(&id, c)));
+        self.report.planted.push(id.clone());
+        batch.planted += 1;
+        batch.ids.push(id);
+    }
+
+    fn set_source_fields(&self, n: &mut Node, c: &Converted) {
+        n.set_str("source_path", &c.rel);
+        n.set_str("source_hash", &c.hash.blake3);
+        n.set("source_size", Value::from(c.size));
+        n.set("source_mtime", Value::from(c.mtime_ms as f64 / 1000.0));
+        if self.multi || self.src.name != "default" && self.config.sources.len() > 1 {
+            n.set_str("source_name", &self.src.name);
+        }
+    }
+
+    fn entry_for(&self, id: &str, c: &Converted) -> ManifestEntry {
+        ManifestEntry {
+            id: id.to_string(),
+            size: c.size,
+            mtime_ms: c.mtime_ms,
+            hash: c.hash.blake3.clone(),
+            vanished: false,
+        }
+    }
+
+    /// Write a dataset payload under a temp name; renamed after the commit.
+    fn stage_dataset(
+        &mut self,
+        id: &str,
+        tables: &[forest_convert::Table],
+        batch: &mut Batch,
+    ) -> Result<(String, String), String> {
+        let name = format!("{}.db", id.rsplit('/').next().unwrap_or(id));
+        let fin = self.forest.join(ids::folder_of(id)).join(&name);
+        if self.opts.dry_run {
+            return Ok((name, String::new()));
+        }
+        let staged = forest_fs::temp_path_for(&fin);
+        if let Some(p) = staged.parent() {
+            std::fs::create_dir_all(p)
+                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        }
+        let hash = forest_convert::write_dataset_db(tables, &staged)
+            .map_err(|e| format!("dataset payload: {e}"))?;
+        batch.renames.push((staged, fin));
+        Ok((name, hash))
+    }
+
+    /// Copy an adopted SQLite file under a temp name; renamed after the commit.
+    fn stage_copy(
+        &mut self,
+        id: &str,
+        src: &Path,
+        batch: &mut Batch,
+    ) -> Result<(String, String), String> {
+        let name = format!("{}.db", id.rsplit('/').next().unwrap_or(id));
+        let fin = self.forest.join(ids::folder_of(id)).join(&name);
+        if self.opts.dry_run {
+            return Ok((name, String::new()));
+        }
+        let staged = forest_fs::temp_path_for(&fin);
+        if let Some(p) = staged.parent() {
+            std::fs::create_dir_all(p)
+                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        }
+        let bytes = std::fs::read(src).map_err(|e| format!("cannot read payload: {e}"))?;
+        let hash = hex::encode(Sha256::digest(&bytes));
+        forest_fs::atomic_write(&staged, &bytes)
+            .map_err(|e| format!("cannot stage payload: {e}"))?;
+        batch.renames.push((staged, fin));
+        Ok((name, hash))
+    }
+
+    fn update(&mut self, c: &Converted, id: &str, batch: &mut Batch) {
+        let Some(mut n) = self.load(id, batch) else {
+            // The passport is gone (deleted by hand): plant it again.
+            self.plant(c, batch);
+            return;
+        };
+        let Some(conv) = self.conversion_or_report(c) else {
+            return;
+        };
+        let title = n
+            .get_str("title")
+            .unwrap_or_else(|| conv.title().to_string());
+        let (new_body, derived) = match &conv {
+            Conversion::Markdown { body, .. } => {
+                let fresh = normalize_body(body, &title);
+                let derived = derive_summary(&fresh, &title);
+                let body = if n.get_str("content").is_some_and(|c| c != "inline") {
+                    n.body.clone()
+                } else {
+                    keep_notes(&n.body, &fresh)
+                };
+                (body, derived)
+            }
+            Conversion::Dataset { tables, .. } => {
+                let counts: Vec<(String, Option<i64>)> = tables
+                    .iter()
+                    .map(|t| (t.name.clone(), Some(t.rows.len() as i64)))
+                    .collect();
+                match self.stage_dataset(id, tables, batch) {
+                    Ok((name, hash)) => {
+                        n.set_str("payload", &name);
+                        n.set_str("payload_hash", &hash);
+                    }
+                    Err(e) => {
+                        self.report.errors.push(err(&c.rel, e));
+                        return;
+                    }
+                }
+                (
+                    replace_map_sections(&n.body, &conv.render()),
+                    forest_convert::dataset_summary(&title, &counts),
+                )
+            }
+            Conversion::Payload { tables, .. } => {
+                let counts: Vec<(String, Option<i64>)> =
+                    tables.iter().map(|t| (t.name.clone(), t.count)).collect();
+                match self.stage_copy(id, &c.abs, batch) {
+                    Ok((name, hash)) => {
+                        n.set_str("payload", &name);
+                        n.set_str("payload_hash", &hash);
+                    }
+                    Err(e) => {
+                        self.report.errors.push(err(&c.rel, e));
+                        return;
+                    }
+                }
+                (
+                    replace_map_sections(&n.body, &conv.render()),
+                    forest_convert::dataset_summary(&title, &counts),
+                )
+            }
+        };
+        n.body = new_body;
+        self.set_source_fields(&mut n, c);
+        n.remove("source_state");
+        n.set_str("updated", &self.today);
+        let (aliases, clipped) = union_aliases(
+            &n.get_list("aliases"),
+            &derive_aliases(&c.rel, &self.config.aliases, &title),
+        );
+        self.report.aliases_clipped += clipped;
+        if !aliases.is_empty() {
+            n.set_list("aliases", &aliases);
+        }
+        if n.get_str("origin").is_none() {
+            n.set_str("origin", &self.origin_for(&c.abs));
+        }
+        // Scent freshness (DESIGN §5): re-derive machine-written summaries only.
+        let current = n.get_str("summary").unwrap_or_default();
+        let machine = matches!(n.get_str("scent").as_deref(), Some("derived") | Some("llm"))
+            && n.get_str("scent_hash").as_deref() == Some(summary_fingerprint(&current).as_str());
+        if machine {
+            if derived != current {
+                n.set_str("summary", &derived);
+                n.set_str("scent", "derived");
+                n.set_str("scent_hash", &summary_fingerprint(&derived));
+                self.propagate_summary(id, &derived, batch);
+            }
+        } else if derived != current {
+            self.report.summary_stale.push(id.to_string());
+        }
+        self.put(id, n, batch);
+        batch
+            .manifest_up
+            .push((c.rel.clone(), self.entry_for(id, c)));
+        self.report.updated.push(id.to_string());
+        batch.updated += 1;
+        batch.ids.push(id.to_string());
+    }
+
+    fn transplant(&mut self, m: &reconcile::Move, batch: &mut Batch, catalog: Option<&Catalog>) {
+        let Some(mut n) = self.load(&m.from_id, batch) else {
+            self.report.errors.push(err(
+                &m.to_rel,
+                format!(
+                    "moved from {} but its passport {} is missing",
+                    m.from_rel, m.from_id
+                ),
+            ));
+            return;
+        };
+        let dir = m.to_rel.rfind('/').map(|i| &m.to_rel[..i]).unwrap_or("");
+        let folder = self.folder_prefix(dir);
+        self.ensure_branch(&folder, batch);
+        let new_id = self.new_leaf_id(&m.to_rel, batch);
+        let old_id = m.from_id.clone();
+        n.set_str("id", &new_id);
+        n.set_str("source_path", &m.to_rel);
+        n.remove("source_state");
+        n.set_str("updated", &self.today);
+        let mut moved_from = n.get_list("moved_from");
+        if !moved_from.contains(&old_id) {
+            moved_from.push(old_id.clone());
+        }
+        n.set_list("moved_from", &moved_from);
+        let (aliases, clipped) =
+            union_aliases(&n.get_list("aliases"), std::slice::from_ref(&old_id));
+        self.report.aliases_clipped += clipped;
+        n.set_list("aliases", &aliases);
+        // The payload travels with its passport.
+        if let Some(p) = n
+            .get_str("payload")
+            .filter(|p| !forest_model::lint::is_remote(p) && !p.contains('/'))
+        {
+            let new_name = format!("{}.db", new_id.rsplit('/').next().unwrap_or(&new_id));
+            let from = self.forest.join(ids::folder_of(&old_id)).join(&p);
+            let to = self.forest.join(ids::folder_of(&new_id)).join(&new_name);
+            if from != to {
+                batch.renames.push((from, to));
+                n.set_str("payload", &new_name);
+            }
+        }
+        let summary = n.get_str("summary").unwrap_or_default();
+        let old_parent = ids::parent_index(&old_id).unwrap_or_else(|| ids::MASTER.into());
+        let new_parent = ids::parent_index(&new_id).unwrap_or_else(|| ids::MASTER.into());
+        self.remove_entry(&old_parent, &old_id, batch);
+        batch.nodes.remove(&old_id);
+        batch.dirty.remove(&old_id);
+        batch.deletes.insert(ids::id_to_path(&old_id));
+        batch.removed_ids.push(old_id.clone());
+        self.put(&new_id, n, batch);
+        self.taken.insert(new_id.clone());
+        self.add_entry(&new_parent, DIRECT_BANANAS, &new_id, &summary, batch);
+        // Backlinks follow (frontmatter links from the catalog's edge table).
+        if let Some(cat) = catalog {
+            if let Ok(edges) = cat.edges_in(&old_id) {
+                let mut srcs: Vec<String> = edges.into_iter().map(|e| e.src).collect();
+                srcs.sort();
+                srcs.dedup();
+                for src in srcs {
+                    let src = if src == old_id { new_id.clone() } else { src };
+                    if let Some(mut sn) = self.load(&src, batch) {
+                        if rewrite_link_targets(&mut sn, &old_id, &new_id) {
+                            sn.set_str("updated", &self.today);
+                            self.put(&src, sn, batch);
+                        }
+                    }
+                }
+            }
+        }
+        batch.manifest_del.push(m.from_rel.clone());
+        if let Some(mut e) = batch_entry_from_node(&new_id, batch.nodes.get(&new_id)) {
+            e.vanished = false;
+            batch.manifest_up.push((m.to_rel.clone(), e));
+        }
+        batch.rekeys.push((old_id.clone(), new_id.clone()));
+        self.report.moved.push(MoveRecord {
+            from: old_id,
+            to: new_id.clone(),
+        });
+        batch.moved += 1;
+        batch.ids.push(new_id);
+    }
+
+    fn mark_stale(&mut self, rel: &str, e: &ManifestEntry, batch: &mut Batch) {
+        if let Some(mut n) = self.load(&e.id, batch) {
+            n.set_str("source_state", "vanished");
+            self.put(&e.id, n, batch);
+            batch.stale += 1;
+            batch.ids.push(e.id.clone());
+        }
+        batch.manifest_up.push((
+            rel.to_string(),
+            ManifestEntry {
+                vanished: true,
+                ..e.clone()
+            },
+        ));
+    }
+
+    fn finish_batch(
+        &mut self,
+        batch: &mut Batch,
+        manifest: &mut Manifest,
+        catalog: Option<&mut Catalog>,
+    ) -> Result<(), GardenError> {
+        // Coverage of every touched branch, then serialise dirty nodes.
+        let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
+        for id in &dirty {
+            if ids::is_branch_id(id) {
+                if let Some(n) = batch.nodes.get_mut(id) {
+                    let cov = index::coverage_of(&n.body);
+                    if n.get_str("coverage").as_deref() != Some(cov.as_str()) {
+                        n.set_str("coverage", &cov);
+                    }
+                    n.set_str("updated", &self.today);
+                }
+            }
+        }
+        let mut changes: Vec<Change> = vec![];
+        let mut rows = vec![];
+        for id in &dirty {
+            let Some(n) = batch.nodes.get(id) else {
+                continue;
+            };
+            let text = n.to_text();
+            let path = ids::id_to_path(id);
+            // Never rewrite a file whose content did not change.
+            if std::fs::read(self.forest.join(&path)).ok().as_deref() == Some(text.as_bytes()) {
+                continue;
+            }
+            rows.push(catalog_row(id, n));
+            changes.push(Change::Write {
+                path,
+                bytes: text.into_bytes(),
+            });
+        }
+        for p in &batch.deletes {
+            changes.push(Change::Delete { path: p.clone() });
+        }
+        if self.opts.dry_run {
+            return Ok(());
+        }
+        let mut head = None;
+        if !changes.is_empty() {
+            let msg = self.commit_message(batch);
+            if let Some(oid) = self.git.commit_batch(&changes, &msg)? {
+                self.commits.push(oid.to_string());
+                head = Some(oid.to_string());
+            }
+        }
+        for (staged, fin) in batch.renames.drain(..) {
+            if let Err(e) = forest_fs::atomic_rename(&staged, &fin) {
+                self.report.errors.push(err(
+                    &fin.to_string_lossy(),
+                    format!("payload rename failed: {e}"),
+                ));
+            }
+        }
+        let current_head = match head {
+            Some(h) => Some(h),
+            None => self.git.head_oid()?.map(|o| o.to_string()),
+        };
+        manifest.apply(
+            &self.src.name,
+            &batch.manifest_up,
+            &batch.manifest_del,
+            current_head.as_deref(),
+        )?;
+        if let Some(cat) = catalog {
+            if !batch.removed_ids.is_empty() {
+                cat.remove(&batch.removed_ids)
+                    .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            }
+            if !rows.is_empty() {
+                cat.upsert(&rows)
+                    .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            }
+        }
+        if !batch.rekeys.is_empty() {
+            if let Ok(mut trails) = forest_catalog::Trails::open(&self.forest.join(TRAILS_PATH)) {
+                for (old, new) in &batch.rekeys {
+                    let _ = trails.rekey(old, new);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn commit_message(&self, batch: &Batch) -> String {
+        let verb = if self.report.planted.len() == batch.planted
+            && batch.updated == 0
+            && batch.moved == 0
+            && batch.stale == 0
+        {
+            "adopt"
+        } else {
+            "sync"
+        };
+        let mut msg = format!(
+            "gardener({verb}): {} planted, {} updated, {} moved, {} stale [source={}]\n\n",
+            batch.planted, batch.updated, batch.moved, batch.stale, self.src.name
+        );
+        for id in batch.ids.iter().take(200) {
+            msg.push_str(id);
+            msg.push('\n');
+        }
+        if batch.ids.len() > 200 {
+            msg.push_str(&format!("... and {} more\n", batch.ids.len() - 200));
+        }
+        msg
+    }
+}
+
+fn batch_entry_from_node(id: &str, n: Option<&Node>) -> Option<ManifestEntry> {
+    let n = n?;
+    Some(ManifestEntry {
+        id: id.to_string(),
+        size: n
+            .get_f64("source_size")
+            .map(|s| s as u64)
+            .unwrap_or(u64::MAX),
+        mtime_ms: (n.get_f64("source_mtime").unwrap_or(0.0) * 1000.0).round() as i64,
+        hash: n.get_str("source_hash")?,
+        vanished: false,
+    })
+}
+
+const PATH_SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// blake3 (and optionally sha256) of a file, streaming.
+fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, String> {
+    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut b3 = blake3::Hasher::new();
+    let mut sha = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        b3.update(&buf[..n]);
+        if with_sha {
+            sha.update(&buf[..n]);
+        }
+    }
+    Ok(HashPair {
+        blake3: format!("blake3:{}", b3.finalize().to_hex()),
+        sha256: if with_sha {
+            hex::encode(sha.finalize())
+        } else {
+            String::new()
+        },
+    })
+}
+
+fn ext_of(rel: &str) -> String {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    match file.rfind('.') {
+        Some(i) if i > 0 => file[i..].to_lowercase(),
+        _ => String::new(),
+    }
+}
+
+fn stem_of(rel: &str) -> String {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    match file.rfind('.') {
+        Some(i) if i > 0 => file[..i].to_string(),
+        _ => file.to_string(),
+    }
+}
+
+/// Empty -> `# title`; not starting with `#` -> `# title` prepended, so a
+/// headingless text gets the same H1 on adopt and every sync.
+fn normalize_body(body: &str, title: &str) -> String {
+    let b = body.trim_start_matches(['\n', '\r']).trim_end();
+    if b.is_empty() {
+        format!("# {title}\n")
+    } else if !b.starts_with('#') {
+        format!("# {title}\n\n{b}\n")
+    } else {
+        format!("{b}\n")
+    }
+}
+
+fn clean_tag(t: &str) -> String {
+    slugify(t).replace('.', "-").trim_matches('-').to_string()
+}
+
+fn links_value(links: &[(String, String, f64)]) -> Value {
+    Value::Sequence(
+        links
+            .iter()
+            .map(|(rel, target, conf)| {
+                let mut m = forest_model::yaml::Mapping::new();
+                m.insert("rel".into(), rel.clone().into());
+                m.insert("target".into(), target.clone().into());
+                if *conf < 1.0 {
+                    m.insert("confidence".into(), Value::from(*conf));
+                }
+                Value::Mapping(m)
+            })
+            .collect(),
+    )
+}
+
+fn rewrite_link_targets(n: &mut Node, old: &str, new: &str) -> bool {
+    let mut changed = false;
+    if let Some(Value::Sequence(links)) = n.front.get_mut("links") {
+        for l in links.iter_mut() {
+            if let Some(m) = l.as_mapping_mut() {
+                if m.get("target").and_then(|t| t.as_str()) == Some(old) {
+                    m.insert("target".into(), new.into());
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
+}
+
+fn coverage_suffix(line: &str) -> Option<String> {
+    let t = line.trim_end().trim_end_matches('.');
+    let i = t.rfind(|c: char| c == '.' || c == '!' || c == '?')?;
+    let tail = t[i + 1..].trim();
+    index::parse_coverage(tail).map(|_| tail.to_string())
+}
+
+/// Replace a body's content while keeping a hand-written `## Notes` section.
+fn keep_notes(old: &str, fresh: &str) -> String {
+    let notes = section_text(old, "## Notes");
+    match notes {
+        Some(n) if section_text(fresh, "## Notes").is_none() => {
+            format!("{}\n\n{}\n", fresh.trim_end(), n.trim_end())
+        }
+        _ => fresh.to_string(),
+    }
+}
+
+/// A whole `## X` section (heading included) up to the next H1/H2.
+fn section_text(body: &str, heading: &str) -> Option<String> {
+    let lines: Vec<&str> = body.lines().collect();
+    let s = lines.iter().position(|l| l.trim_end() == heading)?;
+    let e = lines[s + 1..]
+        .iter()
+        .position(|l| l.starts_with("## ") || l.starts_with("# "))
+        .map(|p| s + 1 + p)
+        .unwrap_or(lines.len());
+    Some(lines[s..e].join("\n"))
+}
+
+/// Rewrite only `## Query manual` and `## Sample rows` (appended if missing).
+fn replace_map_sections(old: &str, rendered: &str) -> String {
+    let mut body = old.to_string();
+    for h in ["## Query manual", "## Sample rows"] {
+        let Some(new_sec) = section_text(rendered, h) else {
+            continue;
+        };
+        match section_text(&body, h) {
+            Some(old_sec) => body = body.replacen(&old_sec, new_sec.trim_end(), 1),
+            None => body = format!("{}\n\n{}\n", body.trim_end(), new_sec.trim_end()),
+        }
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_normalisation() {
+        assert_eq!(normalize_body("", "T"), "# T\n");
+        assert_eq!(normalize_body("text", "T"), "# T\n\ntext\n");
+        assert_eq!(normalize_body("# H\nx", "T"), "# H\nx\n");
+    }
+
+    #[test]
+    fn notes_survive() {
+        let old = "# T\n\nold\n\n## Notes\n\nmine\n";
+        assert_eq!(
+            keep_notes(old, "# T\n\nnew\n"),
+            "# T\n\nnew\n\n## Notes\n\nmine\n"
+        );
+        let ds = "# D\n\n## Query manual\n\nold manual\n\n## Sample rows\n\nold rows\n\n## Notes\n\nkeep\n";
+        let r = replace_map_sections(
+            ds,
+            "# D\n\n## Query manual\n\nnew manual\n\n## Sample rows\n\nnew rows\n",
+        );
+        assert!(
+            r.contains("new manual") && r.contains("new rows") && r.contains("## Notes\n\nkeep")
+        );
+        assert!(!r.contains("old"));
+    }
+
+    #[test]
+    fn coverage_suffix_parse() {
+        assert_eq!(
+            coverage_suffix("- [[a/_index]] — Region. 2 bananas, 0 sub-branches.").as_deref(),
+            Some("2 bananas, 0 sub-branches")
+        );
+        assert_eq!(coverage_suffix("- [[a]] — Plain summary."), None);
+    }
+}
