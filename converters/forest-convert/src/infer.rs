@@ -134,7 +134,10 @@ pub(crate) fn infer<'a>(values: impl Iterator<Item = &'a Raw> + Clone) -> ColTyp
     if all_int {
         return ColType::Integer;
     }
-    if values.filter(|v| !v.is_empty()).all(|v| v.as_float().is_some()) {
+    if values
+        .filter(|v| !v.is_empty())
+        .all(|v| v.as_float().is_some())
+    {
         ColType::Real
     } else {
         ColType::Text
@@ -190,12 +193,18 @@ pub(crate) fn build_table(name: String, columns: Vec<String>, rows: Vec<Vec<Raw>
             r
         })
         .collect();
-    let types: Vec<ColType> = (0..width).map(|c| infer(rows.iter().map(move |r| &r[c]))).collect();
+    let types: Vec<ColType> = (0..width)
+        .map(|c| infer(rows.iter().map(move |r| &r[c])))
+        .collect();
     let cells = rows
         .iter()
         .map(|r| r.iter().zip(&types).map(|(v, t)| coerce(v, *t)).collect())
         .collect();
-    Table { name, columns: columns.into_iter().zip(types).collect(), rows: cells }
+    Table {
+        name,
+        columns: columns.into_iter().zip(types).collect(),
+        rows: cells,
+    }
 }
 
 #[cfg(test)]
@@ -234,10 +243,16 @@ mod tests {
         assert_eq!(infer([Raw::Float(3.0)].iter()), ColType::Real);
         assert_eq!(infer([s("1"), s("x")].iter()), ColType::Text);
         assert_eq!(infer([s(""), Raw::Null].iter()), ColType::Text);
-        assert_eq!(infer([Raw::Bool(true), Raw::Int(3)].iter()), ColType::Integer);
+        assert_eq!(
+            infer([Raw::Bool(true), Raw::Int(3)].iter()),
+            ColType::Integer
+        );
         assert_eq!(coerce(&s("1_000"), ColType::Integer), Cell::Int(1000));
         assert_eq!(coerce(&s(""), ColType::Text), Cell::Null);
-        assert_eq!(coerce(&Raw::Float(2.0), ColType::Text), Cell::Text("2.0".into()));
+        assert_eq!(
+            coerce(&Raw::Float(2.0), ColType::Text),
+            Cell::Text("2.0".into())
+        );
     }
 
     #[test]

@@ -29,7 +29,10 @@ fn scalar(v: &Value) -> Option<Raw> {
 fn flat_records(v: &Value) -> Option<&Vec<Value>> {
     let items = v.as_array()?;
     let flat = !items.is_empty()
-        && items.iter().all(|i| i.as_object().is_some_and(|o| o.values().all(|x| scalar(x).is_some())));
+        && items.iter().all(|i| {
+            i.as_object()
+                .is_some_and(|o| o.values().all(|x| scalar(x).is_some()))
+        });
     flat.then_some(items)
 }
 
@@ -40,7 +43,12 @@ impl Converter for Json {
     fn extensions(&self) -> Vec<String> {
         vec![".json".into()]
     }
-    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+    fn convert(
+        &self,
+        path: &Path,
+        _: &Limits,
+        _: &mut Vec<String>,
+    ) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
         let value: Value = serde_json::from_slice(bytes)
@@ -51,7 +59,11 @@ impl Converter for Json {
             let pretty = serde_json::to_string_pretty(&value)
                 .map_err(|e| schema(format!("cannot render JSON {}: {e}", file_name(path))))?;
             let body = format!("# {title}\n\n```json\n{pretty}\n```\n");
-            return Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() });
+            return Ok(Conversion::Markdown {
+                title,
+                body,
+                meta: SourceMeta::default(),
+            });
         };
         // Union of keys in first-seen order; index map keeps lookups linear.
         let mut keys: Vec<String> = Vec::new();
@@ -79,6 +91,9 @@ impl Converter for Json {
             .collect();
         let columns = dedupe(keys.iter().map(|k| sql_column(k)));
         let table = build_table(sql_name(&stem), columns, rows);
-        Ok(Conversion::Dataset { title, tables: vec![table] })
+        Ok(Conversion::Dataset {
+            title,
+            tables: vec![table],
+        })
     }
 }

@@ -18,8 +18,8 @@ mod registry;
 mod samplemap;
 mod sheet;
 mod sqlite;
-mod text;
 mod tabular;
+mod text;
 mod xml;
 mod zipguard;
 

@@ -65,7 +65,9 @@ impl Registry {
 
     /// An empty registry (for explicit converter lists).
     pub fn empty() -> Self {
-        Registry { converters: Vec::new() }
+        Registry {
+            converters: Vec::new(),
+        }
     }
 
     /// Append a converter after the existing ones.
@@ -76,7 +78,11 @@ impl Registry {
 
     /// Put command hooks (`gardener.yaml` `converters: {".ext": "<template>"}`)
     /// ahead of everything registered so far; `timeout` bounds each command.
-    pub fn with_command_hooks(mut self, hooks: &BTreeMap<String, String>, timeout: Duration) -> Self {
+    pub fn with_command_hooks(
+        mut self,
+        hooks: &BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Self {
         let mut front: Vec<Arc<dyn Converter>> = hooks
             .iter()
             .map(|(ext, tpl)| {
@@ -93,7 +99,7 @@ impl Registry {
         let ext = normalize_ext(ext);
         self.converters
             .iter()
-            .filter(|c| c.extensions().iter().any(|e| *e == ext))
+            .filter(|c| c.extensions().contains(&ext))
             .map(|c| c.as_ref())
             .collect()
     }
@@ -130,8 +136,15 @@ impl Registry {
             }
         };
         if size > limits.max_input_bytes {
-            let e = ConvertError::TooLarge { size, limit: limits.max_input_bytes };
-            return ConvertOutcome { result: Err(format!("{rel}: {e}")), warnings, unsupported: false };
+            let e = ConvertError::TooLarge {
+                size,
+                limit: limits.max_input_bytes,
+            };
+            return ConvertOutcome {
+                result: Err(format!("{rel}: {e}")),
+                warnings,
+                unsupported: false,
+            };
         }
         let last = claimants.len() - 1;
         for (i, conv) in claimants.into_iter().enumerate() {
@@ -139,7 +152,11 @@ impl Registry {
             match run_guarded(conv, path, limits) {
                 Ok((conversion, notes)) => {
                     warnings.extend(notes.into_iter().map(|n| format!("{rel}: {n}")));
-                    return ConvertOutcome { result: Ok(conversion), warnings, unsupported: false };
+                    return ConvertOutcome {
+                        result: Ok(conversion),
+                        warnings,
+                        unsupported: false,
+                    };
                 }
                 Err(e) if i < last => {
                     warnings.push(format!("{rel}: {name} failed, falling back: {e}"));
@@ -154,7 +171,11 @@ impl Registry {
             }
         }
         // Unreachable in practice: the last claimant always returns above.
-        ConvertOutcome { result: Err(format!("{rel}: no converter ran")), warnings, unsupported: false }
+        ConvertOutcome {
+            result: Err(format!("{rel}: no converter ran")),
+            warnings,
+            unsupported: false,
+        }
     }
 }
 
@@ -186,7 +207,8 @@ fn run_guarded(conv: Arc<dyn Converter>, path: &Path, limits: &Limits) -> Guarde
         .spawn(move || {
             let r = catch_unwind(AssertUnwindSafe(|| {
                 let mut warnings = Vec::new();
-                conv.convert(&path, &lim, &mut warnings).map(|c| (c, warnings))
+                conv.convert(&path, &lim, &mut warnings)
+                    .map(|c| (c, warnings))
             }));
             let _ = tx.send(r.unwrap_or(Err(ConvertError::Panicked)));
         });
@@ -213,7 +235,12 @@ mod tests {
         fn extensions(&self) -> Vec<String> {
             vec![".md".into()]
         }
-        fn convert(&self, _: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+        fn convert(
+            &self,
+            _: &Path,
+            _: &Limits,
+            _: &mut Vec<String>,
+        ) -> Result<Conversion, ConvertError> {
             panic!("boom")
         }
     }
@@ -226,7 +253,12 @@ mod tests {
         fn extensions(&self) -> Vec<String> {
             vec![".md".into()]
         }
-        fn convert(&self, _: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+        fn convert(
+            &self,
+            _: &Path,
+            _: &Limits,
+            _: &mut Vec<String>,
+        ) -> Result<Conversion, ConvertError> {
             std::thread::sleep(Duration::from_secs(5));
             Err(ConvertError::Schema("late".into()))
         }
@@ -242,22 +274,47 @@ mod tests {
     #[test]
     fn panic_falls_back_to_next_claimant() {
         let (_d, p) = md_file();
-        let reg = Registry::empty().push(Arc::new(Boom)).push(Arc::new(text::Passthrough));
+        let reg = Registry::empty()
+            .push(Arc::new(Boom))
+            .push(Arc::new(text::Passthrough));
         let out = reg.convert(&p, "x/a-note.md", &Limits::default());
         assert_eq!(out.result.unwrap().title(), "Hello");
-        assert_eq!(out.warnings, vec!["x/a-note.md: Boom failed, falling back: converter panicked"]);
+        assert_eq!(
+            out.warnings,
+            vec!["x/a-note.md: Boom failed, falling back: converter panicked"]
+        );
     }
 
     #[test]
     fn last_claimant_error_is_final_and_timeout_applies() {
         let (_d, p) = md_file();
         let reg = Registry::empty().push(Arc::new(Sleepy));
-        let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
+        let limits = Limits {
+            timeout: Duration::from_millis(100),
+            ..Limits::default()
+        };
         let t0 = std::time::Instant::now();
         let out = reg.convert(&p, "a-note.md", &limits);
         assert!(t0.elapsed() < Duration::from_secs(2));
-        assert_eq!(out.result.unwrap_err(), "a-note.md: conversion timed out after 100ms");
+        assert_eq!(
+            out.result.unwrap_err(),
+            "a-note.md: conversion timed out after 100ms"
+        );
         assert!(!out.unsupported);
+    }
+
+    #[test]
+    fn registry_is_shareable_across_workers() {
+        fn assert_send_sync<T: Send + Sync>(_: &T) {}
+        assert_send_sync(&Registry::builtin());
+        let reg = Registry::builtin();
+        let names: Vec<usize> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| reg.claimants(".csv").len()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(names, vec![1, 1]);
     }
 
     #[test]

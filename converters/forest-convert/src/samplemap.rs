@@ -26,7 +26,11 @@ impl From<&Table> for MapTable {
     fn from(t: &Table) -> Self {
         MapTable {
             name: t.name.clone(),
-            columns: t.columns.iter().map(|(c, ty)| (c.clone(), ty.sql().to_string())).collect(),
+            columns: t
+                .columns
+                .iter()
+                .map(|(c, ty)| (c.clone(), ty.sql().to_string()))
+                .collect(),
             sample: t.rows.iter().take(SAMPLE_ROWS).cloned().collect(),
             count: i64::try_from(t.rows.len()).ok(),
         }
@@ -54,7 +58,11 @@ pub fn python_float_repr(f: f64) -> String {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // `{:e}` yields the shortest round-trip digits, e.g. `-1.2345e-5`.
     let sci = format!("{f:e}");
@@ -82,7 +90,11 @@ pub fn python_float_repr(f: f64) -> String {
         format!("{sign}{body}")
     } else {
         let (first, rest) = digits.split_at(1);
-        let m = if rest.is_empty() { first.to_string() } else { format!("{first}.{rest}") };
+        let m = if rest.is_empty() {
+            first.to_string()
+        } else {
+            format!("{first}.{rest}")
+        };
         let esign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{m}e{esign}{:02}", exp.abs())
     }
@@ -163,8 +175,12 @@ pub fn render_sample_map(tables: &[MapTable]) -> String {
             continue;
         }
         let shown = t.columns.len().min(SAMPLE_MAX_COLUMNS);
-        let header: Vec<String> =
-            t.columns.iter().take(shown).map(|(c, _)| c.replace('|', "\\|")).collect();
+        let header: Vec<String> = t
+            .columns
+            .iter()
+            .take(shown)
+            .map(|(c, _)| c.replace('|', "\\|"))
+            .collect();
         let _ = writeln!(out, "| {} |", header.join(" | "));
         let _ = writeln!(out, "|{}", " --- |".repeat(shown));
         for row in t.sample.iter().take(SAMPLE_ROWS) {
@@ -194,7 +210,11 @@ pub fn render_sample_map(tables: &[MapTable]) -> String {
 /// The LLM-free dataset summary (dialect §3.7, G.2.3 rule 5); falls back to
 /// the short form when the long one would exceed 60 tokens.
 pub fn dataset_summary(title: &str, tables: &[(String, Option<i64>)]) -> String {
-    let noun = if tables.len() == 1 { "table".to_string() } else { format!("{} tables", tables.len()) };
+    let noun = if tables.len() == 1 {
+        "table".to_string()
+    } else {
+        format!("{} tables", tables.len())
+    };
     let mut items: Vec<String> = tables
         .iter()
         .take(4)
@@ -251,7 +271,10 @@ mod tests {
         assert_eq!(render_cell(&Cell::Blob(vec![1, 2, 3])), "<blob 3 bytes>");
         assert_eq!(render_cell(&Cell::Text("a |  b\n c".into())), "a \\| b c");
         let long = "x".repeat(130);
-        assert_eq!(render_cell(&Cell::Text(long)), format!("{}…", "x".repeat(120)));
+        assert_eq!(
+            render_cell(&Cell::Text(long)),
+            format!("{}…", "x".repeat(120))
+        );
     }
 
     #[test]
@@ -263,7 +286,10 @@ mod tests {
         );
         let many: Vec<_> = (0..6).map(|i| t(&format!("t{i}"), 1)).collect();
         let s = dataset_summary("X", &many);
-        assert!(s.contains("6 tables t0 (1 row), t1 (1 row), t2 (1 row), t3 (1 row), +2 more."), "{s}");
+        assert!(
+            s.contains("6 tables t0 (1 row), t1 (1 row), t2 (1 row), t3 (1 row), +2 more."),
+            "{s}"
+        );
         let long_title = "y".repeat(300);
         assert!(dataset_summary(&long_title, &many).contains("with 6 table(s)"));
     }

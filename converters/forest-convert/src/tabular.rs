@@ -37,7 +37,11 @@ fn counts_per_line(sample: &str, delim: char) -> Vec<usize> {
 pub(crate) fn sniff_delimiter(text: &str) -> char {
     let sample: String = text.chars().take(4096).collect();
     // With no newline in the sample the single line still counts.
-    let sample = if sample.contains('\n') { sample } else { format!("{sample}\n") };
+    let sample = if sample.contains('\n') {
+        sample
+    } else {
+        format!("{sample}\n")
+    };
     let mut best = (',', 0usize, 0usize);
     for d in CANDIDATES {
         let counts: Vec<usize> = counts_per_line(&sample, d);
@@ -121,7 +125,12 @@ impl Converter for Csv {
     fn extensions(&self) -> Vec<String> {
         vec![".csv".into()]
     }
-    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+    fn convert(
+        &self,
+        path: &Path,
+        _: &Limits,
+        _: &mut Vec<String>,
+    ) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let text = String::from_utf8_lossy(&bytes);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
@@ -141,7 +150,10 @@ impl Converter for Csv {
             .collect();
         let stem = stem(path);
         let table = build_table(sql_name(&stem), columns, raw_rows);
-        Ok(Conversion::Dataset { title: title_from_stem(&stem), tables: vec![table] })
+        Ok(Conversion::Dataset {
+            title: title_from_stem(&stem),
+            tables: vec![table],
+        })
     }
 }
 

@@ -11,12 +11,16 @@ pub(crate) struct Passthrough;
 
 /// File stem as a string (lossy).
 pub(crate) fn stem(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// File name as a string (lossy).
 pub(crate) fn file_name(path: &Path) -> String {
-    path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Text of the first line starting with `# `, trimmed, if non-empty.
@@ -31,7 +35,9 @@ pub(crate) fn first_h1(text: &str) -> Option<String> {
 fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix("---")?;
     // The opening line must be exactly `---`.
-    let rest = rest.strip_prefix("\r\n").or_else(|| rest.strip_prefix('\n'))?;
+    let rest = rest
+        .strip_prefix("\r\n")
+        .or_else(|| rest.strip_prefix('\n'))?;
     let (yaml, after) = if let Some(r) = rest.strip_prefix("---") {
         ("", r)
     } else {
@@ -92,11 +98,18 @@ impl Converter for Passthrough {
     fn extensions(&self) -> Vec<String> {
         [".md", ".markdown", ".txt"].map(String::from).to_vec()
     }
-    fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+    fn convert(
+        &self,
+        path: &Path,
+        _: &Limits,
+        warnings: &mut Vec<String>,
+    ) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let text = String::from_utf8_lossy(&bytes);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let is_md = !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("txt"));
+        let is_md = !path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("txt"));
         let (meta, body) = match is_md.then(|| lift_frontmatter(text)).flatten() {
             Some((meta, body)) => (meta, body.to_string()),
             None => {
@@ -138,7 +151,10 @@ mod tests {
 
     #[test]
     fn h1_detection() {
-        assert_eq!(first_h1("intro\n# Title here \nx"), Some("Title here".into()));
+        assert_eq!(
+            first_h1("intro\n# Title here \nx"),
+            Some("Title here".into())
+        );
         assert_eq!(first_h1("## sub\n#nope"), None);
     }
 }

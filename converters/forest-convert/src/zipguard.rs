@@ -11,8 +11,8 @@ pub(crate) fn open_checked<'a>(
     bytes: &'a [u8],
     limits: &Limits,
 ) -> Result<ZipArchive<Cursor<&'a [u8]>>, ConvertError> {
-    let mut zip =
-        ZipArchive::new(Cursor::new(bytes)).map_err(|e| ConvertError::Zip(format!("not a readable zip: {e}")))?;
+    let mut zip = ZipArchive::new(Cursor::new(bytes))
+        .map_err(|e| ConvertError::Zip(format!("not a readable zip: {e}")))?;
     if zip.len() > limits.max_zip_entries {
         return Err(ConvertError::Zip(format!(
             "{} entries exceed the limit of {}",
@@ -54,7 +54,9 @@ pub(crate) fn read_entry(
         .read_to_end(&mut out)
         .map_err(|e| ConvertError::Zip(format!("cannot inflate {name}: {e}")))?;
     if out.len() as u64 > limits.max_unzipped_bytes {
-        return Err(ConvertError::Zip(format!("{name} inflates beyond the limit")));
+        return Err(ConvertError::Zip(format!(
+            "{name} inflates beyond the limit"
+        )));
     }
     Ok(Some(out))
 }

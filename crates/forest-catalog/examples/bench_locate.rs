@@ -49,32 +49,39 @@ fn words(vocab: &[String], rng: &mut Rng, n: usize) -> String {
         .join(" ")
 }
 
-fn synthetic(n: usize, vocab: &[String], rng: &mut Rng) -> Vec<CatalogNode> {
-    let mut out = Vec::with_capacity(n);
-    let per_branch = 50;
-    for i in 0..n {
-        let folder = format!(
-            "area{:03}/topic{:04}",
-            i / (per_branch * 100) % 1000,
-            i / per_branch
-        );
-        let id = if i % per_branch == 0 {
-            format!("{folder}/_index")
-        } else {
-            format!("{folder}/node{i}")
-        };
-        let ty = if i % per_branch == 0 {
-            "branch"
-        } else {
-            "note"
-        };
-        let mut node = CatalogNode::new(id, ty, words(vocab, rng, 3), words(vocab, rng, 28));
-        node.tags = (0..3).map(|_| words(vocab, rng, 1)).collect();
-        node.body_tokens = 100 + rng.below(3000) as i64;
-        node.links = vec![CatalogLink::new("part-of", format!("{folder}/_index"))];
-        out.push(node);
+const PER_BRANCH: usize = 50;
+
+fn folder_of(i: usize) -> String {
+    format!(
+        "area{:03}/topic{:05}",
+        i / (PER_BRANCH * 100) % 1000,
+        i / PER_BRANCH
+    )
+}
+
+fn id_of(i: usize) -> String {
+    if i % PER_BRANCH == 0 {
+        format!("{}/_index", folder_of(i))
+    } else {
+        format!("{}/node{i}", folder_of(i))
     }
-    out
+}
+
+/// Node `i`, generated on demand so the rebuild streams (bounded memory).
+fn synthetic(i: usize, vocab: &[String], rng: &mut Rng) -> CatalogNode {
+    let ty = if i % PER_BRANCH == 0 {
+        "branch"
+    } else {
+        "note"
+    };
+    let mut node = CatalogNode::new(id_of(i), ty, words(vocab, rng, 3), words(vocab, rng, 28));
+    node.tags = (0..3).map(|_| words(vocab, rng, 1)).collect();
+    node.body_tokens = 100 + rng.below(3000) as i64;
+    node.links = vec![CatalogLink::new(
+        "part-of",
+        format!("{}/_index", folder_of(i)),
+    )];
+    node
 }
 
 fn peak_rss_kb() -> u64 {
@@ -104,15 +111,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let vocab = vocabulary(5000, &mut rng);
 
-    let nodes = synthetic(n, &vocab, &mut rng);
-    let warm: Vec<String> = nodes
-        .iter()
-        .step_by(7)
-        .take(2000)
-        .map(|n| n.id.clone())
-        .collect();
+    let warm: Vec<String> = (0..n).step_by(7).take(2000).map(id_of).collect();
     let mut cat = Catalog::recreate(&dir.join("catalog.db"))?;
     let t = Instant::now();
+    let nodes = (0..n).map(|i| synthetic(i, &vocab, &mut rng));
     let written = cat.rebuild(nodes)?;
     let secs = t.elapsed().as_secs_f64();
     println!(

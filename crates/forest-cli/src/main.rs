@@ -12,7 +12,6 @@ use forest_gardener::derived::{open_catalog, reindex, TRAILS_PATH};
 use forest_gardener::{GardenReport, RunOptions};
 use forest_git::{GitError, GitForest, WriterLock};
 use forest_model::lint::lint_forest;
-use forest_model::node::today;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -508,46 +507,7 @@ struct InitReport {
 }
 
 fn cmd_init(dir: &Path, title: &str, json: bool) -> Result<u8> {
-    if dir.join("_index.md").exists() {
-        anyhow::bail!(
-            "E_SCHEMA: {} already holds a forest (_index.md exists)",
-            dir.display()
-        );
-    }
-    let day = today();
-    let summary =
-        format!("Master branch of the {title} forest. Freshly created: no branches or notes yet.");
-    let mut master = forest_model::node::Node {
-        front: Default::default(),
-        body: String::new(),
-    };
-    master.set_str("id", "_index");
-    master.set_str("type", "branch");
-    master.set_str("title", title);
-    master.set_str("summary", &summary);
-    master.set_str("coverage", "0 bananas, 0 sub-branches");
-    master.set_str("created", &day);
-    master.set_str("updated", &day);
-    master.body = format!(
-        "# {title}\n\n> {summary}\n\n## Sub-branches\n\n## Direct bananas\n\n## Cross trails\n\n## Landmarks\n"
-    );
-    let files = vec![
-        (
-            ".gitignore".to_string(),
-            b"_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n".to_vec(),
-        ),
-        ("_index.md".to_string(), master.to_text().into_bytes()),
-        (
-            "_meta/schema.md".to_string(),
-            forest_model::schema::default_schema_md(&day).into_bytes(),
-        ),
-    ];
-    let git = GitForest::init(
-        dir,
-        &format!("init: forest '{title}' (empty A.5 skeleton)"),
-        &files,
-    )
-    .context("init")?;
+    let git = forest_gardener::init::init_forest(dir, title).context("init")?;
     let head = git.head_oid()?.map(|o| o.to_string()).unwrap_or_default();
     if json {
         print_json(&InitReport {

@@ -97,7 +97,11 @@ impl CuratorConfig {
     /// `FOREST_LLM_CONCURRENCY`, `FOREST_LLM_RPM`, `FOREST_LLM_TIMEOUT_SECS`,
     /// `FOREST_LLM_TRANSPORT_RETRIES`.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CuratorError> {
-        let get = |k: &str| lookup(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
         let endpoint = get("MONKEYLLM_LLM_ENDPOINT")
             .or_else(|| get("OPENAI_BASE_URL"))
             .ok_or(CuratorError::MissingEndpoint)?;
@@ -190,8 +194,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: HashMap<String, String> =
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         move |k| m.get(k).cloned()
     }
 
@@ -245,8 +251,11 @@ mod tests {
             ("MONKEYLLM_LLM_REASONING", "maybe"),
             ("FOREST_LLM_CONCURRENCY", "0"),
         ] {
-            let e = CuratorConfig::from_lookup(lookup(&[("MONKEYLLM_LLM_ENDPOINT", "http://x/v1"), (k, v)]))
-                .unwrap_err();
+            let e = CuratorConfig::from_lookup(lookup(&[
+                ("MONKEYLLM_LLM_ENDPOINT", "http://x/v1"),
+                (k, v),
+            ]))
+            .unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
     }

@@ -35,12 +35,25 @@ pub struct Reply {
 pub fn summary_reply(reply: &str) -> Reply {
     if let Some(o) = json_object(reply) {
         if let Some(Value::String(s)) = o.get("summary") {
-            let tags = o.get("tags").and_then(Value::as_array).map(|a| clean_tags(a)).unwrap_or_default();
-            return Reply { summary: Some(s.clone()), tags };
+            let tags = o
+                .get("tags")
+                .and_then(Value::as_array)
+                .map(|a| clean_tags(a))
+                .unwrap_or_default();
+            return Reply {
+                summary: Some(s.clone()),
+                tags,
+            };
         }
     }
-    let summary = SALVAGE.captures(reply).and_then(|c| c.get(1)).map(|m| unescape(m.as_str()));
-    Reply { summary, tags: Vec::new() }
+    let summary = SALVAGE
+        .captures(reply)
+        .and_then(|c| c.get(1))
+        .map(|m| unescape(m.as_str()));
+    Reply {
+        summary,
+        tags: Vec::new(),
+    }
 }
 
 /// JSON-unescape a captured string body; a dangling escape (cut mid-`\u`)

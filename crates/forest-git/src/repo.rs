@@ -112,7 +112,8 @@ impl GitForest {
         if root.join(".git").exists() {
             return Err(GitError::AlreadyInitialized(root.to_path_buf()));
         }
-        fs::create_dir_all(root).map_err(|e| GitError::io(format!("mkdir {}", root.display()), e))?;
+        fs::create_dir_all(root)
+            .map_err(|e| GitError::io(format!("mkdir {}", root.display()), e))?;
         let mut opts = RepositoryInitOptions::new();
         opts.no_reinit(true).mkpath(true);
         let repo = Repository::init_opts(root, &opts)?;
@@ -477,7 +478,15 @@ mod tests {
     #[test]
     fn path_checks() {
         assert!(check_path("a/b.md").is_ok());
-        for bad in ["", "/a.md", "a//b.md", "../a.md", "a/./b.md", ".git/x.md", "a\\b.md"] {
+        for bad in [
+            "",
+            "/a.md",
+            "a//b.md",
+            "../a.md",
+            "a/./b.md",
+            ".git/x.md",
+            "a\\b.md",
+        ] {
             assert!(check_path(bad).is_err(), "{bad:?} accepted");
         }
     }

@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod derived;
+pub mod init;
 pub mod manifest;
 pub mod reconcile;
 pub mod report;

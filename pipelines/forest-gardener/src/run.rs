@@ -271,12 +271,15 @@ fn run_sources(
         timeout: Duration::from_secs(config.convert_timeout_secs),
         ..Limits::default()
     };
-    let mut manifest = open_manifest(forest, git, config, opts.dry_run)?;
+    let (mut manifest, refresh) = open_manifest(forest, git, config, opts.dry_run)?;
     let mut catalog = if opts.dry_run {
         None
     } else {
         Some(open_catalog(forest)?)
     };
+    if let Some(cat) = catalog.as_mut() {
+        refresh_catalog(forest, cat, &refresh)?;
+    }
     let mut report = GardenReport {
         version: REPORT_VERSION,
         dry_run: opts.dry_run,
@@ -314,12 +317,55 @@ fn run_sources(
 /// Open the manifest, bringing it up to HEAD: rebuilt from passports when
 /// missing or recorded at another commit (a crash between commit and
 /// manifest update, a hand edit, a Ranger commit).
+/// What changed in git since the derived layer was last brought up to date.
+enum Refresh {
+    /// Nothing: derived state matches HEAD.
+    Nothing,
+    /// These `.md` paths changed (hand edits, Ranger commits).
+    Paths(Vec<String>),
+    /// Unknown history: everything was re-read.
+    Full,
+}
+
+/// Bring the catalog to HEAD after commits made by others.
+fn refresh_catalog(forest: &Path, cat: &mut Catalog, refresh: &Refresh) -> Result<(), GardenError> {
+    let d = |e: forest_catalog::CatalogError| GardenError::Derived(format!("catalog: {e}"));
+    match refresh {
+        Refresh::Nothing => Ok(()),
+        Refresh::Full => {
+            let rows = crate::derived::read_all_rows(forest);
+            cat.rebuild(rows).map(|_| ()).map_err(d)
+        }
+        Refresh::Paths(paths) => {
+            let mut rows = vec![];
+            let mut gone = vec![];
+            for p in paths {
+                let id = p.trim_end_matches(".md").to_string();
+                match std::fs::read_to_string(forest.join(p))
+                    .ok()
+                    .and_then(|t| Node::parse(&t).ok())
+                {
+                    Some(n) => rows.push(catalog_row(&id, &n)),
+                    None => gone.push(id),
+                }
+            }
+            if !gone.is_empty() {
+                cat.remove(&gone).map_err(d)?;
+            }
+            if !rows.is_empty() {
+                cat.upsert(&rows).map_err(d)?;
+            }
+            Ok(())
+        }
+    }
+}
+
 fn open_manifest(
     forest: &Path,
     git: &GitForest,
     config: &GardenerConfig,
     dry_run: bool,
-) -> Result<Manifest, GardenError> {
+) -> Result<(Manifest, Refresh), GardenError> {
     let path = forest.join(MANIFEST_PATH);
     let head = git.head_oid()?.map(|o| o.to_string());
     let mut m = if dry_run && !path.exists() {
@@ -329,7 +375,7 @@ fn open_manifest(
     };
     let recorded = m.head()?;
     if recorded.is_some() && recorded == head {
-        return Ok(m);
+        return Ok((m, Refresh::Nothing));
     }
     let changed = match (&recorded, &head) {
         (Some(r), Some(h)) => changed_md_paths(forest, r, h),
@@ -340,15 +386,15 @@ fn open_manifest(
         .first()
         .map(|s| s.name.clone())
         .unwrap_or_else(|| "default".into());
-    match changed {
+    let refresh = match changed {
         Some(paths) => {
             // Incremental: re-read only passports changed since the recorded commit.
             let mut by_source: BTreeMap<String, (Vec<(String, ManifestEntry)>, Vec<String>)> =
                 BTreeMap::new();
             let mut removed_ids: Vec<String> = vec![];
-            for p in paths {
+            for p in &paths {
                 let id = p.trim_end_matches(".md").to_string();
-                match std::fs::read_to_string(forest.join(&p))
+                match std::fs::read_to_string(forest.join(p))
                     .ok()
                     .and_then(|t| Node::parse(&t).ok())
                 {
@@ -378,6 +424,7 @@ fn open_manifest(
             if let Some(h) = &head {
                 m.set_head(h)?;
             }
+            Refresh::Paths(paths)
         }
         None => {
             tracing::info!(event = "manifest.rebuild", forest = %forest.display());
@@ -392,9 +439,10 @@ fn open_manifest(
                 })
                 .collect();
             m.replace_all(&rows, head.as_deref())?;
+            Refresh::Full
         }
-    }
-    Ok(m)
+    };
+    Ok((m, refresh))
 }
 
 fn passport_entry(

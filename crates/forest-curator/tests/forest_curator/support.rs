@@ -23,7 +23,8 @@ pub enum Step {
 
 /// 200 with a chat completion whose content is `content`.
 pub fn chat(content: &str) -> Step {
-    let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]});
+    let body =
+        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]});
     Step::Reply(200, vec![], body.to_string())
 }
 
@@ -48,11 +49,17 @@ pub struct Request {
 
 impl Request {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
     /// `messages` of a chat request.
     pub fn messages(&self) -> Vec<Value> {
-        self.body["messages"].as_array().cloned().unwrap_or_default()
+        self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -78,13 +85,19 @@ impl Server {
     pub fn start(steps: Vec<Step>) -> Server {
         let q = Mutex::new(VecDeque::from(steps));
         Self::with(Duration::ZERO, move |_, _| {
-            q.lock().unwrap().pop_front().unwrap_or_else(|| status(599, "script exhausted"))
+            q.lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or_else(|| status(599, "script exhausted"))
         })
     }
 
     /// Answer with a function of (request index, request), holding each
     /// request `delay` before answering.
-    pub fn with(delay: Duration, f: impl Fn(usize, &Request) -> Step + Send + Sync + 'static) -> Server {
+    pub fn with(
+        delay: Duration,
+        f: impl Fn(usize, &Request) -> Step + Send + Sync + 'static,
+    ) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State {
@@ -163,11 +176,18 @@ fn read_request(conn: &TcpStream) -> Option<Request> {
     let mut body = vec![0u8; len];
     r.read_exact(&mut body).ok()?;
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Some(Request { method, path, headers, body })
+    Some(Request {
+        method,
+        path,
+        headers,
+        body,
+    })
 }
 
 fn handle(mut conn: TcpStream, st: &State) {
-    let Some(req) = read_request(&conn) else { return };
+    let Some(req) = read_request(&conn) else {
+        return;
+    };
     let now = st.active.fetch_add(1, Ordering::SeqCst) + 1;
     st.peak.fetch_max(now, Ordering::SeqCst);
     let index = {

@@ -17,8 +17,14 @@ fn write(path: &str, bytes: &str) -> Change {
 fn skeleton() -> Vec<(String, Vec<u8>)> {
     vec![
         (".gitignore".into(), GITIGNORE.as_bytes().to_vec()),
-        ("_index.md".into(), b"---\nid: _index\n---\n\n# T\n".to_vec()),
-        ("_meta/schema.md".into(), b"---\nid: _meta/schema\n---\n\n# S\n".to_vec()),
+        (
+            "_index.md".into(),
+            b"---\nid: _index\n---\n\n# T\n".to_vec(),
+        ),
+        (
+            "_meta/schema.md".into(),
+            b"---\nid: _meta/schema\n---\n\n# S\n".to_vec(),
+        ),
         ("_meta/gardener.yaml".into(), b"sources: []\n".to_vec()),
     ]
 }
@@ -30,7 +36,10 @@ fn first_second_and_noop_commits() {
     let f = GitForest::init(root, "init: forest 'T' (empty A.5 skeleton)", &skeleton()).unwrap();
     let first = f.head_oid().unwrap().expect("init commits");
     // Non-.md files other than the root .gitignore are never versioned.
-    assert_eq!(ls_tree(root), [".gitignore", "_index.md", "_meta/schema.md"]);
+    assert_eq!(
+        ls_tree(root),
+        [".gitignore", "_index.md", "_meta/schema.md"]
+    );
     assert!(!root.join("_meta/gardener.yaml").exists());
     assert_eq!(status(root), "");
 
@@ -48,7 +57,10 @@ fn first_second_and_noop_commits() {
     let (_, body, _) = git(root, &["log", "-1", "--format=%B"]);
     assert_eq!(body.trim_end(), msg, "message is passed verbatim");
     assert_eq!(fs::read_to_string(root.join("a/b.md")).unwrap(), "leaf\n");
-    assert_eq!(f.read_head_file("_index.md").unwrap().unwrap(), b"master v2\n");
+    assert_eq!(
+        f.read_head_file("_index.md").unwrap().unwrap(),
+        b"master v2\n"
+    );
     assert_eq!(status(root), "", "work tree and index follow HEAD");
     assert!(f.is_clean_for(&["a/b.md", "_index.md"]).unwrap());
 
@@ -60,14 +72,24 @@ fn first_second_and_noop_commits() {
     assert_eq!(f.head_oid().unwrap(), Some(second));
     // Deleting a path absent from HEAD changes nothing either.
     let ghost = f
-        .commit_batch(&[Change::Delete { path: "nope.md".into() }], "ghost")
+        .commit_batch(
+            &[Change::Delete {
+                path: "nope.md".into(),
+            }],
+            "ghost",
+        )
         .unwrap();
     assert_eq!(ghost, None);
 
     // Delete removes the file and its now-empty directory.
-    f.commit_batch(&[Change::Delete { path: "a/b.md".into() }], "prune(a/b)")
-        .unwrap()
-        .expect("delete commits");
+    f.commit_batch(
+        &[Change::Delete {
+            path: "a/b.md".into(),
+        }],
+        "prune(a/b)",
+    )
+    .unwrap()
+    .expect("delete commits");
     assert!(!root.join("a").exists());
     assert_eq!(f.read_head_file("a/b.md").unwrap(), None);
     assert_eq!(status(root), "");
@@ -90,9 +112,14 @@ fn non_md_paths_are_filtered() {
         )
         .unwrap_err();
     assert!(matches!(err, GitError::NothingToCommit));
-    assert_eq!(err.to_string(), "nothing to commit: only .md files are versioned");
+    assert_eq!(
+        err.to_string(),
+        "nothing to commit: only .md files are versioned"
+    );
     // .gitignore is only accepted by init.
-    let err = f.commit_batch(&[write(".gitignore", "x\n")], "gi").unwrap_err();
+    let err = f
+        .commit_batch(&[write(".gitignore", "x\n")], "gi")
+        .unwrap_err();
     assert!(matches!(err, GitError::NothingToCommit));
 
     let mixed = f
@@ -107,7 +134,9 @@ fn non_md_paths_are_filtered() {
     assert!(!tracked.iter().any(|p| p.ends_with(".csv")));
     assert!(!root.join("b/x.csv").exists());
 
-    let err = f.commit_batch(&[write("../escape.md", "x")], "bad").unwrap_err();
+    let err = f
+        .commit_batch(&[write("../escape.md", "x")], "bad")
+        .unwrap_err();
     assert!(matches!(err, GitError::BadPath { .. }), "{err}");
     assert_eq!(f.commit_batch(&[], "empty").unwrap(), None);
 }
@@ -145,7 +174,9 @@ fn ref_moved_by_someone_else_aborts_cleanly() {
         .commit_batch_observed(&[write("late.md", "late\n")], "late", &mut |stage| {
             // Another writer moves the branch after our objects are written.
             if let CommitStage::ObjectsWritten { .. } = stage {
-                raced = a.commit_batch(&[write("early.md", "early\n")], "early").unwrap();
+                raced = a
+                    .commit_batch(&[write("early.md", "early\n")], "early")
+                    .unwrap();
             }
         })
         .unwrap_err();
@@ -184,7 +215,11 @@ fn identity_default_and_env_override() {
             None => cmd.env_remove("FOREST_GIT_NAME"),
         };
         let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let (_, who, _) = git(&root, &["log", "-1", "--format=%an <%ae>|%cn <%ce>"]);
         assert_eq!(who.trim(), format!("{expect}|{expect}"));
     }

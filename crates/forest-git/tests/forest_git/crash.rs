@@ -63,7 +63,11 @@ fn verify_after_crash(root: &Path, old: Oid, list: &Path) -> bool {
     let is_new = head != old;
     if is_new {
         let (_, parent, _) = git(root, &["rev-parse", "HEAD^"]);
-        assert_eq!(parent.trim(), old.to_string(), "new HEAD is the batch commit");
+        assert_eq!(
+            parent.trim(),
+            old.to_string(),
+            "new HEAD is the batch commit"
+        );
         let (_, subject, _) = git(root, &["log", "-1", "--format=%s"]);
         assert_eq!(subject.trim(), "crash batch");
     }
@@ -134,7 +138,11 @@ fn uninterrupted_child_commits_everything() {
     let old = setup(&root);
     let list = dir.path().join("paths.txt");
     let out = spawn(&root, &list, "none").wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(verify_after_crash(&root, old, &list));
     let f = GitForest::open(&root).unwrap();
     assert_eq!(f.repaired(), 0, "no journal after a clean commit");

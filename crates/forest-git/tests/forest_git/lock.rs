@@ -22,19 +22,31 @@ fn second_acquire_is_refused_with_card() {
         GitError::Locked { pid, host, since } => {
             assert_eq!(*pid, std::process::id());
             assert_eq!(host, &held.card().host);
-            assert!(chrono::DateTime::parse_from_rfc3339(since).is_ok(), "{since}");
+            assert!(
+                chrono::DateTime::parse_from_rfc3339(since).is_ok(),
+                "{since}"
+            );
         }
         other => panic!("expected Locked, got {other}"),
     }
     let msg = err.to_string();
-    assert!(msg.starts_with("E_LOCKED: forest is locked by pid "), "{msg}");
+    assert!(
+        msg.starts_with("E_LOCKED: forest is locked by pid "),
+        "{msg}"
+    );
     assert!(msg.contains("reclaimed automatically"), "{msg}");
     assert_eq!(err.code(), "E_LOCKED");
-    assert!(matches!(probe(root).unwrap(), LockState::Held { card: Some(_) }));
+    assert!(matches!(
+        probe(root).unwrap(),
+        LockState::Held { card: Some(_) }
+    ));
     assert!(matches!(break_orphan(root), Err(GitError::Locked { .. })));
     drop(held);
     assert_eq!(probe(root).unwrap(), LockState::Free);
-    assert!(WriterLock::acquire(root).is_ok(), "free again after release");
+    assert!(
+        WriterLock::acquire(root).is_ok(),
+        "free again after release"
+    );
 }
 
 #[test]

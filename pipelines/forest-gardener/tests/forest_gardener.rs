@@ -1,0 +1,562 @@
+//! Integration tests of the Gardener against real git repositories, real
+//! SQLite and temp source trees.
+
+use forest_gardener::derived::{read_all_rows, reindex, CATALOG_PATH, TRAILS_PATH};
+use forest_gardener::init::init_forest;
+use forest_gardener::{adopt, sync, GardenReport, NoProgress, RunOptions, SourceReport};
+use forest_git::GitForest;
+use forest_model::lint::lint_forest;
+use forest_model::node::Node;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    if let Ok(p) = std::env::var("FOREST_FIXTURES") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
+
+fn setup() -> (tempfile::TempDir, PathBuf, GitForest) {
+    std::env::set_var("FOREST_TODAY", "2026-11-29");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("forest");
+    let git = init_forest(&root, "Test").unwrap();
+    (dir, root, git)
+}
+
+fn opts() -> RunOptions {
+    RunOptions::default()
+}
+
+fn do_adopt(root: &Path, git: &GitForest, src: &Path) -> GardenReport {
+    adopt(
+        root,
+        git,
+        src.to_str().unwrap(),
+        None,
+        None,
+        &opts(),
+        &NoProgress,
+        None,
+    )
+    .unwrap()
+}
+
+fn do_sync(root: &Path, git: &GitForest) -> GardenReport {
+    sync(root, git, None, None, &opts(), &NoProgress, None).unwrap()
+}
+
+fn one(r: &GardenReport) -> &SourceReport {
+    assert_eq!(r.sources.len(), 1);
+    &r.sources[0]
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fsck(root: &Path) {
+    let out = Command::new("git")
+        .args(["fsck", "--strict", "--no-dangling"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fsck: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn commit_count(root: &Path) -> usize {
+    git(root, &["rev-list", "--count", "HEAD"])
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn read_node(root: &Path, id: &str) -> Node {
+    Node::parse(&fs::read_to_string(root.join(format!("{id}.md"))).unwrap()).unwrap()
+}
+
+fn write(p: &Path, text: &str) {
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+fn set_mtime(p: &Path, secs: i64) {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs as u64);
+    let f = fs::File::options().write(true).open(p).unwrap();
+    f.set_modified(t).unwrap();
+}
+
+#[test]
+fn adopt_dump_ingest_then_noop_sync() {
+    let (_d, root, g) = setup();
+    let src = fixtures().join("dump-ingest");
+    let r = do_adopt(&root, &g, &src);
+    let s = one(&r);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let n_files = walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .count();
+    assert_eq!(s.planted.len(), n_files, "one node per supported file");
+    assert_eq!(r.commits.len(), 1, "one commit for the batch");
+    // Mirrored branches: every source folder has a branch.
+    for e in walkdir::WalkDir::new(&src)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_dir())
+    {
+        let rel = e
+            .path()
+            .strip_prefix(&src)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            root.join(&rel).join("_index.md").is_file(),
+            "branch for {rel}"
+        );
+    }
+    let lint = lint_forest(&root);
+    assert_eq!(lint.errors, 0, "{:#?}", lint.issues);
+    fsck(&root);
+    let files = git(&root, &["ls-files"]);
+    assert!(
+        files
+            .lines()
+            .all(|l| l.ends_with(".md") || l == ".gitignore"),
+        "{files}"
+    );
+    assert!(git(&root, &["status", "--porcelain", "--untracked-files=no"]).is_empty());
+    // Datasets carry a queryable payload with the hash recorded.
+    let ds = read_node(&root, "sales/orders-batch-00");
+    assert_eq!(ds.get_str("type").unwrap(), "dataset");
+    let conn = rusqlite::Connection::open(root.join("sales/orders-batch-00.db")).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM orders_batch_00", [], |r| r.get(0))
+        .unwrap();
+    assert!(n > 0);
+    let commits = commit_count(&root);
+    let r2 = do_sync(&root, &g);
+    let s2 = one(&r2);
+    assert_eq!(s2.unchanged, n_files);
+    assert!(
+        s2.planted.is_empty()
+            && s2.updated.is_empty()
+            && s2.stale.is_empty()
+            && s2.errors.is_empty()
+    );
+    assert_eq!(s2.bytes_read, 0, "no-change sync reads no file");
+    assert_eq!(
+        commit_count(&root),
+        commits,
+        "no-change sync makes no commit"
+    );
+}
+
+#[test]
+fn readopt_is_a_sync_and_plants_no_duplicates() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    write(&src.path().join("a/one.md"), "# One\n\nFirst note.\n");
+    do_adopt(&root, &g, src.path());
+    let r = do_adopt(&root, &g, src.path());
+    let s = one(&r);
+    assert!(s.planted.is_empty());
+    assert_eq!(s.unchanged, 1);
+    let cfg = forest_gardener::GardenerConfig::load(&root).unwrap();
+    assert_eq!(cfg.sources.len(), 1);
+}
+
+#[test]
+fn source_frontmatter_is_parsed_not_leaked() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    write(
+        &src.path().join("docs/spec.md"),
+        "---\ntitle: The Real Title\ntags: [Robotics, arm]\naliases: [SPEC-1]\n---\n\nGripper torque is 12 Nm at rest. Tested in March 2026.\n",
+    );
+    do_adopt(&root, &g, src.path());
+    let n = read_node(&root, "docs/spec");
+    assert_eq!(n.get_str("title").unwrap(), "The Real Title");
+    assert_eq!(n.get_list("tags"), vec!["robotics", "arm"]);
+    assert!(n.get_list("aliases").contains(&"SPEC-1".to_string()));
+    assert!(!n.body.contains("tags:"), "{}", n.body);
+    let summary = n.get_str("summary").unwrap();
+    assert!(summary.starts_with("Gripper torque"), "{summary}");
+}
+
+#[test]
+fn touched_file_is_hashed_once_then_fast_path() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    let f = src.path().join("n/a.txt");
+    write(&f, "plain text without heading");
+    do_adopt(&root, &g, src.path());
+    let h1 = read_node(&root, "n/a").body;
+    assert!(h1.starts_with("# a\n"), "{h1}");
+    set_mtime(&f, 2_000_000_000);
+    let s = do_sync(&root, &g);
+    assert_eq!(one(&s).touched, 1);
+    assert!(one(&s).updated.is_empty());
+    let s = do_sync(&root, &g);
+    assert_eq!(one(&s).touched, 0);
+    assert_eq!(one(&s).unchanged, 1);
+    assert_eq!(one(&s).bytes_read, 0);
+    // Headingless text keeps the same H1 after an edit.
+    write(&f, "edited plain text, still without heading");
+    do_sync(&root, &g);
+    let h2 = read_node(&root, "n/a").body;
+    assert!(h2.starts_with("# a\n\nedited"), "{h2}");
+}
+
+#[test]
+fn sync_matrix_edit_delete_add_move_touch() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    let s = src.path();
+    for i in 0..8 {
+        write(
+            &s.join(format!("alpha/doc-{i}.md")),
+            &format!("# Alpha {i}\n\nAlpha document number {i} about widgets.\n"),
+        );
+    }
+    for i in 0..4 {
+        write(
+            &s.join(format!("beta/item-{i}.txt")),
+            &format!("Beta item {i} covers gadgets in depth.\n"),
+        );
+    }
+    do_adopt(&root, &g, s);
+    // A person links to a file that will move, edits one summary and adds notes.
+    let mut linker = read_node(&root, "alpha/doc-7");
+    linker.set(
+        "links",
+        forest_model::yaml::parse_mapping(
+            "l:\n- rel: related-to\n  target: alpha/doc-0\n  confidence: 0.3\n",
+        )
+        .unwrap()["l"]
+            .clone(),
+    );
+    fs::write(root.join("alpha/doc-7.md"), linker.to_text()).unwrap();
+    let mut edited = read_node(&root, "alpha/doc-1");
+    edited.set_str("summary", "Hand-written scent about widgets.");
+    edited.body.push_str("\n## Notes\n\nKeep me.\n");
+    fs::write(root.join("alpha/doc-1.md"), edited.to_text()).unwrap();
+    git(&root, &["add", "-A", "alpha"]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=p",
+            "-c",
+            "user.email=p@x",
+            "commit",
+            "-qm",
+            "hand edits",
+        ],
+    );
+    let mut trails = forest_catalog::Trails::open(&root.join(TRAILS_PATH)).unwrap();
+    trails
+        .deposit(&["alpha/doc-0".to_string()], 0.6, "")
+        .unwrap();
+    drop(trails);
+    let before = commit_count(&root);
+
+    // edit 5, delete 2, add 3, move 2 (one across folders), touch 1
+    for i in 1..=5 {
+        write(
+            &s.join(format!("alpha/doc-{i}.md")),
+            &format!("# Alpha {i}\n\nRevised alpha document {i}, now about sprockets.\n"),
+        );
+    }
+    fs::remove_file(s.join("beta/item-0.txt")).unwrap();
+    fs::remove_file(s.join("beta/item-1.txt")).unwrap();
+    for i in 0..3 {
+        write(
+            &s.join(format!("gamma/new-{i}.md")),
+            &format!("# New {i}\n\nFresh material {i}.\n"),
+        );
+    }
+    fs::rename(s.join("alpha/doc-0.md"), s.join("gamma/doc-0-moved.md")).unwrap();
+    fs::rename(s.join("beta/item-2.txt"), s.join("beta/item-2-renamed.txt")).unwrap();
+    set_mtime(&s.join("alpha/doc-6.md"), 2_000_000_000);
+
+    let r = do_sync(&root, &g);
+    let x = one(&r);
+    assert!(x.errors.is_empty(), "{:?}", x.errors);
+    let mut updated = x.updated.clone();
+    updated.sort();
+    assert_eq!(
+        updated,
+        (1..=5)
+            .map(|i| format!("alpha/doc-{i}"))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(x.planted, vec!["gamma/new-0", "gamma/new-1", "gamma/new-2"]);
+    let mut stale = x.stale.clone();
+    stale.sort();
+    assert_eq!(stale, vec!["beta/item-0", "beta/item-1"]);
+    assert_eq!(x.moved.len(), 2);
+    assert_eq!(x.touched, 1);
+    assert_eq!(
+        commit_count(&root),
+        before + 1,
+        "one commit for the whole batch"
+    );
+    // The move across folders is a transplant: aliases, moved_from, backlinks, heat.
+    let m = x.moved.iter().find(|m| m.from == "alpha/doc-0").unwrap();
+    assert_eq!(m.to, "gamma/doc-0-moved");
+    assert!(!root.join("alpha/doc-0.md").exists());
+    let moved = read_node(&root, "gamma/doc-0-moved");
+    assert!(moved
+        .get_list("aliases")
+        .contains(&"alpha/doc-0".to_string()));
+    assert_eq!(moved.get_list("moved_from"), vec!["alpha/doc-0"]);
+    let linker = read_node(&root, "alpha/doc-7");
+    assert_eq!(linker.links()[0].target, "gamma/doc-0-moved");
+    assert_eq!(linker.links()[0].confidence, Some(0.3));
+    let trails = forest_catalog::Trails::open(&root.join(TRAILS_PATH)).unwrap();
+    assert!(trails.get_heat("gamma/doc-0-moved", None).unwrap() > 0.5);
+    assert!(!read_node(&root, "alpha/_index")
+        .body
+        .contains("[[alpha/doc-0]]"));
+    assert!(read_node(&root, "gamma/_index")
+        .body
+        .contains("[[gamma/doc-0-moved]]"));
+    // Hand-edited summary kept and reported; notes survive.
+    let e = read_node(&root, "alpha/doc-1");
+    assert_eq!(
+        e.get_str("summary").unwrap(),
+        "Hand-written scent about widgets."
+    );
+    assert!(e.body.contains("sprockets") && e.body.contains("## Notes\n\nKeep me."));
+    assert_eq!(x.summary_stale, vec!["alpha/doc-1"]);
+    // Machine-written summaries follow the source.
+    assert!(read_node(&root, "alpha/doc-2")
+        .get_str("summary")
+        .unwrap()
+        .contains("sprockets"));
+    // Stale passports are kept, marked, never deleted.
+    assert_eq!(
+        read_node(&root, "beta/item-0")
+            .get_str("source_state")
+            .as_deref(),
+        Some("vanished")
+    );
+    let lint = lint_forest(&root);
+    assert_eq!(lint.errors, 0, "{:#?}", lint.issues);
+    fsck(&root);
+    // A second sync settles: nothing to do, no commit, stale still reported.
+    let r2 = do_sync(&root, &g);
+    let y = one(&r2);
+    assert!(y.updated.is_empty() && y.planted.is_empty() && y.moved.is_empty());
+    assert_eq!(y.stale.len(), 2);
+    assert_eq!(commit_count(&root), before + 1);
+    // The incrementally maintained catalog equals a fresh reindex.
+    let inc = forest_catalog::Catalog::open(&root.join(CATALOG_PATH))
+        .unwrap()
+        .dump()
+        .unwrap();
+    fs::remove_dir_all(root.join("_derived")).unwrap();
+    reindex(&root).unwrap();
+    let fresh = forest_catalog::Catalog::open(&root.join(CATALOG_PATH))
+        .unwrap()
+        .dump()
+        .unwrap();
+    assert_eq!(inc, fresh);
+}
+
+#[test]
+fn mass_stale_guard_and_missing_root() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    for i in 0..4 {
+        write(
+            &src.path().join(format!("d/f{i}.md")),
+            &format!("# F{i}\n\nText {i}.\n"),
+        );
+    }
+    do_adopt(&root, &g, src.path());
+    for i in 0..3 {
+        fs::remove_file(src.path().join(format!("d/f{i}.md"))).unwrap();
+    }
+    let r = do_sync(&root, &g);
+    assert!(one(&r).stale.is_empty());
+    assert!(one(&r)
+        .errors
+        .iter()
+        .any(|e| e.message.contains("refusing to mark 3 of 4")));
+    let allow = RunOptions {
+        allow_mass_stale: true,
+        ..opts()
+    };
+    let r = sync(&root, &g, None, None, &allow, &NoProgress, None).unwrap();
+    assert_eq!(one(&r).stale.len(), 3);
+    // A source root that cannot be listed marks nothing stale.
+    let moved_away = src.path().with_extension("gone");
+    fs::rename(src.path(), &moved_away).unwrap();
+    let r = do_sync(&root, &g);
+    assert!(one(&r)
+        .errors
+        .iter()
+        .any(|e| e.message.contains("nothing marked stale")));
+    assert_eq!(read_node(&root, "d/f3").get_str("source_state"), None);
+    fs::rename(&moved_away, src.path()).unwrap();
+}
+
+#[test]
+fn bad_input_costs_one_line_each_and_the_rest_lands() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    let s = src.path();
+    write(&s.join("ok/good.md"), "# Good\n\nThis one lands.\n");
+    write(&s.join("ok/empty.txt"), "");
+    write(&s.join("ok/big.txt"), &"x".repeat(4096));
+    write(&s.join("ok/fake.db"), "not sqlite at all, just text");
+    write(&s.join("ok/blob.bin"), "binary");
+    let outside = tempfile::tempdir().unwrap();
+    write(&outside.path().join("secret.md"), "# Secret\n");
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), s.join("ok/escape.md")).unwrap();
+    std::os::unix::fs::symlink(s.join("ok"), s.join("ok/loop")).unwrap();
+    use std::os::unix::ffi::OsStrExt;
+    let bad_name = std::ffi::OsStr::from_bytes(b"ok/bad-\xff-name.md");
+    fs::write(s.join(bad_name), "# Bad name\n").unwrap();
+    fs::write(root.join("_meta/gardener.yaml"), "max_file_bytes: 1024\n").unwrap();
+    let r = do_adopt(&root, &g, s);
+    let x = one(&r);
+    assert_eq!(x.planted, vec!["ok/good"]);
+    assert_eq!(x.unsupported, vec!["ok/blob.bin"]);
+    let line_for = |needle: &str| x.errors.iter().filter(|e| e.path.contains(needle)).count();
+    assert_eq!(line_for("empty.txt"), 1);
+    assert_eq!(line_for("big.txt"), 1);
+    assert_eq!(line_for("fake.db"), 1);
+    assert_eq!(line_for("escape.md"), 1);
+    assert_eq!(line_for("loop"), 1);
+    assert_eq!(line_for("bad-"), 1);
+    assert!(r.partial(), "exit 3");
+    assert_eq!(lint_forest(&root).errors, 0);
+    fsck(&root);
+}
+
+#[test]
+fn two_sources_sync_independently() {
+    let (_d, root, g) = setup();
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    write(
+        &a.path().join("x/readme.md"),
+        "# A readme\n\nFrom source A.\n",
+    );
+    write(
+        &b.path().join("x/readme.md"),
+        "# B readme\n\nFrom source B.\n",
+    );
+    adopt(
+        &root,
+        &g,
+        a.path().to_str().unwrap(),
+        Some("alpha"),
+        Some("alpha"),
+        &opts(),
+        &NoProgress,
+        None,
+    )
+    .unwrap();
+    adopt(
+        &root,
+        &g,
+        b.path().to_str().unwrap(),
+        Some("beta"),
+        Some("beta"),
+        &opts(),
+        &NoProgress,
+        None,
+    )
+    .unwrap();
+    assert!(root.join("alpha/x/readme.md").is_file() && root.join("beta/x/readme.md").is_file());
+    write(
+        &b.path().join("x/readme.md"),
+        "# B readme\n\nChanged in B only.\n",
+    );
+    let r = sync(&root, &g, Some("alpha"), None, &opts(), &NoProgress, None).unwrap();
+    assert!(one(&r).updated.is_empty() && one(&r).stale.is_empty());
+    let r = do_sync(&root, &g);
+    assert_eq!(r.sources.len(), 2);
+    let beta = r.sources.iter().find(|s| s.source == "beta").unwrap();
+    assert_eq!(beta.updated, vec!["beta/x/readme"]);
+    assert!(r.sources.iter().all(|s| s.stale.is_empty()));
+    assert_eq!(lint_forest(&root).errors, 0);
+}
+
+#[test]
+fn targeted_sync_and_dry_run() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    write(&src.path().join("d/a.md"), "# A\n\nOne.\n");
+    write(&src.path().join("d/b.md"), "# B\n\nTwo.\n");
+    do_adopt(&root, &g, src.path());
+    write(&src.path().join("d/a.md"), "# A\n\nOne changed.\n");
+    write(&src.path().join("d/b.md"), "# B\n\nTwo changed.\n");
+    let dry = RunOptions {
+        dry_run: true,
+        ..opts()
+    };
+    let before = fs::read(root.join("d/a.md")).unwrap();
+    let r = sync(&root, &g, None, None, &dry, &NoProgress, None).unwrap();
+    assert_eq!(one(&r).updated.len(), 2);
+    assert_eq!(
+        fs::read(root.join("d/a.md")).unwrap(),
+        before,
+        "dry run writes nothing"
+    );
+    let r = sync(&root, &g, None, Some("d/a.md"), &opts(), &NoProgress, None).unwrap();
+    assert_eq!(one(&r).updated, vec!["d/a"]);
+    assert!(read_node(&root, "d/b").body.contains("Two.\n"));
+    assert!(sync(
+        &root,
+        &g,
+        None,
+        Some("../etc/passwd"),
+        &opts(),
+        &NoProgress,
+        None
+    )
+    .is_err());
+}
+
+#[test]
+fn manifest_is_rebuilt_from_passports() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    write(&src.path().join("d/a.md"), "# A\n\nOne.\n");
+    do_adopt(&root, &g, src.path());
+    fs::remove_dir_all(root.join("_derived")).unwrap();
+    let r = do_sync(&root, &g);
+    assert_eq!(one(&r).unchanged, 1);
+    assert!(one(&r).planted.is_empty());
+    assert_eq!(
+        read_all_rows(&root).len(),
+        4,
+        "_index, _meta/schema, d/_index, d/a"
+    );
+}
