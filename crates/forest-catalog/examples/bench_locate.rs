@@ -60,7 +60,7 @@ fn folder_of(i: usize) -> String {
 }
 
 fn id_of(i: usize) -> String {
-    if i % PER_BRANCH == 0 {
+    if i.is_multiple_of(PER_BRANCH) {
         format!("{}/_index", folder_of(i))
     } else {
         format!("{}/node{i}", folder_of(i))
@@ -69,7 +69,7 @@ fn id_of(i: usize) -> String {
 
 /// Node `i`, generated on demand so the rebuild streams (bounded memory).
 fn synthetic(i: usize, vocab: &[String], rng: &mut Rng) -> CatalogNode {
-    let ty = if i % PER_BRANCH == 0 {
+    let ty = if i.is_multiple_of(PER_BRANCH) {
         "branch"
     } else {
         "note"

@@ -50,6 +50,10 @@ struct GardenArgs {
     /// Allow marking more than max_stale_fraction of a source stale.
     #[arg(long)]
     allow_mass_stale: bool,
+    /// Curate new nodes with the LLM endpoint (MONKEYLLM_LLM_* / OPENAI_* env),
+    /// propose closed-catalog links, then roll up branch summaries.
+    #[arg(long)]
+    curate: bool,
     /// Print the JSON report on stdout.
     #[arg(long)]
     json: bool,
@@ -103,6 +107,21 @@ enum Cmd {
         path: Option<String>,
         #[command(flatten)]
         g: GardenArgs,
+    },
+    /// Roll up branch summaries deepest-first (LLM when --curate, else deterministic).
+    Rollup {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Every non-_meta branch, not only `source: ingest` ones.
+        #[arg(long)]
+        all: bool,
+        /// Use the LLM endpoint (deterministic otherwise).
+        #[arg(long)]
+        curate: bool,
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Rebuild `_derived/catalog.db` from the Markdown.
     Reindex {
@@ -279,16 +298,9 @@ fn run(cli: Cli) -> Result<u8> {
             let git = GitForest::open(&root)?;
             let opts = run_options(&g);
             let bar = progress::Bar::new();
-            let report = forest_gardener::adopt(
-                &root,
-                &git,
-                &source,
-                name.as_deref(),
-                dest.as_deref(),
-                &opts,
-                &bar,
-                None,
-            )?;
+            let report = with_curation(&root, &git, &g, |hook| {
+                forest_gardener::adopt(&root, &git, &source, name.as_deref(), dest.as_deref(), &opts, &bar, hook)
+            })?;
             finish_garden(&report, g.json)
         }
         Cmd::Sync { f, source, path, g } => {
@@ -297,16 +309,23 @@ fn run(cli: Cli) -> Result<u8> {
             let git = GitForest::open(&root)?;
             let opts = run_options(&g);
             let bar = progress::Bar::new();
-            let report = forest_gardener::sync(
-                &root,
-                &git,
-                source.as_deref(),
-                path.as_deref(),
-                &opts,
-                &bar,
-                None,
-            )?;
+            let report = with_curation(&root, &git, &g, |hook| {
+                forest_gardener::sync(&root, &git, source.as_deref(), path.as_deref(), &opts, &bar, hook)
+            })?;
             finish_garden(&report, g.json)
+        }
+        Cmd::Rollup { f, all, curate, dry_run, json } => {
+            let root = forest_root(&f)?;
+            let _lock = WriterLock::acquire(&root)?;
+            let git = GitForest::open(&root)?;
+            let curator = if curate { Some(build_curator(&root)?) } else { None };
+            let r = forest_gardener::rollup::rollup(&root, &git, curator.as_ref(), all, dry_run)?;
+            if json {
+                print_json(&r)?;
+            } else {
+                println!("rolled {} branch(es), {} deterministic, {} skipped", r.rolled.len(), r.fallbacks.len(), r.skipped);
+            }
+            Ok(0)
         }
         Cmd::Reindex { f, json } => {
             let root = forest_root(&f)?;
@@ -401,6 +420,36 @@ fn run(cli: Cli) -> Result<u8> {
         },
         Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
     }
+}
+
+fn build_curator(root: &Path) -> Result<forest_curator::Curator> {
+    let cache = forest_curator::CurationCache::open(&root.join("_derived/curation.db"))?;
+    Ok(forest_curator::Curator::from_env()?.with_cache(cache))
+}
+
+/// Run a Gardener command with the Curator wired in when `--curate` is given,
+/// then roll up branch summaries.
+fn with_curation(
+    root: &Path,
+    git: &GitForest,
+    g: &GardenArgs,
+    run: impl FnOnce(Option<&dyn forest_gardener::Curate>) -> Result<GardenReport, forest_gardener::GardenError>,
+) -> Result<GardenReport> {
+    if !g.curate {
+        return Ok(run(None)?);
+    }
+    let curator = build_curator(root)?;
+    let config = forest_gardener::GardenerConfig::load(root)?;
+    // Its own catalog connection: candidates are read while the run writes.
+    open_catalog(root)?;
+    let cands = forest_gardener::curate::CatalogCandidates::new(forest_catalog::Catalog::open(
+        &root.join(forest_gardener::derived::CATALOG_PATH),
+    )?);
+    let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &config.directives);
+    let mut report = run(Some(&hook))?;
+    report.rollup = Some(forest_gardener::rollup::rollup(root, git, Some(&curator), false, g.dry_run)?);
+    report.curation = Some(serde_json::to_value(curator.stats())?);
+    Ok(report)
 }
 
 fn run_options(g: &GardenArgs) -> RunOptions {

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
+use std::io::Write;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,6 +23,9 @@ pub const DEFAULT_EMAIL: &str = "forest@localhost";
 pub const ENV_NAME: &str = "FOREST_GIT_NAME";
 /// Environment variable overriding the committer email.
 pub const ENV_EMAIL: &str = "FOREST_GIT_EMAIL";
+
+/// Batches with at least this many paths are written as one pack file.
+const PACK_THRESHOLD: usize = 128;
 
 /// One change of a batch, by forest-relative POSIX path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +67,8 @@ pub enum CommitStage {
         /// The new HEAD.
         commit: Oid,
     },
-    /// `done` of `total` changed paths are in the work tree.
+    /// `done` of `total` changed paths are in the work tree (reported per
+    /// chunk of paths, not per file).
     WorkTree {
         /// Paths brought up to HEAD so far.
         done: usize,
@@ -300,16 +305,30 @@ impl GitForest {
         self.repair_if_needed(&repo)?;
         let branch = branch_ref(&repo)?;
         let old = branch_tip(&repo, &branch)?;
-        let parent = old.map(|id| repo.find_commit(id)).transpose()?;
+
+        // Big batches collect their objects in an in-memory backend on a
+        // private handle and land as ONE pack file: a loose object costs
+        // several syscalls and an inode each (about 0.4 ms here).
+        let pack_repo = if latest.len() >= PACK_THRESHOLD {
+            Some(Repository::open(repo.path())?)
+        } else {
+            None
+        };
+        let w: &Repository = pack_repo.as_ref().unwrap_or(&repo);
+        let w_odb = w.odb()?;
+        let mempack = match pack_repo {
+            Some(_) => Some(w_odb.add_new_mempack_backend(1000)?),
+            None => None,
+        };
+        let parent = old.map(|id| w.find_commit(id)).transpose()?;
         let base_tree = match &parent {
             Some(c) => c.tree()?,
             None => {
-                let empty = repo.treebuilder(None)?.write()?;
-                repo.find_tree(empty)?
+                let empty = w.treebuilder(None)?.write()?;
+                w.find_tree(empty)?
             }
         };
 
-        let odb = repo.odb()?;
         let mut update = TreeUpdateBuilder::new();
         let mut targets: Vec<Target<'_>> = Vec::new();
         for (&path, content) in &latest {
@@ -320,7 +339,7 @@ impl GitForest {
             };
             match content {
                 Some(bytes) => {
-                    let id = odb.write(ObjectType::Blob, bytes)?;
+                    let id = w_odb.write(ObjectType::Blob, bytes)?;
                     if existing != Some(id) {
                         update.upsert(path, id, FileMode::Blob);
                         targets.push((path, Some((id, bytes))));
@@ -337,15 +356,25 @@ impl GitForest {
         if targets.is_empty() {
             return Ok(None);
         }
-        let tree_id = update.create_updated(&repo, &base_tree)?;
+        let tree_id = update.create_updated(w, &base_tree)?;
         if tree_id == base_tree.id() {
             return Ok(None);
         }
-        let tree = repo.find_tree(tree_id)?;
-        let sig = signature(&repo)?;
+        let tree = w.find_tree(tree_id)?;
+        let sig = signature(w)?;
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         // No ref is updated here: the commit stays unreachable until the CAS.
-        let commit = repo.commit(None, &sig, &sig, message, &tree, &parents)?;
+        let commit = w.commit(None, &sig, &sig, message, &tree, &parents)?;
+        if let Some(mp) = &mempack {
+            let mut pack = git2::Buf::new();
+            mp.dump(w, &mut pack)?;
+            let odb = repo.odb()?;
+            let mut writer = odb.packwriter()?;
+            writer
+                .write_all(&pack)
+                .map_err(|e| GitError::io("write pack", e))?;
+            writer.commit()?;
+        }
         observer(CommitStage::ObjectsWritten { commit });
 
         // The journal goes down before the ref moves, so a crash anywhere

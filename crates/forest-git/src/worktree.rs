@@ -6,6 +6,8 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use git2::{IndexEntry, IndexTime, Oid, Repository};
 use serde::{Deserialize, Serialize};
@@ -67,8 +69,15 @@ pub(crate) fn remove_journal(repo: &Repository) -> Result<(), GitError> {
 /// Target state of one path: `Some((blob, bytes))` = file content, `None` = absent.
 pub(crate) type Target<'a> = (&'a str, Option<(Oid, &'a [u8])>);
 
+/// Parallel writers for the work-tree step: each `forest_fs::atomic_write`
+/// waits on two fsyncs, and concurrent fsyncs share journal commits, so
+/// I/O-bound threads (more than cores) cut the wall time about 5x.
+const WRITERS: usize = 8;
+/// Paths written between two progress reports.
+const CHUNK: usize = 256;
+
 /// Write / delete each path in the work tree so it matches its target,
-/// calling `progress(done)` after each path, then update the index entries
+/// calling `progress(done)` after each chunk, then update the index entries
 /// of exactly those paths.
 pub(crate) fn apply(
     repo: &Repository,
@@ -76,22 +85,57 @@ pub(crate) fn apply(
     targets: &[Target<'_>],
     progress: &mut dyn FnMut(usize),
 ) -> Result<(), GitError> {
-    for (i, (rel, target)) in targets.iter().enumerate() {
-        let abs = root.join(rel);
-        match target {
-            Some((_, bytes)) => {
-                // Never rewrite an unchanged file (also makes repair cheap).
-                let same = matches!(fs::read(&abs), Ok(old) if old == *bytes);
-                if !same {
-                    forest_fs::atomic_write(&abs, bytes)
-                        .map_err(|e| GitError::io(format!("write {}", abs.display()), e))?;
-                }
-            }
-            None => remove_file_and_empty_dirs(root, &abs)?,
-        }
-        progress(i + 1);
+    let writes: Vec<(&str, &[u8])> = targets
+        .iter()
+        .filter_map(|(p, t)| t.map(|(_, bytes)| (*p, bytes)))
+        .collect();
+    let mut done = 0;
+    for chunk in writes.chunks(CHUNK) {
+        write_parallel(root, chunk)?;
+        done += chunk.len();
+        progress(done);
+    }
+    // Deletes run after all writes: pruning an emptied directory must not
+    // race with a write creating a file in it.
+    for (rel, _) in targets.iter().filter(|(_, t)| t.is_none()) {
+        remove_file_and_empty_dirs(root, &root.join(rel))?;
+        done += 1;
+        progress(done);
     }
     update_index(repo, root, targets)
+}
+
+fn write_parallel(root: &Path, items: &[(&str, &[u8])]) -> Result<(), GitError> {
+    let next = AtomicUsize::new(0);
+    let first_error: Mutex<Option<GitError>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..WRITERS.min(items.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((rel, bytes)) = items.get(i) else {
+                    break;
+                };
+                if let Err(e) = write_one(&root.join(rel), bytes) {
+                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(e);
+                    break;
+                }
+            });
+        }
+    });
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn write_one(abs: &Path, bytes: &[u8]) -> Result<(), GitError> {
+    // Never rewrite an unchanged file (also makes repair cheap).
+    if matches!(fs::read(abs), Ok(old) if old == bytes) {
+        return Ok(());
+    }
+    forest_fs::atomic_write(abs, bytes)
+        .map_err(|e| GitError::io(format!("write {}", abs.display()), e))
 }
 
 fn remove_file_and_empty_dirs(root: &Path, abs: &Path) -> Result<(), GitError> {

@@ -91,19 +91,35 @@ pub fn reindex(forest: &Path) -> Result<usize, GardenError> {
         .map_err(|e| GardenError::Derived(format!("catalog: {e}")))
 }
 
-/// Open the catalog, rebuilding it first when missing, empty or corrupt.
+/// Open the catalog, rebuilding it first when missing, empty or unreadable.
+/// Cheap (no full-index scan): fit for every `locate`. A corrupt FTS index
+/// that still opens is caught by [`open_catalog_checked`].
 pub fn open_catalog(forest: &Path) -> Result<Catalog, GardenError> {
     let path = forest.join(CATALOG_PATH);
-    match Catalog::open_checked(&path) {
-        Ok(CatalogState::Ready(c)) => Ok(c),
-        _ => {
-            tracing::info!(event = "catalog.rebuild", forest = %forest.display());
-            let mut cat = Catalog::recreate(&path)
-                .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
-            let rows = read_all_rows(forest);
-            cat.rebuild(rows.into_iter())
-                .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
-            Ok(cat)
+    if path.exists() {
+        if let Ok(c) = Catalog::open(&path) {
+            if c.count_nodes().map(|n| n > 0).unwrap_or(false) {
+                return Ok(c);
+            }
         }
     }
+    rebuild_catalog(forest)
+}
+
+/// Open the catalog after a full integrity check (FTS5 `integrity-check`,
+/// `quick_check`), rebuilding it when missing, empty or corrupt.
+pub fn open_catalog_checked(forest: &Path) -> Result<(Catalog, bool), GardenError> {
+    match Catalog::open_checked(&forest.join(CATALOG_PATH)) {
+        Ok(CatalogState::Ready(c)) => Ok((c, false)),
+        _ => Ok((rebuild_catalog(forest)?, true)),
+    }
+}
+
+fn rebuild_catalog(forest: &Path) -> Result<Catalog, GardenError> {
+    let path = forest.join(CATALOG_PATH);
+    tracing::info!(event = "catalog.rebuild", forest = %forest.display());
+    let mut cat = Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+    let rows = read_all_rows(forest);
+    cat.rebuild(rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+    Ok(cat)
 }

@@ -10,17 +10,19 @@
 //! content did not change, and never overwrites hand-edited scent.
 
 pub mod config;
+pub mod curate;
 pub mod derived;
 pub mod init;
 pub mod manifest;
 pub mod reconcile;
+pub mod rollup;
 pub mod report;
 mod run;
 pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
-pub use run::{adopt, sync, Curate, Draft, NoProgress, Progress, RunOptions};
+pub use run::{adopt, sync, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions};
 
 /// Errors that stop a whole run (per-file problems go into the report).
 #[derive(Debug, thiserror::Error)]

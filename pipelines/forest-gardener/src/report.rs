@@ -50,6 +50,9 @@ pub struct SourceReport {
     pub errors: Vec<FileError>,
     /// Converter fallback warnings.
     pub warnings: Vec<String>,
+    /// New nodes planted with the derived summary because curation failed
+    /// (`forest curate --pending` retries them).
+    pub curation_fallbacks: Vec<String>,
     /// Derived aliases dropped by the 16 cap.
     pub aliases_clipped: usize,
     /// Files listed in the source.
@@ -71,6 +74,10 @@ pub struct GardenReport {
     pub sources: Vec<SourceReport>,
     /// Commits made, oldest first.
     pub commits: Vec<String>,
+    /// Curator counters (dialect §4.3 keys) when `--curate` ran.
+    pub curation: Option<serde_json::Value>,
+    /// Branch rollups run after a curated adopt/sync.
+    pub rollup: Option<crate::rollup::RollupReport>,
     /// Wall time in milliseconds.
     pub elapsed_ms: u64,
 }

@@ -82,10 +82,23 @@ pub struct Draft {
     pub summary: String,
     /// Tags.
     pub tags: Vec<String>,
-    /// Proposed links `(rel, target, confidence)`.
-    pub links: Vec<(String, String, f64)>,
+    /// Proposed links.
+    pub links: Vec<DraftLink>,
     /// `derived` or `llm` after the hook.
     pub scent: String,
+}
+
+/// A link proposed for a draft.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftLink {
+    /// Relation.
+    pub rel: String,
+    /// Target id (always an existing catalog id for Curator proposals).
+    pub target: String,
+    /// Link-level confidence (0.3 for proposals).
+    pub confidence: f64,
+    /// Optional note (<= 120 chars).
+    pub note: Option<String>,
 }
 
 /// The curate hook (the Curator plugs in here; deterministic runs pass None).
@@ -528,6 +541,8 @@ struct Batch {
     manifest_up: Vec<(String, ManifestEntry)>,
     manifest_del: Vec<String>,
     rekeys: Vec<(String, String)>,
+    /// Drafts of new nodes waiting for the curate stage.
+    curation: Vec<Draft>,
     planted: usize,
     updated: usize,
     moved: usize,
@@ -1097,7 +1112,7 @@ impl SourceRun<'_> {
         let derived = derive_aliases(&c.rel, &self.config.aliases, &title);
         let (aliases, clipped) = union_aliases(&aliases, &derived);
         self.report.aliases_clipped += clipped;
-        let mut draft = Draft {
+        let draft = Draft {
             id: id.clone(),
             parent: parent.clone(),
             title: title.clone(),
@@ -1107,15 +1122,6 @@ impl SourceRun<'_> {
             links: vec![],
             scent: "derived".into(),
         };
-        if let Some(hook) = self.curate {
-            if let Err(e) = hook.curate(&mut draft) {
-                self.report.errors.push(err(&c.rel, format!("curate: {e}")));
-            }
-            if validate_summary(&draft.summary).is_err() {
-                draft.summary = derive_summary(&body, &title);
-                draft.scent = "derived".into();
-            }
-        }
         let mut n = Node {
             front: Default::default(),
             body,
@@ -1149,9 +1155,10 @@ impl SourceRun<'_> {
         self.put(&id, n, batch);
         self.taken.insert(id.clone());
         self.add_entry(&parent, DIRECT_BANANAS, &id, &draft.summary, batch);
-        batch
-            .manifest_up
-            .push((c.rel.clone(), self.entry_for(&id, c)));
+        if self.curate.is_some() {
+            batch.curation.push(draft);
+        }
+        batch.manifest_up.push((c.rel.clone(), self.entry_for(&id, c)));
         self.report.planted.push(id.clone());
         batch.planted += 1;
         batch.ids.push(id);
@@ -1425,12 +1432,43 @@ impl SourceRun<'_> {
         ));
     }
 
+    /// The curate stage: all new drafts of the batch in parallel (the
+    /// Curator bounds in-flight requests), then results folded in.
+    fn curate_batch(&mut self, batch: &mut Batch) {
+        let Some(hook) = self.curate else { return };
+        let mut drafts = std::mem::take(&mut batch.curation);
+        let results: Vec<Result<(), String>> = drafts.par_iter_mut().map(|d| hook.curate(d)).collect();
+        for (d, r) in drafts.into_iter().zip(results) {
+            if let Err(e) = r {
+                self.report.errors.push(err(&d.id, format!("curate: {e}")));
+            }
+            let Some(mut n) = batch.nodes.get(&d.id).cloned() else { continue };
+            let summary = if validate_summary(&d.summary).is_ok() { d.summary.clone() } else { derive_summary(&d.body, &d.title) };
+            let scent = if summary == d.summary { d.scent.as_str() } else { "derived" };
+            if scent != "llm" {
+                self.report.curation_fallbacks.push(d.id.clone());
+            }
+            n.set_str("summary", &summary);
+            if !d.tags.is_empty() {
+                n.set_list("tags", &d.tags);
+            }
+            if !d.links.is_empty() {
+                n.set("links", links_value(&d.links));
+            }
+            n.set_str("scent", scent);
+            n.set_str("scent_hash", &summary_fingerprint(&summary));
+            self.put(&d.id, n, batch);
+            self.propagate_summary(&d.id, &summary, batch);
+        }
+    }
+
     fn finish_batch(
         &mut self,
         batch: &mut Batch,
         manifest: &mut Manifest,
         catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
+        self.curate_batch(batch);
         // Coverage of every touched branch, then serialise dirty nodes.
         let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
         for id in &dirty {
@@ -1619,16 +1657,19 @@ fn clean_tag(t: &str) -> String {
     slugify(t).replace('.', "-").trim_matches('-').to_string()
 }
 
-fn links_value(links: &[(String, String, f64)]) -> Value {
+fn links_value(links: &[DraftLink]) -> Value {
     Value::Sequence(
         links
             .iter()
-            .map(|(rel, target, conf)| {
+            .map(|l| {
                 let mut m = forest_model::yaml::Mapping::new();
-                m.insert("rel".into(), rel.clone().into());
-                m.insert("target".into(), target.clone().into());
-                if *conf < 1.0 {
-                    m.insert("confidence".into(), Value::from(*conf));
+                m.insert("rel".into(), l.rel.clone().into());
+                m.insert("target".into(), l.target.clone().into());
+                if l.confidence < 1.0 {
+                    m.insert("confidence".into(), Value::from(l.confidence));
+                }
+                if let Some(n) = l.note.as_ref().filter(|n| !n.trim().is_empty()) {
+                    m.insert("note".into(), n.clone().into());
                 }
                 Value::Mapping(m)
             })

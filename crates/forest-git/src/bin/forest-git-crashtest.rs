@@ -4,7 +4,8 @@
 //! batch into the forest at `<root>`: `count` writes `d<i%40>/n<i>.md` plus
 //! deletes of `gone/g<j>.md` (j < 50). Before starting it writes the batch's
 //! path list (one per line) to `<paths-out>`. `<crash-at>` is `objects`,
-//! `ref`, `worktree:<n>` (SIGKILL itself at that stage) or `none` (finish;
+//! `ref`, `worktree:<n>` (SIGKILL itself at that stage; `worktree:<n>` at
+//! the first progress report with at least n paths done) or `none` (finish;
 //! the caller may SIGKILL it at any time instead).
 
 use std::path::Path;
@@ -59,7 +60,7 @@ fn main() -> ExitCode {
         let die = match stage {
             CommitStage::ObjectsWritten { .. } => crash_at == "objects",
             CommitStage::RefUpdated { .. } => crash_at == "ref",
-            CommitStage::WorkTree { done, .. } => Some(done) == worktree_n,
+            CommitStage::WorkTree { done, .. } => worktree_n.is_some_and(|n| done >= n),
         };
         if die {
             // SAFETY: kill our own pid; SIGKILL is exactly the crash we test.

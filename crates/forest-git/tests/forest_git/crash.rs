@@ -93,9 +93,9 @@ fn kill_at_named_stages() {
     for (crash_at, expect_new) in [
         ("objects", false),
         ("ref", true),
-        ("worktree:1", true),
         ("worktree:5000", true),
-        ("worktree:10049", true),
+        // Every write and delete done, index not yet updated.
+        ("worktree:10050", true),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("forest");

@@ -1,0 +1,67 @@
+//! The Curator as the Gardener's curate hook, with the catalog as its
+//! closed candidate set.
+
+use crate::run::{Curate, Draft, DraftLink};
+use forest_catalog::Catalog;
+use forest_curator::{append_tags, Candidate, CandidateProvider, Curator, Link};
+use std::sync::Mutex;
+
+/// BM25 candidates from `_derived/catalog.db` (branches already skipped).
+pub struct CatalogCandidates {
+    cat: Mutex<Catalog>,
+}
+
+impl CatalogCandidates {
+    /// Wrap a catalog connection (its own connection: readers never block).
+    pub fn new(cat: Catalog) -> Self {
+        CatalogCandidates { cat: Mutex::new(cat) }
+    }
+}
+
+impl CandidateProvider for CatalogCandidates {
+    fn candidates(&self, query: &str, limit: usize) -> Vec<Candidate> {
+        let Ok(cat) = self.cat.lock() else { return vec![] };
+        cat.candidates(query, limit, &[])
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| Candidate { id: c.id, title: c.title, summary: c.summary })
+            .collect()
+    }
+}
+
+/// Curate hook: LLM summary + tags, then closed-catalog edge proposals.
+pub struct CuratorHook<'a> {
+    curator: &'a Curator,
+    candidates: Option<&'a dyn CandidateProvider>,
+    directives: String,
+}
+
+impl<'a> CuratorHook<'a> {
+    /// A hook over a shared Curator (its pacing and stats are per Curator).
+    pub fn new(curator: &'a Curator, candidates: Option<&'a dyn CandidateProvider>, directives: &str) -> Self {
+        CuratorHook { curator, candidates, directives: directives.to_string() }
+    }
+}
+
+impl Curate for CuratorHook<'_> {
+    fn curate(&self, d: &mut Draft) -> Result<(), String> {
+        let out = self.curator.summarize(&d.title, &d.body, &self.directives);
+        if out.is_llm() {
+            d.summary = out.summary;
+            d.scent = "llm".into();
+            d.tags = append_tags(&d.tags, &out.tags);
+        }
+        if let Some(c) = self.candidates {
+            let existing: Vec<Link> = d
+                .links
+                .iter()
+                .map(|l| Link { rel: l.rel.clone(), target: l.target.clone(), confidence: l.confidence, note: l.note.clone() })
+                .collect();
+            let p = self.curator.propose_links(&d.id, Some(&d.parent), &d.title, &d.summary, &existing, c);
+            for l in p.links {
+                d.links.push(DraftLink { rel: l.rel, target: l.target, confidence: l.confidence, note: l.note });
+            }
+        }
+        Ok(())
+    }
+}

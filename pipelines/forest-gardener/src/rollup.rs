@@ -1,0 +1,165 @@
+//! Branch rollups (dialect §3.16, §4.6): deepest first, each parent sees
+//! its children's fresh summaries; the Curator writes them when available,
+//! else the deterministic `Region '<title>': …` summary. One commit.
+
+use crate::derived::catalog_row;
+use crate::GardenError;
+use forest_curator::Curator;
+use forest_git::{Change, GitForest};
+use forest_model::ids;
+use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
+use forest_model::node::{today, Node};
+use forest_model::scent::{derive_branch_summary, summary_fingerprint};
+use forest_model::walk::node_paths;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// `forest rollup --json`.
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct RollupReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Branches whose summary was rewritten.
+    pub rolled: Vec<String>,
+    /// Branches that got the deterministic summary (no curator or it failed).
+    pub fallbacks: Vec<String>,
+    /// Branches out of scope or without entries.
+    pub skipped: usize,
+    /// The commit, when anything changed.
+    pub commit: Option<String>,
+}
+
+fn load(forest: &Path, id: &str, cache: &mut HashMap<String, Node>) -> Option<Node> {
+    if let Some(n) = cache.get(id) {
+        return Some(n.clone());
+    }
+    let n = Node::parse(&std::fs::read_to_string(forest.join(ids::id_to_path(id))).ok()?).ok()?;
+    cache.insert(id.to_string(), n.clone());
+    Some(n)
+}
+
+/// Roll up branch summaries. `all` widens the scope from `source: ingest`
+/// branches to every non-`_meta` branch. `dry_run` writes nothing.
+pub fn rollup(
+    forest: &Path,
+    git: &GitForest,
+    curator: Option<&Curator>,
+    all: bool,
+    dry_run: bool,
+) -> Result<RollupReport, GardenError> {
+    let mut report = RollupReport { version: 1, ..Default::default() };
+    let mut branches: Vec<String> = node_paths(forest)
+        .into_iter()
+        .filter_map(|p| p.strip_suffix(".md").map(String::from))
+        .filter(|id| ids::is_branch_id(id) && !ids::is_meta(id))
+        .collect();
+    // Deepest first, then id.
+    branches.sort_by(|a, b| b.matches('/').count().cmp(&a.matches('/').count()).then(a.cmp(b)));
+    let mut cache: HashMap<String, Node> = HashMap::new();
+    let mut dirty: BTreeMap<String, ()> = BTreeMap::new();
+    let day = today();
+    for bid in &branches {
+        let Some(mut node) = load(forest, bid, &mut cache) else {
+            report.skipped += 1;
+            continue;
+        };
+        if !all && node.get_str("source").as_deref() != Some("ingest") {
+            report.skipped += 1;
+            continue;
+        }
+        let mut entries = index::section_entries(&node.body, SUB_BRANCHES);
+        entries.extend(index::section_entries(&node.body, DIRECT_BANANAS));
+        if entries.is_empty() {
+            report.skipped += 1;
+            continue;
+        }
+        let title = node.title().unwrap_or_else(|| bid.clone());
+        let llm = curator.and_then(|c| c.branch_summary(&title, &entries));
+        let (summary, scent) = match llm {
+            Some(s) => (s, "llm"),
+            None => {
+                let titles: Vec<String> = entries
+                    .iter()
+                    .filter_map(|l| index::entry_id(l))
+                    .map(|cid| {
+                        load(forest, cid, &mut cache)
+                            .and_then(|n| n.title())
+                            .unwrap_or_else(|| cid.rsplit('/').next().unwrap_or(cid).to_string())
+                    })
+                    .collect();
+                report.fallbacks.push(bid.clone());
+                (derive_branch_summary(&title, &titles), "derived")
+            }
+        };
+        if node.get_str("summary").as_deref() == Some(summary.as_str()) {
+            continue;
+        }
+        node.set_str("summary", &summary);
+        node.set_str("scent", scent);
+        node.set_str("scent_hash", &summary_fingerprint(&summary));
+        node.set_str("updated", &day);
+        // Keep the body's blockquote in step with the scent.
+        node.body = replace_blockquote(&node.body, &summary);
+        cache.insert(bid.clone(), node);
+        dirty.insert(bid.clone(), ());
+        report.rolled.push(bid.clone());
+        // Verbatim propagation into the parent's Sub-branches line, keeping a coverage suffix.
+        if let Some(parent) = ids::parent_index(bid) {
+            if let Some(mut p) = load(forest, &parent, &mut cache) {
+                let old = index::section_entries(&p.body, SUB_BRANCHES).into_iter().find(|l| index::entry_id(l) == Some(bid));
+                let suffix = old.as_deref().and_then(coverage_tail);
+                let line = entry_line(bid, &summary, suffix.as_deref());
+                let body = index::upsert_entry(&p.body, SUB_BRANCHES, bid, &line);
+                if body != p.body {
+                    p.body = body;
+                    p.set_str("updated", &day);
+                    cache.insert(parent.clone(), p);
+                    dirty.insert(parent, ());
+                }
+            }
+        }
+    }
+    if dry_run || dirty.is_empty() {
+        return Ok(report);
+    }
+    let mut changes = vec![];
+    let mut rows = vec![];
+    for id in dirty.keys() {
+        if let Some(n) = cache.get(id) {
+            rows.push(catalog_row(id, n));
+            changes.push(Change::Write { path: ids::id_to_path(id), bytes: n.to_text().into_bytes() });
+        }
+    }
+    let msg = format!("gardener(rollup): {} branch summaries\n\n{}\n", report.rolled.len(), report.rolled.join("\n"));
+    report.commit = git.commit_batch(&changes, &msg)?.map(|o| o.to_string());
+    if let Ok(mut cat) = crate::derived::open_catalog(forest) {
+        let _ = cat.upsert(&rows);
+    }
+    Ok(report)
+}
+
+fn coverage_tail(line: &str) -> Option<String> {
+    let t = line.trim_end().trim_end_matches('.');
+    let i = t.rfind(['.', '!', '?'])?;
+    let tail = t[i + 1..].trim();
+    index::parse_coverage(tail).map(|_| tail.to_string())
+}
+
+fn replace_blockquote(body: &str, summary: &str) -> String {
+    if forest_model::node::body_blockquote(body).is_none() {
+        return body.to_string();
+    }
+    let mut out: Vec<String> = vec![];
+    let mut done = false;
+    for line in body.lines() {
+        if !done && line.trim_start().starts_with('>') {
+            out.push(format!("> {summary}"));
+            done = true;
+        } else {
+            out.push(line.to_string());
+        }
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,222 @@
+//! The read-only health report (dialect §5.3) plus our `summary_stale`
+//! (DESIGN §5) and per-source passport counts.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use forest_catalog::{Catalog, HeatStats, Trails};
+use forest_gardener::config::{local_path, GardenerConfig};
+use forest_model::ids;
+use forest_model::node::Node;
+use forest_model::scent::summary_fingerprint;
+use forest_model::tokens::estimate_tokens;
+use forest_model::walk::node_paths;
+use rayon::prelude::*;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::Result;
+
+/// The media stub sentence (written by forest-convert's media stub; shared
+/// text, dialect §5.3).
+pub const MEDIA_STUB_SENTENCE: &str = "No description has been generated for this media yet.";
+
+/// A branch with more entry lines than this needs splitting.
+const SPLIT_ENTRIES: usize = 150;
+/// A branch with more body tokens than this needs splitting.
+const SPLIT_TOKENS: usize = 3000;
+/// A node with a higher catalog degree is fat.
+const FAT_DEGREE: i64 = 50;
+
+/// `{errors, warnings}` of the lint engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LintCounts {
+    /// Lint errors.
+    pub errors: usize,
+    /// Lint warnings.
+    pub warnings: usize,
+}
+
+/// Health of a forest (read-only).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct HealthReport {
+    /// Branch ids with > 150 `- [[` lines or > 3000 body tokens.
+    pub needs_split: Vec<String>,
+    /// Ids with catalog degree > 50.
+    pub fat_nodes: Vec<String>,
+    /// Lint counts.
+    pub lint: LintCounts,
+    /// Passports whose source file is gone (missing under the source's
+    /// local uri, or marked `source_state: vanished`).
+    pub stale_passports: Vec<String>,
+    /// `type: media` ids still carrying the stub description.
+    pub needs_description: Vec<String>,
+    /// Managed links per confidence (`"%.1f"` buckets).
+    pub uncertain_links: BTreeMap<String, usize>,
+    /// Persistent heat `{rows, max, mean}`.
+    pub heat: HeatStats,
+    /// Machine-written summaries (`scent: derived|llm`) edited since
+    /// (`scent_hash` no longer matches).
+    pub summary_stale: Vec<String>,
+    /// Passports per source name (`source_name`, else `default`).
+    pub sources: BTreeMap<String, usize>,
+    /// Why `_meta/gardener.yaml` could not be used for the stale check, if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources_error: Option<String>,
+}
+
+/// What one node contributes to the report.
+#[derive(Default)]
+struct NodeFacts {
+    needs_split: bool,
+    stale_passport: bool,
+    needs_description: bool,
+    summary_stale: bool,
+    passport_source: Option<String>,
+    buckets: Vec<String>,
+}
+
+fn facts(id: &str, node: &Node, roots: &HashMap<String, PathBuf>) -> NodeFacts {
+    let mut f = NodeFacts::default();
+    let node_type = node.get_str("type").unwrap_or_default();
+    if ids::is_branch_id(id) || node_type == "branch" {
+        let entries = node.body.lines().filter(|l| l.starts_with("- [[")).count();
+        f.needs_split = entries > SPLIT_ENTRIES || estimate_tokens(&node.body) > SPLIT_TOKENS;
+    }
+    f.needs_description = node_type == "media" && node.body.contains(MEDIA_STUB_SENTENCE);
+    if let Some(path) = node.get_str("source_path") {
+        let source = node
+            .get_str("source_name")
+            .unwrap_or_else(|| "default".into());
+        let vanished = node.get_str("source_state").as_deref() == Some("vanished");
+        // Only a configured local source can be checked (remote: unknown).
+        let missing = roots
+            .get(&source)
+            .is_some_and(|root| !root.join(&path).exists());
+        f.stale_passport = vanished || missing;
+        f.passport_source = Some(source);
+    }
+    if let (Some(hash), Some(scent)) = (node.get_str("scent_hash"), node.get_str("scent")) {
+        if scent == "derived" || scent == "llm" {
+            let summary = node.get_str("summary").unwrap_or_default();
+            f.summary_stale = summary_fingerprint(&summary) != hash;
+        }
+    }
+    f.buckets = node
+        .links()
+        .into_iter()
+        .filter_map(|l| l.confidence)
+        .filter(|c| c.is_finite() && *c < 1.0)
+        .map(|c| format!("{c:.1}"))
+        .collect();
+    f
+}
+
+/// Health report of `forest` (dialect §5.3). Walks every node once (in
+/// parallel) plus one lint pass; `_meta/*` is excluded from the walk.
+pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<HealthReport> {
+    let (roots, sources_error) = match GardenerConfig::load(forest) {
+        Ok(cfg) => (
+            cfg.sources
+                .iter()
+                .filter_map(|s| Some((s.name.clone(), local_path(&s.uri)?)))
+                .collect::<HashMap<_, _>>(),
+            None,
+        ),
+        Err(e) => (HashMap::new(), Some(e.to_string())),
+    };
+    let mut per_node: Vec<(String, NodeFacts)> = node_paths(forest)
+        .par_iter()
+        .filter_map(|rel| {
+            let id = ids::path_to_id(rel)?;
+            if ids::is_meta(&id) {
+                return None;
+            }
+            // Unparseable files are lint's business, not health's.
+            let text = std::fs::read_to_string(forest.join(rel)).ok()?;
+            let node = Node::parse(&text).ok()?;
+            let f = facts(&id, &node, &roots);
+            Some((id, f))
+        })
+        .collect();
+    per_node.sort_by(|a, b| a.0.cmp(&b.0));
+
+    let mut report = HealthReport {
+        needs_split: vec![],
+        fat_nodes: fat_nodes(catalog)?,
+        lint: {
+            let l = forest_model::lint::lint_forest(forest);
+            LintCounts {
+                errors: l.errors,
+                warnings: l.warnings,
+            }
+        },
+        stale_passports: vec![],
+        needs_description: vec![],
+        uncertain_links: BTreeMap::new(),
+        heat: trails.stats()?,
+        summary_stale: vec![],
+        sources: BTreeMap::new(),
+        sources_error,
+    };
+    for (id, f) in per_node {
+        if f.needs_split {
+            report.needs_split.push(id.clone());
+        }
+        if f.stale_passport {
+            report.stale_passports.push(id.clone());
+        }
+        if f.needs_description {
+            report.needs_description.push(id.clone());
+        }
+        if f.summary_stale {
+            report.summary_stale.push(id.clone());
+        }
+        if let Some(s) = f.passport_source {
+            *report.sources.entry(s).or_default() += 1;
+        }
+        for b in f.buckets {
+            *report.uncertain_links.entry(b).or_default() += 1;
+        }
+    }
+    Ok(report)
+}
+
+fn fat_nodes(catalog: &Catalog) -> Result<Vec<String>> {
+    let mut st = catalog.connection().prepare(
+        "SELECT e.id FROM (SELECT src AS id FROM edges UNION ALL SELECT dst FROM edges) e \
+         JOIN nodes n ON n.id = e.id WHERE e.id NOT LIKE '\\_meta/%' ESCAPE '\\' \
+         GROUP BY e.id HAVING COUNT(*) > ?1 ORDER BY e.id",
+    ).map_err(forest_catalog::CatalogError::from)?;
+    let rows = st
+        .query_map([FAT_DEGREE], |r| r.get::<_, String>(0))
+        .map_err(forest_catalog::CatalogError::from)?;
+    Ok(rows
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(forest_catalog::CatalogError::from)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_facts() {
+        let roots: HashMap<String, PathBuf> =
+            [("default".to_string(), PathBuf::from("/nonexistent-src"))].into();
+        let fp = summary_fingerprint("Original.");
+        let text = format!(
+            "---\nid: a\ntype: media\ntitle: A\nsummary: Edited.\nscent: derived\n\
+             scent_hash: {fp}\nsource_path: a.png\nlinks:\n- rel: related-to\n  target: b\n  \
+             confidence: 0.3\n- rel: part-of\n  target: c\n---\n\n# A\n\n{MEDIA_STUB_SENTENCE}\n"
+        );
+        let n = Node::parse(&text).unwrap();
+        let f = facts("a", &n, &roots);
+        assert!(f.stale_passport && f.needs_description && f.summary_stale && !f.needs_split);
+        assert_eq!(f.passport_source.as_deref(), Some("default"));
+        assert_eq!(f.buckets, vec!["0.3"]);
+        let manual = text.replace("scent: derived", "scent: manual");
+        let f = facts("a", &Node::parse(&manual).unwrap(), &HashMap::new());
+        assert!(!f.summary_stale && !f.stale_passport);
+    }
+}

@@ -1,0 +1,538 @@
+//! One Ranger cycle (dialect §5.7): evaporate -> session TTL -> payload
+//! cache -> link lifecycle -> landmarks -> (one commit) -> health -> gc.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use forest_catalog::{Catalog, CatalogError, Trails};
+use forest_gardener::derived::{catalog_row, open_catalog, TRAILS_PATH};
+use forest_git::{Change, GcOutcome, GitForest};
+use forest_model::index::{entry_line, replace_section, section_entries, LANDMARKS};
+use forest_model::node::{today, Node};
+use forest_model::yaml::Value;
+use forest_model::ids;
+use rayon::prelude::*;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::cache::{evict_payloads, PayloadCacheReport};
+use crate::health::{health, HealthReport};
+use crate::plan::{plan_landmarks, plan_links, DegreeEntry, LinkAction, ManagedLink};
+use crate::{RangerConfig, RangerError, Result};
+
+/// `{decayed, removed, stale_sessions_cleared}` (dialect §5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct EvaporationReport {
+    /// Persistent rows decayed and re-stamped.
+    pub decayed: usize,
+    /// Persistent rows that fell below 0.01 and were deleted.
+    pub removed: usize,
+    /// Session rows older than the TTL deleted.
+    pub stale_sessions_cleared: usize,
+}
+
+/// Link lifecycle outcome (dialect §5.2).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct LinksReport {
+    /// `"<src> <rel>-><target>"` of promoted links.
+    pub promoted: Vec<String>,
+    /// `"<src> <rel>-><target>"` of pruned links.
+    pub pruned: Vec<String>,
+    /// `"<id>: <reason>"` for sources left alone (uncommitted edits,
+    /// unreadable file).
+    pub skipped: Vec<String>,
+}
+
+/// Landmarks outcome (dialect §5.5).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LandmarksReport {
+    /// Lines in the desired `## Landmarks` section.
+    pub landmarks: usize,
+    /// Whether the section was rewritten.
+    pub changed: bool,
+    /// Why the refresh was not attempted, if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// What `git gc --auto` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GcStatus {
+    /// git ran (it decides itself whether there was anything to pack).
+    Ran,
+    /// git missing or failed; never fails the run.
+    Unavailable,
+}
+
+/// Wall time per phase, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Timings {
+    /// Evaporation and session TTL.
+    pub evaporation: f64,
+    /// Payload-cache eviction.
+    pub payload_cache: f64,
+    /// Link lifecycle planning (catalog query, source re-reads).
+    pub links: f64,
+    /// Landmark planning.
+    pub landmarks: f64,
+    /// The commit and the catalog upserts after it.
+    pub commit: f64,
+    /// Health report.
+    pub health: f64,
+    /// `git gc --auto`.
+    pub gc: f64,
+    /// Whole run.
+    pub total: f64,
+}
+
+/// Report of one run: the dialect's keys plus `timings_ms` and `commit`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RangerReport {
+    /// Heat evaporation.
+    pub evaporation: EvaporationReport,
+    /// Payload-cache eviction.
+    pub payload_cache: PayloadCacheReport,
+    /// Link lifecycle.
+    pub links: LinksReport,
+    /// Landmarks refresh.
+    pub landmarks: LandmarksReport,
+    /// Health after the run's commit.
+    pub health: HealthReport,
+    /// `git gc --auto`.
+    pub gc: GcStatus,
+    /// Per-phase wall time.
+    pub timings_ms: Timings,
+    /// The run's commit id, `None` when nothing changed.
+    pub commit: Option<String>,
+}
+
+fn ms(t: Instant) -> f64 {
+    (t.elapsed().as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+fn sql<T>(r: rusqlite::Result<T>) -> Result<T> {
+    r.map_err(|e| RangerError::Catalog(CatalogError::from(e)))
+}
+
+/// One full Ranger cycle at clock `now` (unix seconds). The caller holds
+/// the writer lock. Makes at most ONE commit (link changes + landmarks).
+pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Result<RangerReport> {
+    cfg.validate()?;
+    let start = Instant::now();
+    let mut timings = Timings::default();
+
+    let t = Instant::now();
+    let mut trails = Trails::open(&forest.join(TRAILS_PATH))?;
+    let ev = trails.evaporate(now, cfg.half_life_days)?;
+    let stale_sessions_cleared = trails.clear_stale_sessions(now, cfg.session_ttl_hours)?;
+    let evaporation = EvaporationReport {
+        decayed: ev.decayed,
+        removed: ev.removed,
+        stale_sessions_cleared,
+    };
+    timings.evaporation = ms(t);
+
+    let t = Instant::now();
+    let payload_cache = evict_payloads(forest, cfg.payload_cache_gb)?;
+    timings.payload_cache = ms(t);
+
+    let t = Instant::now();
+    let mut catalog = open_catalog(forest)?;
+    let tended = tend_links(forest, git, &mut catalog, &trails, cfg)?;
+    timings.links = ms(t);
+
+    let t = Instant::now();
+    let mut rewritten = tended.rewritten;
+    let landmarks = refresh_landmarks(forest, git, &catalog, &tended.pruned_edges, &mut rewritten)?;
+    timings.landmarks = ms(t);
+
+    let t = Instant::now();
+    let links = tended.report;
+    let commit = commit_changes(git, &rewritten, &tended.actions, &links, &landmarks)?;
+    if commit.is_some() {
+        // Files first, catalog after: a crash in between leaves a stale
+        // catalog that the next run heals (it re-reads the sources).
+        upsert_rows(&mut catalog, &rewritten)?;
+    }
+    timings.commit = ms(t);
+
+    let t = Instant::now();
+    let health = health(forest, &catalog, &trails)?;
+    timings.health = ms(t);
+
+    let t = Instant::now();
+    let gc = match git.gc_auto() {
+        GcOutcome::Ran => GcStatus::Ran,
+        GcOutcome::Unavailable => GcStatus::Unavailable,
+    };
+    timings.gc = ms(t);
+    timings.total = ms(start);
+
+    Ok(RangerReport {
+        evaporation,
+        payload_cache,
+        links,
+        landmarks,
+        health,
+        gc,
+        timings_ms: timings,
+        commit,
+    })
+}
+
+/// Result of the lifecycle phase, before the commit.
+struct Tended {
+    report: LinksReport,
+    actions: Vec<LinkAction>,
+    /// Rewritten nodes by id (committed together with the landmarks).
+    rewritten: BTreeMap<String, Node>,
+    /// `(src, dst)` of pruned links, to correct catalog degrees in memory.
+    pruned_edges: Vec<(String, String)>,
+}
+
+type LinkKey = (String, String, u64);
+
+fn key(rel: &str, target: &str, confidence: f64) -> LinkKey {
+    (rel.to_string(), target.to_string(), confidence.to_bits())
+}
+
+/// Managed links of a node's frontmatter, in file order.
+fn managed_of(id: &str, node: &Node) -> Vec<ManagedLink> {
+    node.links()
+        .into_iter()
+        .filter_map(|l| {
+            let m = ManagedLink {
+                src: id.to_string(),
+                rel: l.rel,
+                target: l.target,
+                confidence: l.confidence?,
+            };
+            m.is_managed().then_some(m)
+        })
+        .collect()
+}
+
+fn read_node(forest: &Path, id: &str) -> std::result::Result<Node, String> {
+    let p = forest.join(ids::id_to_path(id));
+    let text = std::fs::read_to_string(&p).map_err(|e| format!("unreadable: {e}"))?;
+    Node::parse(&text).map_err(|e| e.to_string())
+}
+
+/// Find managed links through the catalog's edges (`confidence < 1.0`),
+/// re-read only those source files (files win), plan, and apply in memory.
+fn tend_links(
+    forest: &Path,
+    git: &GitForest,
+    catalog: &mut Catalog,
+    trails: &Trails,
+    cfg: &RangerConfig,
+) -> Result<Tended> {
+    // Catalog view of managed links per source.
+    let mut by_src: BTreeMap<String, HashSet<LinkKey>> = BTreeMap::new();
+    {
+        let mut st = sql(catalog.connection().prepare(
+            "SELECT src, rel, dst, confidence FROM edges WHERE confidence < 1.0 ORDER BY src",
+        ))?;
+        let rows = sql(st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, f64>(3)?,
+            ))
+        }))?;
+        for row in rows {
+            let (src, rel, dst, c) = sql(row)?;
+            if ids::is_meta(&src) {
+                continue;
+            }
+            by_src.entry(src).or_default().insert(key(&rel, &dst, c));
+        }
+    }
+
+    let mut report = LinksReport::default();
+    let read: Vec<(String, std::result::Result<Node, String>)> = by_src
+        .keys()
+        .cloned()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|id| {
+            let n = read_node(forest, &id);
+            (id, n)
+        })
+        .collect();
+    let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
+    let mut managed: Vec<ManagedLink> = vec![];
+    let mut heal: Vec<String> = vec![];
+    for (id, node) in read {
+        let node = match node {
+            Ok(n) => n,
+            Err(reason) => {
+                report.skipped.push(format!("{id}: {reason}"));
+                continue;
+            }
+        };
+        let links = managed_of(&id, &node);
+        let file_keys: HashSet<LinkKey> = links
+            .iter()
+            .map(|l| key(&l.rel, &l.target, l.confidence))
+            .collect();
+        if by_src.get(&id) != Some(&file_keys) {
+            heal.push(id.clone());
+        }
+        managed.extend(links);
+        nodes.insert(id, node);
+    }
+    // The catalog disagreed with a file (e.g. a run killed between its
+    // commit and its catalog upsert): bring those rows back in line.
+    if !heal.is_empty() {
+        let rows: Vec<_> = heal
+            .iter()
+            .filter_map(|id| nodes.get(id).map(|n| catalog_row(id, n)))
+            .collect();
+        catalog.upsert(&rows)?;
+    }
+
+    let mut endpoints: Vec<String> = managed
+        .iter()
+        .flat_map(|l| [l.src.clone(), l.target.clone()])
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    endpoints.sort();
+    let heat = trails.heat_map(&endpoints, None)?;
+    let actions = plan_links(&managed, &heat, cfg);
+
+    let mut per_src: BTreeMap<&str, Vec<&LinkAction>> = BTreeMap::new();
+    for a in &actions {
+        per_src.entry(a.link().src.as_str()).or_default().push(a);
+    }
+    let mut rewritten = BTreeMap::new();
+    let mut applied = vec![];
+    let mut pruned_edges = vec![];
+    let day = today();
+    for (src, acts) in per_src {
+        let path = ids::id_to_path(src);
+        // Never sweep someone's uncommitted edit into the Ranger's commit.
+        if !git.is_clean_for(&[path.as_str()])? {
+            report
+                .skipped
+                .push(format!("{src}: uncommitted changes in {path}"));
+            continue;
+        }
+        let Some(mut node) = nodes.remove(src) else {
+            continue;
+        };
+        apply_actions(&mut node, &acts);
+        node.set_str("updated", &day);
+        for a in acts {
+            match a {
+                LinkAction::Promote { link, .. } => report.promoted.push(link.label()),
+                LinkAction::Prune { link } => {
+                    report.pruned.push(link.label());
+                    pruned_edges.push((link.src.clone(), link.target.clone()));
+                }
+            }
+            applied.push(a.clone());
+        }
+        rewritten.insert(src.to_string(), node);
+    }
+    Ok(Tended {
+        report,
+        actions: applied,
+        rewritten,
+        pruned_edges,
+    })
+}
+
+/// Rewrite the node's `links` per `actions`; drop the key when empty.
+fn apply_actions(node: &mut Node, actions: &[&LinkAction]) {
+    let Some(Value::Sequence(seq)) = node.front.get("links").cloned() else {
+        return;
+    };
+    let mut out = Vec::with_capacity(seq.len());
+    for mut v in seq {
+        let matched = v.as_mapping().and_then(|m| {
+            let rel = m.get("rel")?.as_str()?;
+            let target = m.get("target")?.as_str()?;
+            let c = m.get("confidence")?.as_f64()?;
+            actions.iter().find(|a| {
+                let l = a.link();
+                l.rel == rel && l.target == target && l.confidence.to_bits() == c.to_bits()
+            })
+        });
+        match matched {
+            Some(LinkAction::Prune { .. }) => continue,
+            Some(LinkAction::Promote { to, .. }) => {
+                if let Some(m) = v.as_mapping_mut() {
+                    m.insert(Value::String("confidence".into()), Value::Number((*to).into()));
+                }
+            }
+            None => {}
+        }
+        out.push(v);
+    }
+    if out.is_empty() {
+        node.remove("links");
+    } else {
+        node.set("links", Value::Sequence(out));
+    }
+}
+
+/// Degree of every edge endpoint with its catalog kind/summary.
+fn degrees(catalog: &Catalog) -> Result<Vec<DegreeEntry>> {
+    let mut st = sql(catalog.connection().prepare(
+        "SELECT e.id, COUNT(*), n.kind, COALESCE(n.summary, '') \
+         FROM (SELECT src AS id FROM edges UNION ALL SELECT dst FROM edges) e \
+         LEFT JOIN nodes n ON n.id = e.id GROUP BY e.id",
+    ))?;
+    let rows = sql(st.query_map([], |r| {
+        Ok(DegreeEntry {
+            id: r.get(0)?,
+            degree: r.get(1)?,
+            kind: r.get(2)?,
+            summary: r.get(3)?,
+        })
+    }))?;
+    sql(rows.collect())
+}
+
+/// Plan the master's `## Landmarks` and stage its rewrite in `rewritten`.
+fn refresh_landmarks(
+    forest: &Path,
+    git: &GitForest,
+    catalog: &Catalog,
+    pruned_edges: &[(String, String)],
+    rewritten: &mut BTreeMap<String, Node>,
+) -> Result<LandmarksReport> {
+    let mut entries = degrees(catalog)?;
+    // This run's prunes are not in the catalog yet (it is updated after the
+    // commit); without this, the next run would see other degrees and
+    // rewrite the landmarks again.
+    let mut minus: HashMap<&str, i64> = HashMap::new();
+    for (s, d) in pruned_edges {
+        *minus.entry(s.as_str()).or_default() += 1;
+        *minus.entry(d.as_str()).or_default() += 1;
+    }
+    for e in &mut entries {
+        e.degree -= minus.get(e.id.as_str()).copied().unwrap_or(0);
+    }
+    let lines: Vec<String> = plan_landmarks(&entries)
+        .iter()
+        .map(|(id, summary)| entry_line(id, summary, None))
+        .collect();
+    let n = lines.len();
+    let master = ids::MASTER;
+    let mut node = match rewritten.get(master) {
+        Some(n) => n.clone(),
+        None => {
+            let path = ids::id_to_path(master);
+            if !git.is_clean_for(&[path.as_str()])? {
+                return Ok(LandmarksReport {
+                    landmarks: n,
+                    changed: false,
+                    skipped: Some(format!("uncommitted changes in {path}")),
+                });
+            }
+            read_node(forest, master).map_err(|reason| RangerError::Node {
+                id: master.into(),
+                reason,
+            })?
+        }
+    };
+    if section_entries(&node.body, LANDMARKS) == lines {
+        return Ok(LandmarksReport {
+            landmarks: n,
+            changed: false,
+            skipped: None,
+        });
+    }
+    node.body = replace_section(&node.body, LANDMARKS, &lines);
+    node.set_str("updated", &today());
+    rewritten.insert(master.to_string(), node);
+    Ok(LandmarksReport {
+        landmarks: n,
+        changed: true,
+        skipped: None,
+    })
+}
+
+/// The run's one commit (or none): subject counts, body lists every change.
+fn commit_changes(
+    git: &GitForest,
+    rewritten: &BTreeMap<String, Node>,
+    actions: &[LinkAction],
+    links: &LinksReport,
+    landmarks: &LandmarksReport,
+) -> Result<Option<String>> {
+    if rewritten.is_empty() {
+        return Ok(None);
+    }
+    let mut subject = format!(
+        "ranger: {} promoted, {} pruned",
+        links.promoted.len(),
+        links.pruned.len()
+    );
+    if landmarks.changed {
+        subject.push_str(", landmarks refreshed");
+    }
+    let mut body: Vec<String> = actions.iter().map(LinkAction::body_line).collect();
+    if landmarks.changed {
+        body.push(format!("landmarks {} lines", landmarks.landmarks));
+    }
+    let message = format!("{subject}\n\n{}\n", body.join("\n"));
+    let changes: Vec<Change> = rewritten
+        .iter()
+        .map(|(id, node)| Change::Write {
+            path: ids::id_to_path(id),
+            bytes: node.to_text().into_bytes(),
+        })
+        .collect();
+    Ok(git.commit_batch(&changes, &message)?.map(|oid| oid.to_string()))
+}
+
+/// Catalog rows of the committed nodes, marked stale for re-embedding.
+fn upsert_rows(catalog: &mut Catalog, rewritten: &BTreeMap<String, Node>) -> Result<()> {
+    let rows: Vec<_> = rewritten.iter().map(|(id, n)| catalog_row(id, n)).collect();
+    catalog.upsert(&rows)?;
+    let conn = catalog.connection();
+    let mut st = sql(conn.prepare("UPDATE nodes SET stale = 1 WHERE id = ?1"))?;
+    for id in rewritten.keys() {
+        sql(st.execute([id]))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apply_promotes_prunes_and_drops_empty_links() {
+        let text = "---\nid: a\ntype: note\ntitle: A\nlinks:\n- rel: related-to\n  target: b\n  \
+                    confidence: 0.3\n- rel: part-of\n  target: c\n---\n\n# A\n";
+        let mut n = Node::parse(text).unwrap();
+        let l = |t: &str, c: f64| ManagedLink {
+            src: "a".into(),
+            rel: "related-to".into(),
+            target: t.into(),
+            confidence: c,
+        };
+        let promote = LinkAction::Promote {
+            link: l("b", 0.3),
+            to: 0.8,
+        };
+        apply_actions(&mut n, &[&promote]);
+        let links = n.links();
+        assert_eq!(links[0].confidence, Some(0.8));
+        assert_eq!(links[1].confidence, None, "structural link untouched");
+        let prune = LinkAction::Prune { link: l("b", 0.8) };
+        apply_actions(&mut n, &[&prune]);
+        assert_eq!(n.links().len(), 1);
+        let mut single = Node::parse(&text.replace("- rel: part-of\n  target: c\n", "")).unwrap();
+        apply_actions(&mut single, &[&LinkAction::Prune { link: l("b", 0.3) }]);
+        assert!(single.front.get("links").is_none());
+    }
+}
