@@ -18,10 +18,7 @@ fn style_names(styles: &Node) -> HashMap<String, String> {
     if let Some(root) = styles.child("w:styles") {
         for s in root.children.iter().filter(|c| c.name == "w:style") {
             if let Some(id) = s.attr("w:styleId") {
-                let name = s
-                    .child("w:name")
-                    .and_then(|n| n.attr("w:val"))
-                    .unwrap_or(id);
+                let name = s.child("w:name").and_then(|n| n.attr("w:val")).unwrap_or(id);
                 out.insert(id.to_string(), name.to_string());
             }
         }
@@ -33,17 +30,11 @@ fn style_names(styles: &Node) -> HashMap<String, String> {
 fn heading_level(id: &str, styles: &HashMap<String, String>) -> Option<usize> {
     let candidates = [Some(id), styles.get(id).map(String::as_str)];
     candidates.into_iter().flatten().find_map(|s| {
-        let norm: String = s
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .to_lowercase();
+        let norm: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_lowercase();
         if norm == "title" {
             return Some(1);
         }
-        norm.strip_prefix("heading")
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|n| (1..=9).contains(n))
+        norm.strip_prefix("heading").and_then(|n| n.parse::<usize>().ok()).filter(|n| (1..=9).contains(n))
     })
 }
 
@@ -104,11 +95,7 @@ fn render_table(tbl: &Node) -> Option<String> {
 }
 
 /// Convert a `word/document.xml` (+ optional styles) into (title, body).
-pub(crate) fn render_document(
-    doc: &Node,
-    styles: &HashMap<String, String>,
-    stem_title: &str,
-) -> (String, String) {
+pub(crate) fn render_document(doc: &Node, styles: &HashMap<String, String>, stem_title: &str) -> (String, String) {
     let body = doc.child("w:document").and_then(|d| d.child("w:body"));
     let mut blocks = Vec::new();
     let mut title: Option<String> = None;
@@ -119,10 +106,7 @@ pub(crate) fn render_document(
                 if text.is_empty() {
                     continue;
                 }
-                let style = el
-                    .child("w:pPr")
-                    .and_then(|p| p.child("w:pStyle"))
-                    .and_then(|s| s.attr("w:val"));
+                let style = el.child("w:pPr").and_then(|p| p.child("w:pStyle")).and_then(|s| s.attr("w:val"));
                 match style.and_then(|s| heading_level(s, styles)) {
                     Some(level) => {
                         if level == 1 && title.is_none() {
@@ -138,11 +122,8 @@ pub(crate) fn render_document(
         }
     }
     let title = title.unwrap_or_else(|| stem_title.to_string());
-    let body = if blocks.is_empty() {
-        format!("# {title}\n")
-    } else {
-        format!("# {title}\n\n{}\n", blocks.join("\n\n"))
-    };
+    let body =
+        if blocks.is_empty() { format!("# {title}\n") } else { format!("# {title}\n\n{}\n", blocks.join("\n\n")) };
     (title, body)
 }
 
@@ -153,32 +134,18 @@ impl Converter for Docx {
     fn extensions(&self) -> Vec<String> {
         vec![".docx".into()]
     }
-    fn convert(
-        &self,
-        path: &Path,
-        limits: &Limits,
-        _: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, limits: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let mut zip = zipguard::open_checked(&bytes, limits)?;
-        let doc =
-            zipguard::read_entry(&mut zip, "word/document.xml", limits)?.ok_or_else(|| {
-                schema(format!(
-                    "not a DOCX document (no word/document.xml): {}",
-                    file_name(path)
-                ))
-            })?;
+        let doc = zipguard::read_entry(&mut zip, "word/document.xml", limits)?
+            .ok_or_else(|| schema(format!("not a DOCX document (no word/document.xml): {}", file_name(path))))?;
         let styles = match zipguard::read_entry(&mut zip, "word/styles.xml", limits)? {
             Some(s) => style_names(&xml::parse(&s, |_| false)?),
             None => HashMap::new(),
         };
         let tree = xml::parse(&doc, |n| n == "w:t")?;
         let (title, body) = render_document(&tree, &styles, &title_from_stem(&stem(path)));
-        Ok(Conversion::Markdown {
-            title,
-            body,
-            meta: SourceMeta::default(),
-        })
+        Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
     }
 }
 
@@ -210,9 +177,6 @@ mod tests {
     #[test]
     fn empty_document_has_title_only() {
         let tree = xml::parse(b"<w:document><w:body/></w:document>", |_| false).unwrap();
-        assert_eq!(
-            render_document(&tree, &HashMap::new(), "my doc").1,
-            "# my doc\n"
-        );
+        assert_eq!(render_document(&tree, &HashMap::new(), "my doc").1, "# my doc\n");
     }
 }

@@ -67,31 +67,14 @@ impl CommandHook {
     /// A hook for `ext` running `template` with `{input}`/`{output}`.
     pub(crate) fn new(ext: &str, template: &str, timeout: Duration) -> Self {
         let e = ext.trim().to_lowercase();
-        let ext = if e.starts_with('.') {
-            e
-        } else {
-            format!(".{e}")
-        };
-        CommandHook {
-            name: format!("CommandHook({ext})"),
-            ext,
-            template: split_template(template),
-            timeout,
-        }
+        let ext = if e.starts_with('.') { e } else { format!(".{e}") };
+        CommandHook { name: format!("CommandHook({ext})"), ext, template: split_template(template), timeout }
     }
 }
 
 fn hint(stderr: &[u8], stdout: &[u8]) -> String {
-    let src = if stderr.iter().any(|b| !b.is_ascii_whitespace()) {
-        stderr
-    } else {
-        stdout
-    };
-    String::from_utf8_lossy(src)
-        .trim()
-        .chars()
-        .take(200)
-        .collect()
+    let src = if stderr.iter().any(|b| !b.is_ascii_whitespace()) { stderr } else { stdout };
+    String::from_utf8_lossy(src).trim().chars().take(200).collect()
 }
 
 impl Converter for CommandHook {
@@ -105,31 +88,19 @@ impl Converter for CommandHook {
         // The hook kills its child itself; the guard only backs it up.
         self.timeout + Duration::from_secs(5)
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        _: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
         let dir = tempfile::tempdir()?;
         let output = dir.path().join(format!("{}.md", stem(path)));
         let input = path.to_string_lossy();
         let out_s = output.to_string_lossy();
-        let argv: Vec<String> = self
-            .template
-            .iter()
-            .map(|t| t.replace("{input}", &input).replace("{output}", &out_s))
-            .collect();
+        let argv: Vec<String> =
+            self.template.iter().map(|t| t.replace("{input}", &input).replace("{output}", &out_s)).collect();
         let Some((prog, args)) = argv.split_first() else {
             return Err(schema(format!("converter command is empty for {name}")));
         };
-        let mut child = Command::new(prog)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
+        let mut child =
+            Command::new(prog).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
         // Drain pipes on threads so a chatty child cannot block on a full pipe.
         let drain = |r: Option<Box<dyn Read + Send>>| {
             std::thread::spawn(move || {
@@ -140,18 +111,8 @@ impl Converter for CommandHook {
                 buf
             })
         };
-        let out_t = drain(
-            child
-                .stdout
-                .take()
-                .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        );
-        let err_t = drain(
-            child
-                .stderr
-                .take()
-                .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        );
+        let out_t = drain(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+        let err_t = drain(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
         let start = Instant::now();
         let status = loop {
             if let Some(st) = child.try_wait()? {
@@ -160,10 +121,7 @@ impl Converter for CommandHook {
             if start.elapsed() >= self.timeout {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(schema(format!(
-                    "converter command timed out after {:?} for {name}",
-                    self.timeout
-                )));
+                return Err(schema(format!("converter command timed out after {:?} for {name}", self.timeout)));
             }
             std::thread::sleep(Duration::from_millis(10));
         };
@@ -173,27 +131,17 @@ impl Converter for CommandHook {
             let code = status.code().unwrap_or(-1);
             let h = hint(&stderr, &stdout);
             let msg = format!("converter command failed for {name} (exit {code})");
-            return Err(schema(if h.is_empty() {
-                msg
-            } else {
-                format!("{msg}: {h}")
-            }));
+            return Err(schema(if h.is_empty() { msg } else { format!("{msg}: {h}") }));
         }
         let text = match std::fs::read(&output) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(_) => String::from_utf8_lossy(&stdout).into_owned(),
         };
         if text.trim().is_empty() {
-            return Err(schema(format!(
-                "converter command produced no markdown: {name}"
-            )));
+            return Err(schema(format!("converter command produced no markdown: {name}")));
         }
         let title = first_h1(&text).unwrap_or_else(|| title_from_stem(&stem(path)));
-        Ok(Conversion::Markdown {
-            title,
-            body: text,
-            meta: SourceMeta::default(),
-        })
+        Ok(Conversion::Markdown { title, body: text, meta: SourceMeta::default() })
     }
 }
 

@@ -20,14 +20,10 @@ const MAX_DEPTH: usize = 200;
 /// Marker for an explicit `<br>` that survives whitespace collapsing.
 const BR: char = '\u{1}';
 
-const VOID: [&str; 14] = [
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-    "wbr", "param",
-];
+const VOID: [&str; 14] =
+    ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param"];
 const RAW: [&str; 4] = ["script", "style", "title", "textarea"];
-const DROP: [&str; 9] = [
-    "head", "script", "style", "noscript", "template", "svg", "iframe", "object", "select",
-];
+const DROP: [&str; 9] = ["head", "script", "style", "noscript", "template", "svg", "iframe", "object", "select"];
 const BLOCK: [&str; 33] = [
     "p",
     "div",
@@ -79,10 +75,7 @@ enum Child {
 
 impl Elem {
     fn attr(&self, k: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|(a, _)| a == k)
-            .map(|(_, v)| v.as_str())
+        self.attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str())
     }
 }
 
@@ -200,11 +193,7 @@ impl Builder {
         if is_block(&tag) && self.stack.last().is_some_and(|e| e.tag == "p") {
             self.close_top();
         }
-        let el = Elem {
-            tag,
-            attrs,
-            children: Vec::new(),
-        };
+        let el = Elem { tag, attrs, children: Vec::new() };
         if self_closing || VOID.contains(&el.tag.as_str()) {
             if let Some(top) = self.stack.last_mut() {
                 top.children.push(Child::Elem(el));
@@ -289,13 +278,7 @@ fn build_tree(s: &str) -> Elem {
     // ASCII lowercasing keeps byte offsets, so raw-text end tags are found linearly.
     let lower = s.to_ascii_lowercase();
     let b = s.as_bytes();
-    let mut bld = Builder {
-        stack: vec![Elem {
-            tag: "#root".into(),
-            ..Elem::default()
-        }],
-        overflow: 0,
-    };
+    let mut bld = Builder { stack: vec![Elem { tag: "#root".into(), ..Elem::default() }], overflow: 0 };
     let mut i = 0;
     let mut text_start = 0;
     while i < b.len() {
@@ -330,11 +313,7 @@ fn build_tree(s: &str) -> Elem {
                 let stop = lower[i..].find(&close).map_or(b.len(), |e| i + e);
                 let content = s[i..stop].to_string();
                 i = s[stop..].find('>').map_or(b.len(), |e| stop + e + 1);
-                let mut el = Elem {
-                    tag: name,
-                    attrs,
-                    children: Vec::new(),
-                };
+                let mut el = Elem { tag: name, attrs, children: Vec::new() };
                 if el.tag == "title" || el.tag == "textarea" {
                     el.children.push(Child::Text(unescape(&content)));
                 }
@@ -399,11 +378,7 @@ fn inline_elem(el: &Elem, out: &mut String) {
         "a" => {
             let text = inner();
             match el.attr("href").map(str::trim) {
-                Some(h)
-                    if !h.is_empty()
-                        && !text.is_empty()
-                        && !h.to_ascii_lowercase().starts_with("javascript:") =>
-                {
+                Some(h) if !h.is_empty() && !text.is_empty() && !h.to_ascii_lowercase().starts_with("javascript:") => {
                     out.push_str(&format!("[{text}]({})", h.replace(' ', "%20")));
                 }
                 _ => out.push_str(&text),
@@ -454,13 +429,7 @@ fn table(el: &Elem) -> Option<String> {
                     Child::Elem(x) if x.tag == "td" || x.tag == "th" => {
                         let mut s = String::new();
                         inline(x, &mut s);
-                        Some(
-                            s.replace(BR, " ")
-                                .split_whitespace()
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                                .replace('|', "\\|"),
-                        )
+                        Some(s.replace(BR, " ").split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|"))
                     }
                     _ => None,
                 })
@@ -502,15 +471,8 @@ fn list(el: &Elem, depth: usize, lines: &mut Vec<String>) {
                 Child::Text(t) => text.push_str(t),
             }
         }
-        let marker = if ordered {
-            format!("{n}.")
-        } else {
-            "-".to_string()
-        };
-        lines.push(format!(
-            "{indent}{marker} {}",
-            clean(&text).replace('\n', " ")
-        ));
+        let marker = if ordered { format!("{n}.") } else { "-".to_string() };
+        lines.push(format!("{indent}{marker} {}", clean(&text).replace('\n', " ")));
         for x in nested {
             list(x, depth + 1, lines);
         }
@@ -575,13 +537,7 @@ fn blocks(e: &Elem, out: &mut Vec<String>, h1_seen: &mut bool) {
                     let q: Vec<String> = inner
                         .join("\n\n")
                         .lines()
-                        .map(|l| {
-                            if l.is_empty() {
-                                ">".to_string()
-                            } else {
-                                format!("> {l}")
-                            }
-                        })
+                        .map(|l| if l.is_empty() { ">".to_string() } else { format!("> {l}") })
                         .collect();
                     out.push(q.join("\n"));
                 }
@@ -634,20 +590,11 @@ impl Converter for Html {
     fn extensions(&self) -> Vec<String> {
         vec![".html".into(), ".htm".into()]
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        _: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let text = String::from_utf8_lossy(&bytes);
         let (title, body) = html_to_markdown(&text, &title_from_stem(&stem(path)));
-        Ok(Conversion::Markdown {
-            title,
-            body,
-            meta: SourceMeta::default(),
-        })
+        Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
     }
 }
 

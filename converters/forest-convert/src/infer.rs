@@ -67,9 +67,7 @@ fn strip_underscores(s: &str) -> Option<String> {
         if c == b'_' {
             let prev = i.checked_sub(1).map(|j| b[j]);
             let next = b.get(i + 1).copied();
-            if !matches!(prev, Some(p) if p.is_ascii_digit())
-                || !matches!(next, Some(n) if n.is_ascii_digit())
-            {
+            if !matches!(prev, Some(p) if p.is_ascii_digit()) || !matches!(next, Some(n) if n.is_ascii_digit()) {
                 return None;
             }
         }
@@ -108,10 +106,7 @@ pub(crate) fn py_float(s: &str) -> Option<f64> {
         return t.to_ascii_lowercase().parse().ok();
     }
     // Rust accepts the same decimal literal grammar minus underscores.
-    if !body
-        .bytes()
-        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-' | b'_'))
-    {
+    if !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-' | b'_')) {
         return None;
     }
     strip_underscores(t)?.parse().ok()
@@ -134,10 +129,7 @@ pub(crate) fn infer<'a>(values: impl Iterator<Item = &'a Raw> + Clone) -> ColTyp
     if all_int {
         return ColType::Integer;
     }
-    if values
-        .filter(|v| !v.is_empty())
-        .all(|v| v.as_float().is_some())
-    {
+    if values.filter(|v| !v.is_empty()).all(|v| v.as_float().is_some()) {
         ColType::Real
     } else {
         ColType::Text
@@ -193,18 +185,9 @@ pub(crate) fn build_table(name: String, columns: Vec<String>, rows: Vec<Vec<Raw>
             r
         })
         .collect();
-    let types: Vec<ColType> = (0..width)
-        .map(|c| infer(rows.iter().map(move |r| &r[c])))
-        .collect();
-    let cells = rows
-        .iter()
-        .map(|r| r.iter().zip(&types).map(|(v, t)| coerce(v, *t)).collect())
-        .collect();
-    Table {
-        name,
-        columns: columns.into_iter().zip(types).collect(),
-        rows: cells,
-    }
+    let types: Vec<ColType> = (0..width).map(|c| infer(rows.iter().map(move |r| &r[c]))).collect();
+    let cells = rows.iter().map(|r| r.iter().zip(&types).map(|(v, t)| coerce(v, *t)).collect()).collect();
+    Table { name, columns: columns.into_iter().zip(types).collect(), rows: cells }
 }
 
 #[cfg(test)]
@@ -243,16 +226,10 @@ mod tests {
         assert_eq!(infer([Raw::Float(3.0)].iter()), ColType::Real);
         assert_eq!(infer([s("1"), s("x")].iter()), ColType::Text);
         assert_eq!(infer([s(""), Raw::Null].iter()), ColType::Text);
-        assert_eq!(
-            infer([Raw::Bool(true), Raw::Int(3)].iter()),
-            ColType::Integer
-        );
+        assert_eq!(infer([Raw::Bool(true), Raw::Int(3)].iter()), ColType::Integer);
         assert_eq!(coerce(&s("1_000"), ColType::Integer), Cell::Int(1000));
         assert_eq!(coerce(&s(""), ColType::Text), Cell::Null);
-        assert_eq!(
-            coerce(&Raw::Float(2.0), ColType::Text),
-            Cell::Text("2.0".into())
-        );
+        assert_eq!(coerce(&Raw::Float(2.0), ColType::Text), Cell::Text("2.0".into()));
     }
 
     #[test]

@@ -29,10 +29,7 @@ fn scalar(v: &Value) -> Option<Raw> {
 fn flat_records(v: &Value) -> Option<&Vec<Value>> {
     let items = v.as_array()?;
     let flat = !items.is_empty()
-        && items.iter().all(|i| {
-            i.as_object()
-                .is_some_and(|o| o.values().all(|x| scalar(x).is_some()))
-        });
+        && items.iter().all(|i| i.as_object().is_some_and(|o| o.values().all(|x| scalar(x).is_some())));
     flat.then_some(items)
 }
 
@@ -43,27 +40,18 @@ impl Converter for Json {
     fn extensions(&self) -> Vec<String> {
         vec![".json".into()]
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        _: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
-        let value: Value = serde_json::from_slice(bytes)
-            .map_err(|e| schema(format!("invalid JSON in {}: {e}", file_name(path))))?;
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| schema(format!("invalid JSON in {}: {e}", file_name(path))))?;
         let stem = stem(path);
         let title = title_from_stem(&stem);
         let Some(items) = flat_records(&value) else {
             let pretty = serde_json::to_string_pretty(&value)
                 .map_err(|e| schema(format!("cannot render JSON {}: {e}", file_name(path))))?;
             let body = format!("# {title}\n\n```json\n{pretty}\n```\n");
-            return Ok(Conversion::Markdown {
-                title,
-                body,
-                meta: SourceMeta::default(),
-            });
+            return Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() });
         };
         // Union of keys in first-seen order; index map keeps lookups linear.
         let mut keys: Vec<String> = Vec::new();
@@ -91,9 +79,6 @@ impl Converter for Json {
             .collect();
         let columns = dedupe(keys.iter().map(|k| sql_column(k)));
         let table = build_table(sql_name(&stem), columns, rows);
-        Ok(Conversion::Dataset {
-            title,
-            tables: vec![table],
-        })
+        Ok(Conversion::Dataset { title, tables: vec![table] })
     }
 }

@@ -9,8 +9,7 @@ use std::path::Path;
 
 /// Image, audio and video extensions handled by the stub.
 pub(crate) const MEDIA_EXTS: [&str; 14] = [
-    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4",
-    ".mov", ".mkv", ".webm",
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4", ".mov", ".mkv", ".webm",
 ];
 
 /// The media stub converter (always last).
@@ -23,26 +22,14 @@ impl Converter for MediaStub {
     fn extensions(&self) -> Vec<String> {
         MEDIA_EXTS.map(String::from).to_vec()
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        _: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let size = std::fs::metadata(path)?.len();
         let title = title_from_stem(&stem(path));
-        let ext = path
-            .extension()
-            .map(|e| e.to_string_lossy().to_uppercase())
-            .unwrap_or_default();
+        let ext = path.extension().map(|e| e.to_string_lossy().to_uppercase()).unwrap_or_default();
         let body = format!(
             "# {title}\n\nMedia file `{}` ({ext} format, {size} bytes).\n\nNo description has been generated for this media yet.\n",
             file_name(path)
         );
-        Ok(Conversion::Markdown {
-            title,
-            body,
-            meta: SourceMeta::default(),
-        })
+        Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
     }
 }

@@ -17,10 +17,7 @@ pub(crate) struct Pdf;
 /// Decode a PDF text string: UTF-16BE with BOM, else byte-per-char.
 fn decode_pdf_string(b: &[u8]) -> String {
     if let Some(rest) = b.strip_prefix(&[0xfe, 0xff]) {
-        let units: Vec<u16> = rest
-            .chunks_exact(2)
-            .map(|c| u16::from_be_bytes([c[0], c[1]]))
-            .collect();
+        let units: Vec<u16> = rest.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
         String::from_utf16_lossy(&units)
     } else if let Ok(s) = std::str::from_utf8(b) {
         s.to_string()
@@ -38,10 +35,7 @@ fn info_title(doc: &Document) -> Option<String> {
     let (_, title) = doc.dereference(title).ok()?;
     match title {
         Object::String(bytes, _) => {
-            let t = decode_pdf_string(bytes)
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
+            let t = decode_pdf_string(bytes).split_whitespace().collect::<Vec<_>>().join(" ");
             (!t.is_empty()).then_some(t)
         }
         _ => None,
@@ -66,11 +60,7 @@ fn tidy(text: &str) -> String {
 fn no_text(title: &str, reason: &str, warnings: &mut Vec<String>) -> Conversion {
     warnings.push(format!("no extractable text: {reason}"));
     let body = format!("# {title}\n\nNo extractable text: {reason}.\n");
-    Conversion::Markdown {
-        title: title.to_string(),
-        body,
-        meta: SourceMeta::default(),
-    }
+    Conversion::Markdown { title: title.to_string(), body, meta: SourceMeta::default() }
 }
 
 impl Converter for Pdf {
@@ -80,16 +70,10 @@ impl Converter for Pdf {
     fn extensions(&self) -> Vec<String> {
         vec![".pdf".into()]
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        warnings: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
         let bytes = std::fs::read(path)?;
-        let mut doc = Document::load_mem(&bytes)
-            .map_err(|e| schema(format!("not a readable PDF: {name}: {e}")))?;
+        let mut doc = Document::load_mem(&bytes).map_err(|e| schema(format!("not a readable PDF: {name}: {e}")))?;
         let stem_title = title_from_stem(&stem(path));
         if doc.is_encrypted() && doc.decrypt("").is_err() {
             return Ok(no_text(&stem_title, "the PDF is encrypted", warnings));
@@ -100,8 +84,7 @@ impl Converter for Pdf {
         let mut failed = 0usize;
         for n in &pages {
             let mut s = String::new();
-            let ok =
-                pdf_extract::output_doc_page(&doc, &mut PlainTextOutput::new(&mut s), *n).is_ok();
+            let ok = pdf_extract::output_doc_page(&doc, &mut PlainTextOutput::new(&mut s), *n).is_ok();
             if !ok {
                 failed += 1;
             }
@@ -111,25 +94,15 @@ impl Converter for Pdf {
             }
         }
         if failed > 0 {
-            warnings.push(format!(
-                "{failed} of {} page(s) could not be read",
-                pages.len()
-            ));
+            warnings.push(format!("{failed} of {} page(s) could not be read", pages.len()));
         }
         if sections.is_empty() {
-            let reason = if pages.is_empty() {
-                "the PDF has no pages"
-            } else {
-                "no text layer (scanned or image-only PDF)"
-            };
+            let reason =
+                if pages.is_empty() { "the PDF has no pages" } else { "no text layer (scanned or image-only PDF)" };
             return Ok(no_text(&title, reason, warnings));
         }
         let body = format!("# {title}\n\n{}\n", sections.join("\n\n"));
-        Ok(Conversion::Markdown {
-            title,
-            body,
-            meta: SourceMeta::default(),
-        })
+        Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
     }
 }
 

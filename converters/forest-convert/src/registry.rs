@@ -16,12 +16,7 @@ pub trait Converter: Send + Sync {
     fn extensions(&self) -> Vec<String>;
     /// Convert `path`; non-fatal findings go to `warnings` (without the
     /// `<rel>: ` prefix, which the registry adds).
-    fn convert(
-        &self,
-        path: &Path,
-        limits: &Limits,
-        warnings: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError>;
+    fn convert(&self, path: &Path, limits: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError>;
     /// Wall-clock budget for one call; hooks override it with their own timeout.
     fn time_budget(&self, limits: &Limits) -> Duration {
         limits.timeout
@@ -65,9 +60,7 @@ impl Registry {
 
     /// An empty registry (for explicit converter lists).
     pub fn empty() -> Self {
-        Registry {
-            converters: Vec::new(),
-        }
+        Registry { converters: Vec::new() }
     }
 
     /// Append a converter after the existing ones.
@@ -78,16 +71,10 @@ impl Registry {
 
     /// Put command hooks (`gardener.yaml` `converters: {".ext": "<template>"}`)
     /// ahead of everything registered so far; `timeout` bounds each command.
-    pub fn with_command_hooks(
-        mut self,
-        hooks: &BTreeMap<String, String>,
-        timeout: Duration,
-    ) -> Self {
+    pub fn with_command_hooks(mut self, hooks: &BTreeMap<String, String>, timeout: Duration) -> Self {
         let mut front: Vec<Arc<dyn Converter>> = hooks
             .iter()
-            .map(|(ext, tpl)| {
-                Arc::new(hook::CommandHook::new(ext, tpl, timeout)) as Arc<dyn Converter>
-            })
+            .map(|(ext, tpl)| Arc::new(hook::CommandHook::new(ext, tpl, timeout)) as Arc<dyn Converter>)
             .collect();
         front.append(&mut self.converters);
         self.converters = front;
@@ -97,25 +84,14 @@ impl Registry {
     /// Every converter claiming `ext` (with or without dot, any case), in order.
     pub fn claimants(&self, ext: &str) -> Vec<&dyn Converter> {
         let ext = normalize_ext(ext);
-        self.converters
-            .iter()
-            .filter(|c| c.extensions().contains(&ext))
-            .map(|c| c.as_ref())
-            .collect()
+        self.converters.iter().filter(|c| c.extensions().contains(&ext)).map(|c| c.as_ref()).collect()
     }
 
     /// Convert one file through the fallback chain, every call under `limits`.
     pub fn convert(&self, path: &Path, rel: &str, limits: &Limits) -> ConvertOutcome {
-        let ext = path
-            .extension()
-            .map(|e| format!(".{}", e.to_string_lossy().to_lowercase()))
-            .unwrap_or_default();
-        let claimants: Vec<Arc<dyn Converter>> = self
-            .converters
-            .iter()
-            .filter(|c| !ext.is_empty() && c.extensions().contains(&ext))
-            .cloned()
-            .collect();
+        let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy().to_lowercase())).unwrap_or_default();
+        let claimants: Vec<Arc<dyn Converter>> =
+            self.converters.iter().filter(|c| !ext.is_empty() && c.extensions().contains(&ext)).cloned().collect();
         let mut warnings = Vec::new();
         if claimants.is_empty() {
             return ConvertOutcome {
@@ -136,15 +112,8 @@ impl Registry {
             }
         };
         if size > limits.max_input_bytes {
-            let e = ConvertError::TooLarge {
-                size,
-                limit: limits.max_input_bytes,
-            };
-            return ConvertOutcome {
-                result: Err(format!("{rel}: {e}")),
-                warnings,
-                unsupported: false,
-            };
+            let e = ConvertError::TooLarge { size, limit: limits.max_input_bytes };
+            return ConvertOutcome { result: Err(format!("{rel}: {e}")), warnings, unsupported: false };
         }
         let last = claimants.len() - 1;
         for (i, conv) in claimants.into_iter().enumerate() {
@@ -152,30 +121,16 @@ impl Registry {
             match run_guarded(conv, path, limits) {
                 Ok((conversion, notes)) => {
                     warnings.extend(notes.into_iter().map(|n| format!("{rel}: {n}")));
-                    return ConvertOutcome {
-                        result: Ok(conversion),
-                        warnings,
-                        unsupported: false,
-                    };
+                    return ConvertOutcome { result: Ok(conversion), warnings, unsupported: false };
                 }
                 Err(e) if i < last => {
                     warnings.push(format!("{rel}: {name} failed, falling back: {e}"));
                 }
-                Err(e) => {
-                    return ConvertOutcome {
-                        result: Err(format!("{rel}: {e}")),
-                        warnings,
-                        unsupported: false,
-                    }
-                }
+                Err(e) => return ConvertOutcome { result: Err(format!("{rel}: {e}")), warnings, unsupported: false },
             }
         }
         // Unreachable in practice: the last claimant always returns above.
-        ConvertOutcome {
-            result: Err(format!("{rel}: no converter ran")),
-            warnings,
-            unsupported: false,
-        }
+        ConvertOutcome { result: Err(format!("{rel}: no converter ran")), warnings, unsupported: false }
     }
 }
 
@@ -201,14 +156,11 @@ fn run_guarded(conv: Arc<dyn Converter>, path: &Path, limits: &Limits) -> Guarde
     let budget = conv.time_budget(limits);
     let path = path.to_path_buf();
     let lim = limits.clone();
-    let spawned = std::thread::Builder::new()
-        .name("forest-convert".into())
-        .stack_size(8 * 1024 * 1024)
-        .spawn(move || {
+    let spawned =
+        std::thread::Builder::new().name("forest-convert".into()).stack_size(8 * 1024 * 1024).spawn(move || {
             let r = catch_unwind(AssertUnwindSafe(|| {
                 let mut warnings = Vec::new();
-                conv.convert(&path, &lim, &mut warnings)
-                    .map(|c| (c, warnings))
+                conv.convert(&path, &lim, &mut warnings).map(|c| (c, warnings))
             }));
             let _ = tx.send(r.unwrap_or(Err(ConvertError::Panicked)));
         });
@@ -235,12 +187,7 @@ mod tests {
         fn extensions(&self) -> Vec<String> {
             vec![".md".into()]
         }
-        fn convert(
-            &self,
-            _: &Path,
-            _: &Limits,
-            _: &mut Vec<String>,
-        ) -> Result<Conversion, ConvertError> {
+        fn convert(&self, _: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
             panic!("boom")
         }
     }
@@ -253,12 +200,7 @@ mod tests {
         fn extensions(&self) -> Vec<String> {
             vec![".md".into()]
         }
-        fn convert(
-            &self,
-            _: &Path,
-            _: &Limits,
-            _: &mut Vec<String>,
-        ) -> Result<Conversion, ConvertError> {
+        fn convert(&self, _: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
             std::thread::sleep(Duration::from_secs(5));
             Err(ConvertError::Schema("late".into()))
         }
@@ -274,32 +216,21 @@ mod tests {
     #[test]
     fn panic_falls_back_to_next_claimant() {
         let (_d, p) = md_file();
-        let reg = Registry::empty()
-            .push(Arc::new(Boom))
-            .push(Arc::new(text::Passthrough));
+        let reg = Registry::empty().push(Arc::new(Boom)).push(Arc::new(text::Passthrough));
         let out = reg.convert(&p, "x/a-note.md", &Limits::default());
         assert_eq!(out.result.unwrap().title(), "Hello");
-        assert_eq!(
-            out.warnings,
-            vec!["x/a-note.md: Boom failed, falling back: converter panicked"]
-        );
+        assert_eq!(out.warnings, vec!["x/a-note.md: Boom failed, falling back: converter panicked"]);
     }
 
     #[test]
     fn last_claimant_error_is_final_and_timeout_applies() {
         let (_d, p) = md_file();
         let reg = Registry::empty().push(Arc::new(Sleepy));
-        let limits = Limits {
-            timeout: Duration::from_millis(100),
-            ..Limits::default()
-        };
+        let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
         let t0 = std::time::Instant::now();
         let out = reg.convert(&p, "a-note.md", &limits);
         assert!(t0.elapsed() < Duration::from_secs(2));
-        assert_eq!(
-            out.result.unwrap_err(),
-            "a-note.md: conversion timed out after 100ms"
-        );
+        assert_eq!(out.result.unwrap_err(), "a-note.md: conversion timed out after 100ms");
         assert!(!out.unsupported);
     }
 
@@ -309,9 +240,7 @@ mod tests {
         assert_send_sync(&Registry::builtin());
         let reg = Registry::builtin();
         let names: Vec<usize> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..2)
-                .map(|_| s.spawn(|| reg.claimants(".csv").len()))
-                .collect();
+            let hs: Vec<_> = (0..2).map(|_| s.spawn(|| reg.claimants(".csv").len())).collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
         assert_eq!(names, vec![1, 1]);

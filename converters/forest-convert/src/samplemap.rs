@@ -26,11 +26,7 @@ impl From<&Table> for MapTable {
     fn from(t: &Table) -> Self {
         MapTable {
             name: t.name.clone(),
-            columns: t
-                .columns
-                .iter()
-                .map(|(c, ty)| (c.clone(), ty.sql().to_string()))
-                .collect(),
+            columns: t.columns.iter().map(|(c, ty)| (c.clone(), ty.sql().to_string())).collect(),
             sample: t.rows.iter().take(SAMPLE_ROWS).cloned().collect(),
             count: i64::try_from(t.rows.len()).ok(),
         }
@@ -58,11 +54,7 @@ pub fn python_float_repr(f: f64) -> String {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
     }
     // `{:e}` yields the shortest round-trip digits, e.g. `-1.2345e-5`.
     let sci = format!("{f:e}");
@@ -90,11 +82,7 @@ pub fn python_float_repr(f: f64) -> String {
         format!("{sign}{body}")
     } else {
         let (first, rest) = digits.split_at(1);
-        let m = if rest.is_empty() {
-            first.to_string()
-        } else {
-            format!("{first}.{rest}")
-        };
+        let m = if rest.is_empty() { first.to_string() } else { format!("{first}.{rest}") };
         let esign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{m}e{esign}{:02}", exp.abs())
     }
@@ -175,18 +163,11 @@ pub fn render_sample_map(tables: &[MapTable]) -> String {
             continue;
         }
         let shown = t.columns.len().min(SAMPLE_MAX_COLUMNS);
-        let header: Vec<String> = t
-            .columns
-            .iter()
-            .take(shown)
-            .map(|(c, _)| c.replace('|', "\\|"))
-            .collect();
+        let header: Vec<String> = t.columns.iter().take(shown).map(|(c, _)| c.replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", header.join(" | "));
         let _ = writeln!(out, "|{}", " --- |".repeat(shown));
         for row in t.sample.iter().take(SAMPLE_ROWS) {
-            let cells: Vec<String> = (0..shown)
-                .map(|i| row.get(i).map(render_cell).unwrap_or_default())
-                .collect();
+            let cells: Vec<String> = (0..shown).map(|i| row.get(i).map(render_cell).unwrap_or_default()).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         if t.columns.len() > shown {
@@ -210,11 +191,7 @@ pub fn render_sample_map(tables: &[MapTable]) -> String {
 /// The LLM-free dataset summary (dialect §3.7, G.2.3 rule 5); falls back to
 /// the short form when the long one would exceed 60 tokens.
 pub fn dataset_summary(title: &str, tables: &[(String, Option<i64>)]) -> String {
-    let noun = if tables.len() == 1 {
-        "table".to_string()
-    } else {
-        format!("{} tables", tables.len())
-    };
+    let noun = if tables.len() == 1 { "table".to_string() } else { format!("{} tables", tables.len()) };
     let mut items: Vec<String> = tables
         .iter()
         .take(4)
@@ -226,17 +203,11 @@ pub fn dataset_summary(title: &str, tables: &[(String, Option<i64>)]) -> String 
     if tables.len() > 4 {
         items.push(format!("+{} more", tables.len() - 4));
     }
-    let long = format!(
-        "Tabular data '{title}': {noun} {}. Adopted from source; pending curation.",
-        items.join(", ")
-    );
+    let long = format!("Tabular data '{title}': {noun} {}. Adopted from source; pending curation.", items.join(", "));
     if !tables.is_empty() && forest_model::tokens::estimate_tokens(&long) <= 60 {
         long
     } else {
-        format!(
-            "Tabular data '{title}' with {} table(s). Adopted from source; pending curation.",
-            tables.len()
-        )
+        format!("Tabular data '{title}' with {} table(s). Adopted from source; pending curation.", tables.len())
     }
 }
 
@@ -271,10 +242,7 @@ mod tests {
         assert_eq!(render_cell(&Cell::Blob(vec![1, 2, 3])), "<blob 3 bytes>");
         assert_eq!(render_cell(&Cell::Text("a |  b\n c".into())), "a \\| b c");
         let long = "x".repeat(130);
-        assert_eq!(
-            render_cell(&Cell::Text(long)),
-            format!("{}…", "x".repeat(120))
-        );
+        assert_eq!(render_cell(&Cell::Text(long)), format!("{}…", "x".repeat(120)));
     }
 
     #[test]
@@ -286,10 +254,7 @@ mod tests {
         );
         let many: Vec<_> = (0..6).map(|i| t(&format!("t{i}"), 1)).collect();
         let s = dataset_summary("X", &many);
-        assert!(
-            s.contains("6 tables t0 (1 row), t1 (1 row), t2 (1 row), t3 (1 row), +2 more."),
-            "{s}"
-        );
+        assert!(s.contains("6 tables t0 (1 row), t1 (1 row), t2 (1 row), t3 (1 row), +2 more."), "{s}");
         let long_title = "y".repeat(300);
         assert!(dataset_summary(&long_title, &many).contains("with 6 table(s)"));
     }

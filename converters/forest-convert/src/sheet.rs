@@ -53,24 +53,14 @@ fn sheet_table(name: String, range: &calamine::Range<Data>, int_floats: bool) ->
         return None;
     }
     // Extent from real content: the widest last non-empty cell.
-    let width = rows
-        .iter()
-        .map(|r| r.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1))
-        .max()
-        .unwrap_or(0);
+    let width = rows.iter().map(|r| r.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1)).max().unwrap_or(0);
     for r in &mut rows {
         r.truncate(width);
     }
     let header: Vec<String> = rows
         .remove(0)
         .iter()
-        .map(|c| {
-            if is_blank(c) {
-                String::new()
-            } else {
-                c.py_str()
-            }
-        })
+        .map(|c| if is_blank(c) { String::new() } else { c.py_str() })
         .chain(std::iter::repeat(String::new()))
         .take(width)
         .collect();
@@ -84,17 +74,10 @@ impl Converter for Workbook {
     fn extensions(&self) -> Vec<String> {
         [".xlsx", ".xls", ".ods"].map(String::from).to_vec()
     }
-    fn convert(
-        &self,
-        path: &Path,
-        limits: &Limits,
-        warnings: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, limits: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
         let bytes = std::fs::read(path)?;
-        let is_xls = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("xls"));
+        let is_xls = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xls"));
         if bytes.starts_with(b"PK") {
             zipguard::open_checked(&bytes, limits)?;
         }
@@ -114,9 +97,6 @@ impl Converter for Workbook {
         for (t, n) in tables.iter_mut().zip(names) {
             t.name = n;
         }
-        Ok(Conversion::Dataset {
-            title: title_from_stem(&stem(path)),
-            tables,
-        })
+        Ok(Conversion::Dataset { title: title_from_stem(&stem(path)), tables })
     }
 }

@@ -37,12 +37,7 @@ fn read_table(conn: &Connection, name: &str) -> Result<PayloadTable, rusqlite::E
     let q = quote_ident(name);
     let mut stmt = conn.prepare(&format!("PRAGMA table_info({q})"))?;
     let columns = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-            ))
-        })?
+        .query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?.unwrap_or_default())))?
         .collect::<Result<Vec<_>, _>>()?;
     // Sample and count are guarded separately: a damaged table still lists its schema.
     let sample = (|| -> Result<Vec<Vec<Cell>>, rusqlite::Error> {
@@ -51,26 +46,13 @@ fn read_table(conn: &Connection, name: &str) -> Result<PayloadTable, rusqlite::E
         let mut rows = stmt.query([])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
-            out.push(
-                (0..n)
-                    .map(|i| r.get_ref(i).map(cell_of).unwrap_or(Cell::Null))
-                    .collect(),
-            );
+            out.push((0..n).map(|i| r.get_ref(i).map(cell_of).unwrap_or(Cell::Null)).collect());
         }
         Ok(out)
     })()
     .unwrap_or_default();
-    let count = conn
-        .query_row(&format!("SELECT COUNT(*) FROM {q}"), [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .ok();
-    Ok(PayloadTable {
-        name: name.to_string(),
-        columns,
-        sample,
-        count,
-    })
+    let count = conn.query_row(&format!("SELECT COUNT(*) FROM {q}"), [], |r| r.get::<_, i64>(0)).ok();
+    Ok(PayloadTable { name: name.to_string(), columns, sample, count })
 }
 
 impl Converter for SqliteAdopt {
@@ -80,12 +62,7 @@ impl Converter for SqliteAdopt {
     fn extensions(&self) -> Vec<String> {
         [".db", ".sqlite", ".sqlite3"].map(String::from).to_vec()
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        warnings: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
         let mut header = [0u8; 16];
         let ok = std::fs::File::open(path)?.read_exact(&mut header).is_ok();
@@ -111,10 +88,7 @@ impl Converter for SqliteAdopt {
         if tables.is_empty() {
             return Err(schema(format!("database has no tables: {name}")));
         }
-        Ok(Conversion::Payload {
-            title: title_from_stem(&stem(path)),
-            tables,
-        })
+        Ok(Conversion::Payload { title: title_from_stem(&stem(path)), tables })
     }
 }
 
@@ -126,27 +100,14 @@ pub fn write_dataset_db(tables: &[Table], out: &Path) -> Result<String, ConvertE
         let mut conn = Connection::open(&tmp)?;
         let tx = conn.transaction()?;
         for t in tables {
-            let cols: Vec<String> = t
-                .columns
-                .iter()
-                .map(|(c, ty)| format!("{} {}", quote_ident(c), ty.sql()))
-                .collect();
-            tx.execute(
-                &format!(
-                    "CREATE TABLE {} ({})",
-                    quote_ident(&t.name),
-                    cols.join(", ")
-                ),
-                [],
-            )?;
+            let cols: Vec<String> =
+                t.columns.iter().map(|(c, ty)| format!("{} {}", quote_ident(c), ty.sql())).collect();
+            tx.execute(&format!("CREATE TABLE {} ({})", quote_ident(&t.name), cols.join(", ")), [])?;
             if t.columns.is_empty() {
                 continue;
             }
             let marks = vec!["?"; t.columns.len()].join(", ");
-            let mut stmt = tx.prepare(&format!(
-                "INSERT INTO {} VALUES ({marks})",
-                quote_ident(&t.name)
-            ))?;
+            let mut stmt = tx.prepare(&format!("INSERT INTO {} VALUES ({marks})", quote_ident(&t.name)))?;
             for row in &t.rows {
                 let vals = (0..t.columns.len()).map(|i| match row.get(i) {
                     None | Some(Cell::Null) => Value::Null,
@@ -182,32 +143,17 @@ mod tests {
         let out = d.path().join("x.db");
         let t = Table {
             name: "order".into(),
-            columns: vec![
-                ("group".into(), ColType::Integer),
-                ("v".into(), ColType::Text),
-            ],
-            rows: vec![
-                vec![Cell::Int(1), Cell::Text("a".into())],
-                vec![Cell::Null, Cell::Null],
-            ],
+            columns: vec![("group".into(), ColType::Integer), ("v".into(), ColType::Text)],
+            rows: vec![vec![Cell::Int(1), Cell::Text("a".into())], vec![Cell::Null, Cell::Null]],
         };
         let h = write_dataset_db(&[t], &out).unwrap();
         assert_eq!(h, hex::encode(Sha256::digest(std::fs::read(&out).unwrap())));
         let mut w = Vec::new();
-        match SqliteAdopt
-            .convert(&out, &Limits::default(), &mut w)
-            .unwrap()
-        {
+        match SqliteAdopt.convert(&out, &Limits::default(), &mut w).unwrap() {
             Conversion::Payload { tables, .. } => {
                 assert_eq!(tables[0].count, Some(2));
-                assert_eq!(
-                    tables[0].columns[0],
-                    ("group".to_string(), "INTEGER".to_string())
-                );
-                assert_eq!(
-                    tables[0].sample[0],
-                    vec![Cell::Int(1), Cell::Text("a".into())]
-                );
+                assert_eq!(tables[0].columns[0], ("group".to_string(), "INTEGER".to_string()));
+                assert_eq!(tables[0].sample[0], vec![Cell::Int(1), Cell::Text("a".into())]);
             }
             other => panic!("{other:?}"),
         }

@@ -37,11 +37,7 @@ fn counts_per_line(sample: &str, delim: char) -> Vec<usize> {
 pub(crate) fn sniff_delimiter(text: &str) -> char {
     let sample: String = text.chars().take(4096).collect();
     // With no newline in the sample the single line still counts.
-    let sample = if sample.contains('\n') {
-        sample
-    } else {
-        format!("{sample}\n")
-    };
+    let sample = if sample.contains('\n') { sample } else { format!("{sample}\n") };
     let mut best = (',', 0usize, 0usize);
     for d in CANDIDATES {
         let counts: Vec<usize> = counts_per_line(&sample, d);
@@ -54,10 +50,7 @@ pub(crate) fn sniff_delimiter(text: &str) -> char {
         for c in &nonblank {
             *freq.entry(*c).or_insert(0usize) += 1;
         }
-        let (mode, consistent) = freq
-            .into_iter()
-            .max_by_key(|(count, f)| (*f, *count))
-            .unwrap_or((0, 0));
+        let (mode, consistent) = freq.into_iter().max_by_key(|(count, f)| (*f, *count)).unwrap_or((0, 0));
         if (consistent, mode) > (best.1, best.2) {
             best = (d, consistent, mode);
         }
@@ -125,35 +118,22 @@ impl Converter for Csv {
     fn extensions(&self) -> Vec<String> {
         vec![".csv".into()]
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        _: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let text = String::from_utf8_lossy(&bytes);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let delim = sniff_delimiter(text);
-        let mut rows: Vec<Vec<String>> = parse_csv(text, delim)
-            .into_iter()
-            .filter(|r| r.iter().any(|c| !c.trim().is_empty()))
-            .collect();
+        let mut rows: Vec<Vec<String>> =
+            parse_csv(text, delim).into_iter().filter(|r| r.iter().any(|c| !c.trim().is_empty())).collect();
         if rows.len() < 2 {
             return Err(schema(format!("csv has no data rows: {}", file_name(path))));
         }
         let header = rows.remove(0);
         let columns = column_names(&header);
-        let raw_rows = rows
-            .into_iter()
-            .map(|r| r.into_iter().take(columns.len()).map(Raw::Str).collect())
-            .collect();
+        let raw_rows = rows.into_iter().map(|r| r.into_iter().take(columns.len()).map(Raw::Str).collect()).collect();
         let stem = stem(path);
         let table = build_table(sql_name(&stem), columns, raw_rows);
-        Ok(Conversion::Dataset {
-            title: title_from_stem(&stem),
-            tables: vec![table],
-        })
+        Ok(Conversion::Dataset { title: title_from_stem(&stem), tables: vec![table] })
     }
 }
 

@@ -11,23 +11,17 @@ pub(crate) struct Passthrough;
 
 /// File stem as a string (lossy).
 pub(crate) fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// File name as a string (lossy).
 pub(crate) fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Text of the first line starting with `# `, trimmed, if non-empty.
 pub(crate) fn first_h1(text: &str) -> Option<String> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string()))
-        .filter(|t| !t.is_empty())
+    text.lines().find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string())).filter(|t| !t.is_empty())
 }
 
 /// Split a leading `---` frontmatter block (dialect §1.10 parser rules):
@@ -35,9 +29,7 @@ pub(crate) fn first_h1(text: &str) -> Option<String> {
 fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix("---")?;
     // The opening line must be exactly `---`.
-    let rest = rest
-        .strip_prefix("\r\n")
-        .or_else(|| rest.strip_prefix('\n'))?;
+    let rest = rest.strip_prefix("\r\n").or_else(|| rest.strip_prefix('\n'))?;
     let (yaml, after) = if let Some(r) = rest.strip_prefix("---") {
         ("", r)
     } else {
@@ -83,11 +75,7 @@ pub(crate) fn lift_frontmatter(text: &str) -> Option<(SourceMeta, &str)> {
         Some(yaml_serde::Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
         _ => None,
     };
-    let meta = SourceMeta {
-        title,
-        tags: string_list(map.get("tags")),
-        aliases: string_list(map.get("aliases")),
-    };
+    let meta = SourceMeta { title, tags: string_list(map.get("tags")), aliases: string_list(map.get("aliases")) };
     Some((meta, body))
 }
 
@@ -98,18 +86,11 @@ impl Converter for Passthrough {
     fn extensions(&self) -> Vec<String> {
         [".md", ".markdown", ".txt"].map(String::from).to_vec()
     }
-    fn convert(
-        &self,
-        path: &Path,
-        _: &Limits,
-        warnings: &mut Vec<String>,
-    ) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let bytes = std::fs::read(path)?;
         let text = String::from_utf8_lossy(&bytes);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let is_md = !path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("txt"));
+        let is_md = !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("txt"));
         let (meta, body) = match is_md.then(|| lift_frontmatter(text)).flatten() {
             Some((meta, body)) => (meta, body.to_string()),
             None => {
@@ -119,11 +100,7 @@ impl Converter for Passthrough {
                 (SourceMeta::default(), text.to_string())
             }
         };
-        let title = meta
-            .title
-            .clone()
-            .or_else(|| first_h1(&body))
-            .unwrap_or_else(|| title_from_stem(&stem(path)));
+        let title = meta.title.clone().or_else(|| first_h1(&body)).unwrap_or_else(|| title_from_stem(&stem(path)));
         Ok(Conversion::Markdown { title, body, meta })
     }
 }
@@ -151,10 +128,7 @@ mod tests {
 
     #[test]
     fn h1_detection() {
-        assert_eq!(
-            first_h1("intro\n# Title here \nx"),
-            Some("Title here".into())
-        );
+        assert_eq!(first_h1("intro\n# Title here \nx"), Some("Title here".into()));
         assert_eq!(first_h1("## sub\n#nope"), None);
     }
 }

@@ -23,10 +23,7 @@ pub(crate) struct Node {
 impl Node {
     /// Attribute by qualified name.
     pub(crate) fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
     /// First direct child with this name.
     pub(crate) fn child(&self, name: &str) -> Option<&Node> {
@@ -113,11 +110,7 @@ fn element(e: &quick_xml::events::BytesStart<'_>) -> Node {
             (k, v)
         })
         .collect();
-    Node {
-        name,
-        attrs,
-        ..Node::default()
-    }
+    Node { name, attrs, ..Node::default() }
 }
 
 /// Decode the XML predefined entities and numeric character references.

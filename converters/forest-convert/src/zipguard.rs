@@ -7,25 +7,15 @@ use zip::ZipArchive;
 
 /// Open `bytes` as a zip and check the declared entry count and total
 /// uncompressed size against `limits` without decompressing anything.
-pub(crate) fn open_checked<'a>(
-    bytes: &'a [u8],
-    limits: &Limits,
-) -> Result<ZipArchive<Cursor<&'a [u8]>>, ConvertError> {
-    let mut zip = ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| ConvertError::Zip(format!("not a readable zip: {e}")))?;
+pub(crate) fn open_checked<'a>(bytes: &'a [u8], limits: &Limits) -> Result<ZipArchive<Cursor<&'a [u8]>>, ConvertError> {
+    let mut zip =
+        ZipArchive::new(Cursor::new(bytes)).map_err(|e| ConvertError::Zip(format!("not a readable zip: {e}")))?;
     if zip.len() > limits.max_zip_entries {
-        return Err(ConvertError::Zip(format!(
-            "{} entries exceed the limit of {}",
-            zip.len(),
-            limits.max_zip_entries
-        )));
+        return Err(ConvertError::Zip(format!("{} entries exceed the limit of {}", zip.len(), limits.max_zip_entries)));
     }
     let mut total: u64 = 0;
     for i in 0..zip.len() {
-        let size = zip
-            .by_index_raw(i)
-            .map_err(|e| ConvertError::Zip(format!("damaged entry {i}: {e}")))?
-            .size();
+        let size = zip.by_index_raw(i).map_err(|e| ConvertError::Zip(format!("damaged entry {i}: {e}")))?.size();
         total = total.saturating_add(size);
         if total > limits.max_unzipped_bytes {
             return Err(ConvertError::Zip(format!(
@@ -54,9 +44,7 @@ pub(crate) fn read_entry(
         .read_to_end(&mut out)
         .map_err(|e| ConvertError::Zip(format!("cannot inflate {name}: {e}")))?;
     if out.len() as u64 > limits.max_unzipped_bytes {
-        return Err(ConvertError::Zip(format!(
-            "{name} inflates beyond the limit"
-        )));
+        return Err(ConvertError::Zip(format!("{name} inflates beyond the limit")));
     }
     Ok(Some(out))
 }

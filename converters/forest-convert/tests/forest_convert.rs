@@ -40,11 +40,8 @@ mod golden {
         let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
         let reg = Registry::builtin();
         let limits = Limits::default();
-        let mut inputs: Vec<PathBuf> = std::fs::read_dir(data_dir())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_file())
-            .collect();
+        let mut inputs: Vec<PathBuf> =
+            std::fs::read_dir(data_dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
         inputs.sort();
         assert!(inputs.len() >= 30, "only {} golden cases", inputs.len());
         let mut failures = Vec::new();
@@ -70,11 +67,7 @@ mod golden {
 
     #[test]
     fn markdown_meta_is_lifted() {
-        let out = Registry::builtin().convert(
-            &data_dir().join("with-frontmatter.md"),
-            "x.md",
-            &Limits::default(),
-        );
+        let out = Registry::builtin().convert(&data_dir().join("with-frontmatter.md"), "x.md", &Limits::default());
         match out.result.unwrap() {
             Conversion::Markdown { title, body, meta } => {
                 assert_eq!(title, "Falcon Arm Q2 Update");
@@ -88,14 +81,8 @@ mod golden {
 
     #[test]
     fn csv_types_follow_python_leniency() {
-        let out = Registry::builtin().convert(
-            &data_dir().join("python-lenient.csv"),
-            "p.csv",
-            &Limits::default(),
-        );
-        let Conversion::Dataset { tables, .. } = out.result.unwrap() else {
-            panic!("not a dataset")
-        };
+        let out = Registry::builtin().convert(&data_dir().join("python-lenient.csv"), "p.csv", &Limits::default());
+        let Conversion::Dataset { tables, .. } = out.result.unwrap() else { panic!("not a dataset") };
         let types: Vec<&str> = tables[0].columns.iter().map(|(_, t)| t.sql()).collect();
         assert_eq!(types, vec!["INTEGER", "REAL", "TEXT", "REAL", "TEXT"]);
         assert_eq!(tables[0].rows[0][0], forest_convert::Cell::Int(7));
@@ -111,45 +98,25 @@ mod hostile {
 
     #[test]
     fn zip_bombs_are_refused_before_parsing() {
-        let out = convert(
-            &hostile_dir().join("declared-huge.docx"),
-            &Limits::default(),
-        );
+        let out = convert(&hostile_dir().join("declared-huge.docx"), &Limits::default());
         let err = out.result.unwrap_err();
         assert!(err.contains("declared uncompressed size exceeds"), "{err}");
         let out = convert(&hostile_dir().join("many-entries.xlsx"), &Limits::default());
         let err = out.result.unwrap_err();
-        assert!(
-            err.contains("10001 entries exceed the limit of 10000"),
-            "{err}"
-        );
+        assert!(err.contains("10001 entries exceed the limit of 10000"), "{err}");
         // A small limit trips on an ordinary document too.
-        let tight = Limits {
-            max_zip_entries: 3,
-            ..Limits::default()
-        };
-        let err = convert(&data_dir().join("quarterly-review.docx"), &tight)
-            .result
-            .unwrap_err();
+        let tight = Limits { max_zip_entries: 3, ..Limits::default() };
+        let err = convert(&data_dir().join("quarterly-review.docx"), &tight).result.unwrap_err();
         assert!(err.contains("entries exceed the limit of 3"), "{err}");
     }
 
     #[test]
     fn truncated_and_garbage_containers_error_cleanly() {
         let d = tempfile::tempdir().unwrap();
-        let err = convert(&hostile_dir().join("truncated.docx"), &Limits::default())
-            .result
-            .unwrap_err();
-        assert!(
-            err.starts_with("truncated.docx: zip container rejected"),
-            "{err}"
-        );
-        let garbage: Vec<u8> = (0..4096u32)
-            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
-            .collect();
-        for ext in [
-            "pdf", "xlsx", "docx", "xls", "ods", "db", "json", "html", "csv",
-        ] {
+        let err = convert(&hostile_dir().join("truncated.docx"), &Limits::default()).result.unwrap_err();
+        assert!(err.starts_with("truncated.docx: zip container rejected"), "{err}");
+        let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        for ext in ["pdf", "xlsx", "docx", "xls", "ods", "db", "json", "html", "csv"] {
             let p = d.path().join(format!("garbage.{ext}"));
             std::fs::write(&p, &garbage).unwrap();
             let out = convert(&p, &Limits::default());
@@ -160,21 +127,14 @@ mod hostile {
                 assert!(err.starts_with(&format!("garbage.{ext}: ")), "{err}");
             }
         }
-        let err = convert(&data_dir().join("notadb.db"), &Limits::default())
-            .result
-            .unwrap_err();
+        let err = convert(&data_dir().join("notadb.db"), &Limits::default()).result.unwrap_err();
         assert_eq!(err, "notadb.db: not a SQLite database: notadb.db");
     }
 
     #[test]
     fn oversized_input_is_refused_without_reading() {
-        let limits = Limits {
-            max_input_bytes: 100,
-            ..Limits::default()
-        };
-        let err = convert(&data_dir().join("article.html"), &limits)
-            .result
-            .unwrap_err();
+        let limits = Limits { max_input_bytes: 100, ..Limits::default() };
+        let err = convert(&data_dir().join("article.html"), &limits).result.unwrap_err();
         assert!(err.starts_with("article.html: input too large:"), "{err}");
     }
 
@@ -188,19 +148,14 @@ mod hostile {
             if i > 0 {
                 s.push(',');
             }
-            s.push_str(&format!(
-                "{{\"id\":{i},\"name\":\"item {i}\",\"v\":{}.5}}",
-                i % 97
-            ));
+            s.push_str(&format!("{{\"id\":{i},\"name\":\"item {i}\",\"v\":{}.5}}", i % 97));
             i += 1;
         }
         s.push(']');
         std::fs::write(&p, &s).unwrap();
         let t0 = Instant::now();
         let out = convert(&p, &Limits::default());
-        let Conversion::Dataset { tables, .. } = out.result.unwrap() else {
-            panic!("not a dataset")
-        };
+        let Conversion::Dataset { tables, .. } = out.result.unwrap() else { panic!("not a dataset") };
         assert_eq!(tables[0].rows.len(), i);
         assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
         // The same bytes as one huge text line (not a list of records).
@@ -222,8 +177,7 @@ mod hostile {
         let p = d.path().join("wide.csv");
         let header: Vec<String> = (0..5000).map(|i| format!("c{i}")).collect();
         std::fs::write(&p, format!("{}\n{}\n", header.join(","), header.join(","))).unwrap();
-        let Conversion::Dataset { tables, .. } = convert(&p, &Limits::default()).result.unwrap()
-        else {
+        let Conversion::Dataset { tables, .. } = convert(&p, &Limits::default()).result.unwrap() else {
             panic!("not a dataset")
         };
         assert_eq!(tables[0].columns.len(), 5000);
@@ -251,18 +205,13 @@ mod hooks {
     fn stdout_and_output_file_are_read() {
         let d = tempfile::tempdir().unwrap();
         let p = input(d.path(), "doc.rtf", "# From Hook\n\nbody\n");
-        let out = reg(".rtf", "cat {input}", Duration::from_secs(10)).convert(
+        let out = reg(".rtf", "cat {input}", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
+        assert_eq!(out.result.unwrap().title(), "From Hook");
+        let out = reg(".rtf", "sh -c 'printf \"plain\" > \"$0\"' {output}", Duration::from_secs(10)).convert(
             &p,
             "doc.rtf",
             &Limits::default(),
         );
-        assert_eq!(out.result.unwrap().title(), "From Hook");
-        let out = reg(
-            ".rtf",
-            "sh -c 'printf \"plain\" > \"$0\"' {output}",
-            Duration::from_secs(10),
-        )
-        .convert(&p, "doc.rtf", &Limits::default());
         match out.result.unwrap() {
             Conversion::Markdown { title, body, .. } => {
                 assert_eq!(title, "doc");
@@ -276,26 +225,17 @@ mod hooks {
     fn failures_are_reported_and_fall_back() {
         let d = tempfile::tempdir().unwrap();
         let p = input(d.path(), "doc.rtf", "x");
-        let out = reg(
-            ".rtf",
-            "sh -c 'echo oops >&2; exit 3'",
-            Duration::from_secs(10),
-        )
-        .convert(&p, "doc.rtf", &Limits::default());
-        assert_eq!(
-            out.result.unwrap_err(),
-            "doc.rtf: converter command failed for doc.rtf (exit 3): oops"
+        let out = reg(".rtf", "sh -c 'echo oops >&2; exit 3'", Duration::from_secs(10)).convert(
+            &p,
+            "doc.rtf",
+            &Limits::default(),
         );
-        let out =
-            reg(".rtf", "true", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
-        assert_eq!(
-            out.result.unwrap_err(),
-            "doc.rtf: converter command produced no markdown: doc.rtf"
-        );
+        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command failed for doc.rtf (exit 3): oops");
+        let out = reg(".rtf", "true", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
+        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command produced no markdown: doc.rtf");
         // A failing hook on .md falls back to the built-in passthrough.
         let md = input(d.path(), "n.md", "# Kept\n");
-        let out =
-            reg(".md", "false", Duration::from_secs(10)).convert(&md, "n.md", &Limits::default());
+        let out = reg(".md", "false", Duration::from_secs(10)).convert(&md, "n.md", &Limits::default());
         assert_eq!(out.result.unwrap().title(), "Kept");
         assert_eq!(
             out.warnings,
@@ -308,11 +248,7 @@ mod hooks {
         let d = tempfile::tempdir().unwrap();
         let p = input(d.path(), "doc.rtf", "x");
         let t0 = Instant::now();
-        let out = reg(".rtf", "sleep 30", Duration::from_millis(300)).convert(
-            &p,
-            "doc.rtf",
-            &Limits::default(),
-        );
+        let out = reg(".rtf", "sleep 30", Duration::from_millis(300)).convert(&p, "doc.rtf", &Limits::default());
         let err = out.result.unwrap_err();
         assert!(err.contains("timed out"), "{err}");
         assert!(t0.elapsed() < Duration::from_secs(5));
@@ -326,45 +262,23 @@ mod dataset_db {
     #[test]
     fn csv_dataset_round_trips_through_sqlite() {
         let reg = Registry::builtin();
-        let out = reg.convert(
-            &data_dir().join("quoted-multiline.csv"),
-            "q.csv",
-            &Limits::default(),
-        );
-        let Conversion::Dataset { title, tables } = out.result.unwrap() else {
-            panic!("not a dataset")
-        };
+        let out = reg.convert(&data_dir().join("quoted-multiline.csv"), "q.csv", &Limits::default());
+        let Conversion::Dataset { title, tables } = out.result.unwrap() else { panic!("not a dataset") };
         let d = tempfile::tempdir().unwrap();
         let db = d.path().join("q.db");
         let hash = write_dataset_db(&tables, &db).unwrap();
         assert_eq!(hash.len(), 64);
         let back = reg.convert(&db, "q.db", &Limits::default());
-        let Conversion::Payload { tables: pt, .. } = back.result.unwrap() else {
-            panic!("not a payload")
-        };
+        let Conversion::Payload { tables: pt, .. } = back.result.unwrap() else { panic!("not a payload") };
         assert_eq!(pt[0].count, Some(tables[0].rows.len() as i64));
-        assert_eq!(
-            pt[0].sample,
-            tables[0].rows.iter().take(3).cloned().collect::<Vec<_>>()
-        );
+        assert_eq!(pt[0].sample, tables[0].rows.iter().take(3).cloned().collect::<Vec<_>>());
         // Same map whether rendered from the conversion or the adopted file.
         let from_payload = back_render(&title, &pt);
-        assert_eq!(
-            from_payload,
-            Conversion::Dataset {
-                title: title.clone(),
-                tables
-            }
-            .render()
-        );
+        assert_eq!(from_payload, Conversion::Dataset { title: title.clone(), tables }.render());
     }
 
     fn back_render(title: &str, pt: &[forest_convert::PayloadTable]) -> String {
-        Conversion::Payload {
-            title: title.to_string(),
-            tables: pt.to_vec(),
-        }
-        .render()
+        Conversion::Payload { title: title.to_string(), tables: pt.to_vec() }.render()
     }
 
     #[test]
@@ -373,11 +287,7 @@ mod dataset_db {
             .map(|i| Table {
                 name: format!("t{i:02}"),
                 columns: vec![("n".into(), ColType::Integer)],
-                rows: if i == 0 {
-                    vec![]
-                } else {
-                    vec![vec![Cell::Int(i)]]
-                },
+                rows: if i == 0 { vec![] } else { vec![vec![Cell::Int(i)]] },
             })
             .collect();
         let d = tempfile::tempdir().unwrap();
@@ -388,17 +298,13 @@ mod dataset_db {
         assert!(body.contains("### t00 — 0 rows\n\n_No rows._\n"), "{body}");
         assert!(body.contains("### t01 — 1 row\n"));
         assert!(!body.contains("### t20"));
-        assert!(body
-            .ends_with("\n_2 further table(s) not sampled; the manual above lists them all._\n"));
+        assert!(body.ends_with("\n_2 further table(s) not sampled; the manual above lists them all._\n"));
         assert!(body.contains("- `t21(n INTEGER)`"));
     }
 
     #[test]
     fn summary_uses_counts() {
-        let s = forest_convert::dataset_summary(
-            "Orders",
-            &[("orders".into(), Some(3)), ("items".into(), None)],
-        );
+        let s = forest_convert::dataset_summary("Orders", &[("orders".into(), Some(3)), ("items".into(), None)]);
         assert_eq!(s, "Tabular data 'Orders': 2 tables orders (3 rows), items. Adopted from source; pending curation.");
     }
 }

@@ -23,17 +23,15 @@ impl Rng {
 }
 
 const SYLLABLES: [&str; 32] = [
-    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "qu", "ri", "do", "fe", "gu", "ha",
-    "ji", "ko", "lu", "ma", "no", "pe", "si", "ta", "ul", "ve", "wo", "xa", "yo", "zu", "be", "ci",
+    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "qu", "ri", "do", "fe", "gu", "ha", "ji", "ko", "lu",
+    "ma", "no", "pe", "si", "ta", "ul", "ve", "wo", "xa", "yo", "zu", "be", "ci",
 ];
 
 fn vocabulary(n: usize, rng: &mut Rng) -> Vec<String> {
     (0..n)
         .map(|_| {
             let len = 2 + rng.below(3);
-            (0..len)
-                .map(|_| SYLLABLES[rng.below(SYLLABLES.len())])
-                .collect()
+            (0..len).map(|_| SYLLABLES[rng.below(SYLLABLES.len())]).collect()
         })
         .collect()
 }
@@ -52,11 +50,7 @@ fn words(vocab: &[String], rng: &mut Rng, n: usize) -> String {
 const PER_BRANCH: usize = 50;
 
 fn folder_of(i: usize) -> String {
-    format!(
-        "area{:03}/topic{:05}",
-        i / (PER_BRANCH * 100) % 1000,
-        i / PER_BRANCH
-    )
+    format!("area{:03}/topic{:05}", i / (PER_BRANCH * 100) % 1000, i / PER_BRANCH)
 }
 
 fn id_of(i: usize) -> String {
@@ -69,18 +63,11 @@ fn id_of(i: usize) -> String {
 
 /// Node `i`, generated on demand so the rebuild streams (bounded memory).
 fn synthetic(i: usize, vocab: &[String], rng: &mut Rng) -> CatalogNode {
-    let ty = if i.is_multiple_of(PER_BRANCH) {
-        "branch"
-    } else {
-        "note"
-    };
+    let ty = if i.is_multiple_of(PER_BRANCH) { "branch" } else { "note" };
     let mut node = CatalogNode::new(id_of(i), ty, words(vocab, rng, 3), words(vocab, rng, 28));
     node.tags = (0..3).map(|_| words(vocab, rng, 1)).collect();
     node.body_tokens = 100 + rng.below(3000) as i64;
-    node.links = vec![CatalogLink::new(
-        "part-of",
-        format!("{}/_index", folder_of(i)),
-    )];
+    node.links = vec![CatalogLink::new("part-of", format!("{}/_index", folder_of(i)))];
     node
 }
 
@@ -98,16 +85,9 @@ fn peak_rss_kb() -> u64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let n: usize = args
-        .next()
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(10_000);
+    let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(10_000);
     let tmp = tempfile::TempDir::new()?;
-    let dir = args
-        .next()
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| tmp.path().into());
+    let dir = args.next().map(std::path::PathBuf::from).unwrap_or_else(|| tmp.path().into());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let vocab = vocabulary(5000, &mut rng);
 
@@ -117,10 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let nodes = (0..n).map(|i| synthetic(i, &vocab, &mut rng));
     let written = cat.rebuild(nodes)?;
     let secs = t.elapsed().as_secs_f64();
-    println!(
-        "rebuild: {written} nodes in {secs:.2}s = {:.0} nodes/s",
-        written as f64 / secs
-    );
+    println!("rebuild: {written} nodes in {secs:.2}s = {:.0} nodes/s", written as f64 / secs);
 
     let mut trails = Trails::open(&dir.join("trails.db"))?;
     trails.deposit(&warm, 0.3, "")?;

@@ -90,8 +90,7 @@ const INSERT_NODE_SQL: &str = "INSERT INTO nodes (rowid, id, kind, type, title, 
 const INSERT_FTS_SQL: &str =
     "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?1,?2,?3,?4,?5,?6)";
 
-const INSERT_EDGE_SQL: &str =
-    "INSERT OR IGNORE INTO edges (src, rel, dst, confidence) VALUES (?1,?2,?3,?4)";
+const INSERT_EDGE_SQL: &str = "INSERT OR IGNORE INTO edges (src, rel, dst, confidence) VALUES (?1,?2,?3,?4)";
 
 const INSERT_MOVE_SQL: &str = "INSERT OR REPLACE INTO moves (old_id, new_id) VALUES (?1, ?2)";
 
@@ -114,11 +113,7 @@ fn one() -> f64 {
 impl CatalogLink {
     /// A structural link (confidence 1.0).
     pub fn new(rel: impl Into<String>, target: impl Into<String>) -> Self {
-        CatalogLink {
-            rel: rel.into(),
-            target: target.into(),
-            confidence: 1.0,
-        }
+        CatalogLink { rel: rel.into(), target: target.into(), confidence: 1.0 }
     }
 }
 
@@ -381,9 +376,9 @@ impl Catalog {
         }
         match Self::check(path) {
             Ok(state) => Ok(state),
-            Err(CatalogError::Sqlite(e)) if !is_transient(&e) => Ok(CatalogState::NeedsRebuild(
-                RebuildReason::Corrupt(e.to_string()),
-            )),
+            Err(CatalogError::Sqlite(e)) if !is_transient(&e) => {
+                Ok(CatalogState::NeedsRebuild(RebuildReason::Corrupt(e.to_string())))
+            }
             Err(e) => Err(e),
         }
     }
@@ -394,21 +389,16 @@ impl Catalog {
         if quick != "ok" {
             return Ok(CatalogState::NeedsRebuild(RebuildReason::Corrupt(quick)));
         }
-        cat.conn.execute(
-            "INSERT INTO nodes_fts(nodes_fts) VALUES('integrity-check')",
-            [],
-        )?;
+        cat.conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES('integrity-check')", [])?;
         let nodes = cat.count_nodes()?;
-        let fts: i64 = cat
-            .conn
-            .query_row("SELECT COUNT(*) FROM nodes_fts", [], |r| r.get(0))?;
+        let fts: i64 = cat.conn.query_row("SELECT COUNT(*) FROM nodes_fts", [], |r| r.get(0))?;
         if nodes == 0 {
             return Ok(CatalogState::NeedsRebuild(RebuildReason::Empty));
         }
         if nodes != fts {
-            return Ok(CatalogState::NeedsRebuild(RebuildReason::Inconsistent(
-                format!("{nodes} nodes vs {fts} fts rows"),
-            )));
+            return Ok(CatalogState::NeedsRebuild(RebuildReason::Inconsistent(format!(
+                "{nodes} nodes vs {fts} fts rows"
+            ))));
         }
         Ok(CatalogState::Ready(cat))
     }
@@ -444,9 +434,7 @@ impl Catalog {
             // is what makes later deletes an O(log n) lookup.
             let rowid = match old_rowid {
                 Some(r) => r,
-                None => tx.query_row("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes", [], |r| {
-                    r.get(0)
-                })?,
+                None => tx.query_row("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes", [], |r| r.get(0))?,
             };
             insert_node(&tx, rowid, node, true)?;
             tx.execute(
@@ -524,34 +512,24 @@ impl Catalog {
 
     /// Number of node rows.
     pub fn count_nodes(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT COUNT(*) FROM nodes", [], |r| r.get(0))?)
+        Ok(self.conn.query_row("SELECT COUNT(*) FROM nodes", [], |r| r.get(0))?)
     }
 
     /// One node row.
     pub fn get(&self, id: &str) -> Result<Option<NodeRow>> {
-        let mut st = self
-            .conn
-            .prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?1"))?;
+        let mut st = self.conn.prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?1"))?;
         let row = st.query_row([id], node_row).optional()?;
         row.transpose()
     }
 
     /// Outgoing edges of a node, by (rel, dst).
     pub fn edges_out(&self, id: &str) -> Result<Vec<EdgeRow>> {
-        self.edge_query(
-            "SELECT src, rel, dst, confidence FROM edges WHERE src = ?1 ORDER BY rel, dst",
-            id,
-        )
+        self.edge_query("SELECT src, rel, dst, confidence FROM edges WHERE src = ?1 ORDER BY rel, dst", id)
     }
 
     /// Incoming edges of a node, by (src, rel).
     pub fn edges_in(&self, id: &str) -> Result<Vec<EdgeRow>> {
-        self.edge_query(
-            "SELECT src, rel, dst, confidence FROM edges WHERE dst = ?1 ORDER BY src, rel",
-            id,
-        )
+        self.edge_query("SELECT src, rel, dst, confidence FROM edges WHERE dst = ?1 ORDER BY src, rel", id)
     }
 
     fn edge_query(&self, sql: &str, id: &str) -> Result<Vec<EdgeRow>> {
@@ -572,74 +550,37 @@ impl Catalog {
 
     /// Current id of a transplanted node, if a waymark exists.
     pub fn moved_to(&self, old_id: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT new_id FROM moves WHERE old_id = ?1",
-                [old_id],
-                |r| r.get(0),
-            )
-            .optional()?)
+        Ok(self.conn.query_row("SELECT new_id FROM moves WHERE old_id = ?1", [old_id], |r| r.get(0)).optional()?)
     }
 
     /// Deterministic dump of nodes, edges, FTS rows and waymarks.
     pub fn dump(&self) -> Result<CatalogDump> {
-        let mut st = self
-            .conn
-            .prepare(&format!("SELECT {NODE_COLUMNS} FROM nodes ORDER BY id"))?;
+        let mut st = self.conn.prepare(&format!("SELECT {NODE_COLUMNS} FROM nodes ORDER BY id"))?;
         let nodes = st
             .query_map([], node_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?
             .into_iter()
             .collect::<Result<Vec<_>>>()?;
-        let mut st = self
-            .conn
-            .prepare("SELECT src, rel, dst, confidence FROM edges ORDER BY src, rel, dst")?;
-        let edges = st
-            .query_map([], edge_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut st = self.conn.prepare(
-            "SELECT id, title, aliases, tags, summary FROM nodes_fts ORDER BY id, title, summary",
-        )?;
+        let mut st = self.conn.prepare("SELECT src, rel, dst, confidence FROM edges ORDER BY src, rel, dst")?;
+        let edges = st.query_map([], edge_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut st =
+            self.conn.prepare("SELECT id, title, aliases, tags, summary FROM nodes_fts ORDER BY id, title, summary")?;
         let fts = st
             .query_map([], |r| {
-                Ok(FtsRow {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    aliases: r.get(2)?,
-                    tags: r.get(3)?,
-                    summary: r.get(4)?,
-                })
+                Ok(FtsRow { id: r.get(0)?, title: r.get(1)?, aliases: r.get(2)?, tags: r.get(3)?, summary: r.get(4)? })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut st = self
-            .conn
-            .prepare("SELECT old_id, new_id FROM moves ORDER BY old_id")?;
+        let mut st = self.conn.prepare("SELECT old_id, new_id FROM moves ORDER BY old_id")?;
         let moves = st
-            .query_map([], |r| {
-                Ok(MoveRow {
-                    old_id: r.get(0)?,
-                    new_id: r.get(1)?,
-                })
-            })?
+            .query_map([], |r| Ok(MoveRow { old_id: r.get(0)?, new_id: r.get(1)? }))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(CatalogDump {
-            nodes,
-            edges,
-            fts,
-            moves,
-        })
+        Ok(CatalogDump { nodes, edges, fts, moves })
     }
 
     /// Closed-catalog candidates for edge proposals: BM25 over the FTS
     /// (same sanitization and weights as `locate`), never branches, never
     /// an id in `exclude`, best first, at most `limit`.
-    pub fn candidates(
-        &self,
-        query: &str,
-        limit: usize,
-        exclude: &[String],
-    ) -> Result<Vec<Candidate>> {
+    pub fn candidates(&self, query: &str, limit: usize, exclude: &[String]) -> Result<Vec<Candidate>> {
         let Some(expr) = crate::locate::sanitize_query(query) else {
             return Ok(vec![]);
         };
@@ -653,11 +594,7 @@ impl Catalog {
              ORDER BY h.rank LIMIT ?2",
         )?;
         let rows = st.query_map(params![expr, fetch], |r| {
-            Ok(Candidate {
-                id: r.get(0)?,
-                title: r.get(1)?,
-                summary: r.get(2)?,
-            })
+            Ok(Candidate { id: r.get(0)?, title: r.get(1)?, summary: r.get(2)? })
         })?;
         let mut out = Vec::new();
         for c in rows {
@@ -728,12 +665,7 @@ fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<NodeRow>> {
 }
 
 fn edge_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EdgeRow> {
-    Ok(EdgeRow {
-        src: r.get(0)?,
-        rel: r.get(1)?,
-        dst: r.get(2)?,
-        confidence: r.get(3)?,
-    })
+    Ok(EdgeRow { src: r.get(0)?, rel: r.get(1)?, dst: r.get(2)?, confidence: r.get(3)? })
 }
 
 /// Busy/locked/permission errors are not corruption: report, don't rebuild.
@@ -741,18 +673,14 @@ fn is_transient(e: &rusqlite::Error) -> bool {
     use rusqlite::ErrorCode as C;
     matches!(
         e.sqlite_error_code(),
-        Some(
-            C::DatabaseBusy | C::DatabaseLocked | C::CannotOpen | C::PermissionDenied | C::ReadOnly
-        )
+        Some(C::DatabaseBusy | C::DatabaseLocked | C::CannotOpen | C::PermissionDenied | C::ReadOnly)
     )
 }
 
 fn add_missing_columns(conn: &Connection) -> Result<()> {
     let cols = |table: &str| -> Result<HashSet<String>> {
         let mut st = conn.prepare(&format!("PRAGMA table_info({table})"))?;
-        let names = st
-            .query_map([], |r| r.get::<_, String>(1))?
-            .collect::<rusqlite::Result<HashSet<_>>>()?;
+        let names = st.query_map([], |r| r.get::<_, String>(1))?.collect::<rusqlite::Result<HashSet<_>>>()?;
         Ok(names)
     };
     let node_cols = cols("nodes")?;
@@ -771,40 +699,29 @@ fn add_missing_columns(conn: &Connection) -> Result<()> {
 /// Delete a node's row, FTS row and outgoing edges; returns the node's old
 /// rowid when a row existed.
 fn delete_node(tx: &Transaction<'_>, id: &str) -> Result<Option<i64>> {
-    let rowid: Option<i64> = tx
-        .prepare_cached("SELECT rowid FROM nodes WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()?;
+    let rowid: Option<i64> =
+        tx.prepare_cached("SELECT rowid FROM nodes WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
     if let Some(r) = rowid {
         let fts_id: Option<String> = tx
             .prepare_cached("SELECT id FROM nodes_fts WHERE rowid = ?1")?
             .query_row([r], |row| row.get(0))
             .optional()?;
         if fts_id.as_deref() == Some(id) {
-            tx.prepare_cached("DELETE FROM nodes_fts WHERE rowid = ?1")?
-                .execute([r])?;
+            tx.prepare_cached("DELETE FROM nodes_fts WHERE rowid = ?1")?.execute([r])?;
         } else {
             // Catalog written by another engine: rowids are not aligned, so
             // fall back to the (full-scan) delete by id.
-            tx.prepare_cached("DELETE FROM nodes_fts WHERE id = ?1")?
-                .execute([id])?;
+            tx.prepare_cached("DELETE FROM nodes_fts WHERE id = ?1")?.execute([id])?;
         }
-        tx.prepare_cached("DELETE FROM nodes WHERE rowid = ?1")?
-            .execute([r])?;
+        tx.prepare_cached("DELETE FROM nodes WHERE rowid = ?1")?.execute([r])?;
     }
-    tx.prepare_cached("DELETE FROM edges WHERE src = ?1")?
-        .execute([id])?;
+    tx.prepare_cached("DELETE FROM edges WHERE src = ?1")?.execute([id])?;
     Ok(rowid)
 }
 
 /// Insert node row, FTS row and edges with the given rowid. Returns false
 /// (and writes nothing) when the id already has a row.
-fn insert_node(
-    tx: &Transaction<'_>,
-    rowid: i64,
-    node: &CatalogNode,
-    check_fts: bool,
-) -> Result<bool> {
+fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, check_fts: bool) -> Result<bool> {
     let trail = forest_model::ids::trail(&node.id);
     let parent = forest_model::ids::parent_index(&node.id);
     let changed = tx.prepare_cached(INSERT_NODE_SQL)?.execute(params![

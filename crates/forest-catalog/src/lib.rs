@@ -12,12 +12,11 @@ pub mod pyjson;
 mod trails;
 
 pub use catalog::{
-    body_hash_of, Candidate, Catalog, CatalogDump, CatalogLink, CatalogNode, CatalogState, EdgeRow,
-    FtsRow, MoveRow, NodeRow, RebuildReason,
+    body_hash_of, Candidate, Catalog, CatalogDump, CatalogLink, CatalogNode, CatalogState, EdgeRow, FtsRow, MoveRow,
+    NodeRow, RebuildReason,
 };
 pub use locate::{
-    locate, parse_coverage, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult,
-    Scope, LOCATE_BUDGET,
+    locate, parse_coverage, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult, Scope, LOCATE_BUDGET,
 };
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
 

@@ -34,9 +34,9 @@ impl Scope {
             "all" => Ok(Scope::All),
             "branches" => Ok(Scope::Branches),
             "notes" | "bananas" => Ok(Scope::Notes),
-            other => Err(CatalogError::Schema(format!(
-                "scope expects one of ['all', 'branches', 'notes'], got '{other}'"
-            ))),
+            other => {
+                Err(CatalogError::Schema(format!("scope expects one of ['all', 'branches', 'notes'], got '{other}'")))
+            }
         }
     }
 
@@ -142,10 +142,7 @@ pub struct LocateResult {
 /// FTS5 MATCH expression: whitespace tokens, each double-quoted (inner `"`
 /// doubled), joined with ` OR `. `None` for a blank query.
 pub fn sanitize_query(query: &str) -> Option<String> {
-    let terms: Vec<String> = query
-        .split_whitespace()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect();
+    let terms: Vec<String> = query.split_whitespace().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect();
     if terms.is_empty() {
         None
     } else {
@@ -163,13 +160,9 @@ mod coverage_re {
     /// Hand-rolled matcher of `^(\d+) bananas?, (\d+) sub-branch(?:es)?\.?$`.
     pub(super) fn coverage_parts(s: &str) -> Option<(i64, i64)> {
         let (n, rest) = digits(s)?;
-        let rest = rest
-            .strip_prefix(" bananas, ")
-            .or_else(|| rest.strip_prefix(" banana, "))?;
+        let rest = rest.strip_prefix(" bananas, ").or_else(|| rest.strip_prefix(" banana, "))?;
         let (m, rest) = digits(rest)?;
-        let rest = rest
-            .strip_prefix(" sub-branches")
-            .or_else(|| rest.strip_prefix(" sub-branch"))?;
+        let rest = rest.strip_prefix(" sub-branches").or_else(|| rest.strip_prefix(" sub-branch"))?;
         match rest {
             "" | "." => Some((n, m)),
             _ => None,
@@ -201,12 +194,7 @@ struct Hit {
 /// Rank catalog nodes for `query` (dialect §7.3): FTS top `max(5k, 25)`,
 /// strength = rank / best rank, scope and type filters after retrieval,
 /// score = strength × (1 + α·heat), keep `k`, then the 800-token budget.
-pub fn locate(
-    catalog: &Catalog,
-    trails: &Trails,
-    query: &str,
-    opts: &LocateOptions,
-) -> Result<LocateResult> {
+pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOptions) -> Result<LocateResult> {
     let scope = Scope::parse(&opts.scope)?;
     let hits = match sanitize_query(query) {
         Some(expr) => fetch_hits(catalog, &expr, (opts.k * 5).max(25))?,
@@ -235,17 +223,9 @@ pub fn locate(
             }),
             _ => None,
         };
-        let outline = if opts.include_outline {
-            Some(json_list(&h.outline)?)
-        } else {
-            None
-        };
+        let outline = if opts.include_outline { Some(json_list(&h.outline)?) } else { None };
         results.push(LocateItem {
-            kind: if h.kind == "banana" {
-                "note".into()
-            } else {
-                h.kind
-            },
+            kind: if h.kind == "banana" { "note".into() } else { h.kind },
             trail: json_list(&h.trail)?,
             score: round4(strength * (1.0 + opts.alpha * node_heat)),
             heat: node_heat,
@@ -262,12 +242,7 @@ pub fn locate(
     results.sort_by(|a, b| b.score.total_cmp(&a.score));
     let truncated = results.len() > opts.k;
     results.truncate(opts.k);
-    let mut out = LocateResult {
-        results,
-        truncated,
-        searched: None,
-        hint: None,
-    };
+    let mut out = LocateResult { results, truncated, searched: None, hint: None };
     fit_budget(&mut out, LOCATE_BUDGET)?;
     if out.results.is_empty() {
         out.searched = Some(catalog.count_nodes()?);
@@ -313,11 +288,7 @@ fn fetch_hits(catalog: &Catalog, expr: &str, limit: usize) -> Result<Vec<Hit>> {
 /// each serialized item's length in characters.
 fn payload_chars(item_chars: &[usize], truncated: bool) -> usize {
     let items: usize = item_chars.iter().sum::<usize>() + 2 * item_chars.len().saturating_sub(1);
-    r#"{"results": ["#.len()
-        + items
-        + r#"], "truncated": "#.len()
-        + if truncated { 4 } else { 5 }
-        + 1
+    r#"{"results": ["#.len() + items + r#"], "truncated": "#.len() + if truncated { 4 } else { 5 } + 1
 }
 
 /// Drop results from the tail until the payload fits `budget` tokens,
@@ -342,20 +313,14 @@ mod tests {
     #[test]
     fn sanitizes_tokens() {
         assert_eq!(sanitize_query("  "), None);
-        assert_eq!(
-            sanitize_query("BE-291 a\"b"),
-            Some("\"BE-291\" OR \"a\"\"b\"".to_string())
-        );
+        assert_eq!(sanitize_query("BE-291 a\"b"), Some("\"BE-291\" OR \"a\"\"b\"".to_string()));
     }
 
     #[test]
     fn coverage_forms() {
         assert_eq!(parse_coverage("3 bananas, 2 sub-branches"), Some((3, 2)));
         assert_eq!(parse_coverage("1 banana, 1 sub-branch."), Some((1, 1)));
-        assert_eq!(
-            parse_coverage(" 0 bananas, 0 sub-branches \n"),
-            Some((0, 0))
-        );
+        assert_eq!(parse_coverage(" 0 bananas, 0 sub-branches \n"), Some((0, 0)));
         assert_eq!(parse_coverage("3 notes, 2 sub-branches"), None);
         assert_eq!(parse_coverage("bananas, 2 sub-branches"), None);
         assert_eq!(parse_coverage("3 bananas, 2 sub-branches!"), None);
@@ -381,19 +346,11 @@ mod tests {
             score: 0.8123,
             heat: 0.0,
             body_tokens: 12,
-            coverage: Some(Coverage::Counts {
-                notes: 1,
-                branches: 0,
-            }),
+            coverage: Some(Coverage::Counts { notes: 1, branches: 0 }),
             outline: None,
         };
         for (n, truncated) in [(0usize, false), (1, true), (3, false)] {
-            let res = LocateResult {
-                results: vec![item.clone(); n],
-                truncated,
-                searched: None,
-                hint: None,
-            };
+            let res = LocateResult { results: vec![item.clone(); n], truncated, searched: None, hint: None };
             let whole = dumps(&serde_json::to_value(&res).unwrap()).chars().count();
             let one = dumps(&serde_json::to_value(&item).unwrap()).chars().count();
             assert_eq!(payload_chars(&vec![one; n], truncated), whole);

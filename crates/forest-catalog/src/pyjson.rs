@@ -116,11 +116,7 @@ pub fn float_repr(f: f64) -> String {
         };
         format!("{sign}{body}")
     } else {
-        let m = if digits.len() > 1 {
-            format!("{}.{}", &digits[..1], &digits[1..])
-        } else {
-            digits.clone()
-        };
+        let m = if digits.len() > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits.clone() };
         let esign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{m}e{esign}{:02}", exp.abs())
     }
@@ -156,10 +152,7 @@ mod tests {
     #[test]
     fn structures_like_python() {
         let v = json!({"a": [1, 2.0, "é\"\n"], "b": {"c": null, "d": true}, "e": "\u{1}"});
-        assert_eq!(
-            dumps(&v),
-            r#"{"a": [1, 2.0, "é\"\n"], "b": {"c": null, "d": true}, "e": "\u0001"}"#
-        );
+        assert_eq!(dumps(&v), r#"{"a": [1, 2.0, "é\"\n"], "b": {"c": null, "d": true}, "e": "\u0001"}"#);
         assert_eq!(dumps_strings(&["x".into(), "y".into()]), r#"["x", "y"]"#);
         assert_eq!(dumps_strings(&[]), "[]");
     }

@@ -60,10 +60,7 @@ pub struct Trails {
 
 /// Wall clock in unix seconds.
 pub(crate) fn wall_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
 impl Trails {
@@ -83,9 +80,7 @@ impl Trails {
     /// [`Trails::deposit`] with an explicit clock (tests, replays).
     pub fn deposit_at(&mut self, ids: &[String], amount: f64, scope: &str, now: f64) -> Result<()> {
         if !amount.is_finite() || amount < 0.0 {
-            return Err(CatalogError::Schema(format!(
-                "heat amount must be a finite number >= 0, got {amount}"
-            )));
+            return Err(CatalogError::Schema(format!("heat amount must be a finite number >= 0, got {amount}")));
         }
         let tx = self.conn.transaction()?;
         {
@@ -121,18 +116,14 @@ impl Trails {
                 *raw.entry(id).or_insert(0.0) += SESSION_BETA * h;
             }
         }
-        Ok(raw
-            .into_iter()
-            .map(|(id, h)| (id, round4(h.min(1.0))))
-            .collect())
+        Ok(raw.into_iter().map(|(id, h)| (id, round4(h.min(1.0)))).collect())
     }
 
     fn scope_heat(&self, ids: &[String], scope: &str) -> Result<Vec<(String, f64)>> {
         let mut out = Vec::new();
         for chunk in ids.chunks(CHUNK) {
             let marks = vec!["?"; chunk.len()].join(",");
-            let sql =
-                format!("SELECT node_id, heat FROM heat WHERE scope = ? AND node_id IN ({marks})");
+            let sql = format!("SELECT node_id, heat FROM heat WHERE scope = ? AND node_id IN ({marks})");
             let mut st = self.conn.prepare_cached(&sql)?;
             let args = std::iter::once(scope).chain(chunk.iter().map(String::as_str));
             let rows = st.query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -145,9 +136,7 @@ impl Trails {
 
     /// Delete a session namespace; returns rows removed.
     pub fn clear_session(&mut self, session: &str) -> Result<usize> {
-        Ok(self
-            .conn
-            .execute("DELETE FROM heat WHERE scope = ?1", [session])?)
+        Ok(self.conn.execute("DELETE FROM heat WHERE scope = ?1", [session])?)
     }
 
     /// Deposit persistent heat on `ids`, then clear the session.
@@ -184,19 +173,13 @@ impl Trails {
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        Ok(HeatStats {
-            rows,
-            max: round4(max),
-            mean: round4(mean),
-        })
+        Ok(HeatStats { rows, max: round4(max), mean: round4(mean) })
     }
 
     /// Every persistent row `(node_id, heat, updated)`, by id (for reports
     /// and tests).
     pub fn persistent_rows(&self) -> Result<Vec<(String, f64, f64)>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT node_id, heat, updated FROM heat WHERE scope = '' ORDER BY node_id")?;
+        let mut st = self.conn.prepare("SELECT node_id, heat, updated FROM heat WHERE scope = '' ORDER BY node_id")?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
@@ -213,22 +196,15 @@ impl Trails {
         }
         let half_life_s = half_life_days * 86400.0;
         let tx = self.conn.transaction()?;
-        let mut ev = Evaporation {
-            decayed: 0,
-            removed: 0,
-        };
+        let mut ev = Evaporation { decayed: 0, removed: 0 };
         {
             let rows: Vec<(String, f64, f64)> = {
-                let mut st = tx.prepare(
-                    "SELECT node_id, heat, updated FROM heat WHERE scope = '' AND updated < ?1",
-                )?;
+                let mut st = tx.prepare("SELECT node_id, heat, updated FROM heat WHERE scope = '' AND updated < ?1")?;
                 let it = st.query_map([now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
                 it.collect::<rusqlite::Result<Vec<_>>>()?
             };
             let mut del = tx.prepare("DELETE FROM heat WHERE scope = '' AND node_id = ?1")?;
-            let mut upd = tx.prepare(
-                "UPDATE heat SET heat = ?1, updated = ?2 WHERE scope = '' AND node_id = ?3",
-            )?;
+            let mut upd = tx.prepare("UPDATE heat SET heat = ?1, updated = ?2 WHERE scope = '' AND node_id = ?3")?;
             for (id, heat, updated) in rows {
                 let dt = now - updated;
                 if dt <= 0.0 {
@@ -251,9 +227,6 @@ impl Trails {
     /// Delete session rows (`scope != ''`) older than `ttl_hours` at `now`
     /// (Troop crash leftovers). Returns rows removed.
     pub fn clear_stale_sessions(&mut self, now: f64, ttl_hours: f64) -> Result<usize> {
-        Ok(self.conn.execute(
-            "DELETE FROM heat WHERE scope != '' AND updated < ?1",
-            [now - ttl_hours * 3600.0],
-        )?)
+        Ok(self.conn.execute("DELETE FROM heat WHERE scope != '' AND updated < ?1", [now - ttl_hours * 3600.0])?)
     }
 }

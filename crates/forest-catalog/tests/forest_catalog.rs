@@ -2,8 +2,7 @@
 //! and the heat store.
 
 use forest_catalog::{
-    locate, pyjson, Catalog, CatalogLink, CatalogNode, CatalogState, LocateOptions, RebuildReason,
-    Trails,
+    locate, pyjson, Catalog, CatalogLink, CatalogNode, CatalogState, LocateOptions, RebuildReason, Trails,
 };
 use std::path::PathBuf;
 use tempfile::TempDir;
@@ -23,26 +22,12 @@ fn fresh() -> (TempDir, PathBuf, PathBuf) {
 fn sample_forest() -> Vec<CatalogNode> {
     let mut master = node("_index", "branch", "Acme forest", "Everything Acme knows.");
     master.coverage = Some("1 banana, 2 sub-branches".into());
-    let mut sales = node(
-        "sales/_index",
-        "branch",
-        "Sales",
-        "Sales pipeline and targets.",
-    );
+    let mut sales = node("sales/_index", "branch", "Sales", "Sales pipeline and targets.");
     sales.coverage = Some("3 bananas, 0 sub-branches.".into());
-    let mut eng = node(
-        "eng/_index",
-        "branch",
-        "Engineering",
-        "Architecture decisions.",
-    );
+    let mut eng = node("eng/_index", "branch", "Engineering", "Architecture decisions.");
     eng.coverage = Some("two notes".into());
-    let mut targets = node(
-        "sales/targets-291",
-        "document",
-        "Regional targets",
-        "Quarterly revenue targets per region for 2026.",
-    );
+    let mut targets =
+        node("sales/targets-291", "document", "Regional targets", "Quarterly revenue targets per region for 2026.");
     targets.aliases = vec!["BE-291".into(), "291".into()];
     targets.tags = vec!["revenue".into(), "targets".into()];
     targets.created = Some("2026-01-02".into());
@@ -52,18 +37,10 @@ fn sample_forest() -> Vec<CatalogNode> {
     targets.body_hash = forest_catalog::body_hash_of("body of targets");
     targets.links = vec![
         CatalogLink::new("part-of", "sales/_index"),
-        CatalogLink {
-            rel: "related-to".into(),
-            target: "eng/adr-0002".into(),
-            confidence: 0.3,
-        },
+        CatalogLink { rel: "related-to".into(), target: "eng/adr-0002".into(), confidence: 0.3 },
     ];
-    let mut pipeline = node(
-        "sales/pipeline",
-        "note",
-        "Pipeline review",
-        "Weekly pipeline review with revenue forecast.",
-    );
+    let mut pipeline =
+        node("sales/pipeline", "note", "Pipeline review", "Weekly pipeline review with revenue forecast.");
     pipeline.source = Some("ingest".into());
     pipeline.origin = Some("file:///srv/sales/pipeline.docx".into());
     pipeline.links = vec![CatalogLink::new("related-to", "sales/targets-291")];
@@ -100,28 +77,17 @@ mod catalog {
              entity_kind,payload,payload_type,payload_hash,parent,trail,coverage,body_tokens,\
              outline,stale,body_hash,origin"
         );
-        let fts_sql: String = conn
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let fts_sql: String =
+            conn.query_row("SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'", [], |r| r.get(0)).unwrap();
         assert!(fts_sql.contains("id UNINDEXED, title, aliases, tags, summary"));
         assert!(fts_sql.contains("unicode61 remove_diacritics 2"));
         for table in ["edges", "moves", "sniff_memo", "embed_memo"] {
             let n: i64 = conn
-                .query_row(
-                    "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?1",
-                    [table],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?1", [table], |r| r.get(0))
                 .unwrap();
             assert_eq!(n, 1, "{table}");
         }
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .unwrap();
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
         assert_eq!(mode, "wal");
     }
 
@@ -138,11 +104,7 @@ mod catalog {
         assert_eq!(t.outline, vec!["Scope", "Numbers"]);
         let raw_tags: String = cat
             .connection()
-            .query_row(
-                "SELECT tags FROM nodes WHERE id = 'sales/targets-291'",
-                [],
-                |r| r.get(0),
-            )
+            .query_row("SELECT tags FROM nodes WHERE id = 'sales/targets-291'", [], |r| r.get(0))
             .unwrap();
         assert_eq!(raw_tags, r#"["revenue", "targets"]"#);
         let master = cat.get("_index").unwrap().unwrap();
@@ -180,10 +142,7 @@ mod catalog {
         let mut other = Catalog::open(&d.path().join("b.db")).unwrap();
         other.rebuild(kept).unwrap();
         assert_eq!(cat.dump().unwrap(), other.dump().unwrap());
-        let memo: i64 = cat
-            .connection()
-            .query_row("SELECT COUNT(*) FROM sniff_memo", [], |r| r.get(0))
-            .unwrap();
+        let memo: i64 = cat.connection().query_row("SELECT COUNT(*) FROM sniff_memo", [], |r| r.get(0)).unwrap();
         assert_eq!(memo, 1, "only the memo of a live, unchanged body survives");
     }
 
@@ -208,18 +167,11 @@ mod catalog {
 
         // Edit a summary and links, add nodes, one at a time and in batches.
         forest[4].summary = "Pipeline review, now monthly.".into();
-        forest[4]
-            .links
-            .push(CatalogLink::new("mentioned-in", "eng/_index"));
+        forest[4].links.push(CatalogLink::new("mentioned-in", "eng/_index"));
         inc.upsert(&[forest[4].clone()]).unwrap();
         let mut new_a = node("eng/runbook", "note", "Runbook", "On-call runbook.");
         new_a.tags = vec!["ops".into()];
-        let new_b = node(
-            "eng/glossary",
-            "concept",
-            "Glossary",
-            "Terms used by engineering.",
-        );
+        let new_b = node("eng/glossary", "concept", "Glossary", "Terms used by engineering.");
         forest.push(new_a.clone());
         forest.push(new_b.clone());
         inc.upsert(&[new_a, new_b]).unwrap();
@@ -240,10 +192,7 @@ mod catalog {
         inc.upsert(&[moved]).unwrap();
         // Re-upserting an unchanged node changes nothing.
         inc.upsert(&[forest[0].clone()]).unwrap();
-        assert_eq!(
-            inc.moved_to(&old).unwrap().as_deref(),
-            Some("eng/decisions/adr-0002")
-        );
+        assert_eq!(inc.moved_to(&old).unwrap().as_deref(), Some("eng/decisions/adr-0002"));
 
         let fresh_path = d.path().join("other/catalog.db");
         let mut reb = Catalog::open(&fresh_path).unwrap();
@@ -257,11 +206,7 @@ mod catalog {
         let trails = Trails::open(&d.path().join("trails.db")).unwrap();
         let opts = LocateOptions::default();
         for q in ["pipeline", "revenue targets", "resume", "runbook"] {
-            assert_eq!(
-                locate(&inc, &trails, q, &opts).unwrap(),
-                locate(&reb, &trails, q, &opts).unwrap(),
-                "{q}"
-            );
+            assert_eq!(locate(&inc, &trails, q, &opts).unwrap(), locate(&reb, &trails, q, &opts).unwrap(), "{q}");
         }
     }
 
@@ -273,11 +218,8 @@ mod catalog {
         let mut cat = Catalog::open(&path).unwrap();
         let conn = cat.connection();
         for (i, id) in ["a", "b", "c"].iter().enumerate() {
-            conn.execute(
-                "INSERT INTO nodes (id, kind, type, title, summary) VALUES (?1,'banana','note',?1,'s')",
-                [id],
-            )
-            .unwrap();
+            conn.execute("INSERT INTO nodes (id, kind, type, title, summary) VALUES (?1,'banana','note',?1,'s')", [id])
+                .unwrap();
             // Deliberately misaligned rowids: a, b, c -> 3, 2, 1.
             conn.execute(
                 "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?1,?2,?2,'','','s')",
@@ -314,16 +256,11 @@ mod catalog {
         cat = Catalog::open(&path).unwrap();
         cat.rebuild(sample_forest()).unwrap();
         drop(cat);
-        assert!(matches!(
-            Catalog::open_checked(&path).unwrap(),
-            CatalogState::Ready(_)
-        ));
+        assert!(matches!(Catalog::open_checked(&path).unwrap(), CatalogState::Ready(_)));
 
         // FTS out of step with nodes.
         let cat = Catalog::open(&path).unwrap();
-        cat.connection()
-            .execute("DELETE FROM nodes_fts WHERE id = '_index'", [])
-            .unwrap();
+        cat.connection().execute("DELETE FROM nodes_fts WHERE id = '_index'", []).unwrap();
         drop(cat);
         assert!(matches!(
             Catalog::open_checked(&path).unwrap(),
@@ -336,11 +273,7 @@ mod catalog {
             p.push(suffix);
             let _ = std::fs::remove_file(p);
         }
-        std::fs::write(
-            &path,
-            b"this is not a sqlite database at all, just garbage bytes....".repeat(100),
-        )
-        .unwrap();
+        std::fs::write(&path, b"this is not a sqlite database at all, just garbage bytes....".repeat(100)).unwrap();
         match Catalog::open_checked(&path).unwrap() {
             CatalogState::NeedsRebuild(RebuildReason::Corrupt(msg)) => assert!(!msg.is_empty()),
             other => panic!("{other:?}"),
@@ -348,10 +281,7 @@ mod catalog {
         let mut cat = Catalog::recreate(&path).unwrap();
         cat.rebuild(sample_forest()).unwrap();
         drop(cat);
-        assert!(matches!(
-            Catalog::open_checked(&path).unwrap(),
-            CatalogState::Ready(_)
-        ));
+        assert!(matches!(Catalog::open_checked(&path).unwrap(), CatalogState::Ready(_)));
     }
 
     #[test]
@@ -364,16 +294,9 @@ mod catalog {
         assert!(ids.contains(&"sales/pipeline"));
         assert!(ids.contains(&"sales/targets-291"));
         assert!(!ids.contains(&"sales/_index"), "{ids:?}");
-        let ex = cat
-            .candidates("sales revenue pipeline", 10, &["sales/pipeline".into()])
-            .unwrap();
+        let ex = cat.candidates("sales revenue pipeline", 10, &["sales/pipeline".into()]).unwrap();
         assert!(ex.iter().all(|c| c.id != "sales/pipeline"));
-        assert_eq!(
-            cat.candidates("sales revenue pipeline", 1, &[])
-                .unwrap()
-                .len(),
-            1
-        );
+        assert_eq!(cat.candidates("sales revenue pipeline", 1, &[]).unwrap().len(), 1);
         assert!(cat.candidates("   ", 5, &[]).unwrap().is_empty());
     }
 }
@@ -399,91 +322,49 @@ mod ranking {
         assert_eq!(res.results[0].trail, vec!["_index", "sales/_index"]);
         assert_eq!(res.results[0].body_tokens, 420);
         let v = serde_json::to_value(&res).unwrap();
-        let keys: Vec<&str> = v["results"][0]
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "id",
-                "kind",
-                "type",
-                "title",
-                "summary",
-                "trail",
-                "score",
-                "heat",
-                "body_tokens"
-            ]
-        );
+        let keys: Vec<&str> = v["results"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["id", "kind", "type", "title", "summary", "trail", "score", "heat", "body_tokens"]);
         assert!(v.get("searched").is_none() && v.get("hint").is_none());
 
         // Diacritics fold; branch coverage parses or stays raw.
         let r = locate(&cat, &trails, "resume", &LocateOptions::default()).unwrap();
         assert_eq!(r.results[0].id, "eng/adr-0002");
-        let opts = LocateOptions {
-            scope: "branches".into(),
-            ..Default::default()
-        };
+        let opts = LocateOptions { scope: "branches".into(), ..Default::default() };
         let r = locate(&cat, &trails, "sales engineering acme", &opts).unwrap();
         let v = serde_json::to_value(&r).unwrap();
         for item in v["results"].as_array().unwrap() {
             assert_eq!(item["kind"], "branch");
             match item["id"].as_str().unwrap() {
                 "sales/_index" => {
-                    assert_eq!(
-                        item["coverage"],
-                        serde_json::json!({"notes": 3, "branches": 0})
-                    )
+                    assert_eq!(item["coverage"], serde_json::json!({"notes": 3, "branches": 0}))
                 }
                 "_index" => {
-                    assert_eq!(
-                        item["coverage"],
-                        serde_json::json!({"notes": 1, "branches": 2})
-                    )
+                    assert_eq!(item["coverage"], serde_json::json!({"notes": 1, "branches": 2}))
                 }
                 "eng/_index" => assert_eq!(item["coverage"], "two notes"),
                 other => panic!("{other}"),
             }
         }
         assert_eq!(r.results.len(), 3);
-        let with_outline = LocateOptions {
-            include_outline: true,
-            ..Default::default()
-        };
+        let with_outline = LocateOptions { include_outline: true, ..Default::default() };
         let r = locate(&cat, &trails, "BE-291", &with_outline).unwrap();
-        assert_eq!(
-            r.results[0].outline.as_deref().unwrap(),
-            ["Scope", "Numbers"]
-        );
+        assert_eq!(r.results[0].outline.as_deref().unwrap(), ["Scope", "Numbers"]);
     }
 
     #[test]
     fn scope_and_type_filters_apply_after_retrieval() {
         let (_d, cat, trails) = setup(sample_forest());
         for scope in ["notes", "bananas"] {
-            let opts = LocateOptions {
-                scope: scope.into(),
-                ..Default::default()
-            };
+            let opts = LocateOptions { scope: scope.into(), ..Default::default() };
             let r = locate(&cat, &trails, "sales pipeline revenue", &opts).unwrap();
             assert!(!r.results.is_empty());
             assert!(r.results.iter().all(|i| i.kind == "note"));
         }
-        let opts = LocateOptions {
-            type_filter: Some("document".into()),
-            ..Default::default()
-        };
+        let opts = LocateOptions { type_filter: Some("document".into()), ..Default::default() };
         let r = locate(&cat, &trails, "sales pipeline revenue", &opts).unwrap();
         assert_eq!(r.results.len(), 1);
         assert_eq!(r.results[0].node_type, "document");
-        let bad = LocateOptions {
-            scope: "leaves".into(),
-            ..Default::default()
-        };
+        let bad = LocateOptions { scope: "leaves".into(), ..Default::default() };
         let err = locate(&cat, &trails, "sales", &bad).unwrap_err();
         assert_eq!(err.code(), "E_SCHEMA");
         assert!(err.to_string().contains("branches"));
@@ -492,12 +373,7 @@ mod ranking {
     fn near_equal_pair() -> Vec<CatalogNode> {
         vec![
             node("a/first", "note", "Budget", "Quarterly budget overview."),
-            node(
-                "a/second",
-                "note",
-                "Budget plan",
-                "Quarterly budget overview.",
-            ),
+            node("a/second", "note", "Budget plan", "Quarterly budget overview."),
         ]
     }
 
@@ -516,10 +392,7 @@ mod ranking {
         let expected = pyjson::round4(cold.results[1].score * 1.3);
         assert!((warm.results[0].score - expected).abs() < 2e-4);
 
-        let off = LocateOptions {
-            alpha: 0.0,
-            ..Default::default()
-        };
+        let off = LocateOptions { alpha: 0.0, ..Default::default() };
         let r = locate(&cat, &trails, "budget", &off).unwrap();
         assert_eq!(r.results[0].id, "a/first");
         assert_eq!(r.results[1].heat, 1.0, "heat still reported");
@@ -529,10 +402,7 @@ mod ranking {
     fn session_heat_counts_half() {
         let (_d, cat, mut trails) = setup(near_equal_pair());
         trails.deposit(&["a/second".into()], 0.4, "hunt-1").unwrap();
-        let opts = LocateOptions {
-            session: Some("hunt-1".into()),
-            ..Default::default()
-        };
+        let opts = LocateOptions { session: Some("hunt-1".into()), ..Default::default() };
         let r = locate(&cat, &trails, "budget", &opts).unwrap();
         let second = r.results.iter().find(|i| i.id == "a/second").unwrap();
         assert_eq!(second.heat, 0.2);
@@ -542,28 +412,14 @@ mod ranking {
 
     #[test]
     fn truncated_when_more_candidates_than_k() {
-        let nodes: Vec<CatalogNode> = (0..8)
-            .map(|i| {
-                node(
-                    &format!("n/{i}"),
-                    "note",
-                    &format!("Widget {i}"),
-                    "A widget.",
-                )
-            })
-            .collect();
+        let nodes: Vec<CatalogNode> =
+            (0..8).map(|i| node(&format!("n/{i}"), "note", &format!("Widget {i}"), "A widget.")).collect();
         let (_d, cat, trails) = setup(nodes);
-        let opts = LocateOptions {
-            k: 3,
-            ..Default::default()
-        };
+        let opts = LocateOptions { k: 3, ..Default::default() };
         let r = locate(&cat, &trails, "widget", &opts).unwrap();
         assert_eq!(r.results.len(), 3);
         assert!(r.truncated);
-        let opts = LocateOptions {
-            k: 8,
-            ..Default::default()
-        };
+        let opts = LocateOptions { k: 8, ..Default::default() };
         assert!(!locate(&cat, &trails, "widget", &opts).unwrap().truncated);
     }
 
@@ -583,17 +439,10 @@ mod ranking {
             })
             .collect();
         let (_d, cat, trails) = setup(nodes);
-        let opts = LocateOptions {
-            k: 20,
-            ..Default::default()
-        };
+        let opts = LocateOptions { k: 20, ..Default::default() };
         let r = locate(&cat, &trails, "ledger", &opts).unwrap();
         assert!(r.truncated);
-        assert!(
-            !r.results.is_empty() && r.results.len() < 20,
-            "{}",
-            r.results.len()
-        );
+        assert!(!r.results.is_empty() && r.results.len() < 20, "{}", r.results.len());
         let fits = |n: usize| {
             let v = serde_json::json!({
                 "results": serde_json::to_value(&r.results[..n.min(r.results.len())]).unwrap(),
@@ -605,8 +454,7 @@ mod ranking {
         // One more result (same shape) would not have fit.
         let mut more = r.results.clone();
         more.push(r.results[0].clone());
-        let v =
-            serde_json::json!({"results": serde_json::to_value(&more).unwrap(), "truncated": true});
+        let v = serde_json::json!({"results": serde_json::to_value(&more).unwrap(), "truncated": true});
         assert!(pyjson::dumps(&v).chars().count().div_ceil(4) > 800);
     }
 
@@ -698,21 +546,15 @@ mod heat {
         let t0 = 1_700_000_000.0;
         t.deposit_at(&ids(&["hot"]), 0.8, "", t0).unwrap();
         t.deposit_at(&ids(&["faint"]), 0.05, "", t0).unwrap();
-        t.deposit_at(&ids(&["future"]), 0.5, "", t0 + 100.0 * DAY)
-            .unwrap();
+        t.deposit_at(&ids(&["future"]), 0.5, "", t0 + 100.0 * DAY).unwrap();
         t.deposit_at(&ids(&["x"]), 0.2, "old-hunt", t0).unwrap();
-        t.deposit_at(&ids(&["x"]), 0.2, "live-hunt", t0 + 30.0 * DAY - 3600.0)
-            .unwrap();
+        t.deposit_at(&ids(&["x"]), 0.2, "live-hunt", t0 + 30.0 * DAY - 3600.0).unwrap();
 
         let now = t0 + 30.0 * DAY;
         let ev = t.evaporate(now, 30.0).unwrap();
         assert_eq!((ev.decayed, ev.removed), (2, 0));
         assert_eq!(t.get_heat("hot", None).unwrap(), 0.4);
-        assert_eq!(
-            t.get_heat("future", None).unwrap(),
-            0.5,
-            "dt <= 0 is skipped"
-        );
+        assert_eq!(t.get_heat("future", None).unwrap(), 0.5, "dt <= 0 is skipped");
 
         // Same instant: a no-op.
         let before = t.persistent_rows().unwrap();

@@ -205,10 +205,7 @@ fn main() -> ExitCode {
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOREST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
 /// Marker error: the directory is not a forest.
@@ -217,11 +214,7 @@ struct NotForest(PathBuf);
 
 impl std::fmt::Display for NotForest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "E_NOT_A_FOREST: {} is not a forest (no _index.md); run `forest init DIR` first",
-            self.0.display()
-        )
+        write!(f, "E_NOT_A_FOREST: {} is not a forest (no _index.md); run `forest init DIR` first", self.0.display())
     }
 }
 impl std::error::Error for NotForest {}
@@ -236,9 +229,7 @@ fn exit_code_for(e: &anyhow::Error) -> u8 {
                 return EXIT_LOCKED;
             }
         }
-        if let Some(forest_gardener::GardenError::Git(g)) =
-            cause.downcast_ref::<forest_gardener::GardenError>()
-        {
+        if let Some(forest_gardener::GardenError::Git(g)) = cause.downcast_ref::<forest_gardener::GardenError>() {
             if g.code() == "E_LOCKED" {
                 return EXIT_LOCKED;
             }
@@ -263,11 +254,7 @@ fn print_json<T: Serialize>(v: &T) -> Result<()> {
 fn run(cli: Cli) -> Result<u8> {
     match cli.cmd {
         Cmd::Init { dir, title, json } => cmd_init(&dir, &title, json),
-        Cmd::Validate {
-            f,
-            json,
-            deny_warnings,
-        } => {
+        Cmd::Validate { f, json, deny_warnings } => {
             let root = forest_root(&f)?;
             let report = lint_forest(&root);
             if json {
@@ -278,21 +265,9 @@ fn run(cli: Cli) -> Result<u8> {
                 }
                 println!("{} error(s), {} warning(s)", report.errors, report.warnings);
             }
-            Ok(
-                if report.errors > 0 || (deny_warnings && report.warnings > 0) {
-                    EXIT_ERROR
-                } else {
-                    0
-                },
-            )
+            Ok(if report.errors > 0 || (deny_warnings && report.warnings > 0) { EXIT_ERROR } else { 0 })
         }
-        Cmd::Adopt {
-            f,
-            source,
-            name,
-            dest,
-            g,
-        } => {
+        Cmd::Adopt { f, source, name, dest, g } => {
             let root = forest_root(&f)?;
             let _lock = WriterLock::acquire(&root)?;
             let git = GitForest::open(&root)?;
@@ -323,7 +298,12 @@ fn run(cli: Cli) -> Result<u8> {
             if json {
                 print_json(&r)?;
             } else {
-                println!("rolled {} branch(es), {} deterministic, {} skipped", r.rolled.len(), r.fallbacks.len(), r.skipped);
+                println!(
+                    "rolled {} branch(es), {} deterministic, {} skipped",
+                    r.rolled.len(),
+                    r.fallbacks.len(),
+                    r.skipped
+                );
             }
             Ok(0)
         }
@@ -331,11 +311,7 @@ fn run(cli: Cli) -> Result<u8> {
             let root = forest_root(&f)?;
             let started = std::time::Instant::now();
             let n = reindex(&root)?;
-            let out = ReindexReport {
-                version: 1,
-                nodes: n,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-            };
+            let out = ReindexReport { version: 1, nodes: n, elapsed_ms: started.elapsed().as_millis() as u64 };
             if json {
                 print_json(&out)?;
             } else {
@@ -343,27 +319,11 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Ok(0)
         }
-        Cmd::Locate {
-            f,
-            query,
-            k,
-            scope,
-            type_filter,
-            alpha,
-            session,
-            json,
-        } => {
+        Cmd::Locate { f, query, k, scope, type_filter, alpha, session, json } => {
             let root = forest_root(&f)?;
             let catalog = open_catalog(&root)?;
             let trails = Trails::open(&root.join(TRAILS_PATH))?;
-            let opts = LocateOptions {
-                k,
-                scope,
-                type_filter,
-                alpha,
-                session,
-                ..LocateOptions::default()
-            };
+            let opts = LocateOptions { k, scope, type_filter, alpha, session, ..LocateOptions::default() };
             let res = locate(&catalog, &trails, &query.join(" "), &opts)?;
             if json {
                 print_json(&res)?;
@@ -378,12 +338,7 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Cmd::Heat { cmd } => match cmd {
-            HeatCmd::Deposit {
-                f,
-                ids,
-                amount,
-                session,
-            } => {
+            HeatCmd::Deposit { f, ids, amount, session } => {
                 let root = forest_root(&f)?;
                 let mut trails = Trails::open(&root.join(TRAILS_PATH))?;
                 trails.deposit(&ids, amount, session.as_deref().unwrap_or(""))?;
@@ -399,18 +354,12 @@ fn run(cli: Cli) -> Result<u8> {
                 let out = HeatReport {
                     version: 1,
                     stats,
-                    hottest: rows
-                        .into_iter()
-                        .map(|(id, heat, updated)| HeatRow { id, heat, updated })
-                        .collect(),
+                    hottest: rows.into_iter().map(|(id, heat, updated)| HeatRow { id, heat, updated }).collect(),
                 };
                 if json {
                     print_json(&out)?;
                 } else {
-                    println!(
-                        "rows {}  max {:.4}  mean {:.4}",
-                        out.stats.rows, out.stats.max, out.stats.mean
-                    );
+                    println!("rows {}  max {:.4}  mean {:.4}", out.stats.rows, out.stats.max, out.stats.mean);
                     for r in &out.hottest {
                         println!("{:.4}  {}", r.heat, r.id);
                     }
@@ -453,11 +402,7 @@ fn with_curation(
 }
 
 fn run_options(g: &GardenArgs) -> RunOptions {
-    RunOptions {
-        dry_run: g.dry_run,
-        commit_every: g.commit_every.max(1),
-        allow_mass_stale: g.allow_mass_stale,
-    }
+    RunOptions { dry_run: g.dry_run, commit_every: g.commit_every.max(1), allow_mass_stale: g.allow_mass_stale }
 }
 
 fn finish_garden(report: &GardenReport, json: bool) -> Result<u8> {
@@ -504,11 +449,7 @@ fn print_human(r: &GardenReport) {
         }
     }
     if r.sources.iter().all(|s| {
-        s.planted.is_empty()
-            && s.updated.is_empty()
-            && s.moved.is_empty()
-            && s.stale.is_empty()
-            && s.errors.is_empty()
+        s.planted.is_empty() && s.updated.is_empty() && s.moved.is_empty() && s.stale.is_empty() && s.errors.is_empty()
     }) {
         println!("nothing to do");
     }
@@ -559,11 +500,7 @@ fn cmd_init(dir: &Path, title: &str, json: bool) -> Result<u8> {
     let git = forest_gardener::init::init_forest(dir, title).context("init")?;
     let head = git.head_oid()?.map(|o| o.to_string()).unwrap_or_default();
     if json {
-        print_json(&InitReport {
-            version: 1,
-            forest: dir.display().to_string(),
-            commit: head,
-        })?;
+        print_json(&InitReport { version: 1, forest: dir.display().to_string(), commit: head })?;
     } else {
         println!("initialised forest '{title}' at {}", dir.display());
     }

@@ -16,11 +16,7 @@ pub struct Bar {
 impl Bar {
     /// A bar that draws only on a terminal.
     pub fn new() -> Bar {
-        Bar {
-            bar: Mutex::new(None),
-            bytes: AtomicU64::new(0),
-            enabled: std::io::stderr().is_terminal(),
-        }
+        Bar { bar: Mutex::new(None), bytes: AtomicU64::new(0), enabled: std::io::stderr().is_terminal() }
     }
 }
 
@@ -30,9 +26,9 @@ impl Progress for Bar {
             return;
         }
         let pb = ProgressBar::new(total);
-        if let Ok(style) = ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {pos}/{len} files {per_sec} {msg} eta {eta}",
-        ) {
+        if let Ok(style) =
+            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files {per_sec} {msg} eta {eta}")
+        {
             pb.set_style(style.progress_chars("=> "));
         }
         pb.set_prefix(source.to_string());

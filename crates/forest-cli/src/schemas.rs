@@ -6,30 +6,12 @@ use std::path::Path;
 
 fn all() -> Vec<(&'static str, schemars::Schema)> {
     vec![
-        (
-            "garden-report.schema.json",
-            schemars::schema_for!(forest_gardener::GardenReport),
-        ),
-        (
-            "lint-report.schema.json",
-            schemars::schema_for!(forest_model::lint::LintReport),
-        ),
-        (
-            "locate-result.schema.json",
-            schemars::schema_for!(forest_catalog::LocateResult),
-        ),
-        (
-            "reindex-report.schema.json",
-            schemars::schema_for!(crate::ReindexReport),
-        ),
-        (
-            "heat-report.schema.json",
-            schemars::schema_for!(crate::HeatReport),
-        ),
-        (
-            "gardener-source.schema.json",
-            schemars::schema_for!(forest_gardener::SourceConfig),
-        ),
+        ("garden-report.schema.json", schemars::schema_for!(forest_gardener::GardenReport)),
+        ("lint-report.schema.json", schemars::schema_for!(forest_model::lint::LintReport)),
+        ("locate-result.schema.json", schemars::schema_for!(forest_catalog::LocateResult)),
+        ("reindex-report.schema.json", schemars::schema_for!(crate::ReindexReport)),
+        ("heat-report.schema.json", schemars::schema_for!(crate::HeatReport)),
+        ("gardener-source.schema.json", schemars::schema_for!(forest_gardener::SourceConfig)),
     ]
 }
 
@@ -48,10 +30,7 @@ pub fn write_or_check(out: &Path, check: bool) -> Result<u8> {
         }
     }
     if !drift.is_empty() {
-        bail!(
-            "schemas drifted from the Rust types (run `forest schemas`): {}",
-            drift.join(", ")
-        );
+        bail!("schemas drifted from the Rust types (run `forest schemas`): {}", drift.join(", "));
     }
     Ok(0)
 }

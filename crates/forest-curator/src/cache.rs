@@ -27,9 +27,7 @@ pub struct CurationCache {
 
 impl std::fmt::Debug for CurationCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CurationCache")
-            .field("path", &self.path)
-            .finish()
+        f.debug_struct("CurationCache").field("path", &self.path).finish()
     }
 }
 
@@ -38,24 +36,17 @@ impl CurationCache {
     pub fn open(path: &Path) -> Result<Self, CuratorError> {
         let shown = path.display().to_string();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| CuratorError::CacheDir {
-                path: dir.display().to_string(),
-                source,
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|source| CuratorError::CacheDir { path: dir.display().to_string(), source })?;
         }
-        let conn = Connection::open(path).map_err(|source| CuratorError::Cache {
-            path: shown.clone(),
-            source,
-        })?;
+        let conn = Connection::open(path).map_err(|source| CuratorError::Cache { path: shown.clone(), source })?;
         Self::init(conn, shown)
     }
 
     /// A private in-memory cache (tests, dry runs).
     pub fn in_memory() -> Result<Self, CuratorError> {
-        let conn = Connection::open_in_memory().map_err(|source| CuratorError::Cache {
-            path: ":memory:".into(),
-            source,
-        })?;
+        let conn =
+            Connection::open_in_memory().map_err(|source| CuratorError::Cache { path: ":memory:".into(), source })?;
         Self::init(conn, ":memory:".into())
     }
 
@@ -72,14 +63,8 @@ impl CurationCache {
                  PRIMARY KEY (content_hash, prompt_version, model)
              ) WITHOUT ROWID;",
         )
-        .map_err(|source| CuratorError::Cache {
-            path: path.clone(),
-            source,
-        })?;
-        Ok(CurationCache {
-            conn: Mutex::new(conn),
-            path,
-        })
+        .map_err(|source| CuratorError::Cache { path: path.clone(), source })?;
+        Ok(CurationCache { conn: Mutex::new(conn), path })
     }
 
     /// blake3 of the parts, length-framed so `("ab","c")` ≠ `("a","bc")`.
@@ -93,10 +78,7 @@ impl CurationCache {
     }
 
     fn err(&self, source: rusqlite::Error) -> CuratorError {
-        CuratorError::Cache {
-            path: self.path.clone(),
-            source,
-        }
+        CuratorError::Cache { path: self.path.clone(), source }
     }
 
     /// Look up an entry.
@@ -128,10 +110,8 @@ impl CurationCache {
         value: &CachedCuration,
     ) -> Result<(), CuratorError> {
         let json = serde_json::to_string(value).unwrap_or_default();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0);
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         conn.execute(
             "INSERT OR REPLACE INTO curation (content_hash, prompt_version, model, value, created_at)
@@ -145,9 +125,7 @@ impl CurationCache {
     /// Number of entries.
     pub fn len(&self) -> Result<usize, CuratorError> {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let n: i64 = conn
-            .query_row("SELECT COUNT(*) FROM curation", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
+        let n: i64 = conn.query_row("SELECT COUNT(*) FROM curation", [], |r| r.get(0)).map_err(|e| self.err(e))?;
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
@@ -168,23 +146,11 @@ mod tests {
         let c = CurationCache::open(&path).unwrap();
         let k = CurationCache::content_hash(&["summary", "T", "body"]);
         assert_ne!(k, CurationCache::content_hash(&["summary", "Tb", "ody"]));
-        let v = CachedCuration {
-            summary: "Cats, 2026.".into(),
-            tags: vec!["cats".into()],
-            repaired: false,
-        };
+        let v = CachedCuration { summary: "Cats, 2026.".into(), tags: vec!["cats".into()], repaired: false };
         c.put(&k, "v1", "m", &v).unwrap();
         assert_eq!(c.get(&k, "v1", "m").unwrap(), Some(v.clone()));
-        assert_eq!(
-            c.get(&k, "v2", "m").unwrap(),
-            None,
-            "prompt version is part of the key"
-        );
-        assert_eq!(
-            c.get(&k, "v1", "other").unwrap(),
-            None,
-            "model is part of the key"
-        );
+        assert_eq!(c.get(&k, "v2", "m").unwrap(), None, "prompt version is part of the key");
+        assert_eq!(c.get(&k, "v1", "other").unwrap(), None, "model is part of the key");
         drop(c);
         let c = CurationCache::open(&path).unwrap();
         assert_eq!(c.len().unwrap(), 1, "persists across opens");

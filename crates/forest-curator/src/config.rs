@@ -97,14 +97,9 @@ impl CuratorConfig {
     /// `FOREST_LLM_CONCURRENCY`, `FOREST_LLM_RPM`, `FOREST_LLM_TIMEOUT_SECS`,
     /// `FOREST_LLM_TRANSPORT_RETRIES`.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CuratorError> {
-        let get = |k: &str| {
-            lookup(k)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
-        let endpoint = get("MONKEYLLM_LLM_ENDPOINT")
-            .or_else(|| get("OPENAI_BASE_URL"))
-            .ok_or(CuratorError::MissingEndpoint)?;
+        let get = |k: &str| lookup(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let endpoint =
+            get("MONKEYLLM_LLM_ENDPOINT").or_else(|| get("OPENAI_BASE_URL")).ok_or(CuratorError::MissingEndpoint)?;
         let mut cfg = CuratorConfig::new(&endpoint);
         if let Some(m) = get("MONKEYLLM_LLM_MODEL") {
             cfg.model = m;
@@ -194,10 +189,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |k| m.get(k).cloned()
     }
 
@@ -251,11 +243,8 @@ mod tests {
             ("MONKEYLLM_LLM_REASONING", "maybe"),
             ("FOREST_LLM_CONCURRENCY", "0"),
         ] {
-            let e = CuratorConfig::from_lookup(lookup(&[
-                ("MONKEYLLM_LLM_ENDPOINT", "http://x/v1"),
-                (k, v),
-            ]))
-            .unwrap_err();
+            let e =
+                CuratorConfig::from_lookup(lookup(&[("MONKEYLLM_LLM_ENDPOINT", "http://x/v1"), (k, v)])).unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
     }

@@ -91,10 +91,7 @@ pub struct SummaryOutcome {
 impl SummaryOutcome {
     /// Whether the model wrote the summary (`scent: llm`).
     pub fn is_llm(&self) -> bool {
-        matches!(
-            self.origin,
-            SummaryOrigin::Llm | SummaryOrigin::Repaired | SummaryOrigin::Cached
-        )
+        matches!(self.origin, SummaryOrigin::Llm | SummaryOrigin::Repaired | SummaryOrigin::Cached)
     }
 }
 
@@ -115,11 +112,7 @@ pub struct ProposalOutcome {
 }
 
 enum LoopResult {
-    Accepted {
-        summary: String,
-        tags: Vec<String>,
-        repaired: bool,
-    },
+    Accepted { summary: String, tags: Vec<String>, repaired: bool },
     Failed(String),
 }
 
@@ -157,17 +150,8 @@ impl Curator {
         let want = config.model.clone();
         let http = Http::new(config)?;
         let stats = CuratorStats::default();
-        let model = if want == "local" {
-            http.first_model(&stats).unwrap_or(want)
-        } else {
-            want
-        };
-        Ok(Curator {
-            http,
-            model,
-            stats,
-            cache: None,
-        })
+        let model = if want == "local" { http.first_model(&stats).unwrap_or(want) } else { want };
+        Ok(Curator { http, model, stats, cache: None })
     }
 
     /// [`CuratorConfig::from_env`] then [`Curator::new`].
@@ -229,10 +213,7 @@ impl Curator {
         let mut overlong: Option<(String, Vec<String>)> = None;
         let mut last = String::new();
         for _ in 0..MAX_ATTEMPTS {
-            let reply = match self
-                .http
-                .chat(&self.model, &messages, Some(schema), &self.stats)
-            {
+            let reply = match self.http.chat(&self.model, &messages, Some(schema), &self.stats) {
                 Ok(r) => r,
                 Err(e) => {
                     bump(&self.stats.transport_errors);
@@ -244,20 +225,10 @@ impl Curator {
                 "the model returned an empty message".to_string()
             } else {
                 let parsed = summary_reply(&reply);
-                match parsed
-                    .summary
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                {
+                match parsed.summary.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
                     None => "no summary found in the JSON reply".to_string(),
                     Some(s) => match validate_summary(&s) {
-                        Ok(()) => {
-                            return LoopResult::Accepted {
-                                summary: s,
-                                tags: parsed.tags,
-                                repaired: false,
-                            }
-                        }
+                        Ok(()) => return LoopResult::Accepted { summary: s, tags: parsed.tags, repaired: false },
                         Err(e) => {
                             if matches!(e, SummaryError::TooLong(_)) {
                                 overlong = Some((s, parsed.tags));
@@ -276,11 +247,7 @@ impl Curator {
         if let Some((text, tags)) = overlong {
             if let Some(fixed) = fit_summary(&text) {
                 bump(&self.stats.repaired);
-                return LoopResult::Accepted {
-                    summary: fixed,
-                    tags,
-                    repaired: true,
-                };
+                return LoopResult::Accepted { summary: fixed, tags, repaired: true };
             }
         }
         bump(&self.stats.rejected);
@@ -311,36 +278,14 @@ impl Curator {
                 reason: None,
             };
         }
-        let messages = vec![
-            msg("system", &prompts::summary_system(directives)),
-            msg("user", &prompts::summary_user(title, body)),
-        ];
+        let messages =
+            vec![msg("system", &prompts::summary_system(directives)), msg("user", &prompts::summary_user(title, body))];
         match self.validate_loop(messages, &prompts::summary_schema()) {
-            LoopResult::Accepted {
-                summary,
-                tags,
-                repaired,
-            } => {
+            LoopResult::Accepted { summary, tags, repaired } => {
                 bump(&self.stats.llm_summaries);
-                self.cache_put(
-                    &key,
-                    CachedCuration {
-                        summary: summary.clone(),
-                        tags: tags.clone(),
-                        repaired,
-                    },
-                );
-                let origin = if repaired {
-                    SummaryOrigin::Repaired
-                } else {
-                    SummaryOrigin::Llm
-                };
-                SummaryOutcome {
-                    origin,
-                    summary,
-                    tags,
-                    reason: None,
-                }
+                self.cache_put(&key, CachedCuration { summary: summary.clone(), tags: tags.clone(), repaired });
+                let origin = if repaired { SummaryOrigin::Repaired } else { SummaryOrigin::Llm };
+                SummaryOutcome { origin, summary, tags, reason: None }
             }
             LoopResult::Failed(reason) => {
                 bump(&self.stats.fallbacks);
@@ -367,23 +312,12 @@ impl Curator {
             bump(&self.stats.branch_rollups);
             return Some(hit.summary);
         }
-        let messages = vec![
-            msg("system", &prompts::branch_system()),
-            msg("user", &prompts::branch_user(title, entries)),
-        ];
+        let messages =
+            vec![msg("system", &prompts::branch_system()), msg("user", &prompts::branch_user(title, entries))];
         match self.validate_loop(messages, &prompts::branch_schema()) {
-            LoopResult::Accepted {
-                summary, repaired, ..
-            } => {
+            LoopResult::Accepted { summary, repaired, .. } => {
                 bump(&self.stats.branch_rollups);
-                self.cache_put(
-                    &key,
-                    CachedCuration {
-                        summary: summary.clone(),
-                        tags: Vec::new(),
-                        repaired,
-                    },
-                );
+                self.cache_put(&key, CachedCuration { summary: summary.clone(), tags: Vec::new(), repaired });
                 Some(summary)
             }
             LoopResult::Failed(_) => {
@@ -417,49 +351,27 @@ impl Curator {
             {
                 continue;
             }
-            offered.push(Candidate {
-                id: cid.to_string(),
-                ..c
-            });
+            offered.push(Candidate { id: cid.to_string(), ..c });
             if offered.len() == OFFER_MAX {
                 break;
             }
         }
         let offered_ids: Vec<String> = offered.iter().map(|c| c.id.clone()).collect();
-        let mut out = ProposalOutcome {
-            links: Vec::new(),
-            offered: offered_ids,
-            dropped: 0,
-            fallback: false,
-            reason: None,
-        };
+        let mut out =
+            ProposalOutcome { links: Vec::new(), offered: offered_ids, dropped: 0, fallback: false, reason: None };
         if offered.is_empty() {
             return out;
         }
-        let lines: Vec<Offered<'_>> = offered
-            .iter()
-            .map(|c| Offered {
-                id: &c.id,
-                title: &c.title,
-                summary: &c.summary,
-            })
-            .collect();
+        let lines: Vec<Offered<'_>> =
+            offered.iter().map(|c| Offered { id: &c.id, title: &c.title, summary: &c.summary }).collect();
         let ids: Vec<&str> = offered.iter().map(|c| c.id.as_str()).collect();
-        let messages = [msg(
-            "user",
-            &prompts::proposal_user(id, title, summary, &lines),
-        )];
+        let messages = [msg("user", &prompts::proposal_user(id, title, summary, &lines))];
         let fail = |out: &mut ProposalOutcome, reason: String| {
             bump(&self.stats.proposal_fallbacks);
             out.fallback = true;
             out.reason = Some(reason);
         };
-        let reply = match self.http.chat(
-            &self.model,
-            &messages,
-            Some(&prompts::proposal_schema(&ids)),
-            &self.stats,
-        ) {
+        let reply = match self.http.chat(&self.model, &messages, Some(&prompts::proposal_schema(&ids)), &self.stats) {
             Ok(r) => r,
             Err(e) => {
                 self.stats.set_error(&e.full());
@@ -491,23 +403,14 @@ impl Curator {
                 }
             };
             let known = ids.contains(&pid);
-            let existing = existing_links
-                .iter()
-                .any(|l| l.rel == PROPOSAL_REL && l.target == pid);
+            let existing = existing_links.iter().any(|l| l.rel == PROPOSAL_REL && l.target == pid);
             let repeated = out.links.iter().any(|l| l.target == pid);
             if !known || existing || repeated || out.links.len() >= PROPOSALS_MAX {
                 out.dropped += 1;
                 continue;
             }
             let note = note
-                .map(|n| {
-                    n.trim()
-                        .chars()
-                        .take(NOTE_MAX_CHARS)
-                        .collect::<String>()
-                        .trim_end()
-                        .to_string()
-                })
+                .map(|n| n.trim().chars().take(NOTE_MAX_CHARS).collect::<String>().trim_end().to_string())
                 .filter(|n| !n.is_empty());
             out.links.push(Link {
                 rel: PROPOSAL_REL.into(),
@@ -516,9 +419,7 @@ impl Curator {
                 note,
             });
         }
-        self.stats
-            .links_proposed
-            .fetch_add(out.links.len() as u64, Ordering::Relaxed);
+        self.stats.links_proposed.fetch_add(out.links.len() as u64, Ordering::Relaxed);
         out
     }
 }

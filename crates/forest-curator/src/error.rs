@@ -50,9 +50,7 @@ impl CuratorError {
     pub fn code(&self) -> &'static str {
         match self {
             CuratorError::MissingEndpoint | CuratorError::InvalidSetting { .. } => "E_SCHEMA",
-            CuratorError::Client(_)
-            | CuratorError::Cache { .. }
-            | CuratorError::CacheDir { .. } => "E_IO",
+            CuratorError::Client(_) | CuratorError::Cache { .. } | CuratorError::CacheDir { .. } => "E_IO",
         }
     }
 

@@ -27,15 +27,8 @@ impl TransportError {
 
 enum Attempt {
     Reply(String),
-    Status {
-        code: u16,
-        body: String,
-        retry_after: Option<Duration>,
-    },
-    Failed {
-        message: String,
-        retryable: bool,
-    },
+    Status { code: u16, body: String, retry_after: Option<Duration> },
+    Failed { message: String, retryable: bool },
 }
 
 /// Shared HTTP state of one Curator.
@@ -105,41 +98,21 @@ impl Http {
     pub(crate) fn first_model(&self, stats: &CuratorStats) -> Option<String> {
         let url = format!("{}/models", self.config.endpoint);
         self.timed(stats, || {
-            let resp = self
-                .client
-                .get(&url)
-                .bearer_auth(self.config.api_key())
-                .send()
-                .ok()?;
+            let resp = self.client.get(&url).bearer_auth(self.config.api_key()).send().ok()?;
             if !resp.status().is_success() {
                 return None;
             }
             let v: Value = resp.json().ok()?;
-            v.get("data")?
-                .get(0)?
-                .get("id")?
-                .as_str()
-                .map(str::to_string)
+            v.get("data")?.get(0)?.get("id")?.as_str().map(str::to_string)
         })
     }
 
     fn send_once(&self, body: &Value, stats: &CuratorStats) -> Attempt {
         let url = format!("{}/chat/completions", self.config.endpoint);
         self.timed(stats, || {
-            let resp = match self
-                .client
-                .post(&url)
-                .bearer_auth(self.config.api_key())
-                .json(body)
-                .send()
-            {
+            let resp = match self.client.post(&url).bearer_auth(self.config.api_key()).json(body).send() {
                 Ok(r) => r,
-                Err(e) => {
-                    return Attempt::Failed {
-                        retryable: !e.is_builder(),
-                        message: error_chain(&e),
-                    }
-                }
+                Err(e) => return Attempt::Failed { retryable: !e.is_builder(), message: error_chain(&e) },
             };
             let code = resp.status().as_u16();
             let retry_after = resp
@@ -150,33 +123,18 @@ impl Http {
             let text = match resp.text() {
                 Ok(t) => t,
                 // Reset or timeout while reading the body: a transport fault.
-                Err(e) => {
-                    return Attempt::Failed {
-                        retryable: true,
-                        message: error_chain(&e),
-                    }
-                }
+                Err(e) => return Attempt::Failed { retryable: true, message: error_chain(&e) },
             };
             if code >= 400 {
-                return Attempt::Status {
-                    code,
-                    body: text,
-                    retry_after,
-                };
+                return Attempt::Status { code, body: text, retry_after };
             }
             match serde_json::from_str::<Value>(&text) {
                 Ok(v) => Attempt::Reply(
-                    v.pointer("/choices/0/message/content")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
+                    v.pointer("/choices/0/message/content").and_then(Value::as_str).unwrap_or("").to_string(),
                 ),
                 Err(e) => Attempt::Failed {
                     retryable: false,
-                    message: format!(
-                        "LLM endpoint returned a non-JSON body ({e}): {}",
-                        clip_chars(&text, 200)
-                    ),
+                    message: format!("LLM endpoint returned a non-JSON body ({e}): {}", clip_chars(&text, 200)),
                 },
             }
         })
@@ -208,53 +166,27 @@ impl Http {
             }
             let (message, retryable, wait) = match self.send_once(&body, stats) {
                 Attempt::Reply(text) => return Ok(text),
-                Attempt::Status {
-                    code,
-                    body: text,
-                    retry_after,
-                } => {
+                Attempt::Status { code, body: text, retry_after } => {
                     let low = text.to_lowercase();
-                    if use_schema
-                        && code != 429
-                        && (low.contains("response_format") || low.contains("json_schema"))
-                    {
+                    if use_schema && code != 429 && (low.contains("response_format") || low.contains("json_schema")) {
                         // The server cannot do structured output: ask for
                         // plain JSON (the prompts say so) for the whole session.
                         self.schema_ok.store(false, Ordering::Relaxed);
-                        tracing::warn!(
-                            code,
-                            "LLM endpoint refused response_format; using plain JSON"
-                        );
+                        tracing::warn!(code, "LLM endpoint refused response_format; using plain JSON");
                         continue;
                     }
                     let retryable = code == 429 || code == 408 || code >= 500;
-                    let wait = if code == 429 {
-                        retry_after.map(|d| d.min(self.config.retry_after_max))
-                    } else {
-                        None
-                    };
-                    (
-                        format!("LLM endpoint {code}: {}", clip_chars(&text, 300)),
-                        retryable,
-                        wait,
-                    )
+                    let wait = if code == 429 { retry_after.map(|d| d.min(self.config.retry_after_max)) } else { None };
+                    (format!("LLM endpoint {code}: {}", clip_chars(&text, 300)), retryable, wait)
                 }
                 Attempt::Failed { message, retryable } => (message, retryable, None),
             };
             let message = self.redact(&message);
             if !retryable || retry >= self.config.max_transport_retries {
-                return Err(TransportError {
-                    message,
-                    hint: self.hint(),
-                });
+                return Err(TransportError { message, hint: self.hint() });
             }
             let delay = wait.unwrap_or_else(|| {
-                backoff_delay(
-                    retry,
-                    self.config.backoff_base,
-                    self.config.backoff_max,
-                    self.jitter.unit(),
-                )
+                backoff_delay(retry, self.config.backoff_base, self.config.backoff_max, self.jitter.unit())
             });
             tracing::debug!(retry, ?delay, %message, "LLM transport retry");
             bump(&stats.transport_retries);

@@ -24,12 +24,11 @@ mod stats;
 
 pub use cache::{CachedCuration, CurationCache};
 pub use config::{
-    CuratorConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT,
-    DEFAULT_TRANSPORT_RETRIES, NO_KEY,
+    CuratorConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, DEFAULT_TRANSPORT_RETRIES, NO_KEY,
 };
 pub use curator::{
-    Candidate, CandidateProvider, Curator, Link, ProposalOutcome, SummaryOrigin, SummaryOutcome,
-    MAX_ATTEMPTS, NOTE_MAX_CHARS, OFFER_MAX, PROPOSALS_MAX, PROPOSAL_CONFIDENCE, PROPOSAL_REL,
+    Candidate, CandidateProvider, Curator, Link, ProposalOutcome, SummaryOrigin, SummaryOutcome, MAX_ATTEMPTS,
+    NOTE_MAX_CHARS, OFFER_MAX, PROPOSALS_MAX, PROPOSAL_CONFIDENCE, PROPOSAL_REL,
 };
 pub use error::CuratorError;
 pub use parse::{append_tags, clean_tags};

@@ -18,10 +18,7 @@ pub(crate) struct Permit<'a>(&'a Semaphore);
 
 impl Semaphore {
     pub(crate) fn new(permits: usize) -> Self {
-        Semaphore {
-            free: Mutex::new(permits.max(1)),
-            cv: Condvar::new(),
-        }
+        Semaphore { free: Mutex::new(permits.max(1)), cv: Condvar::new() }
     }
 
     pub(crate) fn acquire(&self) -> Permit<'_> {
@@ -52,12 +49,8 @@ pub(crate) struct RateLimiter {
 
 impl RateLimiter {
     pub(crate) fn new(requests_per_minute: u32) -> Self {
-        let interval =
-            (requests_per_minute > 0).then(|| Duration::from_secs(60) / requests_per_minute);
-        RateLimiter {
-            interval,
-            next: Mutex::new(None),
-        }
+        let interval = (requests_per_minute > 0).then(|| Duration::from_secs(60) / requests_per_minute);
+        RateLimiter { interval, next: Mutex::new(None) }
     }
 
     /// Block until this caller's slot.
@@ -151,11 +144,7 @@ mod tests {
         for _ in 0..5 {
             rl.wait();
         }
-        assert!(
-            t.elapsed() >= Duration::from_millis(195),
-            "{:?}",
-            t.elapsed()
-        );
+        assert!(t.elapsed() >= Duration::from_millis(195), "{:?}", t.elapsed());
         let unlimited = RateLimiter::new(0);
         let t = Instant::now();
         for _ in 0..1000 {
@@ -170,10 +159,7 @@ mod tests {
         let max = Duration::from_secs(1);
         assert_eq!(backoff_delay(0, base, max, 0.0), Duration::from_millis(50));
         assert_eq!(backoff_delay(2, base, max, 0.0), Duration::from_millis(200));
-        assert_eq!(
-            backoff_delay(10, base, max, 0.0),
-            Duration::from_millis(500)
-        );
+        assert_eq!(backoff_delay(10, base, max, 0.0), Duration::from_millis(500));
         assert!(backoff_delay(10, base, max, 0.999) < max);
         let j = Jitter::new();
         let xs: Vec<f64> = (0..100).map(|_| j.unit()).collect();

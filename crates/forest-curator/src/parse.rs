@@ -35,25 +35,12 @@ pub struct Reply {
 pub fn summary_reply(reply: &str) -> Reply {
     if let Some(o) = json_object(reply) {
         if let Some(Value::String(s)) = o.get("summary") {
-            let tags = o
-                .get("tags")
-                .and_then(Value::as_array)
-                .map(|a| clean_tags(a))
-                .unwrap_or_default();
-            return Reply {
-                summary: Some(s.clone()),
-                tags,
-            };
+            let tags = o.get("tags").and_then(Value::as_array).map(|a| clean_tags(a)).unwrap_or_default();
+            return Reply { summary: Some(s.clone()), tags };
         }
     }
-    let summary = SALVAGE
-        .captures(reply)
-        .and_then(|c| c.get(1))
-        .map(|m| unescape(m.as_str()));
-    Reply {
-        summary,
-        tags: Vec::new(),
-    }
+    let summary = SALVAGE.captures(reply).and_then(|c| c.get(1)).map(|m| unescape(m.as_str()));
+    Reply { summary, tags: Vec::new() }
 }
 
 /// JSON-unescape a captured string body; a dangling escape (cut mid-`\u`)
@@ -107,7 +94,8 @@ mod tests {
 
     #[test]
     fn extracts_object_amid_prose() {
-        let r = summary_reply("Sure! {\"summary\": \"Cats.\", \"tags\": [\"Pets\", \"pets\", \"été\", 3, \"a-b\"]} bye");
+        let r =
+            summary_reply("Sure! {\"summary\": \"Cats.\", \"tags\": [\"Pets\", \"pets\", \"été\", 3, \"a-b\"]} bye");
         assert_eq!(r.summary.as_deref(), Some("Cats."));
         assert_eq!(r.tags, vec!["pets", "a-b"]);
     }

@@ -82,10 +82,7 @@ pub fn proposal_user(id: &str, title: &str, summary: &str, offered: &[Offered<'_
          Candidates (a closed list):\n"
     );
     for c in offered {
-        s.push_str(&format!(
-            "- id: {} | title: {} | summary: {}\n",
-            c.id, c.title, c.summary
-        ));
+        s.push_str(&format!("- id: {} | title: {} | summary: {}\n", c.id, c.title, c.summary));
     }
     s.push_str(
         "\nPick 0 to 3 candidates that are genuinely related to the new node: the relation \
@@ -157,17 +154,13 @@ pub fn proposal_schema(offered_ids: &[&str]) -> Value {
     )
 }
 
-static HSPACE: Lazy<Regex> =
-    Lazy::new(|| Regex::new(r"[ \t\x0B\x0C\r\u{A0}]+").expect("static regex"));
+static HSPACE: Lazy<Regex> = Lazy::new(|| Regex::new(r"[ \t\x0B\x0C\r\u{A0}]+").expect("static regex"));
 
 /// Clip a body to [`CONTENT_BUDGET_TOKENS`] by lines (§4.2): collapse
 /// horizontal whitespace per line, keep the first ¾ of the lines while over
 /// budget, then the first ¾ of the words of a lone line, then hard-slice.
 pub fn clip_body(body: &str) -> String {
-    let mut lines: Vec<String> = body
-        .split('\n')
-        .map(|l| HSPACE.replace_all(l, " ").trim().to_string())
-        .collect();
+    let mut lines: Vec<String> = body.split('\n').map(|l| HSPACE.replace_all(l, " ").trim().to_string()).collect();
     let mut text = lines.join("\n");
     while estimate_tokens(&text) > CONTENT_BUDGET_TOKENS && lines.len() > 1 {
         lines.truncate((lines.len() * 3 / 4).max(1));
@@ -194,11 +187,7 @@ pub fn clip_entries(entries: &[String]) -> String {
     let mut out = String::new();
     let mut kept = 0;
     for (i, e) in entries.iter().enumerate() {
-        let cand = if i == 0 {
-            e.clone()
-        } else {
-            format!("{out}\n{e}")
-        };
+        let cand = if i == 0 { e.clone() } else { format!("{out}\n{e}") };
         if i > 0 && estimate_tokens(&cand) > CONTENT_BUDGET_TOKENS {
             break;
         }
@@ -222,9 +211,7 @@ mod tests {
 
     #[test]
     fn long_body_is_clipped_by_lines_within_budget() {
-        let body: String = (0..2000)
-            .map(|i| format!("line {i} with some words\n"))
-            .collect();
+        let body: String = (0..2000).map(|i| format!("line {i} with some words\n")).collect();
         let c = clip_body(&body);
         assert!(estimate_tokens(&c) <= CONTENT_BUDGET_TOKENS);
         assert!(c.starts_with("line 0 with some words\nline 1 "));
@@ -246,16 +233,11 @@ mod tests {
 
     #[test]
     fn entries_clipped_with_tail() {
-        let entries: Vec<String> = (0..1000)
-            .map(|i| format!("- [[a/n{i}]] Node {i}: some summary text"))
-            .collect();
+        let entries: Vec<String> = (0..1000).map(|i| format!("- [[a/n{i}]] Node {i}: some summary text")).collect();
         let c = clip_entries(&entries);
         assert!(c.starts_with("- [[a/n0]]"));
         let tail = c.lines().last().unwrap();
-        assert!(
-            tail.starts_with("(... ") && tail.ends_with(" more entries)"),
-            "{tail}"
-        );
+        assert!(tail.starts_with("(... ") && tail.ends_with(" more entries)"), "{tail}");
         let kept = c.lines().count() - 1;
         assert_eq!(tail, format!("(... {} more entries)", 1000 - kept));
         let one = vec!["x".repeat(10_000)];

@@ -91,11 +91,7 @@ impl CuratorStats {
     /// Copy the counters.
     pub fn snapshot(&self) -> StatsSnapshot {
         let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let last = self
-            .last
-            .lock()
-            .map(|l| l.clone())
-            .unwrap_or_else(|p| p.into_inner().clone());
+        let last = self.last.lock().map(|l| l.clone()).unwrap_or_else(|p| p.into_inner().clone());
         StatsSnapshot {
             llm_summaries: g(&self.llm_summaries),
             fallbacks: g(&self.fallbacks),

@@ -14,10 +14,7 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Temp name used for `path`: `.<name>.<pid>.<n>.tmp` in the same directory.
 /// Names starting with `.` and ending `.tmp` are ignored by every walker.
 pub fn temp_path_for(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }

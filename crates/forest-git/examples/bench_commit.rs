@@ -68,17 +68,11 @@ fn cli_commit(root: &Path, label: &str) {
     let t0 = Instant::now();
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", label]);
-    println!(
-        "git CLI     {label:<34} total {:>8.3}s  (git add -A && git commit)",
-        t0.elapsed().as_secs_f64()
-    );
+    println!("git CLI     {label:<34} total {:>8.3}s  (git add -A && git commit)", t0.elapsed().as_secs_f64());
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let n_new = args.first().copied().unwrap_or(10_000);
     let n_big = args.get(1).copied().unwrap_or(100_000);
     let base = std::env::temp_dir().join(format!("forest-git-bench-{}", std::process::id()));
@@ -88,12 +82,7 @@ fn main() {
     // Case 1: N new files into an empty forest.
     let root = base.join("new");
     let f = GitForest::init(&root, "init", &skeleton).expect("init");
-    let changes: Vec<Change> = (0..n_new)
-        .map(|i| Change::Write {
-            path: path(i),
-            bytes: leaf(i, "v1"),
-        })
-        .collect();
+    let changes: Vec<Change> = (0..n_new).map(|i| Change::Write { path: path(i), bytes: leaf(i, "v1") }).collect();
     timed_commit(&f, &changes, &format!("{n_new} new files"));
 
     let cli = base.join("new-cli");
@@ -112,34 +101,18 @@ fn main() {
     // Case 2: one changed file in a big forest (built by one batch, untimed).
     let root = base.join("big");
     let f = GitForest::init(&root, "init", &skeleton).expect("init");
-    let changes: Vec<Change> = (0..n_big)
-        .map(|i| Change::Write {
-            path: path(i),
-            bytes: leaf(i, "v1"),
-        })
-        .collect();
+    let changes: Vec<Change> = (0..n_big).map(|i| Change::Write { path: path(i), bytes: leaf(i, "v1") }).collect();
     let t0 = Instant::now();
     f.commit_batch(&changes, "big").expect("big commit");
-    println!(
-        "(setup: forest-git first commit of {n_big} files took {:.1}s)",
-        t0.elapsed().as_secs_f64()
-    );
+    println!("(setup: forest-git first commit of {n_big} files took {:.1}s)", t0.elapsed().as_secs_f64());
     for round in 1..=3 {
-        let one = [Change::Write {
-            path: path(4242 % n_big.max(1)),
-            bytes: leaf(4242, &format!("r{round}")),
-        }];
+        let one = [Change::Write { path: path(4242 % n_big.max(1)), bytes: leaf(4242, &format!("r{round}")) }];
         timed_commit(&f, &one, &format!("1 changed of {n_big} (run {round})"));
     }
 
     // CLI reference on a copy of the same big work tree + repo.
     let cli = base.join("big-cli");
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(&root)
-        .arg(&cli)
-        .status()
-        .expect("cp");
+    let st = Command::new("cp").arg("-a").arg(&root).arg(&cli).status().expect("cp");
     assert!(st.success());
     git(&cli, &["status", "-s"]); // warm the index stat cache as a user would
     for round in 1..=3 {

@@ -80,9 +80,6 @@ impl GitError {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        GitError::Io {
-            context: context.into(),
-            source,
-        }
+        GitError::Io { context: context.into(), source }
     }
 }

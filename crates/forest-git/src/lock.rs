@@ -95,12 +95,7 @@ impl WriterLock {
             }
             let card = our_card();
             write_card(&file, &path, &card)?;
-            return Ok(WriterLock {
-                file,
-                path,
-                mode: Mode::Flock,
-                card,
-            });
+            return Ok(WriterLock { file, path, mode: Mode::Flock, card });
         }
         Err(GitError::LockUnstable(path))
     }
@@ -196,22 +191,11 @@ fn open_lock_file(path: &Path) -> Result<File, GitError> {
 /// a card whose pid is dead on this host is reclaimed.
 fn acquire_exclusive(path: &Path) -> Result<WriterLock, GitError> {
     for _ in 0..MAX_ATTEMPTS {
-        match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(path)
-        {
+        match OpenOptions::new().read(true).write(true).create_new(true).mode(0o644).open(path) {
             Ok(file) => {
                 let card = our_card();
                 write_card(&file, path, &card)?;
-                return Ok(WriterLock {
-                    file,
-                    path: path.to_path_buf(),
-                    mode: Mode::Exclusive,
-                    card,
-                });
+                return Ok(WriterLock { file, path: path.to_path_buf(), mode: Mode::Exclusive, card });
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 let card = read_card(path);
@@ -242,11 +226,9 @@ fn same_inode(file: &File, path: &Path) -> bool {
 /// not go through forest_fs::atomic_write (a rename would swap the inode).
 fn write_card(file: &File, path: &Path, card: &LockCard) -> Result<(), GitError> {
     let ctx = || format!("write lock card {}", path.display());
-    let bytes = serde_json::to_vec(card)
-        .map_err(|e| GitError::io(ctx(), io::Error::other(e.to_string())))?;
+    let bytes = serde_json::to_vec(card).map_err(|e| GitError::io(ctx(), io::Error::other(e.to_string())))?;
     file.set_len(0).map_err(|e| GitError::io(ctx(), e))?;
-    file.write_all_at(&bytes, 0)
-        .map_err(|e| GitError::io(ctx(), e))?;
+    file.write_all_at(&bytes, 0).map_err(|e| GitError::io(ctx(), e))?;
     file.sync_data().map_err(|e| GitError::io(ctx(), e))
 }
 
@@ -257,16 +239,8 @@ fn read_card(path: &Path) -> Option<LockCard> {
 }
 
 fn locked_error(card: Option<LockCard>) -> GitError {
-    let card = card.unwrap_or(LockCard {
-        pid: 0,
-        host: "unknown".into(),
-        since: "unknown".into(),
-    });
-    GitError::Locked {
-        pid: card.pid,
-        host: card.host,
-        since: card.since,
-    }
+    let card = card.unwrap_or(LockCard { pid: 0, host: "unknown".into(), since: "unknown".into() });
+    GitError::Locked { pid: card.pid, host: card.host, since: card.since }
 }
 
 fn our_card() -> LockCard {

@@ -97,9 +97,7 @@ pub struct GitForest {
 
 impl std::fmt::Debug for GitForest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GitForest")
-            .field("root", &self.root)
-            .finish_non_exhaustive()
+        f.debug_struct("GitForest").field("root", &self.root).finish_non_exhaustive()
     }
 }
 
@@ -109,31 +107,17 @@ impl GitForest {
     ///
     /// Only `.md` files and the root `.gitignore` are committed (the dialect's
     /// init skeleton tracks `.gitignore`); other files are filtered out.
-    pub fn init(
-        root: &Path,
-        message: &str,
-        files: &[(String, Vec<u8>)],
-    ) -> Result<GitForest, GitError> {
+    pub fn init(root: &Path, message: &str, files: &[(String, Vec<u8>)]) -> Result<GitForest, GitError> {
         if root.join(".git").exists() {
             return Err(GitError::AlreadyInitialized(root.to_path_buf()));
         }
-        fs::create_dir_all(root)
-            .map_err(|e| GitError::io(format!("mkdir {}", root.display()), e))?;
+        fs::create_dir_all(root).map_err(|e| GitError::io(format!("mkdir {}", root.display()), e))?;
         let mut opts = RepositoryInitOptions::new();
         opts.no_reinit(true).mkpath(true);
         let repo = Repository::init_opts(root, &opts)?;
-        let forest = GitForest {
-            root: workdir(&repo, root)?,
-            repo: Mutex::new(repo),
-            repaired: 0,
-        };
-        let changes: Vec<Change> = files
-            .iter()
-            .map(|(path, bytes)| Change::Write {
-                path: path.clone(),
-                bytes: bytes.clone(),
-            })
-            .collect();
+        let forest = GitForest { root: workdir(&repo, root)?, repo: Mutex::new(repo), repaired: 0 };
+        let changes: Vec<Change> =
+            files.iter().map(|(path, bytes)| Change::Write { path: path.clone(), bytes: bytes.clone() }).collect();
         forest.commit_inner(&changes, message, true, &mut |_| {})?;
         Ok(forest)
     }
@@ -153,11 +137,7 @@ impl GitForest {
         if canon(&wd) != canon(root) {
             return Err(GitError::NotAForest(root.to_path_buf()));
         }
-        let mut forest = GitForest {
-            root: wd,
-            repo: Mutex::new(repo),
-            repaired: 0,
-        };
+        let mut forest = GitForest { root: wd, repo: Mutex::new(repo), repaired: 0 };
         let repaired = forest.repair_if_needed(&forest.lock_repo())?;
         forest.repaired = repaired;
         Ok(forest)
@@ -309,11 +289,7 @@ impl GitForest {
         // Big batches collect their objects in an in-memory backend on a
         // private handle and land as ONE pack file: a loose object costs
         // several syscalls and an inode each (about 0.4 ms here).
-        let pack_repo = if latest.len() >= PACK_THRESHOLD {
-            Some(Repository::open(repo.path())?)
-        } else {
-            None
-        };
+        let pack_repo = if latest.len() >= PACK_THRESHOLD { Some(Repository::open(repo.path())?) } else { None };
         let w: &Repository = pack_repo.as_ref().unwrap_or(&repo);
         let w_odb = w.odb()?;
         let mempack = match pack_repo {
@@ -370,19 +346,15 @@ impl GitForest {
             mp.dump(w, &mut pack)?;
             let odb = repo.odb()?;
             let mut writer = odb.packwriter()?;
-            writer
-                .write_all(&pack)
-                .map_err(|e| GitError::io("write pack", e))?;
+            writer.write_all(&pack).map_err(|e| GitError::io("write pack", e))?;
             writer.commit()?;
         }
         observer(CommitStage::ObjectsWritten { commit });
 
         // The journal goes down before the ref moves, so a crash anywhere
         // after this point is repaired by the next open().
-        let journal = Journal {
-            commit: commit.to_string(),
-            paths: targets.iter().map(|(p, _)| (*p).to_string()).collect(),
-        };
+        let journal =
+            Journal { commit: commit.to_string(), paths: targets.iter().map(|(p, _)| (*p).to_string()).collect() };
         worktree::write_journal(&repo, &journal)?;
         // Durability barrier: objects must be on disk before a ref names them.
         sync_fs(repo.path());
@@ -397,9 +369,7 @@ impl GitForest {
         if let Err(e) = repo.reference_matching(&branch, commit, true, expected, &reflog) {
             worktree::remove_journal(&repo)?;
             return Err(match e.code() {
-                ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked => {
-                    GitError::Concurrent(branch)
-                }
+                ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked => GitError::Concurrent(branch),
                 _ => GitError::Git(e),
             });
         }
@@ -407,26 +377,20 @@ impl GitForest {
         observer(CommitStage::RefUpdated { commit });
 
         let total = targets.len();
-        worktree::apply(&repo, &self.root, &targets, &mut |done| {
-            observer(CommitStage::WorkTree { done, total })
-        })?;
+        worktree::apply(&repo, &self.root, &targets, &mut |done| observer(CommitStage::WorkTree { done, total }))?;
         worktree::remove_journal(&repo)?;
         Ok(Some(commit))
     }
 }
 
 fn workdir(repo: &Repository, root: &Path) -> Result<PathBuf, GitError> {
-    repo.workdir()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| GitError::NotAForest(root.to_path_buf()))
+    repo.workdir().map(Path::to_path_buf).ok_or_else(|| GitError::NotAForest(root.to_path_buf()))
 }
 
 /// The branch HEAD names (e.g. `refs/heads/master`), born or not.
 fn branch_ref(repo: &Repository) -> Result<String, GitError> {
     let head = repo.find_reference("HEAD")?;
-    head.symbolic_target()?
-        .map(str::to_string)
-        .ok_or(GitError::DetachedHead)
+    head.symbolic_target()?.map(str::to_string).ok_or(GitError::DetachedHead)
 }
 
 fn branch_tip(repo: &Repository, branch: &str) -> Result<Option<Oid>, GitError> {
@@ -438,10 +402,7 @@ fn branch_tip(repo: &Repository, branch: &str) -> Result<Option<Oid>, GitError> 
 }
 
 fn check_path(path: &str) -> Result<(), GitError> {
-    let bad = |reason| GitError::BadPath {
-        path: path.to_string(),
-        reason,
-    };
+    let bad = |reason| GitError::BadPath { path: path.to_string(), reason };
     if path.is_empty() {
         return Err(bad("empty path"));
     }
@@ -507,15 +468,7 @@ mod tests {
     #[test]
     fn path_checks() {
         assert!(check_path("a/b.md").is_ok());
-        for bad in [
-            "",
-            "/a.md",
-            "a//b.md",
-            "../a.md",
-            "a/./b.md",
-            ".git/x.md",
-            "a\\b.md",
-        ] {
+        for bad in ["", "/a.md", "a//b.md", "../a.md", "a/./b.md", ".git/x.md", "a\\b.md"] {
             assert!(check_path(bad).is_err(), "{bad:?} accepted");
         }
     }
@@ -524,15 +477,8 @@ mod tests {
     fn last_change_of_a_path_wins() {
         let dir = tempfile::tempdir().unwrap();
         let f = GitForest::init(dir.path(), "init", &[("a.md".into(), b"1".to_vec())]).unwrap();
-        let changes = vec![
-            Change::Write {
-                path: "b.md".into(),
-                bytes: b"x".to_vec(),
-            },
-            Change::Delete {
-                path: "b.md".into(),
-            },
-        ];
+        let changes =
+            vec![Change::Write { path: "b.md".into(), bytes: b"x".to_vec() }, Change::Delete { path: "b.md".into() }];
         // Write then delete of a path absent from HEAD nets to nothing.
         assert_eq!(f.commit_batch(&changes, "noop").unwrap(), None);
         assert!(!dir.path().join("b.md").exists());

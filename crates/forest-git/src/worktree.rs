@@ -34,12 +34,9 @@ pub(crate) fn journal_path(repo: &Repository) -> PathBuf {
 
 pub(crate) fn write_journal(repo: &Repository, journal: &Journal) -> Result<(), GitError> {
     let path = journal_path(repo);
-    let bytes = serde_json::to_vec(journal).map_err(|e| GitError::Journal {
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
-    forest_fs::atomic_write(&path, &bytes)
-        .map_err(|e| GitError::io(format!("write {}", path.display()), e))
+    let bytes =
+        serde_json::to_vec(journal).map_err(|e| GitError::Journal { path: path.clone(), reason: e.to_string() })?;
+    forest_fs::atomic_write(&path, &bytes).map_err(|e| GitError::io(format!("write {}", path.display()), e))
 }
 
 pub(crate) fn read_journal(repo: &Repository) -> Result<Option<Journal>, GitError> {
@@ -49,12 +46,7 @@ pub(crate) fn read_journal(repo: &Repository) -> Result<Option<Journal>, GitErro
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(GitError::io(format!("read {}", path.display()), e)),
     };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| GitError::Journal {
-            path,
-            reason: e.to_string(),
-        })
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| GitError::Journal { path, reason: e.to_string() })
 }
 
 pub(crate) fn remove_journal(repo: &Repository) -> Result<(), GitError> {
@@ -85,10 +77,7 @@ pub(crate) fn apply(
     targets: &[Target<'_>],
     progress: &mut dyn FnMut(usize),
 ) -> Result<(), GitError> {
-    let writes: Vec<(&str, &[u8])> = targets
-        .iter()
-        .filter_map(|(p, t)| t.map(|(_, bytes)| (*p, bytes)))
-        .collect();
+    let writes: Vec<(&str, &[u8])> = targets.iter().filter_map(|(p, t)| t.map(|(_, bytes)| (*p, bytes))).collect();
     let mut done = 0;
     for chunk in writes.chunks(CHUNK) {
         write_parallel(root, chunk)?;
@@ -134,8 +123,7 @@ fn write_one(abs: &Path, bytes: &[u8]) -> Result<(), GitError> {
     if matches!(fs::read(abs), Ok(old) if old == bytes) {
         return Ok(());
     }
-    forest_fs::atomic_write(abs, bytes)
-        .map_err(|e| GitError::io(format!("write {}", abs.display()), e))
+    forest_fs::atomic_write(abs, bytes).map_err(|e| GitError::io(format!("write {}", abs.display()), e))
 }
 
 fn remove_file_and_empty_dirs(root: &Path, abs: &Path) -> Result<(), GitError> {
@@ -191,15 +179,7 @@ fn index_entry(root: &Path, rel: &str, id: Oid, len: usize) -> IndexEntry {
             m.size() as u32,
         ),
         // Zero stat data only makes git re-hash the file: still correct.
-        Err(_) => (
-            IndexTime::new(0, 0),
-            IndexTime::new(0, 0),
-            0,
-            0,
-            0,
-            0,
-            len as u32,
-        ),
+        Err(_) => (IndexTime::new(0, 0), IndexTime::new(0, 0), 0, 0, 0, 0, len as u32),
     };
     IndexEntry {
         ctime,
@@ -217,6 +197,9 @@ fn index_entry(root: &Path, rel: &str, id: Oid, len: usize) -> IndexEntry {
     }
 }
 
+/// A blob id with its content, read from HEAD.
+type OwnedBlob = (Oid, Vec<u8>);
+
 /// Restore `paths` from HEAD (work tree and index), then delete orphaned
 /// forest_fs temp files in their directories. Used by `open` after a crash.
 pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result<usize, GitError> {
@@ -225,7 +208,7 @@ pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result
         Err(e) if e.code() == git2::ErrorCode::UnbornBranch => None,
         Err(e) => return Err(e.into()),
     };
-    let mut blobs: Vec<(String, Option<(Oid, Vec<u8>)>)> = Vec::with_capacity(paths.len());
+    let mut blobs: Vec<(String, Option<OwnedBlob>)> = Vec::with_capacity(paths.len());
     for p in paths {
         let entry = match &tree {
             Some(t) => match t.get_path(Path::new(p)) {
@@ -241,10 +224,8 @@ pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result
         };
         blobs.push((p.clone(), content));
     }
-    let targets: Vec<Target<'_>> = blobs
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_ref().map(|(id, b)| (*id, b.as_slice()))))
-        .collect();
+    let targets: Vec<Target<'_>> =
+        blobs.iter().map(|(p, c)| (p.as_str(), c.as_ref().map(|(id, b)| (*id, b.as_slice())))).collect();
     apply(repo, root, &targets, &mut |_| {})?;
     remove_temp_orphans(root, paths)
 }
@@ -270,8 +251,7 @@ fn remove_temp_orphans(root: &Path, paths: &[String]) -> Result<usize, GitError>
             let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
             if is_file && forest_fs::is_temp_name(&name.to_string_lossy()) {
                 let p = entry.path();
-                fs::remove_file(&p)
-                    .map_err(|e| GitError::io(format!("remove {}", p.display()), e))?;
+                fs::remove_file(&p).map_err(|e| GitError::io(format!("remove {}", p.display()), e))?;
                 removed += 1;
             }
         }

@@ -8,23 +8,14 @@ use regex::Regex;
 /// Most aliases a node may carry.
 pub const MAX_ALIASES: usize = 16;
 
-static TITLE_CODE: Lazy<Regex> =
-    Lazy::new(|| Regex::new(r"\b([A-Z]{2,6})-(\d{1,6})\b").expect("static regex"));
+static TITLE_CODE: Lazy<Regex> = Lazy::new(|| Regex::new(r"\b([A-Z]{2,6})-(\d{1,6})\b").expect("static regex"));
 
 /// `derive_aliases(rel_path, alias_map, title)`.
-pub fn derive_aliases(
-    rel_path: &str,
-    alias_map: &IndexMap<String, String>,
-    title: &str,
-) -> Vec<String> {
+pub fn derive_aliases(rel_path: &str, alias_map: &IndexMap<String, String>, title: &str) -> Vec<String> {
     let mut out: Vec<String> = vec![];
     let parts: Vec<&str> = rel_path.split('/').collect();
     let file = parts.last().copied().unwrap_or("");
-    let folder = if parts.len() >= 2 {
-        parts[parts.len() - 2]
-    } else {
-        ""
-    };
+    let folder = if parts.len() >= 2 { parts[parts.len() - 2] } else { "" };
     let stem = match file.rfind('.') {
         Some(i) if i > 0 => &file[..i],
         _ => file,
@@ -36,11 +27,8 @@ pub fn derive_aliases(
             None => {
                 let words: Vec<&str> = folder.split(['-', '_']).filter(|w| !w.is_empty()).collect();
                 if words.len() >= 2 {
-                    let initials: String = words
-                        .iter()
-                        .filter_map(|w| w.chars().next())
-                        .flat_map(|c| c.to_uppercase())
-                        .collect();
+                    let initials: String =
+                        words.iter().filter_map(|w| w.chars().next()).flat_map(|c| c.to_uppercase()).collect();
                     out.push(format!("{initials}-{n}"));
                 }
             }
@@ -94,15 +82,9 @@ mod tests {
             derive_aliases("tasks/back-end/291-budget.md", &m, "Budget"),
             vec!["TASK-291", "back-end/291", "291"]
         );
-        assert_eq!(
-            derive_aliases("notes/7-thing.md", &none, "x"),
-            vec!["notes/7", "7"]
-        );
+        assert_eq!(derive_aliases("notes/7-thing.md", &none, "x"), vec!["notes/7", "7"]);
         assert!(derive_aliases("notes/free-form.md", &none, "Just prose").is_empty());
-        assert_eq!(
-            derive_aliases("d/adr.md", &none, "ADR-0002 decision, see XY-1"),
-            vec!["ADR-0002", "XY-1"]
-        );
+        assert_eq!(derive_aliases("d/adr.md", &none, "ADR-0002 decision, see XY-1"), vec!["ADR-0002", "XY-1"]);
     }
 
     #[test]

@@ -56,11 +56,7 @@ pub fn trail(id: &str) -> Vec<String> {
     if id == MASTER {
         return vec![];
     }
-    let folder = if is_branch_id(id) {
-        folder_of_folder(folder_of(id))
-    } else {
-        folder_of(id)
-    };
+    let folder = if is_branch_id(id) { folder_of_folder(folder_of(id)) } else { folder_of(id) };
     let mut out = vec![MASTER.to_string()];
     if folder.is_empty() {
         return out;

@@ -121,11 +121,7 @@ pub fn upsert_entry(body: &str, heading: &str, id: &str, line: &str) -> String {
 pub fn section_entries(body: &str, heading: &str) -> Vec<String> {
     let lines: Vec<String> = body.lines().map(|s| s.to_string()).collect();
     match section_range(&lines, heading) {
-        Some((s, e)) => lines[s..e]
-            .iter()
-            .filter(|l| l.starts_with("- [["))
-            .cloned()
-            .collect(),
+        Some((s, e)) => lines[s..e].iter().filter(|l| l.starts_with("- [[")).cloned().collect(),
         None => vec![],
     }
 }

@@ -72,13 +72,10 @@ pub fn lint_forest(root: &Path) -> LintReport {
         .par_iter()
         .map(|rel| {
             let id = rel.strip_suffix(".md").unwrap_or(rel).to_string();
-            let node = std::fs::read(root.join(rel))
-                .map_err(|e| format!("unreadable: {e}"))
-                .and_then(|b| {
-                    let text =
-                        String::from_utf8(b).map_err(|_| "file is not valid UTF-8".to_string())?;
-                    Node::parse(&text).map_err(|e| e.to_string())
-                });
+            let node = std::fs::read(root.join(rel)).map_err(|e| format!("unreadable: {e}")).and_then(|b| {
+                let text = String::from_utf8(b).map_err(|_| "file is not valid UTF-8".to_string())?;
+                Node::parse(&text).map_err(|e| e.to_string())
+            });
             Parsed { id, node }
         })
         .collect();
@@ -89,10 +86,7 @@ pub fn lint_forest(root: &Path) -> LintReport {
         .map(|n| Dialect::from_schema_body(&n.body))
         .unwrap_or_default();
     let ids: HashSet<&str> = parsed.iter().map(|p| p.id.as_str()).collect();
-    let mut issues: Vec<Issue> = parsed
-        .par_iter()
-        .flat_map_iter(|p| lint_one(root, p, &dialect, &ids))
-        .collect();
+    let mut issues: Vec<Issue> = parsed.par_iter().flat_map_iter(|p| lint_one(root, p, &dialect, &ids)).collect();
     // Ours: ids that differ only by case collide on case-insensitive filesystems.
     let mut by_lower: HashMap<String, Vec<&str>> = HashMap::new();
     for p in &parsed {
@@ -105,40 +99,21 @@ pub fn lint_forest(root: &Path) -> LintReport {
                 level: Level::Warning,
                 message: format!(
                     "id differs only by case from: {}",
-                    group
-                        .iter()
-                        .filter(|g| *g != id)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    group.iter().filter(|g| *g != id).cloned().collect::<Vec<_>>().join(", ")
                 ),
             });
         }
     }
     issues.sort_by(|a, b| a.id.cmp(&b.id));
     let errors = issues.iter().filter(|i| i.level == Level::Error).count();
-    LintReport {
-        version: 1,
-        nodes: parsed.len(),
-        errors,
-        warnings: issues.len() - errors,
-        issues,
-    }
+    LintReport { version: 1, nodes: parsed.len(), errors, warnings: issues.len() - errors, issues }
 }
 
 fn err(id: &str, m: impl Into<String>) -> Issue {
-    Issue {
-        id: id.into(),
-        level: Level::Error,
-        message: m.into(),
-    }
+    Issue { id: id.into(), level: Level::Error, message: m.into() }
 }
 fn warn(id: &str, m: impl Into<String>) -> Issue {
-    Issue {
-        id: id.into(),
-        level: Level::Warning,
-        message: m.into(),
-    }
+    Issue { id: id.into(), level: Level::Warning, message: m.into() }
 }
 
 fn lint_one(root: &Path, p: &Parsed, dialect: &Dialect, ids: &HashSet<&str>) -> Vec<Issue> {
@@ -197,7 +172,10 @@ fn lint_one(root: &Path, p: &Parsed, dialect: &Dialect, ids: &HashSet<&str>) -> 
                 Ok(bytes) => {
                     if let Some(h) = node.get_str("payload_hash") {
                         if hex::encode(Sha256::digest(&bytes)) != h.trim().to_lowercase() {
-                            out.push(warn(id, format!("payload drift: sha256 mismatch for {payload} (edited outside tend?)")));
+                            out.push(warn(
+                                id,
+                                format!("payload drift: sha256 mismatch for {payload} (edited outside tend?)"),
+                            ));
                         }
                     }
                 }
@@ -207,34 +185,19 @@ fn lint_one(root: &Path, p: &Parsed, dialect: &Dialect, ids: &HashSet<&str>) -> 
     // Ours.
     let aliases = node.get_list("aliases");
     if aliases.len() > 16 {
-        out.push(warn(
-            id,
-            format!("aliases: {} items (max 16)", aliases.len()),
-        ));
+        out.push(warn(id, format!("aliases: {} items (max 16)", aliases.len())));
     }
-    if aliases
-        .iter()
-        .any(|a| a.trim().is_empty() || a.chars().count() > 80)
-    {
-        out.push(warn(
-            id,
-            "aliases: every alias must be non-empty and <= 80 chars",
-        ));
+    if aliases.iter().any(|a| a.trim().is_empty() || a.chars().count() > 80) {
+        out.push(warn(id, "aliases: every alias must be non-empty and <= 80 chars"));
     }
     for t in node.get_list("tags") {
         if !valid_tag(&t) {
-            out.push(warn(
-                id,
-                format!("tag '{t}' is not lowercase ASCII (a-z0-9_-)"),
-            ));
+            out.push(warn(id, format!("tag '{t}' is not lowercase ASCII (a-z0-9_-)")));
         }
     }
     if let Some(h) = node.get_str("source_hash") {
         if !valid_source_hash(&h) {
-            out.push(err(
-                id,
-                format!("source_hash '{h}' is neither blake3:<64 hex> nor 64-hex sha256"),
-            ));
+            out.push(err(id, format!("source_hash '{h}' is neither blake3:<64 hex> nor 64-hex sha256")));
         }
     }
     out
@@ -253,8 +216,7 @@ pub fn is_remote(p: &str) -> bool {
 /// Tag format: lowercase ASCII words (`^[a-z0-9][a-z0-9_-]*$`).
 pub fn valid_tag(t: &str) -> bool {
     let mut c = t.chars();
-    c.next()
-        .is_some_and(|f| f.is_ascii_lowercase() || f.is_ascii_digit())
+    c.next().is_some_and(|f| f.is_ascii_lowercase() || f.is_ascii_digit())
         && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == '_' || x == '-')
 }
 
@@ -292,21 +254,14 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String
     let f = &node.front;
     for key in ["id", "type", "title", "summary", "created", "updated"] {
         match f.get(key) {
-            None | Some(Value::Null) => {
-                return Err(format!("E_FRONTMATTER: {key}: Field required"))
-            }
+            None | Some(Value::Null) => return Err(format!("E_FRONTMATTER: {key}: Field required")),
             Some(v) => {
                 if key == "created" || key == "updated" {
                     if !is_date_like(v) {
-                        return Err(format!(
-                            "E_FRONTMATTER: {key}: Input should be a valid date"
-                        ));
+                        return Err(format!("E_FRONTMATTER: {key}: Input should be a valid date"));
                     }
                 } else if !matches!(v, Value::String(_)) {
-                    return Err(format!(
-                        "E_FRONTMATTER: {key}: Input should be a valid string, got {}",
-                        type_name(v)
-                    ));
+                    return Err(format!("E_FRONTMATTER: {key}: Input should be a valid string, got {}", type_name(v)));
                 }
             }
         }
@@ -316,30 +271,18 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String
             match v {
                 Value::Sequence(s) if s.iter().all(|x| matches!(x, Value::String(_))) => {}
                 Value::Null => {}
-                _ => {
-                    return Err(format!(
-                        "E_FRONTMATTER: {key}: Input should be a list of strings"
-                    ))
-                }
+                _ => return Err(format!("E_FRONTMATTER: {key}: Input should be a list of strings")),
             }
         }
     }
     if let Some(v) = f.get("confidence") {
         match v.as_f64() {
             Some(c) if (0.0..=1.0).contains(&c) => {}
-            Some(_) => {
-                return Err(
-                    "E_FRONTMATTER: confidence: Value error, confidence must be in [0.0, 1.0]"
-                        .into(),
-                )
-            }
+            Some(_) => return Err("E_FRONTMATTER: confidence: Value error, confidence must be in [0.0, 1.0]".into()),
             None => return Err("E_FRONTMATTER: confidence: Input should be a valid number".into()),
         }
     }
-    for (key, allowed) in [
-        ("source", &SOURCES[..]),
-        ("payload_type", &PAYLOAD_TYPES[..]),
-    ] {
+    for (key, allowed) in [("source", &SOURCES[..]), ("payload_type", &PAYLOAD_TYPES[..])] {
         if let Some(v) = f.get(key) {
             if !matches!(v, Value::Null) && !v.as_str().is_some_and(|s| allowed.contains(&s)) {
                 return Err(format!("E_FRONTMATTER: {key}: must be one of {allowed:?}"));
@@ -350,47 +293,34 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String
     if !dialect.has_type(&ty) {
         return Err(format!("E_SCHEMA: unknown node type '{ty}'"));
     }
-    if ty == "entity"
-        && !node
-            .get_str("entity_kind")
-            .is_some_and(|k| ENTITY_KINDS.contains(&k.as_str()))
-    {
-        return Err(format!(
-            "E_FRONTMATTER: entity_kind: must be one of {ENTITY_KINDS:?}"
-        ));
+    if ty == "entity" && !node.get_str("entity_kind").is_some_and(|k| ENTITY_KINDS.contains(&k.as_str())) {
+        return Err(format!("E_FRONTMATTER: entity_kind: must be one of {ENTITY_KINDS:?}"));
     }
     match f.get("links") {
         None | Some(Value::Null) => {}
         Some(Value::Sequence(links)) => {
             for l in links {
                 let Some(m) = l.as_mapping() else {
-                    return Err(
-                        "E_FRONTMATTER: links: each link must be a mapping with rel and target"
-                            .into(),
-                    );
+                    return Err("E_FRONTMATTER: links: each link must be a mapping with rel and target".into());
                 };
-                let (Some(rel), Some(target)) = (
-                    m.get("rel").and_then(|v| v.as_str()),
-                    m.get("target").and_then(|v| v.as_str()),
-                ) else {
-                    return Err(
-                        "E_FRONTMATTER: links: each link needs string rel and target".into(),
-                    );
+                let (Some(rel), Some(target)) =
+                    (m.get("rel").and_then(|v| v.as_str()), m.get("target").and_then(|v| v.as_str()))
+                else {
+                    return Err("E_FRONTMATTER: links: each link needs string rel and target".into());
                 };
                 if !dialect.has_rel(rel) {
                     return Err(format!("E_SCHEMA: unknown rel '{rel}' (links -> {target})"));
                 }
                 if let Some(c) = m.get("confidence") {
                     if !c.as_f64().is_some_and(|c| (0.0..=1.0).contains(&c)) {
-                        return Err(format!("E_FRONTMATTER: links: confidence of {rel} -> {target} must be in [0.0, 1.0]"));
+                        return Err(format!(
+                            "E_FRONTMATTER: links: confidence of {rel} -> {target} must be in [0.0, 1.0]"
+                        ));
                     }
                 }
             }
             if links.len() > MAX_LINKS {
-                return Err(format!(
-                    "E_SCHEMA: node has {} links (max {MAX_LINKS})",
-                    links.len()
-                ));
+                return Err(format!("E_SCHEMA: node has {} links (max {MAX_LINKS})", links.len()));
             }
         }
         Some(_) => return Err("E_FRONTMATTER: links: Input should be a valid list".into()),
@@ -406,10 +336,7 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String
                     return Err("E_SCHEMA: origin exceeds 2048 chars".into());
                 }
                 if s.chars().any(|c| (c as u32) <= 0x20 || c as u32 == 0x7f) {
-                    return Err(
-                        "E_SCHEMA: origin must be one URI without whitespace or control characters"
-                            .into(),
-                    );
+                    return Err("E_SCHEMA: origin must be one URI without whitespace or control characters".into());
                 }
             }
             _ => return Err("E_SCHEMA: origin must be a non-empty string".into()),
@@ -429,30 +356,13 @@ mod tests {
         let ok = Node::parse(&format!("{base}---\n")).unwrap();
         assert!(validate_frontmatter(&ok, &d).is_ok());
         let n = Node::parse(&format!("{base}confidence: 1.5\n---\n")).unwrap();
-        assert!(validate_frontmatter(&n, &d)
-            .unwrap_err()
-            .contains("confidence must be in"));
-        let n = Node::parse(
-            "---\nid: a\ntype: note\ntitle: A\nsummary: S\nupdated: '2026-01-01'\n---\n",
-        )
-        .unwrap();
-        assert_eq!(
-            validate_frontmatter(&n, &d).unwrap_err(),
-            "E_FRONTMATTER: created: Field required"
-        );
+        assert!(validate_frontmatter(&n, &d).unwrap_err().contains("confidence must be in"));
+        let n = Node::parse("---\nid: a\ntype: note\ntitle: A\nsummary: S\nupdated: '2026-01-01'\n---\n").unwrap();
+        assert_eq!(validate_frontmatter(&n, &d).unwrap_err(), "E_FRONTMATTER: created: Field required");
         let n = Node::parse(&format!("{base}links:\n- rel: likes\n  target: b\n---\n")).unwrap();
-        assert_eq!(
-            validate_frontmatter(&n, &d).unwrap_err(),
-            "E_SCHEMA: unknown rel 'likes' (links -> b)"
-        );
-        let n = Node::parse(&format!(
-            "{}---\n",
-            base.replace("type: note", "type: entity")
-        ))
-        .unwrap();
-        assert!(validate_frontmatter(&n, &d)
-            .unwrap_err()
-            .contains("entity_kind"));
+        assert_eq!(validate_frontmatter(&n, &d).unwrap_err(), "E_SCHEMA: unknown rel 'likes' (links -> b)");
+        let n = Node::parse(&format!("{}---\n", base.replace("type: note", "type: entity"))).unwrap();
+        assert!(validate_frontmatter(&n, &d).unwrap_err().contains("entity_kind"));
         assert!(valid_source_hash(&format!("blake3:{}", "a".repeat(64))));
         assert!(!valid_source_hash("blake3:zz"));
         assert!(is_remote("s3://b/k") && !is_remote("a.db"));

@@ -100,10 +100,7 @@ impl Node {
 
     /// Set a list-of-strings key.
     pub fn set_list(&mut self, key: &str, items: &[String]) {
-        self.set(
-            key,
-            Value::Sequence(items.iter().map(|s| Value::String(s.clone())).collect()),
-        );
+        self.set(key, Value::Sequence(items.iter().map(|s| Value::String(s.clone())).collect()));
     }
 
     /// Remove a key.
@@ -121,15 +118,12 @@ impl Node {
 
     /// Title: frontmatter title, else body H1, else None.
     pub fn title(&self) -> Option<String> {
-        self.get_str("title")
-            .filter(|s| !s.trim().is_empty())
-            .or_else(|| body_h1(&self.body))
+        self.get_str("title").filter(|s| !s.trim().is_empty()).or_else(|| body_h1(&self.body))
     }
 
     /// Summary: frontmatter summary, else first blockquote line.
     pub fn summary(&self) -> Option<String> {
-        self.get_str("summary")
-            .or_else(|| body_blockquote(&self.body))
+        self.get_str("summary").or_else(|| body_blockquote(&self.body))
     }
 }
 
@@ -150,19 +144,13 @@ impl Link {
         let rel = m.get("rel")?.as_str()?.to_string();
         let target = m.get("target")?.as_str()?.to_string();
         let confidence = m.get("confidence").and_then(|c| c.as_f64());
-        Some(Link {
-            rel,
-            target,
-            confidence,
-        })
+        Some(Link { rel, target, confidence })
     }
 }
 
 /// First `# ` heading text of a body.
 pub fn body_h1(body: &str) -> Option<String> {
-    body.lines()
-        .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string()))
-        .filter(|t| !t.is_empty())
+    body.lines().find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string())).filter(|t| !t.is_empty())
 }
 
 /// First `>` line before any paragraph (dialect §1.10).
@@ -174,11 +162,7 @@ pub fn body_blockquote(body: &str) -> Option<String> {
         }
         if let Some(q) = t.strip_prefix('>') {
             let q = q.trim();
-            return if q.is_empty() {
-                None
-            } else {
-                Some(q.to_string())
-            };
+            return if q.is_empty() { None } else { Some(q.to_string()) };
         }
         return None;
     }
@@ -197,19 +181,15 @@ pub fn outline(body: &str) -> Vec<String> {
         if fence {
             continue;
         }
-        if let Some(h) = line
-            .strip_prefix("## ")
-            .or_else(|| line.strip_prefix("### "))
-        {
+        if let Some(h) = line.strip_prefix("## ").or_else(|| line.strip_prefix("### ")) {
             out.push(h.trim().to_string());
         }
     }
     out
 }
 
-static WIKILINK: Lazy<Regex> = Lazy::new(|| {
-    Regex::new(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]").expect("static regex")
-});
+static WIKILINK: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]").expect("static regex"));
 
 /// Wikilink targets in a body (`[[id]]`, `[[id|text]]`, `[[id#anchor]]`),
 /// skipping fenced and inline code.
@@ -260,37 +240,26 @@ mod tests {
 
     #[test]
     fn parse_and_serialize() {
-        let n =
-            Node::parse("---\nid: a\ntitle: A\n---\n\n\n# A\n\nBody [[b/c|x]] `[[no]]`\n\n## S\n")
-                .unwrap();
+        let n = Node::parse("---\nid: a\ntitle: A\n---\n\n\n# A\n\nBody [[b/c|x]] `[[no]]`\n\n## S\n").unwrap();
         assert_eq!(n.get_str("id").unwrap(), "a");
         assert!(n.body.starts_with("# A"));
         assert_eq!(wikilinks(&n.body), vec!["b/c"]);
         assert_eq!(outline(&n.body), vec!["S"]);
         let again = Node::parse(&n.to_text()).unwrap();
         assert_eq!(again, n);
-        assert_eq!(
-            n.to_text(),
-            "---\nid: a\ntitle: A\n---\n\n# A\n\nBody [[b/c|x]] `[[no]]`\n\n## S\n"
-        );
+        assert_eq!(n.to_text(), "---\nid: a\ntitle: A\n---\n\n# A\n\nBody [[b/c|x]] `[[no]]`\n\n## S\n");
     }
 
     #[test]
     fn errors() {
         assert_eq!(Node::parse("# no fm"), Err(ParseError::NoFrontmatter));
         assert_eq!(Node::parse("---\nid: a\n"), Err(ParseError::Unterminated));
-        assert!(matches!(
-            Node::parse("---\nid: [a\n---\n"),
-            Err(ParseError::Yaml(_))
-        ));
+        assert!(matches!(Node::parse("---\nid: [a\n---\n"), Err(ParseError::Yaml(_))));
     }
 
     #[test]
     fn blockquote_fallback() {
-        assert_eq!(
-            body_blockquote("# T\n\n> the scent\n\ntext").unwrap(),
-            "the scent"
-        );
+        assert_eq!(body_blockquote("# T\n\n> the scent\n\ntext").unwrap(), "the scent");
         assert!(body_blockquote("# T\n\npara\n> late").is_none());
     }
 }

@@ -38,12 +38,8 @@ impl SummaryError {
     /// The dialect's hint.
     pub fn hint(&self) -> &'static str {
         match self {
-            SummaryError::Empty | SummaryError::TooLong(_) => {
-                "Summaries are the scent. 1-3 sentences, <= 60 tokens."
-            }
-            SummaryError::AntiPattern(_) => {
-                "Start with WHAT it is (category + subject), not boilerplate."
-            }
+            SummaryError::Empty | SummaryError::TooLong(_) => "Summaries are the scent. 1-3 sentences, <= 60 tokens.",
+            SummaryError::AntiPattern(_) => "Start with WHAT it is (category + subject), not boilerplate.",
         }
     }
 }
@@ -144,10 +140,8 @@ pub fn fit_summary(text: &str) -> Option<String> {
     validate_summary(&out).ok().map(|_| out)
 }
 
-static IMAGE: Lazy<Regex> =
-    Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
-static LINK: Lazy<Regex> =
-    Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
+static IMAGE: Lazy<Regex> = Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
+static LINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
 static EMPH: Lazy<Regex> = Lazy::new(|| Regex::new(r"[*_`]{1,3}").expect("static regex"));
 
 /// Fallback summary when derivation yields nothing usable.
@@ -193,11 +187,7 @@ pub fn derive_summary(markdown: &str, title: &str) -> String {
     let text = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::new();
     for (i, sentence) in split_sentences(&text).into_iter().enumerate() {
-        let candidate = if out.is_empty() {
-            sentence.clone()
-        } else {
-            format!("{out} {sentence}")
-        };
+        let candidate = if out.is_empty() { sentence.clone() } else { format!("{out} {sentence}") };
         if estimate_tokens(&candidate) <= SUMMARY_TARGET_TOKENS {
             out = candidate;
         } else {
@@ -223,11 +213,7 @@ pub fn derive_branch_summary(title: &str, child_titles: &[String]) -> String {
     let mut taken = 0;
     for k in 1..=child_titles.len() {
         let rest = child_titles.len() - k;
-        let tail = if rest > 0 {
-            format!(" (+{rest} more).")
-        } else {
-            ".".into()
-        };
+        let tail = if rest > 0 { format!(" (+{rest} more).") } else { ".".into() };
         let cand = format!("Region '{title}': {}{tail}", child_titles[..k].join(", "));
         if k == 1 || estimate_tokens(&cand) <= SUMMARY_TARGET_TOKENS {
             taken = k;
@@ -236,15 +222,8 @@ pub fn derive_branch_summary(title: &str, child_titles: &[String]) -> String {
         }
     }
     let rest = child_titles.len() - taken;
-    let tail = if rest > 0 {
-        format!(" (+{rest} more).")
-    } else {
-        ".".into()
-    };
-    let s = format!(
-        "Region '{title}': {}{tail}",
-        child_titles[..taken].join(", ")
-    );
+    let tail = if rest > 0 { format!(" (+{rest} more).") } else { ".".into() };
+    let s = format!("Region '{title}': {}{tail}", child_titles[..taken].join(", "));
     if validate_summary(&s).is_ok() {
         s
     } else {
@@ -267,36 +246,22 @@ mod tests {
     #[test]
     fn validate_cases() {
         assert_eq!(validate_summary("  "), Err(SummaryError::Empty));
-        assert!(matches!(
-            validate_summary(&"word ".repeat(120)),
-            Err(SummaryError::TooLong(150))
-        ));
+        assert!(matches!(validate_summary(&"word ".repeat(120)), Err(SummaryError::TooLong(150))));
         assert_eq!(
             validate_summary("This document describes the plan."),
             Err(SummaryError::AntiPattern("this document describes"))
         );
-        assert_eq!(
-            validate_summary("File containing numbers."),
-            Err(SummaryError::AntiPattern("file containing"))
-        );
+        assert_eq!(validate_summary("File containing numbers."), Err(SummaryError::AntiPattern("file containing")));
         assert!(validate_summary("Sales by region, Jan-Mar 2026.").is_ok());
         // 240 non-ASCII code points is exactly 60 tokens; 241 is over.
         assert!(validate_summary(&"é".repeat(240)).is_ok());
         assert!(validate_summary(&"é".repeat(241)).is_err());
-        assert_eq!(
-            SummaryError::TooLong(84).message(),
-            "summary: exceeds 60 tokens (~84)"
-        );
+        assert_eq!(SummaryError::TooLong(84).message(), "summary: exceeds 60 tokens (~84)");
     }
 
     #[test]
     fn fit_drops_sentences_without_ellipsis() {
-        let long = format!(
-            "{} {} {}",
-            "A".repeat(100) + ".",
-            "B".repeat(100) + ".",
-            "C".repeat(100) + "."
-        );
+        let long = format!("{} {} {}", "A".repeat(100) + ".", "B".repeat(100) + ".", "C".repeat(100) + ".");
         let fitted = fit_summary(&long).unwrap();
         assert!(!fitted.ends_with('…'));
         assert!(estimate_tokens(&fitted) <= 60);
@@ -323,14 +288,8 @@ mod tests {
         let g = derive_summary(&giant, "T");
         assert!(g.ends_with('…'));
         assert!(estimate_tokens(&g) <= 50);
-        assert_eq!(
-            derive_summary("# Only heading\n", "X"),
-            "Adopted content 'X'; pending curation."
-        );
-        let pt = derive_summary(
-            "Relatório de vendas do trimestre. Região Nordeste lidera.",
-            "r",
-        );
+        assert_eq!(derive_summary("# Only heading\n", "X"), "Adopted content 'X'; pending curation.");
+        let pt = derive_summary("Relatório de vendas do trimestre. Região Nordeste lidera.", "r");
         assert!(pt.starts_with("Relatório"));
     }
 
@@ -341,10 +300,7 @@ mod tests {
         assert!(s.starts_with("Region 'Sales': Child title number 0"));
         assert!(s.contains("more)."));
         assert!(validate_summary(&s).is_ok());
-        assert_eq!(
-            derive_branch_summary("E", &[]),
-            "Region 'E' with 0 entries."
-        );
+        assert_eq!(derive_branch_summary("E", &[]), "Region 'E' with 0 entries.");
         assert_eq!(derive_branch_summary("S", &["A".into()]), "Region 'S': A.");
     }
 }

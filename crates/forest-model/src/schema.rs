@@ -4,9 +4,7 @@
 use indexmap::IndexMap;
 
 /// Built-in node types.
-pub const DEFAULT_TYPES: [&str; 8] = [
-    "branch", "note", "document", "dataset", "entity", "concept", "event", "media",
-];
+pub const DEFAULT_TYPES: [&str; 8] = ["branch", "note", "document", "dataset", "entity", "concept", "event", "media"];
 
 /// Built-in rels with their derived inverses.
 pub const DEFAULT_RELS: [(&str, Option<&str>); 10] = [
@@ -44,10 +42,7 @@ impl Default for Dialect {
     fn default() -> Self {
         Dialect {
             types: DEFAULT_TYPES.iter().map(|s| s.to_string()).collect(),
-            rels: DEFAULT_RELS
-                .iter()
-                .map(|(r, i)| (r.to_string(), i.map(|s| s.to_string())))
-                .collect(),
+            rels: DEFAULT_RELS.iter().map(|(r, i)| (r.to_string(), i.map(|s| s.to_string()))).collect(),
         }
     }
 }
@@ -127,10 +122,7 @@ pub fn default_schema_md(today: &str) -> String {
     }
     s.push_str("\n## Edge types (rel)\n\n| `rel` | Inverse |\n|---|---|\n");
     for (r, i) in DEFAULT_RELS {
-        s.push_str(&format!(
-            "| `{r}` | {} |\n",
-            i.map(|i| format!("`{i}`")).unwrap_or("—".into())
-        ));
+        s.push_str(&format!("| `{r}` | {} |\n", i.map(|i| format!("`{i}`")).unwrap_or("—".into())));
     }
     s
 }
@@ -147,8 +139,7 @@ mod tests {
         assert_eq!(d.types.len(), 8);
         assert_eq!(d.rels.get("discovered-shortcut"), Some(&None));
         assert_eq!(d.rels.get("part-of"), Some(&Some("contains".to_string())));
-        let custom =
-            Dialect::from_schema_body("## Types\n| `type` | d |\n|--|--|\n| `wizard` | x |\n");
+        let custom = Dialect::from_schema_body("## Types\n| `type` | d |\n|--|--|\n| `wizard` | x |\n");
         assert_eq!(custom.types, vec!["wizard"]);
         assert!(custom.has_rel("part-of"));
     }

@@ -46,11 +46,7 @@ pub fn sql_column(text: &str) -> String {
 }
 
 fn sql_ident(text: &str, prefix: &str) -> String {
-    let s: String = slugify(text)
-        .chars()
-        .map(|c| if c == '.' || c == '-' { '_' } else { c })
-        .take(48)
-        .collect();
+    let s: String = slugify(text).chars().map(|c| if c == '.' || c == '-' { '_' } else { c }).take(48).collect();
     match s.chars().next() {
         Some(c) if c.is_ascii_lowercase() || c == '_' => s,
         _ => format!("{prefix}{s}"),

@@ -129,22 +129,14 @@ pub fn float_repr(f: f64) -> String {
         return ".nan".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 {
-            ".inf".into()
-        } else {
-            "-.inf".into()
-        };
+        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
     }
     let a = f.abs();
     if a != 0.0 && !(1e-4..1e16).contains(&a) {
         // YAML 1.1 needs a dot in the mantissa: 1.0e-05.
         let s = format!("{f:e}");
         let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let mant = if mant.contains('.') {
-            mant.to_string()
-        } else {
-            format!("{mant}.0")
-        };
+        let mant = if mant.contains('.') { mant.to_string() } else { format!("{mant}.0") };
         let (sign, digits) = match exp.strip_prefix('-') {
             Some(d) => ("-", d),
             None => ("+", exp),
@@ -171,16 +163,12 @@ fn needs_quotes(s: &str) -> bool {
     if s.contains(": ") || s.contains(" #") || s.ends_with(':') {
         return true;
     }
-    if s.chars()
-        .any(|c| c.is_control() || c == '\u{feff}' || c == '\u{2028}' || c == '\u{2029}')
-    {
+    if s.chars().any(|c| c.is_control() || c == '\u{feff}' || c == '\u{2028}' || c == '\u{2029}') {
         return true;
     }
     let low = s.to_ascii_lowercase();
-    const SPECIAL: [&str; 14] = [
-        "null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".inf", "-.inf", "+.inf",
-        ".nan",
-    ];
+    const SPECIAL: [&str; 14] =
+        ["null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".inf", "-.inf", "+.inf", ".nan"];
     if SPECIAL.contains(&low.as_str()) || low == "=" || low == "<<" {
         return true;
     }
@@ -204,9 +192,7 @@ pub fn scalar_string(s: &str) -> String {
     if !needs_quotes(s) {
         return s.to_string();
     }
-    let printable = !s
-        .chars()
-        .any(|c| c.is_control() || c == '\u{feff}' || c == '\u{2028}' || c == '\u{2029}');
+    let printable = !s.chars().any(|c| c.is_control() || c == '\u{feff}' || c == '\u{2028}' || c == '\u{2029}');
     if printable {
         return format!("'{}'", s.replace('\'', "''"));
     }
@@ -253,10 +239,7 @@ mod tests {
     #[test]
     fn emits_pyyaml_style() {
         let m = parse_mapping("id: x\ntags:\n- a\n- b\ncreated: '2026-01-02'\n").unwrap();
-        assert_eq!(
-            emit_mapping(&m),
-            "id: x\ntags:\n- a\n- b\ncreated: '2026-01-02'"
-        );
+        assert_eq!(emit_mapping(&m), "id: x\ntags:\n- a\n- b\ncreated: '2026-01-02'");
         assert_eq!(float_repr(1.0), "1.0");
         assert_eq!(float_repr(0.00001), "1.0e-05");
         assert_eq!(float_repr(1732912345.123), "1732912345.123");

@@ -39,17 +39,7 @@ fn lint_cases_match_reference_pairs() {
     let mut got: Vec<(String, String)> = report
         .issues
         .iter()
-        .map(|i| {
-            (
-                i.id.clone(),
-                if i.level == Level::Error {
-                    "error"
-                } else {
-                    "warning"
-                }
-                .to_string(),
-            )
-        })
+        .map(|i| (i.id.clone(), if i.level == Level::Error { "error" } else { "warning" }.to_string()))
         .collect();
     want.sort();
     got.sort();
@@ -79,9 +69,7 @@ fn emitted_yaml_is_read_identically_by_pyyaml_when_available() {
     // Cross-reader check: PyYAML (YAML 1.1) must read what we write as the
     // same data our YAML 1.2 parser reads. Skipped with a note when python3
     // or PyYAML is missing.
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import yaml"])
-        .status();
+    let ok = std::process::Command::new("python3").args(["-c", "import yaml"]).status();
     if !ok.map(|s| s.success()).unwrap_or(false) {
         eprintln!("SKIP: python3 with PyYAML not available");
         return;
@@ -101,13 +89,6 @@ fn emitted_yaml_is_read_identically_by_pyyaml_when_available() {
         "import yaml,json,sys,datetime\nbad=0\nfor i in range({n}):\n  y=yaml.safe_load(open('{d}/%d.yaml'%i))\n  j=json.load(open('{d}/%d.json'%i))\n  if y!=j:\n    print(i,y,j); bad+=1\nsys.exit(1 if bad else 0)\n",
         d = dir.path().display()
     );
-    let out = std::process::Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let out = std::process::Command::new("python3").args(["-c", &script]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }

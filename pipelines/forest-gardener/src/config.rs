@@ -53,10 +53,7 @@ pub struct GardenerConfig {
 
 fn str_list(v: Option<&Value>) -> Vec<String> {
     match v {
-        Some(Value::Sequence(s)) => s
-            .iter()
-            .filter_map(|x| x.as_str().map(String::from))
-            .collect(),
+        Some(Value::Sequence(s)) => s.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
         Some(Value::String(s)) => vec![s.clone()],
         _ => vec![],
     }
@@ -71,8 +68,7 @@ impl GardenerConfig {
     pub fn load(forest: &Path) -> Result<GardenerConfig, GardenError> {
         let p = forest.join(CONFIG_PATH);
         let raw = match std::fs::read_to_string(&p) {
-            Ok(t) => yaml::parse_mapping(&t)
-                .map_err(|e| GardenError::Config(format!("{CONFIG_PATH}: {e}")))?,
+            Ok(t) => yaml::parse_mapping(&t).map_err(|e| GardenError::Config(format!("{CONFIG_PATH}: {e}")))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
             Err(e) => return Err(GardenError::Io(format!("{}: {e}", p.display()))),
         };
@@ -86,14 +82,12 @@ impl GardenerConfig {
         if let Some(Value::Sequence(list)) = raw.get("sources") {
             for s in list {
                 let Some(m) = s.as_mapping() else {
-                    return Err(GardenError::Config(
-                        "sources: every entry must be a mapping".into(),
-                    ));
+                    return Err(GardenError::Config("sources: every entry must be a mapping".into()));
                 };
-                let name = get_str(m, "name")
-                    .ok_or_else(|| GardenError::Config("sources: entry without name".into()))?;
-                let uri = get_str(m, "uri")
-                    .ok_or_else(|| GardenError::Config(format!("sources: '{name}' has no uri")))?;
+                let name =
+                    get_str(m, "name").ok_or_else(|| GardenError::Config("sources: entry without name".into()))?;
+                let uri =
+                    get_str(m, "uri").ok_or_else(|| GardenError::Config(format!("sources: '{name}' has no uri")))?;
                 sources.push(SourceConfig {
                     name,
                     uri,
@@ -105,9 +99,7 @@ impl GardenerConfig {
             }
         }
         if let Some(root) = get_str(&raw, "source_root") {
-            if !sources.iter().any(|s| s.uri == root)
-                && !sources.iter().any(|s| s.name == "default")
-            {
+            if !sources.iter().any(|s| s.uri == root) && !sources.iter().any(|s| s.name == "default") {
                 sources.insert(
                     0,
                     SourceConfig {
@@ -137,17 +129,11 @@ impl GardenerConfig {
                 }
             }
         }
-        let curation = raw
-            .get("curation")
-            .and_then(|v| v.as_mapping())
-            .cloned()
-            .unwrap_or_default();
+        let curation = raw.get("curation").and_then(|v| v.as_mapping()).cloned().unwrap_or_default();
         let num = |k: &str| raw.get(k).and_then(|v| v.as_f64());
         let max_stale_fraction = num("max_stale_fraction").unwrap_or(0.5);
         if !(0.0..=1.0).contains(&max_stale_fraction) {
-            return Err(GardenError::Config(
-                "max_stale_fraction must be in [0, 1]".into(),
-            ));
+            return Err(GardenError::Config("max_stale_fraction must be in [0, 1]".into()));
         }
         Ok(GardenerConfig {
             ignore: str_list(raw.get("ignore")),
@@ -156,9 +142,7 @@ impl GardenerConfig {
             default_tags: str_list(curation.get("default_tags")),
             directives: get_str(&curation, "directives").unwrap_or_default(),
             max_stale_fraction,
-            max_file_bytes: num("max_file_bytes")
-                .map(|f| f as u64)
-                .unwrap_or(256 * 1024 * 1024),
+            max_file_bytes: num("max_file_bytes").map(|f| f as u64).unwrap_or(256 * 1024 * 1024),
             convert_timeout_secs: num("convert_timeout_secs").map(|f| f as u64).unwrap_or(120),
             sources,
             raw,
@@ -191,18 +175,14 @@ impl GardenerConfig {
                 m.insert("content".into(), s.content.clone().into());
                 m.insert("archive".into(), s.archive.clone().into());
                 if !s.ignore.is_empty() {
-                    m.insert(
-                        "ignore".into(),
-                        Value::Sequence(s.ignore.iter().map(|i| i.clone().into()).collect()),
-                    );
+                    m.insert("ignore".into(), Value::Sequence(s.ignore.iter().map(|i| i.clone().into()).collect()));
                 }
                 Value::Mapping(m)
             })
             .collect();
         if let Some(first) = self.sources.first() {
             if !first.uri.contains("://") {
-                self.raw
-                    .insert("source_root".into(), first.uri.clone().into());
+                self.raw.insert("source_root".into(), first.uri.clone().into());
                 match &first.dest {
                     Some(d) => {
                         self.raw.insert("dest".into(), d.clone().into());
@@ -241,10 +221,9 @@ mod tests {
 
     #[test]
     fn legacy_and_sources() {
-        let m = yaml::parse_mapping(
-            "source_root: /data/a\ndest: imports\nextra_key: 1\ncuration:\n  default_tags: [x]\n",
-        )
-        .unwrap();
+        let m =
+            yaml::parse_mapping("source_root: /data/a\ndest: imports\nextra_key: 1\ncuration:\n  default_tags: [x]\n")
+                .unwrap();
         let mut c = GardenerConfig::from_mapping(m).unwrap();
         assert_eq!(c.sources[0].name, "default");
         assert_eq!(c.sources[0].dest.as_deref(), Some("imports"));

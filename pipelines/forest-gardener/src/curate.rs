@@ -55,7 +55,12 @@ impl Curate for CuratorHook<'_> {
             let existing: Vec<Link> = d
                 .links
                 .iter()
-                .map(|l| Link { rel: l.rel.clone(), target: l.target.clone(), confidence: l.confidence, note: l.note.clone() })
+                .map(|l| Link {
+                    rel: l.rel.clone(),
+                    target: l.target.clone(),
+                    confidence: l.confidence,
+                    note: l.note.clone(),
+                })
                 .collect();
             let p = self.curator.propose_links(&d.id, Some(&d.parent), &d.title, &d.summary, &existing, c);
             for l in p.links {

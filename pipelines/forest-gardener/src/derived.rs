@@ -19,22 +19,13 @@ pub const TRAILS_PATH: &str = "_derived/trails.db";
 pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
     let title = node.title().unwrap_or_else(|| id.to_string());
     let summary = node.summary().unwrap_or_default();
-    let node_type = node.get_str("type").unwrap_or_else(|| {
-        if ids::is_branch_id(id) {
-            "branch".into()
-        } else {
-            "note".into()
-        }
-    });
+    let node_type =
+        node.get_str("type").unwrap_or_else(|| if ids::is_branch_id(id) { "branch".into() } else { "note".into() });
     let mut row = CatalogNode::new(id, node_type, title, summary);
     row.tags = node.get_list("tags");
     row.aliases = node.get_list("aliases");
-    row.created = node
-        .get_str("created")
-        .map(|s| s.chars().take(10).collect());
-    row.updated = node
-        .get_str("updated")
-        .map(|s| s.chars().take(10).collect());
+    row.created = node.get_str("created").map(|s| s.chars().take(10).collect());
+    row.updated = node.get_str("updated").map(|s| s.chars().take(10).collect());
     row.confidence = node.get_f64("confidence").unwrap_or(1.0);
     row.source = node.get_str("source");
     row.entity_kind = node.get_str("entity_kind");
@@ -45,20 +36,12 @@ pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
     row.body_tokens = estimate_tokens(&node.body) as i64;
     row.outline = outline(&node.body);
     let inline = node.get_str("content").is_none_or(|c| c == "inline");
-    row.body_hash = if inline {
-        forest_catalog::body_hash_of(&node.body)
-    } else {
-        String::new()
-    };
+    row.body_hash = if inline { forest_catalog::body_hash_of(&node.body) } else { String::new() };
     row.origin = node.get_str("origin");
     row.links = node
         .links()
         .into_iter()
-        .map(|l| CatalogLink {
-            rel: l.rel,
-            target: l.target,
-            confidence: l.confidence.unwrap_or(1.0),
-        })
+        .map(|l| CatalogLink { rel: l.rel, target: l.target, confidence: l.confidence.unwrap_or(1.0) })
         .collect();
     row.moved_from = node.get_list("moved_from");
     row
@@ -82,13 +65,10 @@ pub fn reindex(forest: &Path) -> Result<usize, GardenError> {
     let path = forest.join(CATALOG_PATH);
     let mut cat = match Catalog::open(&path) {
         Ok(c) => c,
-        Err(_) => {
-            Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?
-        }
+        Err(_) => Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?,
     };
     let rows = read_all_rows(forest);
-    cat.rebuild(rows.into_iter())
-        .map_err(|e| GardenError::Derived(format!("catalog: {e}")))
+    cat.rebuild(rows.into_iter()).map_err(|e| GardenError::Derived(format!("catalog: {e}")))
 }
 
 /// Open the catalog, rebuilding it first when missing, empty or unreadable.

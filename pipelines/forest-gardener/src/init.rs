@@ -12,18 +12,11 @@ pub const GITIGNORE: &str = "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n";
 /// sections, `_meta/schema.md`, one commit. Refuses an existing forest.
 pub fn init_forest(dir: &Path, title: &str) -> Result<GitForest, GardenError> {
     if dir.join("_index.md").exists() {
-        return Err(GardenError::Schema(format!(
-            "{} already holds a forest (_index.md exists)",
-            dir.display()
-        )));
+        return Err(GardenError::Schema(format!("{} already holds a forest (_index.md exists)", dir.display())));
     }
     let day = today();
-    let summary =
-        format!("Master branch of the {title} forest. Freshly created: no branches or notes yet.");
-    let mut master = Node {
-        front: Default::default(),
-        body: String::new(),
-    };
+    let summary = format!("Master branch of the {title} forest. Freshly created: no branches or notes yet.");
+    let mut master = Node { front: Default::default(), body: String::new() };
     master.set_str("id", "_index");
     master.set_str("type", "branch");
     master.set_str("title", title);
@@ -31,18 +24,13 @@ pub fn init_forest(dir: &Path, title: &str) -> Result<GitForest, GardenError> {
     master.set_str("coverage", "0 bananas, 0 sub-branches");
     master.set_str("created", &day);
     master.set_str("updated", &day);
-    master.body = format!("# {title}\n\n> {summary}\n\n## Sub-branches\n\n## Direct bananas\n\n## Cross trails\n\n## Landmarks\n");
+    master.body = format!(
+        "# {title}\n\n> {summary}\n\n## Sub-branches\n\n## Direct bananas\n\n## Cross trails\n\n## Landmarks\n"
+    );
     let files = vec![
         (".gitignore".to_string(), GITIGNORE.as_bytes().to_vec()),
         ("_index.md".to_string(), master.to_text().into_bytes()),
-        (
-            "_meta/schema.md".to_string(),
-            forest_model::schema::default_schema_md(&day).into_bytes(),
-        ),
+        ("_meta/schema.md".to_string(), forest_model::schema::default_schema_md(&day).into_bytes()),
     ];
-    Ok(GitForest::init(
-        dir,
-        &format!("init: forest '{title}' (empty A.5 skeleton)"),
-        &files,
-    )?)
+    Ok(GitForest::init(dir, &format!("init: forest '{title}' (empty A.5 skeleton)"), &files)?)
 }

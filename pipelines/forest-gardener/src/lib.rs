@@ -15,8 +15,8 @@ pub mod derived;
 pub mod init;
 pub mod manifest;
 pub mod reconcile;
-pub mod rollup;
 pub mod report;
+pub mod rollup;
 mod run;
 pub mod walk;
 

@@ -21,8 +21,7 @@ impl Manifest {
     /// Open (creating) the manifest at `path`.
     pub fn open(path: &Path) -> Result<Manifest, GardenError> {
         if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p)
-                .map_err(|e| GardenError::Io(format!("{}: {e}", p.display())))?;
+            std::fs::create_dir_all(p).map_err(|e| GardenError::Io(format!("{}: {e}", p.display())))?;
         }
         let conn = Connection::open(path).map_err(sq)?;
         conn.execute_batch(
@@ -39,19 +38,14 @@ impl Manifest {
 
     /// The commit this manifest was last brought up to.
     pub fn head(&self) -> Result<Option<String>, GardenError> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key='head'", [], |r| r.get(0))
-            .optional()
-            .map_err(sq)
+        self.conn.query_row("SELECT value FROM meta WHERE key='head'", [], |r| r.get(0)).optional().map_err(sq)
     }
 
     /// All entries of one source.
     pub fn entries(&self, source: &str) -> Result<HashMap<String, ManifestEntry>, GardenError> {
         let mut st = self
             .conn
-            .prepare_cached(
-                "SELECT path, id, size, mtime_ms, hash, vanished FROM files WHERE source=?1",
-            )
+            .prepare_cached("SELECT path, id, size, mtime_ms, hash, vanished FROM files WHERE source=?1")
             .map_err(sq)?;
         let rows = st
             .query_map([source], |r| {
@@ -72,10 +66,7 @@ impl Manifest {
 
     /// Number of rows (all sources).
     pub fn len(&self) -> Result<usize, GardenError> {
-        self.conn
-            .query_row("SELECT COUNT(*) FROM files", [], |r| r.get::<_, i64>(0))
-            .map(|n| n as usize)
-            .map_err(sq)
+        self.conn.query_row("SELECT COUNT(*) FROM files", [], |r| r.get::<_, i64>(0)).map(|n| n as usize).map_err(sq)
     }
 
     /// True when empty.
@@ -99,29 +90,15 @@ impl Manifest {
                 )
                 .map_err(sq)?;
             for (path, e) in upserts {
-                up.execute(params![
-                    source,
-                    path,
-                    e.id,
-                    e.size as i64,
-                    e.mtime_ms,
-                    e.hash,
-                    e.vanished as i64
-                ])
-                .map_err(sq)?;
+                up.execute(params![source, path, e.id, e.size as i64, e.mtime_ms, e.hash, e.vanished as i64])
+                    .map_err(sq)?;
             }
-            let mut del = tx
-                .prepare_cached("DELETE FROM files WHERE source=?1 AND path=?2")
-                .map_err(sq)?;
+            let mut del = tx.prepare_cached("DELETE FROM files WHERE source=?1 AND path=?2").map_err(sq)?;
             for path in deletes {
                 del.execute(params![source, path]).map_err(sq)?;
             }
             if let Some(h) = head {
-                tx.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)",
-                    [h],
-                )
-                .map_err(sq)?;
+                tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)", [h]).map_err(sq)?;
             }
         }
         tx.commit().map_err(sq)
@@ -129,12 +106,7 @@ impl Manifest {
 
     /// Record `head` without other changes.
     pub fn set_head(&mut self, head: &str) -> Result<(), GardenError> {
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)",
-                [head],
-            )
-            .map_err(sq)?;
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)", [head]).map_err(sq)?;
         Ok(())
     }
 
@@ -154,23 +126,11 @@ impl Manifest {
                 )
                 .map_err(sq)?;
             for (source, path, e) in rows {
-                up.execute(params![
-                    source,
-                    path,
-                    e.id,
-                    e.size as i64,
-                    e.mtime_ms,
-                    e.hash,
-                    e.vanished as i64
-                ])
-                .map_err(sq)?;
+                up.execute(params![source, path, e.id, e.size as i64, e.mtime_ms, e.hash, e.vanished as i64])
+                    .map_err(sq)?;
             }
             if let Some(h) = head {
-                tx.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)",
-                    [h],
-                )
-                .map_err(sq)?;
+                tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)", [h]).map_err(sq)?;
             }
         }
         tx.commit().map_err(sq)

@@ -46,11 +46,7 @@ pub struct StatPlan {
 
 /// Compare a listing with the manifest. `scope` limits vanished detection
 /// to one path (targeted sync).
-pub fn stat_pass(
-    files: &[StatFile],
-    manifest: &HashMap<String, ManifestEntry>,
-    scope: Option<&str>,
-) -> StatPlan {
+pub fn stat_pass(files: &[StatFile], manifest: &HashMap<String, ManifestEntry>, scope: Option<&str>) -> StatPlan {
     let mut plan = StatPlan::default();
     let mut seen: HashSet<&str> = HashSet::with_capacity(files.len());
     for f in files {
@@ -83,11 +79,7 @@ pub fn stat_pass(
 /// a vanished entry's size can be moves.
 pub fn move_candidates(plan: &StatPlan, sizes: &HashMap<String, u64>) -> Vec<String> {
     let vanished_sizes: HashSet<u64> = plan.vanished.iter().map(|(_, e)| e.size).collect();
-    plan.new
-        .iter()
-        .filter(|r| sizes.get(*r).is_some_and(|s| vanished_sizes.contains(s)))
-        .cloned()
-        .collect()
+    plan.new.iter().filter(|r| sizes.get(*r).is_some_and(|s| vanished_sizes.contains(s))).cloned().collect()
 }
 
 /// A move: vanished path and new path with the same content.
@@ -120,15 +112,8 @@ pub struct Plan {
 
 /// Second pass: with hashes of suspects and of move candidates, classify.
 /// `hash_eq(old, new)` compares a manifest hash with a fresh hash pair.
-pub fn classify(
-    stat: StatPlan,
-    manifest: &HashMap<String, ManifestEntry>,
-    hashes: &HashMap<String, HashPair>,
-) -> Plan {
-    let mut plan = Plan {
-        unchanged: stat.unchanged,
-        ..Default::default()
-    };
+pub fn classify(stat: StatPlan, manifest: &HashMap<String, ManifestEntry>, hashes: &HashMap<String, HashPair>) -> Plan {
+    let mut plan = Plan { unchanged: stat.unchanged, ..Default::default() };
     for rel in stat.suspect {
         let Some(e) = manifest.get(&rel) else {
             continue;
@@ -143,44 +128,24 @@ pub fn classify(
     let new_set: HashSet<&str> = stat.new.iter().map(|s| s.as_str()).collect();
     let mut by_hash: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
     for (rel, h) in hashes.iter().filter(|(r, _)| new_set.contains(r.as_str())) {
-        by_hash
-            .entry(h.blake3.clone())
-            .or_default()
-            .insert(rel.clone());
+        by_hash.entry(h.blake3.clone()).or_default().insert(rel.clone());
         if !h.sha256.is_empty() {
-            by_hash
-                .entry(h.sha256.to_lowercase())
-                .or_default()
-                .insert(rel.clone());
+            by_hash.entry(h.sha256.to_lowercase()).or_default().insert(rel.clone());
         }
     }
     let mut moved_new: HashSet<String> = HashSet::new();
     for (from_rel, e) in stat.vanished {
-        let key = if e.hash.starts_with("blake3:") {
-            e.hash.clone()
-        } else {
-            e.hash.to_lowercase()
-        };
-        let target = by_hash
-            .get(&key)
-            .and_then(|set| set.iter().find(|r| !moved_new.contains(*r)).cloned());
+        let key = if e.hash.starts_with("blake3:") { e.hash.clone() } else { e.hash.to_lowercase() };
+        let target = by_hash.get(&key).and_then(|set| set.iter().find(|r| !moved_new.contains(*r)).cloned());
         match target {
             Some(to_rel) => {
                 moved_new.insert(to_rel.clone());
-                plan.moves.push(Move {
-                    from_rel,
-                    from_id: e.id.clone(),
-                    to_rel,
-                });
+                plan.moves.push(Move { from_rel, from_id: e.id.clone(), to_rel });
             }
             None => plan.vanished.push((from_rel, e)),
         }
     }
-    plan.new = stat
-        .new
-        .into_iter()
-        .filter(|r| !moved_new.contains(r))
-        .collect();
+    plan.new = stat.new.into_iter().filter(|r| !moved_new.contains(r)).collect();
     plan.moves.sort_by(|a, b| a.to_rel.cmp(&b.to_rel));
     plan
 }
@@ -216,26 +181,13 @@ mod tests {
     use super::*;
 
     fn e(id: &str, size: u64, mtime: i64, hash: &str) -> ManifestEntry {
-        ManifestEntry {
-            id: id.into(),
-            size,
-            mtime_ms: mtime,
-            hash: hash.into(),
-            vanished: false,
-        }
+        ManifestEntry { id: id.into(), size, mtime_ms: mtime, hash: hash.into(), vanished: false }
     }
     fn f(rel: &str, size: u64, mtime: i64) -> StatFile {
-        StatFile {
-            rel: rel.into(),
-            size,
-            mtime_ms: mtime,
-        }
+        StatFile { rel: rel.into(), size, mtime_ms: mtime }
     }
     fn hp(b: &str) -> HashPair {
-        HashPair {
-            blake3: format!("blake3:{b}"),
-            sha256: String::new(),
-        }
+        HashPair { blake3: format!("blake3:{b}"), sha256: String::new() }
     }
 
     #[test]
@@ -264,18 +216,11 @@ mod tests {
         hashes.insert("new/moved.md".to_string(), hp("m"));
         let plan = classify(stat, &m, &hashes);
         assert_eq!(plan.new, vec!["new.md"]);
-        assert_eq!(
-            plan.changed,
-            vec![("edit.md".to_string(), "edit".to_string())]
-        );
+        assert_eq!(plan.changed, vec![("edit.md".to_string(), "edit".to_string())]);
         assert_eq!(plan.touched, vec!["touch.md"]);
         assert_eq!(
             plan.moves,
-            vec![Move {
-                from_rel: "old/moved.md".into(),
-                from_id: "old/moved".into(),
-                to_rel: "new/moved.md".into()
-            }]
+            vec![Move { from_rel: "old/moved.md".into(), from_id: "old/moved".into(), to_rel: "new/moved.md".into() }]
         );
         assert_eq!(plan.vanished.len(), 1);
         assert_eq!(plan.vanished[0].0, "gone.md");
@@ -295,15 +240,8 @@ mod tests {
 
     #[test]
     fn sha256_from_other_engine() {
-        let h = HashPair {
-            blake3: "blake3:x".into(),
-            sha256: "ABC".into(),
-        };
+        let h = HashPair { blake3: "blake3:x".into(), sha256: "ABC".into() };
         assert!(h.matches("abc"));
-        assert!(!HashPair {
-            blake3: "blake3:x".into(),
-            sha256: String::new()
-        }
-        .matches("abc"));
+        assert!(!HashPair { blake3: "blake3:x".into(), sha256: String::new() }.matches("abc"));
     }
 }

@@ -106,7 +106,8 @@ pub fn rollup(
         // Verbatim propagation into the parent's Sub-branches line, keeping a coverage suffix.
         if let Some(parent) = ids::parent_index(bid) {
             if let Some(mut p) = load(forest, &parent, &mut cache) {
-                let old = index::section_entries(&p.body, SUB_BRANCHES).into_iter().find(|l| index::entry_id(l) == Some(bid));
+                let old =
+                    index::section_entries(&p.body, SUB_BRANCHES).into_iter().find(|l| index::entry_id(l) == Some(bid));
                 let suffix = old.as_deref().and_then(coverage_tail);
                 let line = entry_line(bid, &summary, suffix.as_deref());
                 let body = index::upsert_entry(&p.body, SUB_BRANCHES, bid, &line);

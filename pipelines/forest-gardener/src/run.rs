@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 /// Manifest path inside a forest.
 pub const MANIFEST_PATH: &str = "_derived/manifest.db";
 const MEDIA_EXTS: [&str; 14] = [
-    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4",
-    ".mov", ".mkv", ".webm",
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4", ".mov", ".mkv", ".webm",
 ];
 const TEXT_EXTS: [&str; 3] = [".md", ".markdown", ".txt"];
 
@@ -45,11 +44,7 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions {
-            dry_run: false,
-            commit_every: 5000,
-            allow_mass_stale: false,
-        }
+        RunOptions { dry_run: false, commit_every: 5000, allow_mass_stale: false }
     }
 }
 
@@ -152,9 +147,7 @@ pub fn adopt(
                 }
             });
             if config.source(&base).is_some() {
-                return Err(GardenError::Schema(format!(
-                    "a source named '{base}' already exists with another uri"
-                )));
+                return Err(GardenError::Schema(format!("a source named '{base}' already exists with another uri")));
             }
             if let Some(d) = dest {
                 validate_dest(d)?;
@@ -162,9 +155,7 @@ pub fn adopt(
             SourceConfig {
                 name: base,
                 uri: uri.clone(),
-                dest: dest
-                    .map(|d| d.trim_matches('/').to_string())
-                    .filter(|d| !d.is_empty()),
+                dest: dest.map(|d| d.trim_matches('/').to_string()).filter(|d| !d.is_empty()),
                 content: "inline".into(),
                 archive: "never".into(),
                 ignore: vec![],
@@ -198,10 +189,9 @@ pub fn sync(
         ));
     }
     let sources: Vec<SourceConfig> = match source {
-        Some(n) => vec![config
-            .source(n)
-            .cloned()
-            .ok_or_else(|| GardenError::Schema(format!("no source named '{n}'")))?],
+        Some(n) => {
+            vec![config.source(n).cloned().ok_or_else(|| GardenError::Schema(format!("no source named '{n}'")))?]
+        }
         None => config.sources.clone(),
     };
     if path.is_some() && sources.len() != 1 {
@@ -216,12 +206,8 @@ pub fn sync(
 
 fn validate_dest(d: &str) -> Result<(), GardenError> {
     let t = d.trim_matches('/');
-    if t.split('/')
-        .any(|c| c.is_empty() || c == "." || c == ".." || c.starts_with('_') || c.starts_with('.'))
-    {
-        return Err(GardenError::Schema(format!(
-            "invalid dest branch path '{d}'"
-        )));
+    if t.split('/').any(|c| c.is_empty() || c == "." || c == ".." || c.starts_with('_') || c.starts_with('.')) {
+        return Err(GardenError::Schema(format!("invalid dest branch path '{d}'")));
     }
     Ok(())
 }
@@ -233,29 +219,20 @@ fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError
             "s3:// sources are not supported by this build yet (local folders only)".into(),
         ));
     }
-    let p = local_path(source)
-        .ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
+    let p = local_path(source).ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
     let canon = std::fs::canonicalize(&p)
         .map_err(|e| GardenError::Schema(format!("source is not a directory: {source} ({e})")))?;
     if !canon.is_dir() {
-        return Err(GardenError::Schema(format!(
-            "source is not a directory: {source}"
-        )));
+        return Err(GardenError::Schema(format!("source is not a directory: {source}")));
     }
     check_containment(forest, &canon)?;
-    canon
-        .to_str()
-        .map(|s| s.to_string())
-        .ok_or_else(|| GardenError::Schema("source path is not valid UTF-8".into()))
+    canon.to_str().map(|s| s.to_string()).ok_or_else(|| GardenError::Schema("source path is not valid UTF-8".into()))
 }
 
 fn check_containment(forest: &Path, canon_source: &Path) -> Result<(), GardenError> {
-    let f = std::fs::canonicalize(forest)
-        .map_err(|e| GardenError::Io(format!("{}: {e}", forest.display())))?;
+    let f = std::fs::canonicalize(forest).map_err(|e| GardenError::Io(format!("{}: {e}", forest.display())))?;
     if f.starts_with(canon_source) {
-        return Err(GardenError::Schema(
-            "source contains the forest itself".into(),
-        ));
+        return Err(GardenError::Schema("source contains the forest itself".into()));
     }
     if canon_source.starts_with(&f) && !canon_source.starts_with(f.join("_derived")) {
         return Err(GardenError::Schema("source is inside the forest".into()));
@@ -275,29 +252,22 @@ fn run_sources(
     curate: Option<&dyn Curate>,
 ) -> Result<GardenReport, GardenError> {
     let started = Instant::now();
-    let registry = Registry::builtin().with_command_hooks(
-        &config.converters,
-        Duration::from_secs(config.convert_timeout_secs),
-    );
+    if !opts.dry_run {
+        recover_payloads(forest);
+    }
+    let registry =
+        Registry::builtin().with_command_hooks(&config.converters, Duration::from_secs(config.convert_timeout_secs));
     let limits = Limits {
         max_input_bytes: config.max_file_bytes,
         timeout: Duration::from_secs(config.convert_timeout_secs),
         ..Limits::default()
     };
     let (mut manifest, refresh) = open_manifest(forest, git, config, opts.dry_run)?;
-    let mut catalog = if opts.dry_run {
-        None
-    } else {
-        Some(open_catalog(forest)?)
-    };
+    let mut catalog = if opts.dry_run { None } else { Some(open_catalog(forest)?) };
     if let Some(cat) = catalog.as_mut() {
         refresh_catalog(forest, cat, &refresh)?;
     }
-    let mut report = GardenReport {
-        version: REPORT_VERSION,
-        dry_run: opts.dry_run,
-        ..Default::default()
-    };
+    let mut report = GardenReport { version: REPORT_VERSION, dry_run: opts.dry_run, ..Default::default() };
     let multi = config.sources.len() > 1;
     for src in sources {
         let mut ctx = SourceRun {
@@ -312,10 +282,7 @@ fn run_sources(
             progress,
             curate,
             today: today(),
-            report: SourceReport {
-                source: src.name.clone(),
-                ..Default::default()
-            },
+            report: SourceReport { source: src.name.clone(), ..Default::default() },
             commits: vec![],
             taken: HashSet::new(),
         };
@@ -354,10 +321,7 @@ fn refresh_catalog(forest: &Path, cat: &mut Catalog, refresh: &Refresh) -> Resul
             let mut gone = vec![];
             for p in paths {
                 let id = p.trim_end_matches(".md").to_string();
-                match std::fs::read_to_string(forest.join(p))
-                    .ok()
-                    .and_then(|t| Node::parse(&t).ok())
-                {
+                match std::fs::read_to_string(forest.join(p)).ok().and_then(|t| Node::parse(&t).ok()) {
                     Some(n) => rows.push(catalog_row(&id, &n)),
                     None => gone.push(id),
                 }
@@ -381,11 +345,7 @@ fn open_manifest(
 ) -> Result<(Manifest, Refresh), GardenError> {
     let path = forest.join(MANIFEST_PATH);
     let head = git.head_oid()?.map(|o| o.to_string());
-    let mut m = if dry_run && !path.exists() {
-        Manifest::open(Path::new(":memory:"))?
-    } else {
-        Manifest::open(&path)?
-    };
+    let mut m = if dry_run && !path.exists() { Manifest::open(Path::new(":memory:"))? } else { Manifest::open(&path)? };
     let recorded = m.head()?;
     if recorded.is_some() && recorded == head {
         return Ok((m, Refresh::Nothing));
@@ -394,26 +354,17 @@ fn open_manifest(
         (Some(r), Some(h)) => changed_md_paths(forest, r, h),
         _ => None,
     };
-    let default_source = config
-        .sources
-        .first()
-        .map(|s| s.name.clone())
-        .unwrap_or_else(|| "default".into());
+    let default_source = config.sources.first().map(|s| s.name.clone()).unwrap_or_else(|| "default".into());
     let refresh = match changed {
         Some(paths) => {
             // Incremental: re-read only passports changed since the recorded commit.
-            let mut by_source: BTreeMap<String, (Vec<(String, ManifestEntry)>, Vec<String>)> =
-                BTreeMap::new();
+            let mut by_source: BTreeMap<String, (Vec<(String, ManifestEntry)>, Vec<String>)> = BTreeMap::new();
             let mut removed_ids: Vec<String> = vec![];
             for p in &paths {
                 let id = p.trim_end_matches(".md").to_string();
-                match std::fs::read_to_string(forest.join(p))
-                    .ok()
-                    .and_then(|t| Node::parse(&t).ok())
-                {
+                match std::fs::read_to_string(forest.join(p)).ok().and_then(|t| Node::parse(&t).ok()) {
                     Some(node) => {
-                        if let Some((source, rel, e)) = passport_entry(&id, &node, &default_source)
-                        {
+                        if let Some((source, rel, e)) = passport_entry(&id, &node, &default_source) {
                             by_source.entry(source).or_default().0.push((rel, e));
                         }
                     }
@@ -426,11 +377,8 @@ fn open_manifest(
             if !removed_ids.is_empty() {
                 for s in &config.sources {
                     let entries = m.entries(&s.name)?;
-                    let dels: Vec<String> = entries
-                        .iter()
-                        .filter(|(_, e)| removed_ids.contains(&e.id))
-                        .map(|(p, _)| p.clone())
-                        .collect();
+                    let dels: Vec<String> =
+                        entries.iter().filter(|(_, e)| removed_ids.contains(&e.id)).map(|(p, _)| p.clone()).collect();
                     m.apply(&s.name, &[], &dels, None)?;
                 }
             }
@@ -445,8 +393,7 @@ fn open_manifest(
                 .par_iter()
                 .filter_map(|rel| {
                     let id = rel.strip_suffix(".md")?;
-                    let node =
-                        Node::parse(&std::fs::read_to_string(forest.join(rel)).ok()?).ok()?;
+                    let node = Node::parse(&std::fs::read_to_string(forest.join(rel)).ok()?).ok()?;
                     let (source, path, e) = passport_entry(id, &node, &default_source)?;
                     Some((source, path, e))
                 })
@@ -458,16 +405,10 @@ fn open_manifest(
     Ok((m, refresh))
 }
 
-fn passport_entry(
-    id: &str,
-    node: &Node,
-    default_source: &str,
-) -> Option<(String, String, ManifestEntry)> {
+fn passport_entry(id: &str, node: &Node, default_source: &str) -> Option<(String, String, ManifestEntry)> {
     let path = node.get_str("source_path")?;
     let hash = node.get_str("source_hash")?;
-    let source = node
-        .get_str("source_name")
-        .unwrap_or_else(|| default_source.to_string());
+    let source = node.get_str("source_name").unwrap_or_else(|| default_source.to_string());
     let size = node.get_f64("source_size").unwrap_or(-1.0);
     let mtime = node.get_f64("source_mtime").unwrap_or(0.0);
     Some((
@@ -486,16 +427,8 @@ fn passport_entry(
 /// `.md` paths that differ between two commits, or None when unknown.
 fn changed_md_paths(forest: &Path, from: &str, to: &str) -> Option<Vec<String>> {
     let repo = git2::Repository::open(forest).ok()?;
-    let a = repo
-        .find_commit(git2::Oid::from_str(from).ok()?)
-        .ok()?
-        .tree()
-        .ok()?;
-    let b = repo
-        .find_commit(git2::Oid::from_str(to).ok()?)
-        .ok()?
-        .tree()
-        .ok()?;
+    let a = repo.find_commit(git2::Oid::from_str(from).ok()?).ok()?.tree().ok()?;
+    let b = repo.find_commit(git2::Oid::from_str(to).ok()?).ok()?.tree().ok()?;
     let diff = repo.diff_tree_to_tree(Some(&a), Some(&b), None).ok()?;
     let mut out = vec![];
     for d in diff.deltas() {
@@ -569,10 +502,7 @@ struct SourceRun<'a> {
 }
 
 fn err(path: &str, message: impl Into<String>) -> FileError {
-    FileError {
-        path: path.to_string(),
-        message: message.into(),
-    }
+    FileError { path: path.to_string(), message: message.into() }
 }
 
 impl SourceRun<'_> {
@@ -597,9 +527,7 @@ impl SourceRun<'_> {
         if let Some(p) = path {
             let p = p.trim_start_matches("./");
             if p.starts_with('/') || p.split('/').any(|c| c == "..") {
-                return Err(GardenError::Schema(
-                    "sync path leaves the source root".into(),
-                ));
+                return Err(GardenError::Schema("sync path leaves the source root".into()));
             }
             listing.files.retain(|f| f.rel == p);
             listing.problems.retain(|(r, _)| r == p);
@@ -612,51 +540,31 @@ impl SourceRun<'_> {
         if let Some(e) = &listing.listing_error {
             // Nothing may be marked stale from a partial listing.
             if listing.files.is_empty() && path.is_none() {
-                self.report.errors.push(err(
-                    &self.src.uri,
-                    format!("listing failed, source skipped (nothing marked stale): {e}"),
-                ));
+                self.report
+                    .errors
+                    .push(err(&self.src.uri, format!("listing failed, source skipped (nothing marked stale): {e}")));
                 return Ok(());
             }
-            self.report.errors.push(err(
-                &self.src.uri,
-                format!("listing incomplete, nothing marked stale this run: {e}"),
-            ));
+            self.report
+                .errors
+                .push(err(&self.src.uri, format!("listing incomplete, nothing marked stale this run: {e}")));
         }
-        let stat_files: Vec<StatFile> = listing
-            .files
-            .iter()
-            .map(|f| StatFile {
-                rel: f.rel.clone(),
-                size: f.size,
-                mtime_ms: f.mtime_ms,
-            })
-            .collect();
+        let stat_files: Vec<StatFile> =
+            listing.files.iter().map(|f| StatFile { rel: f.rel.clone(), size: f.size, mtime_ms: f.mtime_ms }).collect();
         let mut stat = reconcile::stat_pass(&stat_files, &entries, path);
         if listing.listing_error.is_some() {
             stat.vanished.clear();
         }
-        let by_rel: HashMap<&str, &Listed> =
-            listing.files.iter().map(|f| (f.rel.as_str(), f)).collect();
+        let by_rel: HashMap<&str, &Listed> = listing.files.iter().map(|f| (f.rel.as_str(), f)).collect();
         // Hash suspects and possible move targets before deciding.
-        let sizes: HashMap<String, u64> = listing
-            .files
-            .iter()
-            .map(|f| (f.rel.clone(), f.size))
-            .collect();
+        let sizes: HashMap<String, u64> = listing.files.iter().map(|f| (f.rel.clone(), f.size)).collect();
         let mut to_hash: Vec<String> = stat.suspect.clone();
         to_hash.extend(reconcile::move_candidates(&stat, &sizes));
-        let want_sha_moves = stat
-            .vanished
-            .iter()
-            .any(|(_, e)| !e.hash.starts_with("blake3:"));
+        let want_sha_moves = stat.vanished.iter().any(|(_, e)| !e.hash.starts_with("blake3:"));
         let hashed: Vec<(String, Result<HashPair, String>)> = to_hash
             .par_iter()
             .map(|rel| {
-                let need_sha = entries
-                    .get(rel)
-                    .map(|e| !e.hash.starts_with("blake3:"))
-                    .unwrap_or(want_sha_moves);
+                let need_sha = entries.get(rel).map(|e| !e.hash.starts_with("blake3:")).unwrap_or(want_sha_moves);
                 let res = by_rel
                     .get(rel.as_str())
                     .ok_or_else(|| "vanished".to_string())
@@ -680,11 +588,8 @@ impl SourceRun<'_> {
         // Stale guard (DESIGN §3).
         let newly_stale = plan.vanished.iter().filter(|(_, e)| !e.vanished).count();
         let mut vanished = plan.vanished.clone();
-        if reconcile::exceeds_stale_guard(
-            newly_stale,
-            entries.len(),
-            self.config.max_stale_fraction,
-        ) && !self.opts.allow_mass_stale
+        if reconcile::exceeds_stale_guard(newly_stale, entries.len(), self.config.max_stale_fraction)
+            && !self.opts.allow_mass_stale
         {
             self.report.errors.push(err(
                 &self.src.uri,
@@ -703,35 +608,16 @@ impl SourceRun<'_> {
         let mut touched_up = vec![];
         for rel in &plan.touched {
             if let (Some(f), Some(e)) = (by_rel.get(rel.as_str()), entries.get(rel)) {
-                touched_up.push((
-                    rel.clone(),
-                    ManifestEntry {
-                        size: f.size,
-                        mtime_ms: f.mtime_ms,
-                        ..e.clone()
-                    },
-                ));
+                touched_up.push((rel.clone(), ManifestEntry { size: f.size, mtime_ms: f.mtime_ms, ..e.clone() }));
             }
         }
         let mut work: Vec<Work> = vec![];
         work.extend(plan.new.iter().map(|r| Work::Plant(r.clone())));
-        work.extend(
-            plan.changed
-                .iter()
-                .map(|(r, id)| Work::Update(r.clone(), id.clone())),
-        );
+        work.extend(plan.changed.iter().map(|(r, id)| Work::Update(r.clone(), id.clone())));
         work.extend(plan.moves.iter().cloned().map(Work::Transplant));
-        work.extend(
-            vanished
-                .into_iter()
-                .filter(|(_, e)| !e.vanished)
-                .map(|(r, e)| Work::MarkStale(r, e)),
-        );
+        work.extend(vanished.into_iter().filter(|(_, e)| !e.vanished).map(|(r, e)| Work::MarkStale(r, e)));
         work.sort_by(|a, b| a.rel().cmp(b.rel()));
-        let to_convert = work
-            .iter()
-            .filter(|w| matches!(w, Work::Plant(_) | Work::Update(..)))
-            .count();
+        let to_convert = work.iter().filter(|w| matches!(w, Work::Plant(_) | Work::Update(..))).count();
         self.progress.start(&self.src.name, to_convert as u64);
         let chunk = self.opts.commit_every.max(1);
         let mut first = true;
@@ -785,19 +671,14 @@ impl SourceRun<'_> {
             abs: f.abs.clone(),
             size: f.size,
             mtime_ms: f.mtime_ms,
-            hash: HashPair {
-                blake3: String::new(),
-                sha256: String::new(),
-            },
+            hash: HashPair { blake3: String::new(), sha256: String::new() },
             outcome: Err(String::new()),
             unsupported: false,
             warnings: vec![],
         };
         if f.size > self.config.max_file_bytes {
-            c.outcome = Err(format!(
-                "file is {} bytes, over the {} byte limit: skipped",
-                f.size, self.config.max_file_bytes
-            ));
+            c.outcome =
+                Err(format!("file is {} bytes, over the {} byte limit: skipped", f.size, self.config.max_file_bytes));
             return c;
         }
         if f.size == 0 {
@@ -818,11 +699,7 @@ impl SourceRun<'_> {
         let out = self.registry.convert(&f.abs, &f.rel, self.limits);
         c.unsupported = out.unsupported;
         c.warnings = out.warnings;
-        c.outcome = out.result.map_err(|e| {
-            e.strip_prefix(&format!("{}: ", f.rel))
-                .map(String::from)
-                .unwrap_or(e)
-        });
+        c.outcome = out.result.map_err(|e| e.strip_prefix(&format!("{}: ", f.rel)).map(String::from).unwrap_or(e));
         c
     }
 
@@ -875,10 +752,7 @@ impl SourceRun<'_> {
         let name = folder.rsplit('/').next().unwrap_or(folder);
         let title = title_from_stem(name);
         let summary = format!("Documents adopted from source folder '{name}'.");
-        let mut n = Node {
-            front: Default::default(),
-            body: index::branch_body(&title, &summary),
-        };
+        let mut n = Node { front: Default::default(), body: index::branch_body(&title, &summary) };
         n.set_str("id", &bid);
         n.set_str("type", "branch");
         n.set_str("title", &title);
@@ -896,14 +770,7 @@ impl SourceRun<'_> {
         batch.ids.push(bid);
     }
 
-    fn add_entry(
-        &mut self,
-        branch: &str,
-        section: &str,
-        child: &str,
-        summary: &str,
-        batch: &mut Batch,
-    ) {
+    fn add_entry(&mut self, branch: &str, section: &str, child: &str, summary: &str, batch: &mut Batch) {
         let Some(mut b) = self.load(branch, batch) else {
             return;
         };
@@ -934,14 +801,8 @@ impl SourceRun<'_> {
         let Some(mut b) = self.load(&parent, batch) else {
             return;
         };
-        let section = if ids::is_branch_id(child) {
-            SUB_BRANCHES
-        } else {
-            DIRECT_BANANAS
-        };
-        let existing = index::section_entries(&b.body, section)
-            .into_iter()
-            .find(|l| index::entry_id(l) == Some(child));
+        let section = if ids::is_branch_id(child) { SUB_BRANCHES } else { DIRECT_BANANAS };
+        let existing = index::section_entries(&b.body, section).into_iter().find(|l| index::entry_id(l) == Some(child));
         // Keep a coverage suffix the line carried (dialect §1.6).
         let suffix = existing.as_deref().and_then(coverage_suffix);
         let line = entry_line(child, summary, suffix.as_deref());
@@ -963,16 +824,8 @@ impl SourceRun<'_> {
         };
         let prefix = self.folder_prefix(dir);
         let leaf = slugify(stem);
-        let leaf = if leaf == "_index" || leaf.starts_with('_') {
-            format!("n{leaf}")
-        } else {
-            leaf
-        };
-        let base = if prefix.is_empty() {
-            leaf
-        } else {
-            format!("{prefix}/{leaf}")
-        };
+        let leaf = if leaf == "_index" || leaf.starts_with('_') { format!("n{leaf}") } else { leaf };
+        let base = if prefix.is_empty() { leaf } else { format!("{prefix}/{leaf}") };
         if !self.exists(&base, batch) {
             return base;
         }
@@ -1042,27 +895,14 @@ impl SourceRun<'_> {
         let parent = ids::parent_index(&id).unwrap_or_else(|| ids::MASTER.to_string());
         let ext = ext_of(&c.rel);
         let title = conv.title().trim().to_string();
-        let title = if title.is_empty() {
-            title_from_stem(&stem_of(&c.rel))
-        } else {
-            title
-        };
+        let title = if title.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { title };
         let mut tags: Vec<String> = vec![];
         let mut aliases: Vec<String> = vec![];
         let (node_type, body, summary, payload) = match &conv {
             Conversion::Markdown { body, meta, .. } => {
-                tags.extend(
-                    meta.tags
-                        .iter()
-                        .map(|t| clean_tag(t))
-                        .filter(|t| !t.is_empty()),
-                );
-                aliases.extend(
-                    meta.aliases
-                        .iter()
-                        .filter(|a| !a.trim().is_empty() && a.chars().count() <= 80)
-                        .cloned(),
-                );
+                tags.extend(meta.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()));
+                aliases
+                    .extend(meta.aliases.iter().filter(|a| !a.trim().is_empty() && a.chars().count() <= 80).cloned());
                 let body = normalize_body(body, &title);
                 let summary = derive_summary(&body, &title);
                 let ty = if TEXT_EXTS.contains(&ext.as_str()) {
@@ -1075,10 +915,8 @@ impl SourceRun<'_> {
                 (ty, body, summary, None)
             }
             Conversion::Dataset { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> = tables
-                    .iter()
-                    .map(|t| (t.name.clone(), Some(t.rows.len() as i64)))
-                    .collect();
+                let counts: Vec<(String, Option<i64>)> =
+                    tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect();
                 let summary = forest_convert::dataset_summary(&title, &counts);
                 match self.stage_dataset(&id, tables, batch) {
                     Ok(p) => ("dataset", conv.render(), summary, Some(p)),
@@ -1089,8 +927,7 @@ impl SourceRun<'_> {
                 }
             }
             Conversion::Payload { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> =
-                    tables.iter().map(|t| (t.name.clone(), t.count)).collect();
+                let counts: Vec<(String, Option<i64>)> = tables.iter().map(|t| (t.name.clone(), t.count)).collect();
                 let summary = forest_convert::dataset_summary(&title, &counts);
                 match self.stage_copy(&id, &c.abs, batch) {
                     Ok(p) => ("dataset", conv.render(), summary, Some(p)),
@@ -1122,10 +959,7 @@ impl SourceRun<'_> {
             links: vec![],
             scent: "derived".into(),
         };
-        let mut n = Node {
-            front: Default::default(),
-            body,
-        };
+        let mut n = Node { front: Default::default(), body };
         n.set_str("id", &id);
         n.set_str("type", node_type);
         n.set_str("title", &title);
@@ -1198,22 +1032,15 @@ impl SourceRun<'_> {
         }
         let staged = forest_fs::temp_path_for(&fin);
         if let Some(p) = staged.parent() {
-            std::fs::create_dir_all(p)
-                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
         }
-        let hash = forest_convert::write_dataset_db(tables, &staged)
-            .map_err(|e| format!("dataset payload: {e}"))?;
+        let hash = forest_convert::write_dataset_db(tables, &staged).map_err(|e| format!("dataset payload: {e}"))?;
         batch.renames.push((staged, fin));
         Ok((name, hash))
     }
 
     /// Copy an adopted SQLite file under a temp name; renamed after the commit.
-    fn stage_copy(
-        &mut self,
-        id: &str,
-        src: &Path,
-        batch: &mut Batch,
-    ) -> Result<(String, String), String> {
+    fn stage_copy(&mut self, id: &str, src: &Path, batch: &mut Batch) -> Result<(String, String), String> {
         let name = format!("{}.db", id.rsplit('/').next().unwrap_or(id));
         let fin = self.forest.join(ids::folder_of(id)).join(&name);
         if self.opts.dry_run {
@@ -1221,13 +1048,11 @@ impl SourceRun<'_> {
         }
         let staged = forest_fs::temp_path_for(&fin);
         if let Some(p) = staged.parent() {
-            std::fs::create_dir_all(p)
-                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
         }
         let bytes = std::fs::read(src).map_err(|e| format!("cannot read payload: {e}"))?;
         let hash = hex::encode(Sha256::digest(&bytes));
-        forest_fs::atomic_write(&staged, &bytes)
-            .map_err(|e| format!("cannot stage payload: {e}"))?;
+        forest_fs::atomic_write(&staged, &bytes).map_err(|e| format!("cannot stage payload: {e}"))?;
         batch.renames.push((staged, fin));
         Ok((name, hash))
     }
@@ -1241,9 +1066,7 @@ impl SourceRun<'_> {
         let Some(conv) = self.conversion_or_report(c) else {
             return;
         };
-        let title = n
-            .get_str("title")
-            .unwrap_or_else(|| conv.title().to_string());
+        let title = n.get_str("title").unwrap_or_else(|| conv.title().to_string());
         let (new_body, derived) = match &conv {
             Conversion::Markdown { body, .. } => {
                 let fresh = normalize_body(body, &title);
@@ -1256,10 +1079,8 @@ impl SourceRun<'_> {
                 (body, derived)
             }
             Conversion::Dataset { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> = tables
-                    .iter()
-                    .map(|t| (t.name.clone(), Some(t.rows.len() as i64)))
-                    .collect();
+                let counts: Vec<(String, Option<i64>)> =
+                    tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect();
                 match self.stage_dataset(id, tables, batch) {
                     Ok((name, hash)) => {
                         n.set_str("payload", &name);
@@ -1270,14 +1091,10 @@ impl SourceRun<'_> {
                         return;
                     }
                 }
-                (
-                    replace_map_sections(&n.body, &conv.render()),
-                    forest_convert::dataset_summary(&title, &counts),
-                )
+                (replace_map_sections(&n.body, &conv.render()), forest_convert::dataset_summary(&title, &counts))
             }
             Conversion::Payload { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> =
-                    tables.iter().map(|t| (t.name.clone(), t.count)).collect();
+                let counts: Vec<(String, Option<i64>)> = tables.iter().map(|t| (t.name.clone(), t.count)).collect();
                 match self.stage_copy(id, &c.abs, batch) {
                     Ok((name, hash)) => {
                         n.set_str("payload", &name);
@@ -1288,20 +1105,15 @@ impl SourceRun<'_> {
                         return;
                     }
                 }
-                (
-                    replace_map_sections(&n.body, &conv.render()),
-                    forest_convert::dataset_summary(&title, &counts),
-                )
+                (replace_map_sections(&n.body, &conv.render()), forest_convert::dataset_summary(&title, &counts))
             }
         };
         n.body = new_body;
         self.set_source_fields(&mut n, c);
         n.remove("source_state");
         n.set_str("updated", &self.today);
-        let (aliases, clipped) = union_aliases(
-            &n.get_list("aliases"),
-            &derive_aliases(&c.rel, &self.config.aliases, &title),
-        );
+        let (aliases, clipped) =
+            union_aliases(&n.get_list("aliases"), &derive_aliases(&c.rel, &self.config.aliases, &title));
         self.report.aliases_clipped += clipped;
         if !aliases.is_empty() {
             n.set_list("aliases", &aliases);
@@ -1324,9 +1136,7 @@ impl SourceRun<'_> {
             self.report.summary_stale.push(id.to_string());
         }
         self.put(id, n, batch);
-        batch
-            .manifest_up
-            .push((c.rel.clone(), self.entry_for(id, c)));
+        batch.manifest_up.push((c.rel.clone(), self.entry_for(id, c)));
         self.report.updated.push(id.to_string());
         batch.updated += 1;
         batch.ids.push(id.to_string());
@@ -1334,13 +1144,9 @@ impl SourceRun<'_> {
 
     fn transplant(&mut self, m: &reconcile::Move, batch: &mut Batch, catalog: Option<&Catalog>) {
         let Some(mut n) = self.load(&m.from_id, batch) else {
-            self.report.errors.push(err(
-                &m.to_rel,
-                format!(
-                    "moved from {} but its passport {} is missing",
-                    m.from_rel, m.from_id
-                ),
-            ));
+            self.report
+                .errors
+                .push(err(&m.to_rel, format!("moved from {} but its passport {} is missing", m.from_rel, m.from_id)));
             return;
         };
         let dir = m.to_rel.rfind('/').map(|i| &m.to_rel[..i]).unwrap_or("");
@@ -1357,15 +1163,11 @@ impl SourceRun<'_> {
             moved_from.push(old_id.clone());
         }
         n.set_list("moved_from", &moved_from);
-        let (aliases, clipped) =
-            union_aliases(&n.get_list("aliases"), std::slice::from_ref(&old_id));
+        let (aliases, clipped) = union_aliases(&n.get_list("aliases"), std::slice::from_ref(&old_id));
         self.report.aliases_clipped += clipped;
         n.set_list("aliases", &aliases);
         // The payload travels with its passport.
-        if let Some(p) = n
-            .get_str("payload")
-            .filter(|p| !forest_model::lint::is_remote(p) && !p.contains('/'))
-        {
+        if let Some(p) = n.get_str("payload").filter(|p| !forest_model::lint::is_remote(p) && !p.contains('/')) {
             let new_name = format!("{}.db", new_id.rsplit('/').next().unwrap_or(&new_id));
             let from = self.forest.join(ids::folder_of(&old_id)).join(&p);
             let to = self.forest.join(ids::folder_of(&new_id)).join(&new_name);
@@ -1408,10 +1210,7 @@ impl SourceRun<'_> {
             batch.manifest_up.push((m.to_rel.clone(), e));
         }
         batch.rekeys.push((old_id.clone(), new_id.clone()));
-        self.report.moved.push(MoveRecord {
-            from: old_id,
-            to: new_id.clone(),
-        });
+        self.report.moved.push(MoveRecord { from: old_id, to: new_id.clone() });
         batch.moved += 1;
         batch.ids.push(new_id);
     }
@@ -1423,13 +1222,7 @@ impl SourceRun<'_> {
             batch.stale += 1;
             batch.ids.push(e.id.clone());
         }
-        batch.manifest_up.push((
-            rel.to_string(),
-            ManifestEntry {
-                vanished: true,
-                ..e.clone()
-            },
-        ));
+        batch.manifest_up.push((rel.to_string(), ManifestEntry { vanished: true, ..e.clone() }));
     }
 
     /// The curate stage: all new drafts of the batch in parallel (the
@@ -1443,7 +1236,11 @@ impl SourceRun<'_> {
                 self.report.errors.push(err(&d.id, format!("curate: {e}")));
             }
             let Some(mut n) = batch.nodes.get(&d.id).cloned() else { continue };
-            let summary = if validate_summary(&d.summary).is_ok() { d.summary.clone() } else { derive_summary(&d.body, &d.title) };
+            let summary = if validate_summary(&d.summary).is_ok() {
+                d.summary.clone()
+            } else {
+                derive_summary(&d.body, &d.title)
+            };
             let scent = if summary == d.summary { d.scent.as_str() } else { "derived" };
             if scent != "llm" {
                 self.report.curation_fallbacks.push(d.id.clone());
@@ -1495,10 +1292,7 @@ impl SourceRun<'_> {
                 continue;
             }
             rows.push(catalog_row(id, n));
-            changes.push(Change::Write {
-                path,
-                bytes: text.into_bytes(),
-            });
+            changes.push(Change::Write { path, bytes: text.into_bytes() });
         }
         for p in &batch.deletes {
             changes.push(Change::Delete { path: p.clone() });
@@ -1507,6 +1301,11 @@ impl SourceRun<'_> {
             return Ok(());
         }
         let mut head = None;
+        // Staged payloads are renamed only after the commit; the journal lets
+        // the next start finish (or drop) them after a crash in between.
+        if !batch.renames.is_empty() {
+            write_payload_journal(self.forest, &batch.renames)?;
+        }
         if !changes.is_empty() {
             let msg = self.commit_message(batch);
             if let Some(oid) = self.git.commit_batch(&changes, &msg)? {
@@ -1516,30 +1315,21 @@ impl SourceRun<'_> {
         }
         for (staged, fin) in batch.renames.drain(..) {
             if let Err(e) = forest_fs::atomic_rename(&staged, &fin) {
-                self.report.errors.push(err(
-                    &fin.to_string_lossy(),
-                    format!("payload rename failed: {e}"),
-                ));
+                self.report.errors.push(err(&fin.to_string_lossy(), format!("payload rename failed: {e}")));
             }
         }
+        let _ = std::fs::remove_file(self.forest.join(PAYLOAD_JOURNAL));
         let current_head = match head {
             Some(h) => Some(h),
             None => self.git.head_oid()?.map(|o| o.to_string()),
         };
-        manifest.apply(
-            &self.src.name,
-            &batch.manifest_up,
-            &batch.manifest_del,
-            current_head.as_deref(),
-        )?;
+        manifest.apply(&self.src.name, &batch.manifest_up, &batch.manifest_del, current_head.as_deref())?;
         if let Some(cat) = catalog {
             if !batch.removed_ids.is_empty() {
-                cat.remove(&batch.removed_ids)
-                    .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+                cat.remove(&batch.removed_ids).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
             }
             if !rows.is_empty() {
-                cat.upsert(&rows)
-                    .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+                cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
             }
         }
         if !batch.rekeys.is_empty() {
@@ -1553,15 +1343,13 @@ impl SourceRun<'_> {
     }
 
     fn commit_message(&self, batch: &Batch) -> String {
-        let verb = if self.report.planted.len() == batch.planted
-            && batch.updated == 0
-            && batch.moved == 0
-            && batch.stale == 0
-        {
-            "adopt"
-        } else {
-            "sync"
-        };
+        let verb =
+            if self.report.planted.len() == batch.planted && batch.updated == 0 && batch.moved == 0 && batch.stale == 0
+            {
+                "adopt"
+            } else {
+                "sync"
+            };
         let mut msg = format!(
             "gardener({verb}): {} planted, {} updated, {} moved, {} stale [source={}]\n\n",
             batch.planted, batch.updated, batch.moved, batch.stale, self.src.name
@@ -1581,22 +1369,57 @@ fn batch_entry_from_node(id: &str, n: Option<&Node>) -> Option<ManifestEntry> {
     let n = n?;
     Some(ManifestEntry {
         id: id.to_string(),
-        size: n
-            .get_f64("source_size")
-            .map(|s| s as u64)
-            .unwrap_or(u64::MAX),
+        size: n.get_f64("source_size").map(|s| s as u64).unwrap_or(u64::MAX),
         mtime_ms: (n.get_f64("source_mtime").unwrap_or(0.0) * 1000.0).round() as i64,
         hash: n.get_str("source_hash")?,
         vanished: false,
     })
 }
 
-const PATH_SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'/')
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
+const PATH_SET: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// Journal of payload renames pending around a commit.
+pub const PAYLOAD_JOURNAL: &str = "_derived/payload-journal.json";
+
+fn write_payload_journal(forest: &Path, renames: &[(PathBuf, PathBuf)]) -> Result<(), GardenError> {
+    let list: Vec<serde_json::Value> = renames
+        .iter()
+        .map(|(a, b)| serde_json::json!({"staged": a.to_string_lossy(), "final": b.to_string_lossy()}))
+        .collect();
+    let text = serde_json::to_vec(&list).map_err(|e| GardenError::Derived(format!("payload journal: {e}")))?;
+    forest_fs::atomic_write(&forest.join(PAYLOAD_JOURNAL), &text)
+        .map_err(|e| GardenError::Io(format!("payload journal: {e}")))
+}
+
+/// Finish payload renames interrupted by a crash: a staged payload whose
+/// sha256 is the one its passport (at HEAD, in the work tree) records is
+/// moved into place; anything else is dropped (the next sync rebuilds it).
+pub fn recover_payloads(forest: &Path) {
+    let path = forest.join(PAYLOAD_JOURNAL);
+    let Ok(bytes) = std::fs::read(&path) else { return };
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&bytes).unwrap_or_default();
+    for item in list {
+        let (Some(staged), Some(fin)) = (item["staged"].as_str(), item["final"].as_str()) else { continue };
+        let (staged, fin) = (PathBuf::from(staged), PathBuf::from(fin));
+        if !staged.exists() {
+            continue;
+        }
+        let want = std::fs::read_to_string(fin.with_extension("md"))
+            .ok()
+            .and_then(|t| Node::parse(&t).ok())
+            .and_then(|n| n.get_str("payload_hash"));
+        let have = std::fs::read(&staged).ok().map(|b| hex::encode(Sha256::digest(&b)));
+        if want.is_some() && want == have {
+            let _ = forest_fs::atomic_rename(&staged, &fin);
+        } else if forest_fs::is_temp_name(
+            &staged.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        ) {
+            let _ = std::fs::remove_file(&staged);
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+}
 
 /// blake3 (and optionally sha256) of a file, streaming.
 fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, String> {
@@ -1616,11 +1439,7 @@ fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, String> {
     }
     Ok(HashPair {
         blake3: format!("blake3:{}", b3.finalize().to_hex()),
-        sha256: if with_sha {
-            hex::encode(sha.finalize())
-        } else {
-            String::new()
-        },
+        sha256: if with_sha { hex::encode(sha.finalize()) } else { String::new() },
     })
 }
 
@@ -1751,18 +1570,10 @@ mod tests {
     #[test]
     fn notes_survive() {
         let old = "# T\n\nold\n\n## Notes\n\nmine\n";
-        assert_eq!(
-            keep_notes(old, "# T\n\nnew\n"),
-            "# T\n\nnew\n\n## Notes\n\nmine\n"
-        );
+        assert_eq!(keep_notes(old, "# T\n\nnew\n"), "# T\n\nnew\n\n## Notes\n\nmine\n");
         let ds = "# D\n\n## Query manual\n\nold manual\n\n## Sample rows\n\nold rows\n\n## Notes\n\nkeep\n";
-        let r = replace_map_sections(
-            ds,
-            "# D\n\n## Query manual\n\nnew manual\n\n## Sample rows\n\nnew rows\n",
-        );
-        assert!(
-            r.contains("new manual") && r.contains("new rows") && r.contains("## Notes\n\nkeep")
-        );
+        let r = replace_map_sections(ds, "# D\n\n## Query manual\n\nnew manual\n\n## Sample rows\n\nnew rows\n");
+        assert!(r.contains("new manual") && r.contains("new rows") && r.contains("## Notes\n\nkeep"));
         assert!(!r.contains("old"));
     }
 

@@ -4,15 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// Path components that are never walked.
-pub const IGNORED_COMPONENTS: [&str; 7] = [
-    ".git",
-    ".svn",
-    ".hg",
-    "__pycache__",
-    "node_modules",
-    "_derived",
-    "_assets",
-];
+pub const IGNORED_COMPONENTS: [&str; 7] = [".git", ".svn", ".hg", "__pycache__", "node_modules", "_derived", "_assets"];
 /// Built-in ignore globs (right-anchored).
 pub const IGNORED_GLOBS: [&str; 5] = ["~$*", "*.tmp", "*.lock", ".DS_Store", "Thumbs.db"];
 
@@ -49,11 +41,10 @@ pub fn glob_match_right(pattern: &str, rel: &str) -> bool {
     if pat.len() > parts.len() {
         return false;
     }
-    pat.iter().rev().zip(parts.iter().rev()).all(|(p, s)| {
-        globset::Glob::new(p)
-            .map(|g| g.compile_matcher().is_match(s))
-            .unwrap_or(false)
-    })
+    pat.iter()
+        .rev()
+        .zip(parts.iter().rev())
+        .all(|(p, s)| globset::Glob::new(p).map(|g| g.compile_matcher().is_match(s)).unwrap_or(false))
 }
 
 struct Ignore {
@@ -88,17 +79,10 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
         listing.listing_error = Some(format!("{}: {e}", root.display()));
         return listing;
     }
-    let ignore = Ignore {
-        globs: IGNORED_GLOBS
-            .iter()
-            .map(|s| s.to_string())
-            .chain(extra_ignore.iter().cloned())
-            .collect(),
-    };
+    let ignore =
+        Ignore { globs: IGNORED_GLOBS.iter().map(|s| s.to_string()).chain(extra_ignore.iter().cloned()).collect() };
     let mut problems = vec![];
-    let walker = walkdir::WalkDir::new(&canon_root)
-        .follow_links(true)
-        .sort_by_file_name();
+    let walker = walkdir::WalkDir::new(&canon_root).follow_links(true).sort_by_file_name();
     let mut it = walker.into_iter();
     loop {
         let entry = match it.next() {
@@ -112,16 +96,11 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
                     .unwrap_or_default();
                 if e.loop_ancestor().is_some() {
                     problems.push((path, "symlink loop: skipped".to_string()));
-                } else if e
-                    .io_error()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
-                {
+                } else if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) {
                     problems.push((path, "vanished during the walk: skipped".to_string()));
                 } else {
                     let msg = format!("cannot list: {e}");
-                    listing
-                        .listing_error
-                        .get_or_insert_with(|| format!("{path}: {msg}"));
+                    listing.listing_error.get_or_insert_with(|| format!("{path}: {msg}"));
                     problems.push((path, msg));
                 }
                 continue;
@@ -134,10 +113,7 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
             continue;
         };
         let Some(rel) = relp.to_str().map(|s| s.replace('\\', "/")) else {
-            problems.push((
-                relp.to_string_lossy().into_owned(),
-                "file name is not valid UTF-8: skipped".into(),
-            ));
+            problems.push((relp.to_string_lossy().into_owned(), "file name is not valid UTF-8: skipped".into()));
             if entry.file_type().is_dir() {
                 it.skip_current_dir();
             }
@@ -156,10 +132,7 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
             match std::fs::canonicalize(entry.path()) {
                 Ok(target) if target.starts_with(&canon_root) => {}
                 Ok(_) => {
-                    problems.push((
-                        rel.clone(),
-                        "symlink points outside the source: skipped".into(),
-                    ));
+                    problems.push((rel.clone(), "symlink points outside the source: skipped".into()));
                     if is_dir {
                         it.skip_current_dir();
                     }
@@ -228,15 +201,8 @@ mod tests {
         let l = walk_source(r, &[]);
         let rels: Vec<&str> = l.files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, vec!["a/x.md"]);
-        assert!(l
-            .problems
-            .iter()
-            .any(|(p, m)| p == "escape" && m.contains("outside")));
-        assert!(
-            l.problems.iter().any(|(_, m)| m.contains("loop")),
-            "{:?}",
-            l.problems
-        );
+        assert!(l.problems.iter().any(|(p, m)| p == "escape" && m.contains("outside")));
+        assert!(l.problems.iter().any(|(_, m)| m.contains("loop")), "{:?}", l.problems);
         assert!(l.listing_error.is_none());
     }
 }

@@ -31,17 +31,7 @@ fn opts() -> RunOptions {
 }
 
 fn do_adopt(root: &Path, git: &GitForest, src: &Path) -> GardenReport {
-    adopt(
-        root,
-        git,
-        src.to_str().unwrap(),
-        None,
-        None,
-        &opts(),
-        &NoProgress,
-        None,
-    )
-    .unwrap()
+    adopt(root, git, src.to_str().unwrap(), None, None, &opts(), &NoProgress, None).unwrap()
 }
 
 fn do_sync(root: &Path, git: &GitForest) -> GardenReport {
@@ -54,25 +44,13 @@ fn one(r: &GardenReport) -> &SourceReport {
 }
 
 fn git(root: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("git").args(args).current_dir(root).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn fsck(root: &Path) {
-    let out = Command::new("git")
-        .args(["fsck", "--strict", "--no-dangling"])
-        .current_dir(root)
-        .output()
-        .unwrap();
+    let out = Command::new("git").args(["fsck", "--strict", "--no-dangling"]).current_dir(root).output().unwrap();
     assert!(
         out.status.success(),
         "fsck: {}{}",
@@ -82,10 +60,7 @@ fn fsck(root: &Path) {
 }
 
 fn commit_count(root: &Path) -> usize {
-    git(root, &["rev-list", "--count", "HEAD"])
-        .trim()
-        .parse()
-        .unwrap()
+    git(root, &["rev-list", "--count", "HEAD"]).trim().parse().unwrap()
 }
 
 fn read_node(root: &Path, id: &str) -> Node {
@@ -110,67 +85,36 @@ fn adopt_dump_ingest_then_noop_sync() {
     let r = do_adopt(&root, &g, &src);
     let s = one(&r);
     assert!(s.errors.is_empty(), "{:?}", s.errors);
-    let n_files = walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file())
-        .count();
+    let n_files =
+        walkdir::WalkDir::new(&src).into_iter().filter_map(|e| e.ok()).filter(|e| e.file_type().is_file()).count();
     assert_eq!(s.planted.len(), n_files, "one node per supported file");
     assert_eq!(r.commits.len(), 1, "one commit for the batch");
     // Mirrored branches: every source folder has a branch.
-    for e in walkdir::WalkDir::new(&src)
-        .min_depth(1)
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_dir())
+    for e in
+        walkdir::WalkDir::new(&src).min_depth(1).into_iter().filter_map(|e| e.ok()).filter(|e| e.file_type().is_dir())
     {
-        let rel = e
-            .path()
-            .strip_prefix(&src)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        assert!(
-            root.join(&rel).join("_index.md").is_file(),
-            "branch for {rel}"
-        );
+        let rel = e.path().strip_prefix(&src).unwrap().to_str().unwrap().to_string();
+        assert!(root.join(&rel).join("_index.md").is_file(), "branch for {rel}");
     }
     let lint = lint_forest(&root);
     assert_eq!(lint.errors, 0, "{:#?}", lint.issues);
     fsck(&root);
     let files = git(&root, &["ls-files"]);
-    assert!(
-        files
-            .lines()
-            .all(|l| l.ends_with(".md") || l == ".gitignore"),
-        "{files}"
-    );
+    assert!(files.lines().all(|l| l.ends_with(".md") || l == ".gitignore"), "{files}");
     assert!(git(&root, &["status", "--porcelain", "--untracked-files=no"]).is_empty());
     // Datasets carry a queryable payload with the hash recorded.
     let ds = read_node(&root, "sales/orders-batch-00");
     assert_eq!(ds.get_str("type").unwrap(), "dataset");
     let conn = rusqlite::Connection::open(root.join("sales/orders-batch-00.db")).unwrap();
-    let n: i64 = conn
-        .query_row("SELECT COUNT(*) FROM orders_batch_00", [], |r| r.get(0))
-        .unwrap();
+    let n: i64 = conn.query_row("SELECT COUNT(*) FROM orders_batch_00", [], |r| r.get(0)).unwrap();
     assert!(n > 0);
     let commits = commit_count(&root);
     let r2 = do_sync(&root, &g);
     let s2 = one(&r2);
     assert_eq!(s2.unchanged, n_files);
-    assert!(
-        s2.planted.is_empty()
-            && s2.updated.is_empty()
-            && s2.stale.is_empty()
-            && s2.errors.is_empty()
-    );
+    assert!(s2.planted.is_empty() && s2.updated.is_empty() && s2.stale.is_empty() && s2.errors.is_empty());
     assert_eq!(s2.bytes_read, 0, "no-change sync reads no file");
-    assert_eq!(
-        commit_count(&root),
-        commits,
-        "no-change sync makes no commit"
-    );
+    assert_eq!(commit_count(&root), commits, "no-change sync makes no commit");
 }
 
 #[test]
@@ -241,20 +185,15 @@ fn sync_matrix_edit_delete_add_move_touch() {
         );
     }
     for i in 0..4 {
-        write(
-            &s.join(format!("beta/item-{i}.txt")),
-            &format!("Beta item {i} covers gadgets in depth.\n"),
-        );
+        write(&s.join(format!("beta/item-{i}.txt")), &format!("Beta item {i} covers gadgets in depth.\n"));
     }
     do_adopt(&root, &g, s);
     // A person links to a file that will move, edits one summary and adds notes.
     let mut linker = read_node(&root, "alpha/doc-7");
     linker.set(
         "links",
-        forest_model::yaml::parse_mapping(
-            "l:\n- rel: related-to\n  target: alpha/doc-0\n  confidence: 0.3\n",
-        )
-        .unwrap()["l"]
+        forest_model::yaml::parse_mapping("l:\n- rel: related-to\n  target: alpha/doc-0\n  confidence: 0.3\n").unwrap()
+            ["l"]
             .clone(),
     );
     fs::write(root.join("alpha/doc-7.md"), linker.to_text()).unwrap();
@@ -263,22 +202,9 @@ fn sync_matrix_edit_delete_add_move_touch() {
     edited.body.push_str("\n## Notes\n\nKeep me.\n");
     fs::write(root.join("alpha/doc-1.md"), edited.to_text()).unwrap();
     git(&root, &["add", "-A", "alpha"]);
-    git(
-        &root,
-        &[
-            "-c",
-            "user.name=p",
-            "-c",
-            "user.email=p@x",
-            "commit",
-            "-qm",
-            "hand edits",
-        ],
-    );
+    git(&root, &["-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qm", "hand edits"]);
     let mut trails = forest_catalog::Trails::open(&root.join(TRAILS_PATH)).unwrap();
-    trails
-        .deposit(&["alpha/doc-0".to_string()], 0.6, "")
-        .unwrap();
+    trails.deposit(&["alpha/doc-0".to_string()], 0.6, "").unwrap();
     drop(trails);
     let before = commit_count(&root);
 
@@ -292,10 +218,7 @@ fn sync_matrix_edit_delete_add_move_touch() {
     fs::remove_file(s.join("beta/item-0.txt")).unwrap();
     fs::remove_file(s.join("beta/item-1.txt")).unwrap();
     for i in 0..3 {
-        write(
-            &s.join(format!("gamma/new-{i}.md")),
-            &format!("# New {i}\n\nFresh material {i}.\n"),
-        );
+        write(&s.join(format!("gamma/new-{i}.md")), &format!("# New {i}\n\nFresh material {i}.\n"));
     }
     fs::rename(s.join("alpha/doc-0.md"), s.join("gamma/doc-0-moved.md")).unwrap();
     fs::rename(s.join("beta/item-2.txt"), s.join("beta/item-2-renamed.txt")).unwrap();
@@ -306,63 +229,37 @@ fn sync_matrix_edit_delete_add_move_touch() {
     assert!(x.errors.is_empty(), "{:?}", x.errors);
     let mut updated = x.updated.clone();
     updated.sort();
-    assert_eq!(
-        updated,
-        (1..=5)
-            .map(|i| format!("alpha/doc-{i}"))
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(updated, (1..=5).map(|i| format!("alpha/doc-{i}")).collect::<Vec<_>>());
     assert_eq!(x.planted, vec!["gamma/new-0", "gamma/new-1", "gamma/new-2"]);
     let mut stale = x.stale.clone();
     stale.sort();
     assert_eq!(stale, vec!["beta/item-0", "beta/item-1"]);
     assert_eq!(x.moved.len(), 2);
     assert_eq!(x.touched, 1);
-    assert_eq!(
-        commit_count(&root),
-        before + 1,
-        "one commit for the whole batch"
-    );
+    assert_eq!(commit_count(&root), before + 1, "one commit for the whole batch");
     // The move across folders is a transplant: aliases, moved_from, backlinks, heat.
     let m = x.moved.iter().find(|m| m.from == "alpha/doc-0").unwrap();
     assert_eq!(m.to, "gamma/doc-0-moved");
     assert!(!root.join("alpha/doc-0.md").exists());
     let moved = read_node(&root, "gamma/doc-0-moved");
-    assert!(moved
-        .get_list("aliases")
-        .contains(&"alpha/doc-0".to_string()));
+    assert!(moved.get_list("aliases").contains(&"alpha/doc-0".to_string()));
     assert_eq!(moved.get_list("moved_from"), vec!["alpha/doc-0"]);
     let linker = read_node(&root, "alpha/doc-7");
     assert_eq!(linker.links()[0].target, "gamma/doc-0-moved");
     assert_eq!(linker.links()[0].confidence, Some(0.3));
     let trails = forest_catalog::Trails::open(&root.join(TRAILS_PATH)).unwrap();
     assert!(trails.get_heat("gamma/doc-0-moved", None).unwrap() > 0.5);
-    assert!(!read_node(&root, "alpha/_index")
-        .body
-        .contains("[[alpha/doc-0]]"));
-    assert!(read_node(&root, "gamma/_index")
-        .body
-        .contains("[[gamma/doc-0-moved]]"));
+    assert!(!read_node(&root, "alpha/_index").body.contains("[[alpha/doc-0]]"));
+    assert!(read_node(&root, "gamma/_index").body.contains("[[gamma/doc-0-moved]]"));
     // Hand-edited summary kept and reported; notes survive.
     let e = read_node(&root, "alpha/doc-1");
-    assert_eq!(
-        e.get_str("summary").unwrap(),
-        "Hand-written scent about widgets."
-    );
+    assert_eq!(e.get_str("summary").unwrap(), "Hand-written scent about widgets.");
     assert!(e.body.contains("sprockets") && e.body.contains("## Notes\n\nKeep me."));
     assert_eq!(x.summary_stale, vec!["alpha/doc-1"]);
     // Machine-written summaries follow the source.
-    assert!(read_node(&root, "alpha/doc-2")
-        .get_str("summary")
-        .unwrap()
-        .contains("sprockets"));
+    assert!(read_node(&root, "alpha/doc-2").get_str("summary").unwrap().contains("sprockets"));
     // Stale passports are kept, marked, never deleted.
-    assert_eq!(
-        read_node(&root, "beta/item-0")
-            .get_str("source_state")
-            .as_deref(),
-        Some("vanished")
-    );
+    assert_eq!(read_node(&root, "beta/item-0").get_str("source_state").as_deref(), Some("vanished"));
     let lint = lint_forest(&root);
     assert_eq!(lint.errors, 0, "{:#?}", lint.issues);
     fsck(&root);
@@ -373,16 +270,10 @@ fn sync_matrix_edit_delete_add_move_touch() {
     assert_eq!(y.stale.len(), 2);
     assert_eq!(commit_count(&root), before + 1);
     // The incrementally maintained catalog equals a fresh reindex.
-    let inc = forest_catalog::Catalog::open(&root.join(CATALOG_PATH))
-        .unwrap()
-        .dump()
-        .unwrap();
+    let inc = forest_catalog::Catalog::open(&root.join(CATALOG_PATH)).unwrap().dump().unwrap();
     fs::remove_dir_all(root.join("_derived")).unwrap();
     reindex(&root).unwrap();
-    let fresh = forest_catalog::Catalog::open(&root.join(CATALOG_PATH))
-        .unwrap()
-        .dump()
-        .unwrap();
+    let fresh = forest_catalog::Catalog::open(&root.join(CATALOG_PATH)).unwrap().dump().unwrap();
     assert_eq!(inc, fresh);
 }
 
@@ -391,10 +282,7 @@ fn mass_stale_guard_and_missing_root() {
     let (_d, root, g) = setup();
     let src = tempfile::tempdir().unwrap();
     for i in 0..4 {
-        write(
-            &src.path().join(format!("d/f{i}.md")),
-            &format!("# F{i}\n\nText {i}.\n"),
-        );
+        write(&src.path().join(format!("d/f{i}.md")), &format!("# F{i}\n\nText {i}.\n"));
     }
     do_adopt(&root, &g, src.path());
     for i in 0..3 {
@@ -402,24 +290,15 @@ fn mass_stale_guard_and_missing_root() {
     }
     let r = do_sync(&root, &g);
     assert!(one(&r).stale.is_empty());
-    assert!(one(&r)
-        .errors
-        .iter()
-        .any(|e| e.message.contains("refusing to mark 3 of 4")));
-    let allow = RunOptions {
-        allow_mass_stale: true,
-        ..opts()
-    };
+    assert!(one(&r).errors.iter().any(|e| e.message.contains("refusing to mark 3 of 4")));
+    let allow = RunOptions { allow_mass_stale: true, ..opts() };
     let r = sync(&root, &g, None, None, &allow, &NoProgress, None).unwrap();
     assert_eq!(one(&r).stale.len(), 3);
     // A source root that cannot be listed marks nothing stale.
     let moved_away = src.path().with_extension("gone");
     fs::rename(src.path(), &moved_away).unwrap();
     let r = do_sync(&root, &g);
-    assert!(one(&r)
-        .errors
-        .iter()
-        .any(|e| e.message.contains("nothing marked stale")));
+    assert!(one(&r).errors.iter().any(|e| e.message.contains("nothing marked stale")));
     assert_eq!(read_node(&root, "d/f3").get_str("source_state"), None);
     fs::rename(&moved_away, src.path()).unwrap();
 }
@@ -463,41 +342,12 @@ fn two_sources_sync_independently() {
     let (_d, root, g) = setup();
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    write(
-        &a.path().join("x/readme.md"),
-        "# A readme\n\nFrom source A.\n",
-    );
-    write(
-        &b.path().join("x/readme.md"),
-        "# B readme\n\nFrom source B.\n",
-    );
-    adopt(
-        &root,
-        &g,
-        a.path().to_str().unwrap(),
-        Some("alpha"),
-        Some("alpha"),
-        &opts(),
-        &NoProgress,
-        None,
-    )
-    .unwrap();
-    adopt(
-        &root,
-        &g,
-        b.path().to_str().unwrap(),
-        Some("beta"),
-        Some("beta"),
-        &opts(),
-        &NoProgress,
-        None,
-    )
-    .unwrap();
+    write(&a.path().join("x/readme.md"), "# A readme\n\nFrom source A.\n");
+    write(&b.path().join("x/readme.md"), "# B readme\n\nFrom source B.\n");
+    adopt(&root, &g, a.path().to_str().unwrap(), Some("alpha"), Some("alpha"), &opts(), &NoProgress, None).unwrap();
+    adopt(&root, &g, b.path().to_str().unwrap(), Some("beta"), Some("beta"), &opts(), &NoProgress, None).unwrap();
     assert!(root.join("alpha/x/readme.md").is_file() && root.join("beta/x/readme.md").is_file());
-    write(
-        &b.path().join("x/readme.md"),
-        "# B readme\n\nChanged in B only.\n",
-    );
+    write(&b.path().join("x/readme.md"), "# B readme\n\nChanged in B only.\n");
     let r = sync(&root, &g, Some("alpha"), None, &opts(), &NoProgress, None).unwrap();
     assert!(one(&r).updated.is_empty() && one(&r).stale.is_empty());
     let r = do_sync(&root, &g);
@@ -517,31 +367,15 @@ fn targeted_sync_and_dry_run() {
     do_adopt(&root, &g, src.path());
     write(&src.path().join("d/a.md"), "# A\n\nOne changed.\n");
     write(&src.path().join("d/b.md"), "# B\n\nTwo changed.\n");
-    let dry = RunOptions {
-        dry_run: true,
-        ..opts()
-    };
+    let dry = RunOptions { dry_run: true, ..opts() };
     let before = fs::read(root.join("d/a.md")).unwrap();
     let r = sync(&root, &g, None, None, &dry, &NoProgress, None).unwrap();
     assert_eq!(one(&r).updated.len(), 2);
-    assert_eq!(
-        fs::read(root.join("d/a.md")).unwrap(),
-        before,
-        "dry run writes nothing"
-    );
+    assert_eq!(fs::read(root.join("d/a.md")).unwrap(), before, "dry run writes nothing");
     let r = sync(&root, &g, None, Some("d/a.md"), &opts(), &NoProgress, None).unwrap();
     assert_eq!(one(&r).updated, vec!["d/a"]);
     assert!(read_node(&root, "d/b").body.contains("Two.\n"));
-    assert!(sync(
-        &root,
-        &g,
-        None,
-        Some("../etc/passwd"),
-        &opts(),
-        &NoProgress,
-        None
-    )
-    .is_err());
+    assert!(sync(&root, &g, None, Some("../etc/passwd"), &opts(), &NoProgress, None).is_err());
 }
 
 #[test]
@@ -554,9 +388,5 @@ fn manifest_is_rebuilt_from_passports() {
     let r = do_sync(&root, &g);
     assert_eq!(one(&r).unchanged, 1);
     assert!(one(&r).planted.is_empty());
-    assert_eq!(
-        read_all_rows(&root).len(),
-        4,
-        "_index, _meta/schema, d/_index, d/a"
-    );
+    assert_eq!(read_all_rows(&root).len(), 4, "_index, _meta/schema, d/_index, d/a");
 }

@@ -63,9 +63,7 @@ pub fn evict_payloads(forest: &Path, max_gb: f64) -> Result<PayloadCacheReport> 
     let dir = forest.join(PAYLOADS_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(PayloadCacheReport::default())
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(PayloadCacheReport::default()),
         Err(e) => return Err(RangerError::io(format!("read {}", dir.display()), e)),
     };
     let mut files = vec![];
@@ -83,11 +81,7 @@ pub fn evict_payloads(forest: &Path, max_gb: f64) -> Result<PayloadCacheReport> 
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_secs_f64())
             .unwrap_or(0.0);
-        files.push(CacheFile {
-            name,
-            size: meta.len(),
-            mtime,
-        });
+        files.push(CacheFile { name, size: meta.len(), mtime });
     }
     let doomed = plan_eviction(&files, max_gb);
     let mut report = PayloadCacheReport::default();
@@ -112,11 +106,7 @@ mod tests {
     use super::*;
 
     fn f(name: &str, size: u64, mtime: f64) -> CacheFile {
-        CacheFile {
-            name: name.into(),
-            size,
-            mtime,
-        }
+        CacheFile { name: name.into(), size, mtime }
     }
 
     #[test]
@@ -137,14 +127,8 @@ mod tests {
         for (i, name) in ["old", "mid", "new"].iter().enumerate() {
             let p = cache.join(name);
             std::fs::write(&p, [b'x'; 10]).unwrap();
-            let t = std::time::SystemTime::UNIX_EPOCH
-                + std::time::Duration::from_secs(1_000_000 + i as u64 * 100);
-            std::fs::File::options()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
+            let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i as u64 * 100);
+            std::fs::File::options().write(true).open(&p).unwrap().set_modified(t).unwrap();
         }
         std::fs::write(cache.join("dl.part"), [0u8; 50]).unwrap();
         let r = evict_payloads(dir.path(), 20e-9).unwrap();

@@ -46,10 +46,7 @@ impl Default for RangerConfig {
 }
 
 fn bad(key: &str, reason: impl Into<String>) -> RangerError {
-    RangerError::Config {
-        key: key.to_string(),
-        reason: reason.into(),
-    }
+    RangerError::Config { key: key.to_string(), reason: reason.into() }
 }
 
 fn number(key: &str, v: &Value) -> Result<f64> {
@@ -106,24 +103,9 @@ impl RangerConfig {
     /// Check every value's range; the error names the first bad key.
     pub fn validate(&self) -> Result<()> {
         let checks: [(&str, f64, bool, &str); 6] = [
-            (
-                "half_life_days",
-                self.half_life_days,
-                self.half_life_days > 0.0,
-                "must be > 0",
-            ),
-            (
-                "session_ttl_hours",
-                self.session_ttl_hours,
-                self.session_ttl_hours > 0.0,
-                "must be > 0",
-            ),
-            (
-                "promote_floor",
-                self.promote_floor,
-                (0.0..=1.0).contains(&self.promote_floor),
-                "must be in [0, 1]",
-            ),
+            ("half_life_days", self.half_life_days, self.half_life_days > 0.0, "must be > 0"),
+            ("session_ttl_hours", self.session_ttl_hours, self.session_ttl_hours > 0.0, "must be > 0"),
+            ("promote_floor", self.promote_floor, (0.0..=1.0).contains(&self.promote_floor), "must be in [0, 1]"),
             (
                 "promoted_confidence",
                 self.promoted_confidence,
@@ -131,18 +113,8 @@ impl RangerConfig {
                 // 1.0 would turn a managed link into a structural one.
                 "must be in (0, 1)",
             ),
-            (
-                "prune_below",
-                self.prune_below,
-                (0.0..1.0).contains(&self.prune_below),
-                "must be in [0, 1)",
-            ),
-            (
-                "payload_cache_gb",
-                self.payload_cache_gb,
-                self.payload_cache_gb >= 0.0,
-                "must be >= 0",
-            ),
+            ("prune_below", self.prune_below, (0.0..1.0).contains(&self.prune_below), "must be in [0, 1)"),
+            ("payload_cache_gb", self.payload_cache_gb, self.payload_cache_gb >= 0.0, "must be >= 0"),
         ];
         for (key, value, ok, reason) in checks {
             if !value.is_finite() || !ok {
@@ -153,10 +125,7 @@ impl RangerConfig {
         if self.prune_below >= self.promoted_confidence {
             return Err(bad(
                 "prune_below",
-                format!(
-                    "must be below promoted_confidence ({}), got {}",
-                    self.promoted_confidence, self.prune_below
-                ),
+                format!("must be below promoted_confidence ({}), got {}", self.promoted_confidence, self.prune_below),
             ));
         }
         Ok(())
@@ -194,9 +163,7 @@ mod tests {
         assert_eq!(key_of("payload_cache_gb: -2\n"), "payload_cache_gb");
         assert_eq!(key_of("prune_below: 0.9\n"), "prune_below");
         assert_eq!(key_of("- a\n- b\n"), "<root>");
-        let msg = RangerConfig::from_yaml("promote_floor: 2\n")
-            .unwrap_err()
-            .to_string();
+        let msg = RangerConfig::from_yaml("promote_floor: 2\n").unwrap_err().to_string();
         assert!(msg.contains("promote_floor") && msg.contains("[0, 1]"), "{msg}");
     }
 }

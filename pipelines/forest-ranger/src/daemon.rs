@@ -33,10 +33,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> f64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0)
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
     }
 
     fn sleep(&self, d: Duration) {
@@ -55,18 +52,13 @@ pub struct DaemonOptions {
 
 impl Default for DaemonOptions {
     fn default() -> Self {
-        DaemonOptions {
-            slice: Duration::from_millis(500),
-            clock: Arc::new(SystemClock),
-        }
+        DaemonOptions { slice: Duration::from_millis(500), clock: Arc::new(SystemClock) }
     }
 }
 
 impl std::fmt::Debug for DaemonOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DaemonOptions")
-            .field("slice", &self.slice)
-            .finish_non_exhaustive()
+        f.debug_struct("DaemonOptions").field("slice", &self.slice).finish_non_exhaustive()
     }
 }
 
@@ -106,10 +98,7 @@ pub fn parse_schedule(expr: &str) -> Result<Schedule> {
             })
         }
     };
-    Schedule::from_str(&full).map_err(|e| RangerError::Schedule {
-        schedule: expr.into(),
-        reason: e.to_string(),
-    })
+    Schedule::from_str(&full).map_err(|e| RangerError::Schedule { schedule: expr.into(), reason: e.to_string() })
 }
 
 fn to_dt(t: f64) -> Option<DateTime<Utc>> {
@@ -223,20 +212,12 @@ fn run_once(
             return;
         }
     };
-    let result = GitForest::open(forest)
-        .map_err(RangerError::from)
-        .and_then(|git| {
-            let cfg = RangerConfig::load(forest)?;
-            let report = run(forest, &git, now, &cfg)?;
-            write_state(
-                forest,
-                &RangerState {
-                    last_run: now,
-                    last_commit: report.commit.clone(),
-                },
-            )?;
-            Ok(report)
-        });
+    let result = GitForest::open(forest).map_err(RangerError::from).and_then(|git| {
+        let cfg = RangerConfig::load(forest)?;
+        let report = run(forest, &git, now, &cfg)?;
+        write_state(forest, &RangerState { last_run: now, last_commit: report.commit.clone() })?;
+        Ok(report)
+    });
     drop(lock);
     match &result {
         Ok(r) => {

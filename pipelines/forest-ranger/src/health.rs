@@ -85,14 +85,10 @@ fn facts(id: &str, node: &Node, roots: &HashMap<String, PathBuf>) -> NodeFacts {
     }
     f.needs_description = node_type == "media" && node.body.contains(MEDIA_STUB_SENTENCE);
     if let Some(path) = node.get_str("source_path") {
-        let source = node
-            .get_str("source_name")
-            .unwrap_or_else(|| "default".into());
+        let source = node.get_str("source_name").unwrap_or_else(|| "default".into());
         let vanished = node.get_str("source_state").as_deref() == Some("vanished");
         // Only a configured local source can be checked (remote: unknown).
-        let missing = roots
-            .get(&source)
-            .is_some_and(|root| !root.join(&path).exists());
+        let missing = roots.get(&source).is_some_and(|root| !root.join(&path).exists());
         f.stale_passport = vanished || missing;
         f.passport_source = Some(source);
     }
@@ -117,10 +113,7 @@ fn facts(id: &str, node: &Node, roots: &HashMap<String, PathBuf>) -> NodeFacts {
 pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<HealthReport> {
     let (roots, sources_error) = match GardenerConfig::load(forest) {
         Ok(cfg) => (
-            cfg.sources
-                .iter()
-                .filter_map(|s| Some((s.name.clone(), local_path(&s.uri)?)))
-                .collect::<HashMap<_, _>>(),
+            cfg.sources.iter().filter_map(|s| Some((s.name.clone(), local_path(&s.uri)?))).collect::<HashMap<_, _>>(),
             None,
         ),
         Err(e) => (HashMap::new(), Some(e.to_string())),
@@ -146,10 +139,7 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
         fat_nodes: fat_nodes(catalog)?,
         lint: {
             let l = forest_model::lint::lint_forest(forest);
-            LintCounts {
-                errors: l.errors,
-                warnings: l.warnings,
-            }
+            LintCounts { errors: l.errors, warnings: l.warnings }
         },
         stale_passports: vec![],
         needs_description: vec![],
@@ -183,17 +173,16 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
 }
 
 fn fat_nodes(catalog: &Catalog) -> Result<Vec<String>> {
-    let mut st = catalog.connection().prepare(
-        "SELECT e.id FROM (SELECT src AS id FROM edges UNION ALL SELECT dst FROM edges) e \
+    let mut st = catalog
+        .connection()
+        .prepare(
+            "SELECT e.id FROM (SELECT src AS id FROM edges UNION ALL SELECT dst FROM edges) e \
          JOIN nodes n ON n.id = e.id WHERE e.id NOT LIKE '\\_meta/%' ESCAPE '\\' \
          GROUP BY e.id HAVING COUNT(*) > ?1 ORDER BY e.id",
-    ).map_err(forest_catalog::CatalogError::from)?;
-    let rows = st
-        .query_map([FAT_DEGREE], |r| r.get::<_, String>(0))
+        )
         .map_err(forest_catalog::CatalogError::from)?;
-    Ok(rows
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(forest_catalog::CatalogError::from)?)
+    let rows = st.query_map([FAT_DEGREE], |r| r.get::<_, String>(0)).map_err(forest_catalog::CatalogError::from)?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>().map_err(forest_catalog::CatalogError::from)?)
 }
 
 #[cfg(test)]
@@ -202,8 +191,7 @@ mod tests {
 
     #[test]
     fn node_facts() {
-        let roots: HashMap<String, PathBuf> =
-            [("default".to_string(), PathBuf::from("/nonexistent-src"))].into();
+        let roots: HashMap<String, PathBuf> = [("default".to_string(), PathBuf::from("/nonexistent-src"))].into();
         let fp = summary_fingerprint("Original.");
         let text = format!(
             "---\nid: a\ntype: media\ntitle: A\nsummary: Edited.\nscent: derived\n\

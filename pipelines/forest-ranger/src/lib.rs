@@ -26,16 +26,12 @@ mod run;
 pub use cache::{evict_payloads, plan_eviction, CacheFile, PayloadCacheReport, PAYLOADS_DIR};
 pub use config::{RangerConfig, RANGER_CONFIG_PATH};
 pub use daemon::{
-    daemon, daemon_with, install_signal_handlers, parse_schedule, read_state, Clock,
-    DaemonOptions, DaemonSummary, RangerState, SystemClock, STATE_PATH,
+    daemon, daemon_with, install_signal_handlers, parse_schedule, read_state, Clock, DaemonOptions, DaemonSummary,
+    RangerState, SystemClock, STATE_PATH,
 };
 pub use health::{health, HealthReport, LintCounts, MEDIA_STUB_SENTENCE};
-pub use plan::{
-    plan_landmarks, plan_links, round4, DegreeEntry, LinkAction, ManagedLink, MAX_LANDMARKS,
-};
-pub use run::{
-    run, EvaporationReport, GcStatus, LandmarksReport, LinksReport, RangerReport, Timings,
-};
+pub use plan::{plan_landmarks, plan_links, round4, DegreeEntry, LinkAction, ManagedLink, MAX_LANDMARKS};
+pub use run::{run, EvaporationReport, GcStatus, LandmarksReport, LinksReport, RangerReport, Timings};
 
 /// Everything that can fail in a Ranger run or the daemon.
 #[derive(Debug, thiserror::Error)]
@@ -97,10 +93,7 @@ impl RangerError {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        RangerError::Io {
-            context: context.into(),
-            source,
-        }
+        RangerError::Io { context: context.into(), source }
     }
 }
 

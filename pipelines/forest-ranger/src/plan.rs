@@ -82,25 +82,15 @@ impl LinkAction {
 ///
 /// `heat` holds persistent heat per id (absent = 0); values are rounded to
 /// 4 decimals before comparing. Links that are not managed are ignored.
-pub fn plan_links(
-    managed: &[ManagedLink],
-    heat: &HashMap<String, f64>,
-    cfg: &RangerConfig,
-) -> Vec<LinkAction> {
+pub fn plan_links(managed: &[ManagedLink], heat: &HashMap<String, f64>, cfg: &RangerConfig) -> Vec<LinkAction> {
     let h = |id: &str| round4(heat.get(id).copied().unwrap_or(0.0));
     managed
         .iter()
         .filter(|l| l.is_managed())
         .filter_map(|l| {
             let (hs, ht) = (h(&l.src), h(&l.target));
-            if hs >= cfg.promote_floor
-                && ht >= cfg.promote_floor
-                && l.confidence < cfg.promoted_confidence
-            {
-                Some(LinkAction::Promote {
-                    link: l.clone(),
-                    to: cfg.promoted_confidence,
-                })
+            if hs >= cfg.promote_floor && ht >= cfg.promote_floor && l.confidence < cfg.promoted_confidence {
+                Some(LinkAction::Promote { link: l.clone(), to: cfg.promoted_confidence })
             } else if l.confidence <= cfg.prune_below && hs == 0.0 && ht == 0.0 {
                 Some(LinkAction::Prune { link: l.clone() })
             } else {
@@ -136,9 +126,7 @@ pub fn plan_landmarks(degrees: &[DegreeEntry]) -> Vec<(String, String)> {
         .collect();
     keep.sort_by(|a, b| b.degree.cmp(&a.degree).then_with(|| a.id.cmp(&b.id)));
     keep.truncate(MAX_LANDMARKS);
-    keep.into_iter()
-        .map(|d| (d.id.clone(), d.summary.clone()))
-        .collect()
+    keep.into_iter().map(|d| (d.id.clone(), d.summary.clone())).collect()
 }
 
 #[cfg(test)]
@@ -147,12 +135,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn link(src: &str, target: &str, c: f64) -> ManagedLink {
-        ManagedLink {
-            src: src.into(),
-            rel: "related-to".into(),
-            target: target.into(),
-            confidence: c,
-        }
+        ManagedLink { src: src.into(), rel: "related-to".into(), target: target.into(), confidence: c }
     }
 
     fn heat(pairs: &[(&str, f64)]) -> HashMap<String, f64> {
@@ -225,10 +208,7 @@ mod tests {
         let mut out = vec![];
         for l in links {
             match plan.iter().find(|a| a.link() == l) {
-                Some(LinkAction::Promote { to, .. }) => out.push(ManagedLink {
-                    confidence: *to,
-                    ..l.clone()
-                }),
+                Some(LinkAction::Promote { to, .. }) => out.push(ManagedLink { confidence: *to, ..l.clone() }),
                 Some(LinkAction::Prune { .. }) => {}
                 None => out.push(l.clone()),
             }

@@ -25,10 +25,7 @@ const T0: f64 = 1_767_225_600.0;
 type L<'a> = (&'a str, &'a str, Option<f64>);
 
 fn leaf(id: &str, links: &[L<'_>]) -> String {
-    let mut n = Node {
-        front: Default::default(),
-        body: format!("# Node {id}\n\nBody of {id}.\n"),
-    };
+    let mut n = Node { front: Default::default(), body: format!("# Node {id}\n\nBody of {id}.\n") };
     n.set_str("id", id);
     n.set_str("type", "note");
     n.set_str("title", &format!("Node {id}"));
@@ -54,10 +51,7 @@ fn leaf(id: &str, links: &[L<'_>]) -> String {
 }
 
 fn write(id: &str, text: String) -> Change {
-    Change::Write {
-        path: format!("{id}.md"),
-        bytes: text.into_bytes(),
-    }
+    Change::Write { path: format!("{id}.md"), bytes: text.into_bytes() }
 }
 
 /// A forest with: hot pair a->b (0.5), cool c->d (0.3), warm e->f (0.3),
@@ -73,10 +67,7 @@ fn synthetic() -> (tempfile::TempDir, PathBuf, GitForest) {
         write("n/d", leaf("n/d", &[])),
         write("n/e", leaf("n/e", &[("related-to", "n/f", Some(0.3))])),
         write("n/f", leaf("n/f", &[])),
-        write(
-            "n/g",
-            leaf("n/g", &[("related-to", "n/h", None), ("part-of", "n/h", Some(1.0))]),
-        ),
+        write("n/g", leaf("n/g", &[("related-to", "n/h", None), ("part-of", "n/h", Some(1.0))])),
         write("n/h", leaf("n/h", &[])),
         write("n/z", leaf("n/z", &[])),
     ];
@@ -95,12 +86,7 @@ fn deposit(root: &Path, ids: &[&str], amount: f64, scope: &str, at: f64) {
 }
 
 fn heat_of(root: &Path, id: &str) -> Option<(f64, f64)> {
-    trails(root)
-        .persistent_rows()
-        .unwrap()
-        .into_iter()
-        .find(|r| r.0 == id)
-        .map(|r| (r.1, r.2))
+    trails(root).persistent_rows().unwrap().into_iter().find(|r| r.0 == id).map(|r| (r.1, r.2))
 }
 
 fn run_at(root: &Path, git: &GitForest, now: f64) -> RangerReport {
@@ -126,12 +112,7 @@ fn commit_count(root: &Path) -> usize {
 }
 
 fn assert_fsck_clean(root: &Path) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["fsck", "--strict", "--no-dangling"])
-        .output()
-        .unwrap();
+    let out = Command::new("git").arg("-C").arg(root).args(["fsck", "--strict", "--no-dangling"]).output().unwrap();
     assert!(
         out.status.success() && out.stdout.is_empty(),
         "fsck: {}{}",
@@ -213,10 +194,7 @@ fn lifecycle_promotes_hot_leaves_warm_prunes_cold() {
     // 400 days later everything is dust: cold managed links pruned, the
     // promoted one (0.8 > 0.5) and structural ones never.
     let r3 = run_at(&root, &git, T0 + 400.0 * DAY);
-    assert_eq!(
-        r3.links.pruned,
-        vec!["n/c related-to->n/d", "n/e related-to->n/f"]
-    );
+    assert_eq!(r3.links.pruned, vec!["n/c related-to->n/d", "n/e related-to->n/f"]);
     assert!(r3.links.promoted.is_empty());
     let msg = head_message(&root);
     assert!(msg.starts_with("ranger: 0 promoted, 2 pruned"), "{msg}");
@@ -248,13 +226,10 @@ fn uncommitted_edit_is_never_swept_into_the_commit() {
 fn stale_catalog_is_healed_from_the_files() {
     let (_d, root, git) = synthetic();
     // A commit the catalog never saw (as after a kill between commit and upsert).
-    git.commit_batch(
-        &[write("n/c", leaf("n/c", &[("related-to", "n/d", Some(0.8))]))],
-        "hand: promote",
-    )
-    .unwrap();
+    git.commit_batch(&[write("n/c", leaf("n/c", &[("related-to", "n/d", Some(0.8))]))], "hand: promote").unwrap();
     let r = run_at(&root, &git, T0);
-    assert!(r.links.pruned.is_empty() && r.links.promoted.is_empty());
+    // The file says 0.8 (never prunable); the stale catalog said 0.3.
+    assert!(!r.links.pruned.contains(&"n/c related-to->n/d".to_string()), "{:?}", r.links);
     let cat = open_catalog(&root).unwrap();
     assert_eq!(cat.edges_out("n/c").unwrap()[0].confidence, 0.8);
 }
@@ -305,18 +280,15 @@ fn fixture() -> (tempfile::TempDir, PathBuf, GitForest) {
             Change::Write { path: "docs/here.md".into(), bytes: passport("docs/here", "here.txt", "").into_bytes() },
             Change::Write {
                 path: "docs/vanished.md".into(),
-                bytes: passport("docs/vanished", "here.txt", "source_name: other\nsource_state: vanished\n").into_bytes(),
+                bytes: passport("docs/vanished", "here.txt", "source_name: other\nsource_state: vanished\n")
+                    .into_bytes(),
             },
             Change::Write { path: "notes/edited.md".into(), bytes: edited.into_bytes() },
         ],
         "test: extras",
     )
     .unwrap();
-    std::fs::write(
-        root.join("_meta/gardener.yaml"),
-        format!("source_root: {}\n", source_root.display()),
-    )
-    .unwrap();
+    std::fs::write(root.join("_meta/gardener.yaml"), format!("source_root: {}\n", source_root.display())).unwrap();
     reindex(&root).unwrap();
     (dir, root, git)
 }
@@ -370,8 +342,17 @@ fn health_report_on_fixture() {
     assert_eq!(h.heat.rows, 1);
     assert_eq!(h.heat.max, 0.3);
     let json = serde_json::to_value(h).unwrap();
-    for k in ["needs_split", "fat_nodes", "lint", "stale_passports", "needs_description",
-              "uncertain_links", "heat", "summary_stale", "sources"] {
+    for k in [
+        "needs_split",
+        "fat_nodes",
+        "lint",
+        "stale_passports",
+        "needs_description",
+        "uncertain_links",
+        "heat",
+        "summary_stale",
+        "sources",
+    ] {
         assert!(json.get(k).is_some(), "missing {k}");
     }
     assert!(json["lint"].get("errors").is_some() && json["lint"].get("warnings").is_some());
@@ -387,10 +368,8 @@ fn run_report_keys_exactly_and_gc_value() {
     let r = run_at(&root, &git, T0);
     let json = serde_json::to_value(&r).unwrap();
     let keys: BTreeSet<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
-    let want: BTreeSet<&str> = [
-        "evaporation", "payload_cache", "links", "landmarks", "health", "gc", "timings_ms", "commit",
-    ]
-    .into();
+    let want: BTreeSet<&str> =
+        ["evaporation", "payload_cache", "links", "landmarks", "health", "gc", "timings_ms", "commit"].into();
     assert_eq!(keys, want);
     assert!(["ran", "skipped", "unavailable"].contains(&json["gc"].as_str().unwrap()));
     let ev: BTreeSet<&str> = json["evaporation"].as_object().unwrap().keys().map(String::as_str).collect();
@@ -517,10 +496,7 @@ impl Clock for FakeClock {
 }
 
 fn fake(at: f64) -> DaemonOptions {
-    DaemonOptions {
-        slice: Duration::from_secs(7),
-        clock: Arc::new(FakeClock(Mutex::new(at))),
-    }
+    DaemonOptions { slice: Duration::from_secs(7), clock: Arc::new(FakeClock(Mutex::new(at))) }
 }
 
 #[test]
@@ -637,7 +613,7 @@ fn child_entry() {
 
 fn busy_forest(root: &Path) {
     let git = init_forest(root, "Busy").unwrap();
-    let n = 1500;
+    let n = 600;
     let mut changes = vec![];
     for i in 0..n {
         let id = format!("b/n{i}");
@@ -676,12 +652,9 @@ fn killed_mid_run_leaves_a_valid_forest() {
     let t = Instant::now();
     assert!(spawn(&full).wait().unwrap().success());
     let span = t.elapsed();
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos() as u64;
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
     let mut x = seed | 1;
-    for k in 0..6 {
+    for k in 0..4 {
         // xorshift: a different set of kill points every time.
         x ^= x << 13;
         x ^= x >> 7;
@@ -703,7 +676,7 @@ fn killed_mid_run_leaves_a_valid_forest() {
         // The completing run converges to the uninterrupted result.
         let again = run(&root, &git, T0, &RangerConfig::default()).unwrap();
         assert_eq!(again.commit, None, "kill at {delay:?}: {:?}", r.links);
-        for i in [0usize, 1499] {
+        for i in [0usize, 599] {
             let rel = format!("b/n{i}.md");
             assert_eq!(
                 node(&root, &format!("b/n{i}")).links(),

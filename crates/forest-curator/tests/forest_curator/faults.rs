@@ -6,38 +6,22 @@ use forest_curator::{Curator, SummaryOrigin};
 use forest_model::scent::validate_summary;
 use std::time::{Duration, Instant};
 
-const GOOD: &str =
-    "Sales ledger of the Lisbon store, Q1 2026. Monthly revenue with 14,302 EUR in January.";
+const GOOD: &str = "Sales ledger of the Lisbon store, Q1 2026. Monthly revenue with 14,302 EUR in January.";
 
 #[test]
 fn server_error_then_success_is_retried() {
-    let srv = Server::start(vec![
-        status(500, "{\"error\": \"overloaded\"}"),
-        summary(GOOD, &[]),
-    ]);
+    let srv = Server::start(vec![status(500, "{\"error\": \"overloaded\"}"), summary(GOOD, &[])]);
     let c = curator(&srv);
     let out = c.summarize("Lisbon", BODY, "");
     assert_eq!(out.origin, SummaryOrigin::Llm);
     let s = c.stats();
-    assert_eq!(
-        (
-            srv.count(),
-            s.transport_retries,
-            s.transport_errors,
-            s.retries
-        ),
-        (2, 1, 0, 0)
-    );
+    assert_eq!((srv.count(), s.transport_retries, s.transport_errors, s.retries), (2, 1, 0, 0));
 }
 
 #[test]
 fn too_many_requests_honours_retry_after() {
     let srv = Server::start(vec![
-        Step::Reply(
-            429,
-            vec![("Retry-After".into(), "1".into())],
-            "{\"error\": \"slow down\"}".into(),
-        ),
+        Step::Reply(429, vec![("Retry-After".into(), "1".into())], "{\"error\": \"slow down\"}".into()),
         summary(GOOD, &[]),
     ]);
     let c = curator(&srv);
@@ -46,11 +30,7 @@ fn too_many_requests_honours_retry_after() {
     assert_eq!(out.origin, SummaryOrigin::Llm);
     assert_eq!((srv.count(), c.stats().transport_retries), (2, 1));
     // Backoff alone would be ~20 ms; Retry-After asked for one second.
-    assert!(
-        t.elapsed() >= Duration::from_millis(900),
-        "{:?}",
-        t.elapsed()
-    );
+    assert!(t.elapsed() >= Duration::from_millis(900), "{:?}", t.elapsed());
 }
 
 #[test]
@@ -64,20 +44,9 @@ fn hanging_socket_times_out_and_falls_back() {
     assert_eq!(out.origin, SummaryOrigin::Fallback);
     assert!(validate_summary(&out.summary).is_ok());
     let s = c.stats();
-    assert_eq!(
-        (
-            srv.count(),
-            s.transport_retries,
-            s.transport_errors,
-            s.fallbacks
-        ),
-        (2, 1, 1, 1)
-    );
+    assert_eq!((srv.count(), s.transport_retries, s.transport_errors, s.fallbacks), (2, 1, 1, 1));
     let err = s.last_error.unwrap();
-    assert!(
-        err.to_lowercase().contains("timed out") || err.contains("timeout"),
-        "{err}"
-    );
+    assert!(err.to_lowercase().contains("timed out") || err.contains("timeout"), "{err}");
     assert!(err.contains("hint:") && err.chars().count() <= 300, "{err}");
 }
 
@@ -88,15 +57,8 @@ fn resets_exhaust_retries_then_fall_back() {
     let out = c.summarize("Lisbon", BODY, "");
     assert_eq!(out.origin, SummaryOrigin::Fallback);
     let s = c.stats();
-    assert_eq!(
-        (srv.count(), s.transport_retries, s.transport_errors),
-        (5, 4, 1),
-        "1 + 4 retries"
-    );
-    assert_eq!(
-        s.retries, 0,
-        "transport failures are not validation retries"
-    );
+    assert_eq!((srv.count(), s.transport_retries, s.transport_errors), (5, 4, 1), "1 + 4 retries");
+    assert_eq!(s.retries, 0, "transport failures are not validation retries");
 }
 
 #[test]
@@ -104,18 +66,12 @@ fn client_errors_are_not_retried_and_the_key_never_leaks() {
     let key = "sk-test-very-secret-42";
     let srv = Server::with(Duration::ZERO, |_, req| {
         // A hostile server echoing the credentials back.
-        status(
-            401,
-            &format!("bad key: {}", req.header("authorization").unwrap_or("")),
-        )
+        status(401, &format!("bad key: {}", req.header("authorization").unwrap_or("")))
     });
     let c = Curator::new(config(&srv.url()).with_api_key(key)).unwrap();
     let out = c.summarize("Lisbon", BODY, "");
     assert_eq!(out.origin, SummaryOrigin::Fallback);
-    assert_eq!(
-        srv.requests()[0].header("authorization"),
-        Some(format!("Bearer {key}").as_str())
-    );
+    assert_eq!(srv.requests()[0].header("authorization"), Some(format!("Bearer {key}").as_str()));
     let s = c.stats();
     assert_eq!((srv.count(), s.transport_errors), (1, 1));
     let err = s.last_error.unwrap();
@@ -127,9 +83,7 @@ fn client_errors_are_not_retried_and_the_key_never_leaks() {
 #[test]
 fn concurrency_limit_is_respected_across_threads() {
     let body = serde_json::json!({"summary": GOOD, "tags": []}).to_string();
-    let srv = Server::with(Duration::from_millis(120), move |_, _| {
-        crate::support::chat(&body)
-    });
+    let srv = Server::with(Duration::from_millis(120), move |_, _| crate::support::chat(&body));
     let mut cfg = config(&srv.url());
     cfg.concurrency = 2;
     let c = Curator::new(cfg).unwrap();
@@ -143,11 +97,7 @@ fn concurrency_limit_is_respected_across_threads() {
         }
     });
     assert_eq!(srv.count(), 8);
-    assert_eq!(
-        srv.peak(),
-        2,
-        "never more than 2 in flight, and the 2 are used"
-    );
+    assert_eq!(srv.peak(), 2, "never more than 2 in flight, and the 2 are used");
     assert_eq!(c.stats().llm_summaries, 8);
 }
 
@@ -163,11 +113,7 @@ fn requests_per_minute_spaces_requests() {
         c.summarize(&format!("Doc {i}"), &format!("Body {i}."), "");
     }
     assert_eq!(srv.count(), 4);
-    assert!(
-        t.elapsed() >= Duration::from_millis(290),
-        "{:?}",
-        t.elapsed()
-    );
+    assert!(t.elapsed() >= Duration::from_millis(290), "{:?}", t.elapsed());
 }
 
 #[test]
@@ -185,18 +131,11 @@ fn local_model_is_resolved_from_models_endpoint() {
     assert_eq!(c.model(), "served-model");
     c.summarize("Lisbon", BODY, "");
     let reqs = srv.requests();
-    assert_eq!(
-        (reqs[0].method.as_str(), reqs[0].path.as_str()),
-        ("GET", "/v1/models")
-    );
+    assert_eq!((reqs[0].method.as_str(), reqs[0].path.as_str()), ("GET", "/v1/models"));
     assert_eq!(reqs[1].body["model"], "served-model");
 
     let broken = Server::start(vec![status(404, "no")]);
     let mut cfg = config(&broken.url());
     cfg.model = "local".into();
-    assert_eq!(
-        Curator::new(cfg).unwrap().model(),
-        "local",
-        "failures are ignored"
-    );
+    assert_eq!(Curator::new(cfg).unwrap().model(), "local", "failures are ignored");
 }

@@ -30,27 +30,15 @@ struct Few;
 
 impl CandidateProvider for Few {
     fn candidates(&self, _query: &str, limit: usize) -> Vec<Candidate> {
-        let c = |id: &str, t: &str, s: &str| Candidate {
-            id: id.into(),
-            title: t.into(),
-            summary: s.into(),
-        };
+        let c = |id: &str, t: &str, s: &str| Candidate { id: id.into(), title: t.into(), summary: s.into() };
         vec![
             c(
                 "sales/porto-q1-2026",
                 "Porto store sales, Q1 2026",
                 "Sales of the Porto store, Jan-Mar 2026, 9,800 units.",
             ),
-            c(
-                "sales/returns-q1-2026",
-                "Returns ledger Q1 2026",
-                "Returned items of all stores, Jan-Mar 2026.",
-            ),
-            c(
-                "hr/holidays-2026",
-                "Holiday calendar 2026",
-                "Public holidays and office closures in 2026.",
-            ),
+            c("sales/returns-q1-2026", "Returns ledger Q1 2026", "Returned items of all stores, Jan-Mar 2026."),
+            c("hr/holidays-2026", "Holiday calendar 2026", "Public holidays and office closures in 2026."),
         ]
         .into_iter()
         .take(limit)
@@ -71,10 +59,7 @@ fn real_server_summaries_are_always_valid() {
         let t = Instant::now();
         let out = c.summarize(title, body, "");
         let ms = t.elapsed().as_millis();
-        eprintln!(
-            "live: {ms:>6} ms  {:?}  {:?}  tags={:?}",
-            out.origin, out.summary, out.tags
-        );
+        eprintln!("live: {ms:>6} ms  {:?}  {:?}  tags={:?}", out.origin, out.summary, out.tags);
         assert!(validate_summary(&out.summary).is_ok(), "{out:?}");
         assert_ne!(out.origin, SummaryOrigin::Skipped);
         if out.is_llm() {
@@ -87,10 +72,7 @@ fn real_server_summaries_are_always_valid() {
     assert_eq!(s.llm_summaries + s.fallbacks, DOCS.len() as u64);
     assert!(s.repaired <= s.llm_summaries);
     assert_eq!(s.fallbacks, s.rejected + s.transport_errors);
-    assert!(
-        s.requests >= DOCS.len() as u64
-            && s.requests <= 1 + 3 * DOCS.len() as u64 + s.transport_retries
-    );
+    assert!(s.requests >= DOCS.len() as u64 && s.requests <= 1 + 3 * DOCS.len() as u64 + s.transport_retries);
 
     let t = Instant::now();
     let p = c.propose_links(
@@ -103,8 +85,5 @@ fn real_server_summaries_are_always_valid() {
     );
     eprintln!("live: proposals in {} ms: {:?}", t.elapsed().as_millis(), p);
     assert!(p.links.len() <= 3);
-    assert!(p
-        .links
-        .iter()
-        .all(|l| p.offered.contains(&l.target) && l.rel == "related-to"));
+    assert!(p.links.iter().all(|l| p.offered.contains(&l.target) && l.rel == "related-to"));
 }

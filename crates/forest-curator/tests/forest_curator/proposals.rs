@@ -21,10 +21,7 @@ impl Fixed {
                 summary: format!("Summary of {id}."),
             })
             .collect();
-        Fixed {
-            rows,
-            asked: Mutex::new(Vec::new()),
-        }
+        Fixed { rows, asked: Mutex::new(Vec::new()) }
     }
 }
 
@@ -44,9 +41,7 @@ const PARENT: &str = "sales/_index";
 
 #[test]
 fn valid_pick_becomes_a_related_to_link() {
-    let srv = Server::start(vec![related(
-        json!([{"id": "sales/porto", "note": "  same quarter  "}]),
-    )]);
+    let srv = Server::start(vec![related(json!([{"id": "sales/porto", "note": "  same quarter  "}]))]);
     let c = curator(&srv);
     let p = Fixed::new(&["sales/porto", "hr/payroll"]);
     let out = c.propose_links(ID, Some(PARENT), "Lisbon sales", "Sales, Q1 2026.", &[], &p);
@@ -60,21 +55,14 @@ fn valid_pick_becomes_a_related_to_link() {
         }]
     );
     assert!(!out.fallback);
-    assert_eq!(
-        p.asked.lock().unwrap()[0],
-        ("Lisbon sales Sales, Q1 2026.".to_string(), 3 * OFFER_MAX)
-    );
+    assert_eq!(p.asked.lock().unwrap()[0], ("Lisbon sales Sales, Q1 2026.".to_string(), 3 * OFFER_MAX));
     let req = &srv.requests()[0];
     let m = req.messages();
-    assert_eq!(
-        (m.len(), m[0]["role"].as_str()),
-        (1, Some("user")),
-        "user-only prompt"
-    );
+    assert_eq!((m.len(), m[0]["role"].as_str()), (1, Some("user")), "user-only prompt");
     let prompt = m[0]["content"].as_str().unwrap();
     assert!(prompt.contains("id: sales/porto") && prompt.contains("id: hr/payroll"));
-    let allowed = &req.body["response_format"]["json_schema"]["schema"]["properties"]["related"]
-        ["items"]["properties"]["id"]["enum"];
+    let allowed = &req.body["response_format"]["json_schema"]["schema"]["properties"]["related"]["items"]["properties"]
+        ["id"]["enum"];
     assert_eq!(allowed, &json!(["sales/porto", "hr/payroll"]));
     assert_eq!(c.stats().links_proposed, 1);
 }
@@ -87,13 +75,7 @@ fn hallucinated_malformed_and_numeric_picks_are_dropped() {
     let c = curator(&srv);
     let p = Fixed::new(&["sales/porto", "hr/payroll"]);
     let out = c.propose_links(ID, Some(PARENT), "Lisbon", "Sales.", &[], &p);
-    assert_eq!(
-        out.links
-            .iter()
-            .map(|l| l.target.as_str())
-            .collect::<Vec<_>>(),
-        vec!["hr/payroll"]
-    );
+    assert_eq!(out.links.iter().map(|l| l.target.as_str()).collect::<Vec<_>>(), vec!["hr/payroll"]);
     assert_eq!(out.links[0].note, None);
     assert_eq!(out.dropped, 6);
     assert!(!out.fallback);
@@ -104,17 +86,10 @@ fn hallucinated_malformed_and_numeric_picks_are_dropped() {
 
 #[test]
 fn cap_three_with_dedup_and_existing_links_skipped() {
-    let srv = Server::start(vec![related(json!([
-        "a/1", "a/1", "a/2", "a/3", "a/4", "a/5"
-    ]))]);
+    let srv = Server::start(vec![related(json!(["a/1", "a/1", "a/2", "a/3", "a/4", "a/5"]))]);
     let c = curator(&srv);
     let p = Fixed::new(&["a/1", "a/2", "a/3", "a/4", "a/5"]);
-    let existing = vec![Link {
-        rel: "related-to".into(),
-        target: "a/2".into(),
-        confidence: 0.8,
-        note: None,
-    }];
+    let existing = vec![Link { rel: "related-to".into(), target: "a/2".into(), confidence: 0.8, note: None }];
     let out = c.propose_links(ID, None, "T", "S.", &existing, &p);
     let targets: Vec<&str> = out.links.iter().map(|l| l.target.as_str()).collect();
     assert_eq!(targets, vec!["a/1", "a/3", "a/4"]);
@@ -139,14 +114,8 @@ fn self_parent_and_branches_are_never_offered() {
     let out = c.propose_links(ID, Some(PARENT), "T", "S.", &[], &Fixed::new(&all));
     assert_eq!(out.offered.len(), OFFER_MAX);
     assert_eq!(out.offered[0], "n/0", "duplicates collapse");
-    assert!(!out
-        .offered
-        .iter()
-        .any(|o| o == ID || o == PARENT || o.ends_with("_index")));
-    assert!(
-        out.links.is_empty(),
-        "self/parent picks are outside the offered set"
-    );
+    assert!(!out.offered.iter().any(|o| o == ID || o == PARENT || o.ends_with("_index")));
+    assert!(out.links.is_empty(), "self/parent picks are outside the offered set");
 }
 
 #[test]
@@ -175,8 +144,5 @@ fn note_is_clipped_to_120_chars() {
     let srv = Server::start(vec![related(json!([{"id": "a/1", "note": long}]))]);
     let c = curator(&srv);
     let out = c.propose_links(ID, None, "T", "S.", &[], &Fixed::new(&["a/1"]));
-    assert_eq!(
-        out.links[0].note.as_ref().map(|n| n.chars().count()),
-        Some(120)
-    );
+    assert_eq!(out.links[0].note.as_ref().map(|n| n.chars().count()), Some(120));
 }

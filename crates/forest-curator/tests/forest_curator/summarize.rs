@@ -5,28 +5,20 @@ use crate::support::{chat, curator, status, summary, Server, BODY};
 use forest_curator::{SummaryOrigin, PROMPT_VERSION};
 use forest_model::scent::{derive_summary, validate_summary};
 
-const GOOD: &str = "Sales ledger of the Lisbon store, Q1 2026. Monthly revenue from Jan to Mar 2026 with 14,302 EUR in January.";
+const GOOD: &str =
+    "Sales ledger of the Lisbon store, Q1 2026. Monthly revenue from Jan to Mar 2026 with 14,302 EUR in January.";
 
 #[test]
 fn good_reply_is_used_with_clean_tags_and_exact_stats() {
-    let srv = Server::start(vec![summary(
-        GOOD,
-        &["Sales", "sales", "lisbon", "São", "2026", "x y"],
-    )]);
+    let srv = Server::start(vec![summary(GOOD, &["Sales", "sales", "lisbon", "São", "2026", "x y"])]);
     let c = curator(&srv);
     let out = c.summarize("Lisbon sales", BODY, "");
     assert_eq!(out.origin, SummaryOrigin::Llm);
     assert_eq!(out.summary, GOOD);
     assert_eq!(out.tags, vec!["sales", "lisbon", "2026"]);
     let s = c.stats();
-    assert_eq!(
-        (s.llm_summaries, s.fallbacks, s.retries, s.requests),
-        (1, 0, 0, 1)
-    );
-    assert_eq!(
-        (s.transport_errors, s.rejected, s.repaired, s.skipped),
-        (0, 0, 0, 0)
-    );
+    assert_eq!((s.llm_summaries, s.fallbacks, s.retries, s.requests), (1, 0, 0, 1));
+    assert_eq!((s.transport_errors, s.rejected, s.repaired, s.skipped), (0, 0, 0, 0));
 
     let req = &srv.requests()[0];
     assert_eq!(req.path, "/v1/chat/completions");
@@ -40,14 +32,8 @@ fn good_reply_is_used_with_clean_tags_and_exact_stats() {
     assert_eq!(m[0]["role"], "system");
     assert!(m[0]["content"].as_str().unwrap().contains("240 characters"));
     let user = m[1]["content"].as_str().unwrap();
-    assert!(
-        user.starts_with("Title: Lisbon sales\n\nContent:\nQuarterly sales ledger"),
-        "{user}"
-    );
-    assert!(
-        user.contains("| Jan 2026 | 14,302 |"),
-        "tables survive clipping"
-    );
+    assert!(user.starts_with("Title: Lisbon sales\n\nContent:\nQuarterly sales ledger"), "{user}");
+    assert!(user.contains("| Jan 2026 | 14,302 |"), "tables survive clipping");
     assert!(!PROMPT_VERSION.is_empty());
 }
 
@@ -64,59 +50,29 @@ fn too_long_then_anti_pattern_then_good_retries_twice_with_feedback() {
     assert_eq!(out.origin, SummaryOrigin::Llm);
     assert_eq!(out.summary, GOOD);
     let s = c.stats();
-    assert_eq!(
-        (s.retries, s.llm_summaries, s.requests, s.repaired),
-        (2, 1, 3, 0)
-    );
-    assert!(s
-        .last_reject
-        .as_deref()
-        .unwrap()
-        .starts_with("summary: anti-pattern"));
+    assert_eq!((s.retries, s.llm_summaries, s.requests, s.repaired), (2, 1, 3, 0));
+    assert!(s.last_reject.as_deref().unwrap().starts_with("summary: anti-pattern"));
     let m = srv.requests()[2].messages();
-    assert_eq!(
-        m.len(),
-        6,
-        "system, user, then assistant+user per rejection"
-    );
+    assert_eq!(m.len(), 6, "system, user, then assistant+user per rejection");
     assert_eq!(m[2]["role"], "assistant");
     let fb = m[3]["content"].as_str().unwrap();
-    assert!(
-        fb.starts_with("previous summary rejected: summary: exceeds 60 tokens"),
-        "{fb}"
-    );
+    assert!(fb.starts_with("previous summary rejected: summary: exceeds 60 tokens"), "{fb}");
     assert!(fb.ends_with("; rewrite strictly, keep under 240 characters, JSON only"));
 }
 
 #[test]
 fn over_long_three_times_is_repaired_by_whole_sentences() {
-    let long = format!(
-        "{GOOD} {}",
-        "Extra context sentence about stores. ".repeat(8)
-    );
+    let long = format!("{GOOD} {}", "Extra context sentence about stores. ".repeat(8));
     let srv = Server::start(vec![summary(&long, &["sales"]); 3]);
     let c = curator(&srv);
     let out = c.summarize("Lisbon sales", BODY, "");
     assert_eq!(out.origin, SummaryOrigin::Repaired);
     assert!(validate_summary(&out.summary).is_ok());
-    assert!(
-        !out.summary.ends_with('…'),
-        "whole sentences kept: {}",
-        out.summary
-    );
+    assert!(!out.summary.ends_with('…'), "whole sentences kept: {}", out.summary);
     assert!(out.summary.starts_with(GOOD));
     assert_eq!(out.tags, vec!["sales"]);
     let s = c.stats();
-    assert_eq!(
-        (
-            s.repaired,
-            s.llm_summaries,
-            s.retries,
-            s.rejected,
-            s.fallbacks
-        ),
-        (1, 1, 3, 0, 0)
-    );
+    assert_eq!((s.repaired, s.llm_summaries, s.retries, s.rejected, s.fallbacks), (1, 1, 3, 0, 0));
 }
 
 #[test]
@@ -129,14 +85,8 @@ fn anti_pattern_three_times_falls_back_to_derived() {
     assert!(validate_summary(&out.summary).is_ok());
     assert!(out.tags.is_empty());
     let s = c.stats();
-    assert_eq!(
-        (s.rejected, s.fallbacks, s.llm_summaries, s.retries),
-        (1, 1, 0, 3)
-    );
-    assert!(s
-        .last_reject
-        .unwrap()
-        .contains("anti-pattern \"file containing...\""));
+    assert_eq!((s.rejected, s.fallbacks, s.llm_summaries, s.retries), (1, 1, 0, 3));
+    assert!(s.last_reject.unwrap().contains("anti-pattern \"file containing...\""));
     assert!(s.last_reply.unwrap().contains("File containing"));
 }
 
@@ -150,15 +100,8 @@ fn garbage_then_truncated_json_is_salvaged() {
     assert_eq!(out.summary, GOOD);
     assert!(out.tags.is_empty(), "salvage keeps no tags");
     let s = c.stats();
-    assert_eq!(
-        (s.retries, s.requests),
-        (1, 2),
-        "salvage itself needs no retry"
-    );
-    assert_eq!(
-        s.last_reject.as_deref(),
-        Some("no summary found in the JSON reply")
-    );
+    assert_eq!((s.retries, s.requests), (1, 2), "salvage itself needs no retry");
+    assert_eq!(s.last_reject.as_deref(), Some("no summary found in the JSON reply"));
 }
 
 #[test]
@@ -168,19 +111,13 @@ fn empty_and_blank_replies_fall_back() {
     let out = c.summarize("Lisbon sales", BODY, "");
     assert_eq!(out.origin, SummaryOrigin::Fallback);
     let s = c.stats();
-    assert_eq!(
-        s.last_reject.as_deref(),
-        Some("no summary found in the JSON reply")
-    );
+    assert_eq!(s.last_reject.as_deref(), Some("no summary found in the JSON reply"));
     assert_eq!((s.retries, s.rejected, s.fallbacks), (3, 1, 1));
 
     let srv = Server::start(vec![chat(""); 3]);
     let c = curator(&srv);
     c.summarize("Lisbon sales", BODY, "");
-    assert_eq!(
-        c.stats().last_reject.as_deref(),
-        Some("the model returned an empty message")
-    );
+    assert_eq!(c.stats().last_reject.as_deref(), Some("the model returned an empty message"));
 }
 
 #[test]
@@ -188,18 +125,12 @@ fn rejection_survives_later_success_and_empty_body_is_skipped() {
     let srv = Server::start(vec![chat("nope"), summary(GOOD, &[]), summary(GOOD, &[])]);
     let c = curator(&srv);
     assert_eq!(c.summarize("A", BODY, "").origin, SummaryOrigin::Llm);
-    assert_eq!(
-        c.summarize("B", "Another body, 2026.", "").origin,
-        SummaryOrigin::Llm
-    );
+    assert_eq!(c.summarize("B", "Another body, 2026.", "").origin, SummaryOrigin::Llm);
     let skipped = c.summarize("Empty", " \n ", "");
     assert_eq!(skipped.origin, SummaryOrigin::Skipped);
     assert!(validate_summary(&skipped.summary).is_ok());
     let s = c.stats();
-    assert_eq!(
-        s.last_reject.as_deref(),
-        Some("no summary found in the JSON reply")
-    );
+    assert_eq!(s.last_reject.as_deref(), Some("no summary found in the JSON reply"));
     assert_eq!((s.skipped, s.requests, s.llm_summaries), (1, 3, 2));
 }
 
@@ -208,33 +139,21 @@ fn directives_reach_the_system_prompt() {
     let srv = Server::start(vec![summary(GOOD, &[])]);
     let c = curator(&srv);
     c.summarize("Lisbon sales", BODY, "Mention the store code.");
-    let sys = srv.requests()[0].messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        sys.contains("Operator directives (apply them):\nMention the store code."),
-        "{sys}"
-    );
+    let sys = srv.requests()[0].messages()[0]["content"].as_str().unwrap().to_string();
+    assert!(sys.contains("Operator directives (apply them):\nMention the store code."), "{sys}");
 }
 
 #[test]
 fn schema_refusal_switches_to_plain_json_for_the_session() {
     let srv = Server::start(vec![
-        status(
-            500,
-            "{\"error\": \"response_format json_schema is not supported\"}",
-        ),
+        status(500, "{\"error\": \"response_format json_schema is not supported\"}"),
         summary(GOOD, &[]),
         summary(GOOD, &[]),
     ]);
     let c = curator(&srv);
     assert!(c.structured_output());
     assert_eq!(c.summarize("A", BODY, "").origin, SummaryOrigin::Llm);
-    assert_eq!(
-        c.summarize("B", "Other body.", "").origin,
-        SummaryOrigin::Llm
-    );
+    assert_eq!(c.summarize("B", "Other body.", "").origin, SummaryOrigin::Llm);
     assert!(!c.structured_output());
     let reqs = srv.requests();
     assert_eq!(reqs.len(), 3);
@@ -242,19 +161,14 @@ fn schema_refusal_switches_to_plain_json_for_the_session() {
     assert!(reqs[1].body.get("response_format").is_none());
     assert!(reqs[2].body.get("response_format").is_none());
     let s = c.stats();
-    assert_eq!(
-        (s.transport_errors, s.transport_retries, s.retries),
-        (0, 0, 0)
-    );
+    assert_eq!((s.transport_errors, s.transport_retries, s.retries), (0, 0, 0));
 }
 
 #[test]
 fn branch_summary_good_invalid_empty_and_transport() {
     let region = "Sales region of 2026: ledgers for Lisbon and Porto, Jan-Mar 2026.";
-    let entries = vec![
-        "- [[sales/lisbon]] Lisbon ledger, Q1 2026.".to_string(),
-        "- [[sales/porto]] Porto ledger.".into(),
-    ];
+    let entries =
+        vec!["- [[sales/lisbon]] Lisbon ledger, Q1 2026.".to_string(), "- [[sales/porto]] Porto ledger.".into()];
     let srv = Server::start(vec![
         chat(&format!("{{\"summary\": \"{region}\"}}")),
         summary("File containing files.", &[]),
@@ -263,29 +177,16 @@ fn branch_summary_good_invalid_empty_and_transport() {
     ]);
     let c = curator(&srv);
     assert_eq!(c.branch_summary("Sales", &entries).as_deref(), Some(region));
-    let user = srv.requests()[0].messages()[1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        user.starts_with("Branch: Sales\n\nChildren:\n- [[sales/lisbon]]"),
-        "{user}"
-    );
+    let user = srv.requests()[0].messages()[1]["content"].as_str().unwrap().to_string();
+    assert!(user.starts_with("Branch: Sales\n\nChildren:\n- [[sales/lisbon]]"), "{user}");
     assert_eq!(c.branch_summary("Sales", &entries), None, "invalid x3");
     assert_eq!(c.branch_summary("Sales", &[]), None);
     let s = c.stats();
-    assert_eq!(
-        (s.branch_rollups, s.branch_fallbacks, s.requests),
-        (1, 2, 4),
-        "empty entries make no call"
-    );
+    assert_eq!((s.branch_rollups, s.branch_fallbacks, s.requests), (1, 2, 4), "empty entries make no call");
 
     let mut cfg = crate::support::config("http://127.0.0.1:9/v1");
     cfg.max_transport_retries = 0;
     let dead = forest_curator::Curator::new(cfg).unwrap();
     assert_eq!(dead.branch_summary("Sales", &entries), None);
-    assert_eq!(
-        (dead.stats().transport_errors, dead.stats().branch_fallbacks),
-        (1, 1)
-    );
+    assert_eq!((dead.stats().transport_errors, dead.stats().branch_fallbacks), (1, 1));
 }

@@ -23,8 +23,7 @@ pub enum Step {
 
 /// 200 with a chat completion whose content is `content`.
 pub fn chat(content: &str) -> Step {
-    let body =
-        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]});
+    let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]});
     Step::Reply(200, vec![], body.to_string())
 }
 
@@ -49,17 +48,11 @@ pub struct Request {
 
 impl Request {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
     /// `messages` of a chat request.
     pub fn messages(&self) -> Vec<Value> {
-        self.body["messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        self.body["messages"].as_array().cloned().unwrap_or_default()
     }
 }
 
@@ -85,19 +78,13 @@ impl Server {
     pub fn start(steps: Vec<Step>) -> Server {
         let q = Mutex::new(VecDeque::from(steps));
         Self::with(Duration::ZERO, move |_, _| {
-            q.lock()
-                .unwrap()
-                .pop_front()
-                .unwrap_or_else(|| status(599, "script exhausted"))
+            q.lock().unwrap().pop_front().unwrap_or_else(|| status(599, "script exhausted"))
         })
     }
 
     /// Answer with a function of (request index, request), holding each
     /// request `delay` before answering.
-    pub fn with(
-        delay: Duration,
-        f: impl Fn(usize, &Request) -> Step + Send + Sync + 'static,
-    ) -> Server {
+    pub fn with(delay: Duration, f: impl Fn(usize, &Request) -> Step + Send + Sync + 'static) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State {
@@ -176,12 +163,7 @@ fn read_request(conn: &TcpStream) -> Option<Request> {
     let mut body = vec![0u8; len];
     r.read_exact(&mut body).ok()?;
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Some(Request {
-        method,
-        path,
-        headers,
-        body,
-    })
+    Some(Request { method, path, headers, body })
 }
 
 fn handle(mut conn: TcpStream, st: &State) {
@@ -234,4 +216,5 @@ pub fn curator(server: &Server) -> Curator {
 }
 
 /// A distinct, plain document body.
-pub const BODY: &str = "Quarterly sales ledger for the Lisbon store.\n\n| month | revenue |\n|---|---|\n| Jan 2026 | 14,302 |\n";
+pub const BODY: &str =
+    "Quarterly sales ledger for the Lisbon store.\n\n| month | revenue |\n|---|---|\n| Jan 2026 | 14,302 |\n";

@@ -33,9 +33,7 @@ fn main() -> ExitCode {
             bytes: format!("---\nid: n{i}\n---\n\n# new version {i}\n").into_bytes(),
         })
         .collect();
-    changes.extend((0..GONE).map(|j| Change::Delete {
-        path: format!("gone/g{j}.md"),
-    }));
+    changes.extend((0..GONE).map(|j| Change::Delete { path: format!("gone/g{j}.md") }));
     let list: String = changes
         .iter()
         .map(|c| match c {
@@ -53,9 +51,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let worktree_n: Option<usize> = crash_at
-        .strip_prefix("worktree:")
-        .and_then(|n| n.parse().ok());
+    let worktree_n: Option<usize> = crash_at.strip_prefix("worktree:").and_then(|n| n.parse().ok());
     let mut observer = |stage: CommitStage| {
         let die = match stage {
             CommitStage::ObjectsWritten { .. } => crash_at == "objects",

@@ -8,23 +8,14 @@ use forest_git::{Change, CommitStage, GitError, GitForest, JOURNAL_FILE};
 use crate::util::{assert_fsck_clean, git, ls_tree, status, GITIGNORE};
 
 fn write(path: &str, bytes: &str) -> Change {
-    Change::Write {
-        path: path.into(),
-        bytes: bytes.as_bytes().to_vec(),
-    }
+    Change::Write { path: path.into(), bytes: bytes.as_bytes().to_vec() }
 }
 
 fn skeleton() -> Vec<(String, Vec<u8>)> {
     vec![
         (".gitignore".into(), GITIGNORE.as_bytes().to_vec()),
-        (
-            "_index.md".into(),
-            b"---\nid: _index\n---\n\n# T\n".to_vec(),
-        ),
-        (
-            "_meta/schema.md".into(),
-            b"---\nid: _meta/schema\n---\n\n# S\n".to_vec(),
-        ),
+        ("_index.md".into(), b"---\nid: _index\n---\n\n# T\n".to_vec()),
+        ("_meta/schema.md".into(), b"---\nid: _meta/schema\n---\n\n# S\n".to_vec()),
         ("_meta/gardener.yaml".into(), b"sources: []\n".to_vec()),
     ]
 }
@@ -36,19 +27,13 @@ fn first_second_and_noop_commits() {
     let f = GitForest::init(root, "init: forest 'T' (empty A.5 skeleton)", &skeleton()).unwrap();
     let first = f.head_oid().unwrap().expect("init commits");
     // Non-.md files other than the root .gitignore are never versioned.
-    assert_eq!(
-        ls_tree(root),
-        [".gitignore", "_index.md", "_meta/schema.md"]
-    );
+    assert_eq!(ls_tree(root), [".gitignore", "_index.md", "_meta/schema.md"]);
     assert!(!root.join("_meta/gardener.yaml").exists());
     assert_eq!(status(root), "");
 
     let msg = "gardener(sync): 1 planted, 1 updated\n\na/b\n_index";
     let second = f
-        .commit_batch(
-            &[write("a/b.md", "leaf\n"), write("_index.md", "master v2\n")],
-            msg,
-        )
+        .commit_batch(&[write("a/b.md", "leaf\n"), write("_index.md", "master v2\n")], msg)
         .unwrap()
         .expect("a real change commits");
     assert_eq!(f.head_oid().unwrap(), Some(second));
@@ -57,39 +42,20 @@ fn first_second_and_noop_commits() {
     let (_, body, _) = git(root, &["log", "-1", "--format=%B"]);
     assert_eq!(body.trim_end(), msg, "message is passed verbatim");
     assert_eq!(fs::read_to_string(root.join("a/b.md")).unwrap(), "leaf\n");
-    assert_eq!(
-        f.read_head_file("_index.md").unwrap().unwrap(),
-        b"master v2\n"
-    );
+    assert_eq!(f.read_head_file("_index.md").unwrap().unwrap(), b"master v2\n");
     assert_eq!(status(root), "", "work tree and index follow HEAD");
     assert!(f.is_clean_for(&["a/b.md", "_index.md"]).unwrap());
 
     // Same content again: same tree, no commit, HEAD unchanged.
-    let again = f
-        .commit_batch(&[write("a/b.md", "leaf\n")], "should not exist")
-        .unwrap();
+    let again = f.commit_batch(&[write("a/b.md", "leaf\n")], "should not exist").unwrap();
     assert_eq!(again, None);
     assert_eq!(f.head_oid().unwrap(), Some(second));
     // Deleting a path absent from HEAD changes nothing either.
-    let ghost = f
-        .commit_batch(
-            &[Change::Delete {
-                path: "nope.md".into(),
-            }],
-            "ghost",
-        )
-        .unwrap();
+    let ghost = f.commit_batch(&[Change::Delete { path: "nope.md".into() }], "ghost").unwrap();
     assert_eq!(ghost, None);
 
     // Delete removes the file and its now-empty directory.
-    f.commit_batch(
-        &[Change::Delete {
-            path: "a/b.md".into(),
-        }],
-        "prune(a/b)",
-    )
-    .unwrap()
-    .expect("delete commits");
+    f.commit_batch(&[Change::Delete { path: "a/b.md".into() }], "prune(a/b)").unwrap().expect("delete commits");
     assert!(!root.join("a").exists());
     assert_eq!(f.read_head_file("a/b.md").unwrap(), None);
     assert_eq!(status(root), "");
@@ -102,41 +68,22 @@ fn non_md_paths_are_filtered() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let f = GitForest::init(root, "init", &skeleton()).unwrap();
-    let err = f
-        .commit_batch(
-            &[Change::Write {
-                path: "b/x.db".into(),
-                bytes: vec![0, 1, 2],
-            }],
-            "binary only",
-        )
-        .unwrap_err();
+    let err =
+        f.commit_batch(&[Change::Write { path: "b/x.db".into(), bytes: vec![0, 1, 2] }], "binary only").unwrap_err();
     assert!(matches!(err, GitError::NothingToCommit));
-    assert_eq!(
-        err.to_string(),
-        "nothing to commit: only .md files are versioned"
-    );
+    assert_eq!(err.to_string(), "nothing to commit: only .md files are versioned");
     // .gitignore is only accepted by init.
-    let err = f
-        .commit_batch(&[write(".gitignore", "x\n")], "gi")
-        .unwrap_err();
+    let err = f.commit_batch(&[write(".gitignore", "x\n")], "gi").unwrap_err();
     assert!(matches!(err, GitError::NothingToCommit));
 
-    let mixed = f
-        .commit_batch(
-            &[write("b/x.csv", "a,b\n"), write("b/x.md", "passport\n")],
-            "mixed",
-        )
-        .unwrap();
+    let mixed = f.commit_batch(&[write("b/x.csv", "a,b\n"), write("b/x.md", "passport\n")], "mixed").unwrap();
     assert!(mixed.is_some());
     let tracked = ls_tree(root);
     assert!(tracked.contains(&"b/x.md".to_string()));
     assert!(!tracked.iter().any(|p| p.ends_with(".csv")));
     assert!(!root.join("b/x.csv").exists());
 
-    let err = f
-        .commit_batch(&[write("../escape.md", "x")], "bad")
-        .unwrap_err();
+    let err = f.commit_batch(&[write("../escape.md", "x")], "bad").unwrap_err();
     assert!(matches!(err, GitError::BadPath { .. }), "{err}");
     assert_eq!(f.commit_batch(&[], "empty").unwrap(), None);
 }
@@ -151,10 +98,7 @@ fn forest_inside_outer_repo_gets_its_own_git() {
     let f = GitForest::init(&root, "init", &skeleton()).unwrap();
     assert!(root.join(".git").is_dir());
     let (_, top, _) = git(&root, &["rev-parse", "--show-toplevel"]);
-    assert_eq!(
-        fs::canonicalize(top.trim()).unwrap(),
-        fs::canonicalize(&root).unwrap()
-    );
+    assert_eq!(fs::canonicalize(top.trim()).unwrap(), fs::canonicalize(&root).unwrap());
     drop(f);
     assert!(GitForest::open(&root).is_ok());
     let err = GitForest::open(&root.join("_meta")).unwrap_err();
@@ -174,9 +118,7 @@ fn ref_moved_by_someone_else_aborts_cleanly() {
         .commit_batch_observed(&[write("late.md", "late\n")], "late", &mut |stage| {
             // Another writer moves the branch after our objects are written.
             if let CommitStage::ObjectsWritten { .. } = stage {
-                raced = a
-                    .commit_batch(&[write("early.md", "early\n")], "early")
-                    .unwrap();
+                raced = a.commit_batch(&[write("early.md", "early\n")], "early").unwrap();
             }
         })
         .unwrap_err();
@@ -192,10 +134,7 @@ fn ref_moved_by_someone_else_aborts_cleanly() {
 fn identity_default_and_env_override() {
     // The crash-test helper commits through the library in a child process,
     // so HOME and the FOREST_GIT_* variables can be set without races.
-    for (env_name, expect) in [
-        (None, "forest <forest@localhost>"),
-        (Some("Tester"), "Tester <forest@localhost>"),
-    ] {
+    for (env_name, expect) in [(None, "forest <forest@localhost>"), (Some("Tester"), "Tester <forest@localhost>")] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("f");
         GitForest::init(&root, "init", &skeleton()).unwrap();
@@ -215,11 +154,7 @@ fn identity_default_and_env_override() {
             None => cmd.env_remove("FOREST_GIT_NAME"),
         };
         let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let (_, who, _) = git(&root, &["log", "-1", "--format=%an <%ae>|%cn <%ce>"]);
         assert_eq!(who.trim(), format!("{expect}|{expect}"));
     }
@@ -233,9 +168,5 @@ fn gc_auto_never_fails() {
     let outcome = f.gc_auto();
     assert_eq!(outcome, forest_git::GcOutcome::Ran);
     assert_eq!(f.head_oid().unwrap(), head, "gc never commits");
-    assert_eq!(
-        serde_json::to_string(&outcome).unwrap(),
-        "\"ran\"",
-        "report spelling"
-    );
+    assert_eq!(serde_json::to_string(&outcome).unwrap(), "\"ran\"", "report spelling");
 }

@@ -22,31 +22,19 @@ fn second_acquire_is_refused_with_card() {
         GitError::Locked { pid, host, since } => {
             assert_eq!(*pid, std::process::id());
             assert_eq!(host, &held.card().host);
-            assert!(
-                chrono::DateTime::parse_from_rfc3339(since).is_ok(),
-                "{since}"
-            );
+            assert!(chrono::DateTime::parse_from_rfc3339(since).is_ok(), "{since}");
         }
         other => panic!("expected Locked, got {other}"),
     }
     let msg = err.to_string();
-    assert!(
-        msg.starts_with("E_LOCKED: forest is locked by pid "),
-        "{msg}"
-    );
+    assert!(msg.starts_with("E_LOCKED: forest is locked by pid "), "{msg}");
     assert!(msg.contains("reclaimed automatically"), "{msg}");
     assert_eq!(err.code(), "E_LOCKED");
-    assert!(matches!(
-        probe(root).unwrap(),
-        LockState::Held { card: Some(_) }
-    ));
+    assert!(matches!(probe(root).unwrap(), LockState::Held { card: Some(_) }));
     assert!(matches!(break_orphan(root), Err(GitError::Locked { .. })));
     drop(held);
     assert_eq!(probe(root).unwrap(), LockState::Free);
-    assert!(
-        WriterLock::acquire(root).is_ok(),
-        "free again after release"
-    );
+    assert!(WriterLock::acquire(root).is_ok(), "free again after release");
 }
 
 #[test]
@@ -54,18 +42,9 @@ fn orphan_card_of_dead_pid_is_reclaimed() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     // A card written without any flock behind it: its writer is gone.
-    let dead = LockCard {
-        pid: 4_000_000,
-        host: "ghost-host".into(),
-        since: "2026-01-01T00:00:00Z".into(),
-    };
+    let dead = LockCard { pid: 4_000_000, host: "ghost-host".into(), since: "2026-01-01T00:00:00Z".into() };
     fs::write(root.join(LOCK_FILE), serde_json::to_vec(&dead).unwrap()).unwrap();
-    assert_eq!(
-        probe(root).unwrap(),
-        LockState::Orphan {
-            card: Some(dead.clone())
-        }
-    );
+    assert_eq!(probe(root).unwrap(), LockState::Orphan { card: Some(dead.clone()) });
     let lock = WriterLock::acquire(root).unwrap();
     let now = card_on_disk(root);
     assert_eq!(now.pid, std::process::id(), "card rewritten on acquire");
@@ -94,15 +73,9 @@ fn lock_held_by_another_process_until_it_dies() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     assert_eq!(line.trim(), "ready");
-    let card = LockCard {
-        pid: child.id(),
-        host: "other-host".into(),
-        since: "2026-11-02T10:00:00Z".into(),
-    };
+    let card = LockCard { pid: child.id(), host: "other-host".into(), since: "2026-11-02T10:00:00Z".into() };
     // In place (same inode), as a holder rewrites its card.
     fs::write(&path, serde_json::to_vec(&card).unwrap()).unwrap();
     match WriterLock::acquire(root).unwrap_err() {

@@ -5,12 +5,7 @@ use std::process::Command;
 
 /// Run the git CLI in `root`, returning (success, stdout, stderr).
 pub fn git(root: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = Command::new("git").arg("-C").arg(root).args(args).output().unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -23,10 +18,7 @@ pub fn assert_fsck_clean(root: &Path) {
     let (ok, out, err) = git(root, &["fsck", "--strict", "--no-progress"]);
     assert!(ok, "git fsck failed:\n{out}\n{err}");
     for line in out.lines().chain(err.lines()) {
-        assert!(
-            !line.starts_with("error") && !line.contains("missing") && !line.contains("broken"),
-            "fsck: {line}"
-        );
+        assert!(!line.starts_with("error") && !line.contains("missing") && !line.contains("broken"), "fsck: {line}");
     }
 }
 

@@ -1,0 +1,263 @@
+//! End-to-end tests of the `forest` binary: exit codes, JSON output, the
+//! writer lock, SIGKILL convergence and entry-search recall.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+const DAY: &str = "2026-11-29";
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_forest"));
+    c.env("FOREST_TODAY", DAY).env_remove("FOREST_DIR").env_remove("MONKEYLLM_LLM_ENDPOINT");
+    c
+}
+
+fn fixtures() -> PathBuf {
+    if let Ok(p) = std::env::var("FOREST_FIXTURES") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").args(args).current_dir(root).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fsck(root: &Path) {
+    let out = Command::new("git").args(["fsck", "--strict", "--no-dangling"]).current_dir(root).output().unwrap();
+    assert!(out.status.success(), "fsck: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn init(dir: &Path) -> PathBuf {
+    let root = dir.join("forest");
+    let o = run(&["init", root.to_str().unwrap(), "--title", "Acme"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    root
+}
+
+fn f(root: &Path) -> String {
+    root.to_str().unwrap().to_string()
+}
+
+#[test]
+fn init_validates_clean_and_tracks_the_skeleton() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let o = run(&["validate", "--forest", &f(&root)]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 error(s), 0 warning(s)"));
+    let mut tracked: Vec<String> = git(&root, &["ls-files"]).lines().map(String::from).collect();
+    tracked.sort();
+    assert_eq!(tracked, vec![".gitignore", "_index.md", "_meta/schema.md"]);
+    assert_eq!(
+        fs::read_to_string(root.join(".gitignore")).unwrap(),
+        "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n"
+    );
+    assert!(git(&root, &["log", "--format=%s"]).starts_with("init: forest 'Acme' (empty A.5 skeleton)"));
+    fsck(&root);
+    // A second init refuses.
+    assert_ne!(code(&run(&["init", &f(&root)])), 0);
+}
+
+#[test]
+fn not_a_forest_is_exit_10() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run(&["validate", "--forest", d.path().to_str().unwrap()]);
+    assert_eq!(code(&o), 10, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a forest"));
+}
+
+#[test]
+fn second_writer_gets_e_locked_exit_11() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("a.md"), "# A\n\nText.\n").unwrap();
+    let lock = forest_git::WriterLock::acquire(&root).unwrap();
+    let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap()]);
+    assert_eq!(code(&o), 11, "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("E_LOCKED") && err.contains(&std::process::id().to_string()), "{err}");
+    drop(lock);
+    assert_eq!(code(&run(&["adopt", "--forest", &f(&root), src.to_str().unwrap()])), 0);
+}
+
+#[test]
+fn partial_adopt_is_exit_3_with_json_report() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("good.md"), "# Good\n\nLands.\n").unwrap();
+    fs::write(src.join("empty.txt"), "").unwrap();
+    let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--json"]);
+    assert_eq!(code(&o), 3);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["sources"][0]["planted"][0], "good");
+    assert_eq!(v["sources"][0]["errors"][0]["path"], "empty.txt");
+    // Dry run prints the plan and writes nothing.
+    fs::write(src.join("more.md"), "# More\n\nText.\n").unwrap();
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    let o = run(&["sync", "--forest", &f(&root), "--dry-run", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["sources"][0]["planted"][0], "more");
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), head);
+    assert!(!root.join("more.md").exists());
+}
+
+#[test]
+fn schemas_do_not_drift() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas");
+    let o = run(&["schemas", "--check", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Copy a fixture forest, reindex, and measure recall@5 of `locate` over the
+/// question set (no tuning: the weights are the dialect's constants).
+fn recall_at_5(questions: &str) -> (f64, usize) {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("ff");
+    copy_dir(&fixtures().join("fixture-forest"), &root);
+    assert_eq!(code(&run(&["reindex", "--forest", &f(&root)])), 0);
+    let qs: serde_json::Value = serde_json::from_str(&fs::read_to_string(fixtures().join(questions)).unwrap()).unwrap();
+    let (mut hit, mut total) = (0usize, 0usize);
+    for q in qs.as_array().unwrap() {
+        let o = run(&["locate", "--forest", &f(&root), "-k", "5", "--json", q["question"].as_str().unwrap()]);
+        assert_eq!(code(&o), 0);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let ids: Vec<&str> = v["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
+        for e in q["expected_nodes"].as_array().unwrap() {
+            total += 1;
+            if ids.contains(&e.as_str().unwrap()) {
+                hit += 1;
+            }
+        }
+    }
+    (hit as f64 / total as f64, total)
+}
+
+#[test]
+fn locate_recall_on_fixture_questions() {
+    let (r1, n1) = recall_at_5("questions-v1.json");
+    let (rd, nd) = recall_at_5("questions-demo.json");
+    println!("recall@5 questions-v1: {r1:.3} over {n1} expected nodes; questions-demo: {rd:.3} over {nd}");
+    // A floor, not a target: catches a broken ranking without tuning to the set.
+    assert!(r1 >= 0.5 && rd >= 0.5, "recall@5 v1 {r1:.3}, demo {rd:.3}");
+}
+
+#[test]
+fn reindex_after_deleting_derived_gives_same_results() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("ff");
+    copy_dir(&fixtures().join("fixture-forest"), &root);
+    let q = ["locate", "--forest", &f(&root), "--json", "sales by region margin"];
+    let first = run(&q).stdout;
+    fs::remove_dir_all(root.join("_derived")).unwrap();
+    assert_eq!(code(&run(&["reindex", "--forest", &f(&root)])), 0);
+    assert_eq!(run(&q).stdout, first);
+    let v: serde_json::Value = serde_json::from_slice(&first).unwrap();
+    assert!(!v["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn heat_deposit_changes_ranking_and_alpha_zero_disables_it() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("ff");
+    copy_dir(&fixtures().join("fixture-forest"), &root);
+    let top = |alpha: &str| -> Vec<String> {
+        let o = run(&["locate", "--forest", &f(&root), "--json", "--alpha", alpha, "-k", "5", "sensor"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
+    };
+    let before = top("0.3");
+    assert!(before.len() >= 2);
+    let last = before.last().unwrap().clone();
+    for _ in 0..10 {
+        assert_eq!(code(&run(&["heat", "deposit", "--forest", &f(&root), &last, "--amount", "0.1"])), 0);
+    }
+    let after = top("3.0");
+    assert_eq!(after[0], last, "a hot node rises: {after:?}");
+    assert_eq!(top("0"), before, "alpha 0 ignores heat");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).into_iter().filter_map(|e| e.ok()) {
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dst = to.join(rel);
+        if e.file_type().is_dir() {
+            fs::create_dir_all(&dst).unwrap();
+        } else {
+            fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// SIGKILL `forest adopt` of a 5,000-file tree at random points; each time
+/// the forest is valid, fsck is clean, and re-running converges to the tree
+/// of an uninterrupted adopt.
+#[test]
+fn killed_adopt_converges_to_the_uninterrupted_tree() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("corpus");
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/gen_corpus.py");
+    let st = Command::new("python3")
+        .args([gen.to_str().unwrap(), "--files", "5000", "--out", src.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let reference = d.path().join("ref");
+    fs::create_dir_all(&reference).unwrap();
+    let ref_root = init(&reference);
+    let t0 = Instant::now();
+    let o =
+        run(&["adopt", "--forest", &f(&ref_root), src.to_str().unwrap(), "--commit-every", "700", "--name", "drive"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let full = t0.elapsed();
+    let want = git(&ref_root, &["rev-parse", "HEAD^{tree}"]);
+    // Deterministic spread of kill points over the uninterrupted duration.
+    let mut seed: u64 = 0x9e3779b97f4a7c15;
+    for i in 0..10 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let frac = (seed % 1000) as f64 / 1000.0;
+        let dir = d.path().join(format!("k{i}"));
+        fs::create_dir_all(&dir).unwrap();
+        let root = init(&dir);
+        let mut child = bin()
+            .args(["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--commit-every", "700", "--name", "drive"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(full.mul_f64(frac.max(0.02)));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        fsck(&root);
+        // The forest is valid as it stands after the kill (after the next open repairs the work tree).
+        // Re-running adopt on a recorded source behaves as a sync.
+        let o =
+            run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--commit-every", "700", "--name", "drive"]);
+        assert_eq!(code(&o), 0, "run {i}: {}", String::from_utf8_lossy(&o.stderr));
+        let o = run(&["validate", "--forest", &f(&root)]);
+        assert_eq!(code(&o), 0, "run {i}: {}", String::from_utf8_lossy(&o.stdout));
+        fsck(&root);
+        assert_eq!(git(&root, &["rev-parse", "HEAD^{tree}"]), want, "run {i} (killed at {frac:.2}) converged");
+        assert!(git(&root, &["status", "--porcelain", "--untracked-files=no"]).is_empty());
+    }
+}
