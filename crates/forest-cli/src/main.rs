@@ -108,6 +108,16 @@ enum Cmd {
         #[command(flatten)]
         g: GardenArgs,
     },
+    /// Re-curate ingested nodes whose curation fell back (needs the LLM endpoint).
+    Curate {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Only nodes still carrying a derived summary (the only mode).
+        #[arg(long, default_value_t = true)]
+        pending: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Roll up branch summaries deepest-first (LLM when --curate, else deterministic).
     Rollup {
         #[command(flatten)]
@@ -288,6 +298,25 @@ fn run(cli: Cli) -> Result<u8> {
                 forest_gardener::sync(&root, &git, source.as_deref(), path.as_deref(), &opts, &bar, hook)
             })?;
             finish_garden(&report, g.json)
+        }
+        Cmd::Curate { f, pending: _, json } => {
+            let root = forest_root(&f)?;
+            let _lock = WriterLock::acquire(&root)?;
+            let git = GitForest::open(&root)?;
+            let curator = build_curator(&root)?;
+            let config = forest_gardener::GardenerConfig::load(&root)?;
+            open_catalog(&root)?;
+            let cands = forest_gardener::curate::CatalogCandidates::new(forest_catalog::Catalog::open(
+                &root.join(forest_gardener::derived::CATALOG_PATH),
+            )?);
+            let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &config.directives);
+            let r = forest_gardener::pending::curate_pending(&root, &git, &hook)?;
+            if json {
+                print_json(&r)?;
+            } else {
+                println!("{} pending, {} curated, {} still pending", r.pending, r.curated.len(), r.still_pending.len());
+            }
+            Ok(if r.still_pending.is_empty() { 0 } else { EXIT_PARTIAL })
         }
         Cmd::Rollup { f, all, curate, dry_run, json } => {
             let root = forest_root(&f)?;

@@ -11,6 +11,8 @@ fn all() -> Vec<(&'static str, schemars::Schema)> {
         ("locate-result.schema.json", schemars::schema_for!(forest_catalog::LocateResult)),
         ("reindex-report.schema.json", schemars::schema_for!(crate::ReindexReport)),
         ("heat-report.schema.json", schemars::schema_for!(crate::HeatReport)),
+        ("curate-pending-report.schema.json", schemars::schema_for!(forest_gardener::pending::PendingReport)),
+        ("rollup-report.schema.json", schemars::schema_for!(forest_gardener::rollup::RollupReport)),
         ("gardener-source.schema.json", schemars::schema_for!(forest_gardener::SourceConfig)),
     ]
 }

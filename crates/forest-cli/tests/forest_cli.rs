@@ -261,3 +261,74 @@ fn killed_adopt_converges_to_the_uninterrupted_tree() {
         assert!(git(&root, &["status", "--porcelain", "--untracked-files=no"]).is_empty());
     }
 }
+
+/// End-to-end curation against the real local LLM server (ops/llm/start.sh).
+/// A subset of dump-ingest keeps CI time bounded; the full 100-document run
+/// is measured by hand (bench/README.md).
+#[test]
+fn curated_adopt_against_real_llm() {
+    let Ok(url) = std::env::var("FOREST_TEST_LLM_URL") else {
+        println!("SKIPPED curated_adopt_against_real_llm: FOREST_TEST_LLM_URL not set (ops/llm/start.sh)");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    let dump = fixtures().join("dump-ingest");
+    // Three files of every folder, every kind (md, txt, csv, json).
+    let mut picked = 0;
+    for top in ["notes", "projects", "sales", "support"] {
+        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dump.join(top))
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.path().to_path_buf())
+            .collect();
+        files.sort();
+        for p in files.into_iter().take(3) {
+            let rel = p.strip_prefix(&dump).unwrap();
+            fs::create_dir_all(src.join(rel).parent().unwrap()).unwrap();
+            fs::copy(&p, src.join(rel)).unwrap();
+            picked += 1;
+        }
+    }
+    let o = bin()
+        .env("MONKEYLLM_LLM_ENDPOINT", &url)
+        .args(["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--curate", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["sources"][0];
+    let planted: Vec<String> = s["planted"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+    assert_eq!(planted.len(), picked);
+    let c = &v["curation"];
+    println!("curation stats: {c}");
+    let n = |k: &str| c[k].as_u64().unwrap();
+    // Every draft is accounted for: LLM (incl. repaired/cached), fallback or skipped.
+    assert_eq!(n("llm_summaries") + n("fallbacks") + n("skipped"), picked as u64, "{c}");
+    assert_eq!(s["curation_fallbacks"].as_array().unwrap().len() as u64, n("fallbacks") + n("skipped"));
+    // 100% of planted summaries pass the scent contract; every link target exists.
+    let ids: std::collections::HashSet<String> = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md") && !e.path().starts_with(root.join(".git")))
+        .map(|e| e.path().strip_prefix(&root).unwrap().to_str().unwrap().trim_end_matches(".md").to_string())
+        .collect();
+    let mut proposed = 0;
+    for id in &planted {
+        let node = forest_model::node::Node::parse(&fs::read_to_string(root.join(format!("{id}.md"))).unwrap()).unwrap();
+        let summary = node.get_str("summary").unwrap();
+        assert!(forest_model::scent::validate_summary(&summary).is_ok(), "{id}: {summary}");
+        for l in node.links() {
+            assert!(ids.contains(&l.target), "{id}: link to {} outside the catalog", l.target);
+            assert_eq!(l.rel, "related-to");
+            assert_eq!(l.confidence, Some(0.3));
+            proposed += 1;
+        }
+    }
+    assert_eq!(proposed as u64, n("links_proposed"));
+    let o = run(&["validate", "--forest", &f(&root)]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    fsck(&root);
+}

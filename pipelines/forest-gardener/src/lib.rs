@@ -14,6 +14,7 @@ pub mod curate;
 pub mod derived;
 pub mod init;
 pub mod manifest;
+pub mod pending;
 pub mod reconcile;
 pub mod report;
 pub mod rollup;

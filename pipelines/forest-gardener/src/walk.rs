@@ -33,22 +33,36 @@ pub struct Listing {
     pub listing_error: Option<String>,
 }
 
-/// Right-anchored glob match of `pattern` against a `/`-separated path
-/// (Python `PurePath.match` semantics).
-pub fn glob_match_right(pattern: &str, rel: &str) -> bool {
-    let pat: Vec<&str> = pattern.trim_matches('/').split('/').collect();
-    let parts: Vec<&str> = rel.split('/').collect();
-    if pat.len() > parts.len() {
-        return false;
+/// A right-anchored glob (Python `PurePath.match` semantics), compiled once.
+pub struct RightGlob {
+    parts: Vec<globset::GlobMatcher>,
+}
+
+impl RightGlob {
+    /// Compile `pattern`; None when a component is not a valid glob.
+    pub fn new(pattern: &str) -> Option<RightGlob> {
+        let parts = pattern
+            .trim_matches('/')
+            .split('/')
+            .map(|p| globset::Glob::new(p).ok().map(|g| g.compile_matcher()))
+            .collect::<Option<Vec<_>>>()?;
+        Some(RightGlob { parts })
     }
-    pat.iter()
-        .rev()
-        .zip(parts.iter().rev())
-        .all(|(p, s)| globset::Glob::new(p).map(|g| g.compile_matcher().is_match(s)).unwrap_or(false))
+
+    /// Does the pattern match the last components of `rel`?
+    pub fn matches(&self, rel: &str) -> bool {
+        let comps: Vec<&str> = rel.split('/').collect();
+        self.parts.len() <= comps.len() && self.parts.iter().rev().zip(comps.iter().rev()).all(|(m, c)| m.is_match(c))
+    }
+}
+
+/// Right-anchored glob match of `pattern` against a `/`-separated path.
+pub fn glob_match_right(pattern: &str, rel: &str) -> bool {
+    RightGlob::new(pattern).is_some_and(|g| g.matches(rel))
 }
 
 struct Ignore {
-    globs: Vec<String>,
+    globs: Vec<RightGlob>,
 }
 
 impl Ignore {
@@ -56,7 +70,7 @@ impl Ignore {
         IGNORED_COMPONENTS.contains(&name) || name.starts_with('.')
     }
     fn matches(&self, rel: &str) -> bool {
-        self.globs.iter().any(|g| glob_match_right(g, rel))
+        self.globs.iter().any(|g| g.matches(rel))
     }
 }
 
@@ -80,7 +94,7 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
         return listing;
     }
     let ignore =
-        Ignore { globs: IGNORED_GLOBS.iter().map(|s| s.to_string()).chain(extra_ignore.iter().cloned()).collect() };
+        Ignore { globs: IGNORED_GLOBS.iter().map(|s| s.to_string()).chain(extra_ignore.iter().cloned()).filter_map(|g| RightGlob::new(&g)).collect() };
     let mut problems = vec![];
     let walker = walkdir::WalkDir::new(&canon_root).follow_links(true).sort_by_file_name();
     let mut it = walker.into_iter();

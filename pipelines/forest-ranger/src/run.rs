@@ -180,6 +180,8 @@ struct Tended {
 }
 
 type LinkKey = (String, String, u64);
+/// A source's id with its text and parse, or why it could not be read.
+type ReadNode = (String, std::result::Result<(String, Node), String>);
 
 fn key(rel: &str, target: &str, confidence: f64) -> LinkKey {
     (rel.to_string(), target.to_string(), confidence.to_bits())
@@ -239,7 +241,7 @@ fn tend_links(
     }
 
     let mut report = LinksReport::default();
-    let read: Vec<(String, std::result::Result<(String, Node), String>)> = by_src
+    let read: Vec<ReadNode> = by_src
         .keys()
         .cloned()
         .collect::<Vec<_>>()
