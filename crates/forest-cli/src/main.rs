@@ -163,6 +163,18 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Maintenance: evaporation, link lifecycle, landmarks, health, cache eviction, gc.
+    Ranger {
+        #[command(subcommand)]
+        cmd: RangerCmd,
+    },
+    /// Health report (dialect §5.3 + summary_stale + per-source counts).
+    Health {
+        #[command(flatten)]
+        f: ForestArg,
+        #[arg(long)]
+        json: bool,
+    },
     /// Pheromone trails: deposit and inspect heat.
     Heat {
         #[command(subcommand)]
@@ -175,6 +187,28 @@ enum Cmd {
         /// Fail when the files on disk differ from the generated ones.
         #[arg(long)]
         check: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum RangerCmd {
+    /// One cycle; one audited commit or none.
+    Run {
+        #[command(flatten)]
+        f: ForestArg,
+        /// The clock (RFC 3339), for reproducible runs and tests.
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run on a cron schedule until SIGTERM/SIGINT (holds the lock only while running).
+    Daemon {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Cron expression, e.g. "0 3 * * *".
+        #[arg(long)]
+        schedule: String,
     },
 }
 
@@ -365,6 +399,70 @@ fn run(cli: Cli) -> Result<u8> {
                 }
             }
             Ok(0)
+        }
+        Cmd::Ranger { cmd } => match cmd {
+            RangerCmd::Run { f, now, json } => {
+                let root = forest_root(&f)?;
+                let now = match now {
+                    Some(t) => {
+                        chrono::DateTime::parse_from_rfc3339(&t)
+                            .with_context(|| format!("--now expects RFC 3339, got '{t}'"))?
+                            .timestamp_millis() as f64
+                            / 1000.0
+                    }
+                    None => chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
+                };
+                let cfg = forest_ranger::RangerConfig::load(&root)?;
+                let _lock = WriterLock::acquire(&root)?;
+                let git = GitForest::open(&root)?;
+                let r = forest_ranger::run(&root, &git, now, &cfg)?;
+                if json {
+                    print_json(&r)?;
+                } else {
+                    println!(
+                        "evaporation: {} decayed, {} removed; links: {} promoted, {} pruned; landmarks: {} (changed: {}); gc: {:?}",
+                        r.evaporation.decayed,
+                        r.evaporation.removed,
+                        r.links.promoted.len(),
+                        r.links.pruned.len(),
+                        r.landmarks.landmarks,
+                        r.landmarks.changed,
+                        r.gc
+                    );
+                }
+                Ok(0)
+            }
+            RangerCmd::Daemon { f, schedule } => {
+                let root = forest_root(&f)?;
+                let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                forest_ranger::install_signal_handlers(stop.clone())?;
+                let summary = forest_ranger::daemon(&root, &schedule, stop, |r| match r {
+                    Ok(rep) => eprintln!(
+                        "ranger: run done ({} promoted, {} pruned, commit {:?})",
+                        rep.links.promoted.len(),
+                        rep.links.pruned.len(),
+                        rep.commit
+                    ),
+                    Err(e) => eprintln!("ranger: run failed: {e}"),
+                })?;
+                eprintln!(
+                    "ranger daemon stopped after {} run(s), {} locked, {} failed",
+                    summary.runs, summary.locked, summary.failed
+                );
+                Ok(0)
+            }
+        },
+        Cmd::Health { f, json } => {
+            let root = forest_root(&f)?;
+            let catalog = open_catalog(&root)?;
+            let trails = Trails::open(&root.join(TRAILS_PATH))?;
+            let h = forest_ranger::health(&root, &catalog, &trails)?;
+            if json {
+                print_json(&h)?;
+            } else {
+                println!("{}", serde_json::to_string_pretty(&h)?);
+            }
+            Ok(if h.lint.errors > 0 { EXIT_ERROR } else { 0 })
         }
         Cmd::Heat { cmd } => match cmd {
             HeatCmd::Deposit { f, ids, amount, session } => {

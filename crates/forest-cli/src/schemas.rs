@@ -13,6 +13,9 @@ fn all() -> Vec<(&'static str, schemars::Schema)> {
         ("heat-report.schema.json", schemars::schema_for!(crate::HeatReport)),
         ("curate-pending-report.schema.json", schemars::schema_for!(forest_gardener::pending::PendingReport)),
         ("rollup-report.schema.json", schemars::schema_for!(forest_gardener::rollup::RollupReport)),
+        ("ranger-report.schema.json", schemars::schema_for!(forest_ranger::RangerReport)),
+        ("health-report.schema.json", schemars::schema_for!(forest_ranger::HealthReport)),
+        ("ranger-config.schema.json", schemars::schema_for!(forest_ranger::RangerConfig)),
         ("gardener-source.schema.json", schemars::schema_for!(forest_gardener::SourceConfig)),
     ]
 }

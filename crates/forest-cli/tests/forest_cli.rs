@@ -300,7 +300,8 @@ fn curated_adopt_against_real_llm() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let s = &v["sources"][0];
-    let planted: Vec<String> = s["planted"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+    let planted: Vec<String> =
+        s["planted"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
     assert_eq!(planted.len(), picked);
     let c = &v["curation"];
     println!("curation stats: {c}");
@@ -317,7 +318,8 @@ fn curated_adopt_against_real_llm() {
         .collect();
     let mut proposed = 0;
     for id in &planted {
-        let node = forest_model::node::Node::parse(&fs::read_to_string(root.join(format!("{id}.md"))).unwrap()).unwrap();
+        let node =
+            forest_model::node::Node::parse(&fs::read_to_string(root.join(format!("{id}.md"))).unwrap()).unwrap();
         let summary = node.get_str("summary").unwrap();
         assert!(forest_model::scent::validate_summary(&summary).is_ok(), "{id}: {summary}");
         for l in node.links() {
@@ -331,4 +333,72 @@ fn curated_adopt_against_real_llm() {
     let o = run(&["validate", "--forest", &f(&root)]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
     fsck(&root);
+}
+
+fn fixture_forest_in_git(dir: &Path) -> PathBuf {
+    let root = dir.join("ff");
+    copy_dir(&fixtures().join("fixture-forest"), &root);
+    git(&root, &["init", "-q"]);
+    fs::write(root.join(".gitignore"), "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n").unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "fixture"]);
+    root
+}
+
+#[test]
+fn ranger_run_is_idempotent_and_health_reports() {
+    let d = tempfile::tempdir().unwrap();
+    let root = fixture_forest_in_git(d.path());
+    let o = run(&["ranger", "run", "--forest", &f(&root), "--now", "2026-11-29T03:00:00Z", "--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in ["evaporation", "payload_cache", "links", "landmarks", "health", "gc"] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    let o = run(&["ranger", "run", "--forest", &f(&root), "--now", "2026-11-29T03:00:00Z", "--json"]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "second run at the same instant commits nothing");
+    fsck(&root);
+    let o = run(&["health", "--forest", &f(&root), "--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let h: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in [
+        "needs_split",
+        "fat_nodes",
+        "lint",
+        "stale_passports",
+        "needs_description",
+        "uncertain_links",
+        "heat",
+        "summary_stale",
+    ] {
+        assert!(h.get(k).is_some(), "missing {k}");
+    }
+}
+
+#[test]
+fn ranger_daemon_stops_cleanly_on_sigterm() {
+    let d = tempfile::tempdir().unwrap();
+    let root = fixture_forest_in_git(d.path());
+    let mut child = bin()
+        .args(["ranger", "daemon", "--forest", &f(&root), "--schedule", "* * * * * *"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    unsafe {
+        libc_kill(child.id() as i32, 15);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("run done"), "fired at least once: {err}");
+    assert!(!root.join(".vine.lock").exists(), "lock released");
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
 }

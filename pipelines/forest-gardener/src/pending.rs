@@ -62,7 +62,12 @@ pub fn curate_pending(forest: &Path, git: &GitForest, hook: &dyn Curate) -> Resu
                 links: n
                     .links()
                     .into_iter()
-                    .map(|l| DraftLink { rel: l.rel, target: l.target, confidence: l.confidence.unwrap_or(1.0), note: None })
+                    .map(|l| DraftLink {
+                        rel: l.rel,
+                        target: l.target,
+                        confidence: l.confidence.unwrap_or(1.0),
+                        note: None,
+                    })
                     .collect(),
                 scent: "derived".into(),
             };
@@ -108,7 +113,9 @@ pub fn curate_pending(forest: &Path, git: &GitForest, hook: &dyn Curate) -> Resu
         if let Some(parent) = ids::parent_index(&id) {
             let pnode = match dirty.get(&parent) {
                 Some(p) => Some(p.clone()),
-                None => std::fs::read_to_string(forest.join(ids::id_to_path(&parent))).ok().and_then(|t| Node::parse(&t).ok()),
+                None => std::fs::read_to_string(forest.join(ids::id_to_path(&parent)))
+                    .ok()
+                    .and_then(|t| Node::parse(&t).ok()),
             };
             if let Some(mut p) = pnode {
                 p.body = index::upsert_entry(&p.body, DIRECT_BANANAS, &id, &entry_line(&id, &d.summary, None));
@@ -124,9 +131,12 @@ pub fn curate_pending(forest: &Path, git: &GitForest, hook: &dyn Curate) -> Resu
     if dirty.is_empty() {
         return Ok(report);
     }
-    let changes: Vec<Change> =
-        dirty.iter().map(|(id, n)| Change::Write { path: ids::id_to_path(id), bytes: n.to_text().into_bytes() }).collect();
-    let msg = format!("gardener(curate): {} pending nodes curated\n\n{}\n", report.curated.len(), report.curated.join("\n"));
+    let changes: Vec<Change> = dirty
+        .iter()
+        .map(|(id, n)| Change::Write { path: ids::id_to_path(id), bytes: n.to_text().into_bytes() })
+        .collect();
+    let msg =
+        format!("gardener(curate): {} pending nodes curated\n\n{}\n", report.curated.len(), report.curated.join("\n"));
     report.commit = git.commit_batch(&changes, &msg)?.map(|o| o.to_string());
     if let Ok(mut cat) = crate::derived::open_catalog(forest) {
         let rows: Vec<_> = dirty.iter().map(|(id, n)| catalog_row(id, n)).collect();

@@ -93,8 +93,14 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
         listing.listing_error = Some(format!("{}: {e}", root.display()));
         return listing;
     }
-    let ignore =
-        Ignore { globs: IGNORED_GLOBS.iter().map(|s| s.to_string()).chain(extra_ignore.iter().cloned()).filter_map(|g| RightGlob::new(&g)).collect() };
+    let ignore = Ignore {
+        globs: IGNORED_GLOBS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(extra_ignore.iter().cloned())
+            .filter_map(|g| RightGlob::new(&g))
+            .collect(),
+    };
     let mut problems = vec![];
     let walker = walkdir::WalkDir::new(&canon_root).follow_links(true).sort_by_file_name();
     let mut it = walker.into_iter();
