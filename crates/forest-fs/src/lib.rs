@@ -42,6 +42,50 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Write `bytes` to `path` via temp + rename but WITHOUT fsync: readers never
+/// see a torn file, but the data may sit in the page cache. Only for callers
+/// that keep their own crash journal and call [`sync_filesystem`] before
+/// dropping it (the git work tree: a crash is repaired from HEAD).
+pub fn write_replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() {
+            fs::create_dir_all(parent)?;
+        }
+    }
+    let tmp = temp_path_for(path);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        drop(f);
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Flush the whole filesystem holding `path` (Linux `syncfs`; `sync` elsewhere).
+pub fn sync_filesystem(path: &Path) -> io::Result<()> {
+    let f = File::open(path)?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        extern "C" {
+            fn syncfs(fd: i32) -> i32;
+        }
+        // SAFETY: syncfs on a valid fd owned by `f` for the whole call.
+        if unsafe { syncfs(f.as_raw_fd()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        f.sync_all()?;
+    }
+    Ok(())
+}
+
 /// Move an already-written temp file into place atomically and fsync its directory.
 pub fn atomic_rename(tmp: &Path, path: &Path) -> io::Result<()> {
     if let Some(parent) = path.parent() {

@@ -378,6 +378,9 @@ impl GitForest {
 
         let total = targets.len();
         worktree::apply(&repo, &self.root, &targets, &mut |done| observer(CommitStage::WorkTree { done, total }))?;
+        // Work-tree files were written without per-file fsync; make them
+        // durable once before the journal that could repair them goes.
+        let _ = forest_fs::sync_filesystem(&self.root);
         worktree::remove_journal(&repo)?;
         Ok(Some(commit))
     }

@@ -123,7 +123,9 @@ fn write_one(abs: &Path, bytes: &[u8]) -> Result<(), GitError> {
     if matches!(fs::read(abs), Ok(old) if old == bytes) {
         return Ok(());
     }
-    forest_fs::atomic_write(abs, bytes).map_err(|e| GitError::io(format!("write {}", abs.display()), e))
+    // No per-file fsync: the journal repairs a crash from HEAD, and the
+    // caller syncs the filesystem once before dropping the journal.
+    forest_fs::write_replace_unsynced(abs, bytes).map_err(|e| GitError::io(format!("write {}", abs.display()), e))
 }
 
 fn remove_file_and_empty_dirs(root: &Path, abs: &Path) -> Result<(), GitError> {

@@ -625,7 +625,10 @@ impl SourceRun<'_> {
         while start < work.len() || first {
             let end = (start + chunk).min(work.len());
             let slice = &work[start..end];
+            let t = Instant::now();
             let converted = self.convert_all(slice, &by_rel, &hashes);
+            tracing::info!(event = "gardener.stage", stage = "convert", files = converted.len(), ms = t.elapsed().as_millis() as u64);
+            let t = Instant::now();
             let mut batch = Batch::default();
             if first {
                 batch.manifest_up.append(&mut touched_up);
@@ -633,7 +636,10 @@ impl SourceRun<'_> {
             for w in slice {
                 self.apply(w, &converted, &mut batch, catalog.as_deref());
             }
+            tracing::info!(event = "gardener.stage", stage = "plan", ms = t.elapsed().as_millis() as u64);
+            let t = Instant::now();
             self.finish_batch(&mut batch, manifest, catalog.as_deref_mut())?;
+            tracing::info!(event = "gardener.stage", stage = "commit+derived", ms = t.elapsed().as_millis() as u64);
             first = false;
             start = end;
             if start >= work.len() {
@@ -1308,7 +1314,10 @@ impl SourceRun<'_> {
         }
         if !changes.is_empty() {
             let msg = self.commit_message(batch);
-            if let Some(oid) = self.git.commit_batch(&changes, &msg)? {
+            let t = Instant::now();
+            let committed = self.git.commit_batch(&changes, &msg)?;
+            tracing::info!(event = "gardener.stage", stage = "git", files = changes.len(), ms = t.elapsed().as_millis() as u64);
+            if let Some(oid) = committed {
                 self.commits.push(oid.to_string());
                 head = Some(oid.to_string());
             }
