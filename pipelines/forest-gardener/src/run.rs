@@ -636,10 +636,10 @@ impl SourceRun<'_> {
             for w in slice {
                 self.apply(w, &converted, &mut batch, catalog.as_deref());
             }
-            tracing::info!(event = "gardener.stage", stage = "plan", ms = t.elapsed().as_millis() as u64);
+            tracing::info!(event = "gardener.stage", stage = "plan", ms = t.elapsed().as_millis() as u64, rss_mib = rss_mib());
             let t = Instant::now();
             self.finish_batch(&mut batch, manifest, catalog.as_deref_mut())?;
-            tracing::info!(event = "gardener.stage", stage = "commit+derived", ms = t.elapsed().as_millis() as u64);
+            tracing::info!(event = "gardener.stage", stage = "commit+derived", ms = t.elapsed().as_millis() as u64, rss_mib = rss_mib());
             first = false;
             start = end;
             if start >= work.len() {
@@ -1316,7 +1316,7 @@ impl SourceRun<'_> {
             let msg = self.commit_message(batch);
             let t = Instant::now();
             let committed = self.git.commit_batch(&changes, &msg)?;
-            tracing::info!(event = "gardener.stage", stage = "git", files = changes.len(), ms = t.elapsed().as_millis() as u64);
+            tracing::info!(event = "gardener.stage", stage = "git", files = changes.len(), ms = t.elapsed().as_millis() as u64, rss_mib = rss_mib());
             if let Some(oid) = committed {
                 self.commits.push(oid.to_string());
                 head = Some(oid.to_string());
@@ -1387,6 +1387,16 @@ fn batch_entry_from_node(id: &str, n: Option<&Node>) -> Option<ManifestEntry> {
 
 const PATH_SET: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// Anonymous resident memory of this process in MiB (file-backed pack
+/// mappings excluded: the kernel can drop those), for stage logs.
+fn rss_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("RssAnon:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map(|kb| kb / 1024)
+        .unwrap_or(0)
+}
 
 /// Journal of payload renames pending around a commit.
 pub const PAYLOAD_JOURNAL: &str = "_derived/payload-journal.json";
