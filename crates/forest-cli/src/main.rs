@@ -337,13 +337,8 @@ fn run(cli: Cli) -> Result<u8> {
             let root = forest_root(&f)?;
             let _lock = WriterLock::acquire(&root)?;
             let git = GitForest::open(&root)?;
-            let curator = build_curator(&root)?;
-            let config = forest_gardener::GardenerConfig::load(&root)?;
-            open_catalog(&root)?;
-            let cands = forest_gardener::curate::CatalogCandidates::new(forest_catalog::Catalog::open(
-                &root.join(forest_gardener::derived::CATALOG_PATH),
-            )?);
-            let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &config.directives);
+            let (curator, cands, directives) = curation_parts(&root)?;
+            let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
             let r = forest_gardener::pending::curate_pending(&root, &git, &hook)?;
             if json {
                 print_json(&r)?;
@@ -503,6 +498,20 @@ fn build_curator(root: &Path) -> Result<forest_curator::Curator> {
     Ok(forest_curator::Curator::from_env()?.with_cache(cache))
 }
 
+/// The Curator, its closed candidate set (the catalog, on its own
+/// connection: candidates are read while the run writes) and the directives.
+fn curation_parts(
+    root: &Path,
+) -> Result<(forest_curator::Curator, forest_gardener::curate::CatalogCandidates, String)> {
+    let curator = build_curator(root)?;
+    let config = forest_gardener::GardenerConfig::load(root)?;
+    open_catalog(root)?;
+    let cands = forest_gardener::curate::CatalogCandidates::new(forest_catalog::Catalog::open(
+        &root.join(forest_gardener::derived::CATALOG_PATH),
+    )?);
+    Ok((curator, cands, config.directives))
+}
+
 /// Run a Gardener command with the Curator wired in when `--curate` is given,
 /// then roll up branch summaries.
 fn with_curation(
@@ -514,14 +523,8 @@ fn with_curation(
     if !g.curate {
         return Ok(run(None)?);
     }
-    let curator = build_curator(root)?;
-    let config = forest_gardener::GardenerConfig::load(root)?;
-    // Its own catalog connection: candidates are read while the run writes.
-    open_catalog(root)?;
-    let cands = forest_gardener::curate::CatalogCandidates::new(forest_catalog::Catalog::open(
-        &root.join(forest_gardener::derived::CATALOG_PATH),
-    )?);
-    let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &config.directives);
+    let (curator, cands, directives) = curation_parts(root)?;
+    let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
     let mut report = run(Some(&hook))?;
     report.rollup = Some(forest_gardener::rollup::rollup(root, git, Some(&curator), false, g.dry_run)?);
     report.curation = Some(serde_json::to_value(curator.stats())?);

@@ -381,7 +381,7 @@ fn ranger_run_is_idempotent_and_health_reports() {
 fn ranger_daemon_stops_cleanly_on_sigterm() {
     let d = tempfile::tempdir().unwrap();
     let root = fixture_forest_in_git(d.path());
-    let mut child = bin()
+    let child = bin()
         .args(["ranger", "daemon", "--forest", &f(&root), "--schedule", "* * * * * *"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -25,11 +25,11 @@ pub const ENV_NAME: &str = "FOREST_GIT_NAME";
 pub const ENV_EMAIL: &str = "FOREST_GIT_EMAIL";
 
 /// Batches with at least this many paths are written as one pack file.
-/// Disabled (usize::MAX): measured on 30k-100k file adopts, the in-memory
+/// Disabled (None): measured on 30k-100k file adopts, the in-memory
 /// pack path grew anonymous memory by ~20 MiB and commit time by ~1 s per
 /// batch as packs accumulated, while loose objects stayed flat (~5.5 s per
 /// 9k-file batch); `git gc --auto` (run by the Ranger) packs them later.
-const PACK_THRESHOLD: usize = usize::MAX;
+const PACK_THRESHOLD: Option<usize> = None;
 
 /// One change of a batch, by forest-relative POSIX path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +308,8 @@ impl GitForest {
         // Big batches collect their objects in an in-memory backend on a
         // private handle and land as ONE pack file: a loose object costs
         // several syscalls and an inode each (about 0.4 ms here).
-        let pack_repo = if latest.len() >= PACK_THRESHOLD { Some(Repository::open(repo.path())?) } else { None };
+        let pack_repo =
+            if PACK_THRESHOLD.is_some_and(|t| latest.len() >= t) { Some(Repository::open(repo.path())?) } else { None };
         let w: &Repository = pack_repo.as_ref().unwrap_or(&repo);
         let w_odb = w.odb()?;
         let mempack = match pack_repo {

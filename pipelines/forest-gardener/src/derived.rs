@@ -68,7 +68,7 @@ pub fn reindex(forest: &Path) -> Result<usize, GardenError> {
         Err(_) => Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?,
     };
     let rows = read_all_rows(forest);
-    cat.rebuild(rows.into_iter()).map_err(|e| GardenError::Derived(format!("catalog: {e}")))
+    cat.rebuild(rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))
 }
 
 /// Open the catalog, rebuilding it first when missing, empty or unreadable.

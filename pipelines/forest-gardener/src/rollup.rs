@@ -108,7 +108,7 @@ pub fn rollup(
             if let Some(mut p) = load(forest, &parent, &mut cache) {
                 let old =
                     index::section_entries(&p.body, SUB_BRANCHES).into_iter().find(|l| index::entry_id(l) == Some(bid));
-                let suffix = old.as_deref().and_then(coverage_tail);
+                let suffix = old.as_deref().and_then(crate::run::coverage_suffix);
                 let line = entry_line(bid, &summary, suffix.as_deref());
                 let body = index::upsert_entry(&p.body, SUB_BRANCHES, bid, &line);
                 if body != p.body {
@@ -137,13 +137,6 @@ pub fn rollup(
         let _ = cat.upsert(&rows);
     }
     Ok(report)
-}
-
-fn coverage_tail(line: &str) -> Option<String> {
-    let t = line.trim_end().trim_end_matches('.');
-    let i = t.rfind(['.', '!', '?'])?;
-    let tail = t[i + 1..].trim();
-    index::parse_coverage(tail).map(|_| tail.to_string())
 }
 
 fn replace_blockquote(body: &str, summary: &str) -> String {

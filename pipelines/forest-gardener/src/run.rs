@@ -358,20 +358,20 @@ fn open_manifest(
     let refresh = match changed {
         Some(paths) => {
             // Incremental: re-read only passports changed since the recorded commit.
-            let mut by_source: BTreeMap<String, (Vec<(String, ManifestEntry)>, Vec<String>)> = BTreeMap::new();
+            let mut by_source: BTreeMap<String, Vec<(String, ManifestEntry)>> = BTreeMap::new();
             let mut removed_ids: Vec<String> = vec![];
             for p in &paths {
                 let id = p.trim_end_matches(".md").to_string();
                 match std::fs::read_to_string(forest.join(p)).ok().and_then(|t| Node::parse(&t).ok()) {
                     Some(node) => {
                         if let Some((source, rel, e)) = passport_entry(&id, &node, &default_source) {
-                            by_source.entry(source).or_default().0.push((rel, e));
+                            by_source.entry(source).or_default().push((rel, e));
                         }
                     }
                     None => removed_ids.push(id),
                 }
             }
-            for (source, (ups, _)) in &by_source {
+            for (source, ups) in &by_source {
                 m.apply(source, ups, &[], None)?;
             }
             if !removed_ids.is_empty() {
@@ -627,7 +627,12 @@ impl SourceRun<'_> {
             let slice = &work[start..end];
             let t = Instant::now();
             let converted = self.convert_all(slice, &by_rel, &hashes);
-            tracing::info!(event = "gardener.stage", stage = "convert", files = converted.len(), ms = t.elapsed().as_millis() as u64);
+            tracing::info!(
+                event = "gardener.stage",
+                stage = "convert",
+                files = converted.len(),
+                ms = t.elapsed().as_millis() as u64
+            );
             let t = Instant::now();
             let mut batch = Batch::default();
             if first {
@@ -636,10 +641,20 @@ impl SourceRun<'_> {
             for w in slice {
                 self.apply(w, &converted, &mut batch, catalog.as_deref());
             }
-            tracing::info!(event = "gardener.stage", stage = "plan", ms = t.elapsed().as_millis() as u64, rss_mib = rss_mib());
+            tracing::info!(
+                event = "gardener.stage",
+                stage = "plan",
+                ms = t.elapsed().as_millis() as u64,
+                rss_mib = rss_mib()
+            );
             let t = Instant::now();
             self.finish_batch(&mut batch, manifest, catalog.as_deref_mut())?;
-            tracing::info!(event = "gardener.stage", stage = "commit+derived", ms = t.elapsed().as_millis() as u64, rss_mib = rss_mib());
+            tracing::info!(
+                event = "gardener.stage",
+                stage = "commit+derived",
+                ms = t.elapsed().as_millis() as u64,
+                rss_mib = rss_mib()
+            );
             first = false;
             start = end;
             if start >= work.len() {
@@ -1084,24 +1099,19 @@ impl SourceRun<'_> {
                 };
                 (body, derived)
             }
-            Conversion::Dataset { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> =
-                    tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect();
-                match self.stage_dataset(id, tables, batch) {
-                    Ok((name, hash)) => {
-                        n.set_str("payload", &name);
-                        n.set_str("payload_hash", &hash);
-                    }
-                    Err(e) => {
-                        self.report.errors.push(err(&c.rel, e));
-                        return;
-                    }
-                }
-                (replace_map_sections(&n.body, &conv.render()), forest_convert::dataset_summary(&title, &counts))
-            }
-            Conversion::Payload { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> = tables.iter().map(|t| (t.name.clone(), t.count)).collect();
-                match self.stage_copy(id, &c.abs, batch) {
+            Conversion::Dataset { .. } | Conversion::Payload { .. } => {
+                let (counts, staged) = match &conv {
+                    Conversion::Dataset { tables, .. } => (
+                        tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect::<Vec<_>>(),
+                        self.stage_dataset(id, tables, batch),
+                    ),
+                    Conversion::Payload { tables, .. } => (
+                        tables.iter().map(|t| (t.name.clone(), t.count)).collect::<Vec<_>>(),
+                        self.stage_copy(id, &c.abs, batch),
+                    ),
+                    Conversion::Markdown { .. } => (vec![], Err("not a dataset".to_string())),
+                };
+                match staged {
                     Ok((name, hash)) => {
                         n.set_str("payload", &name);
                         n.set_str("payload_hash", &hash);
@@ -1316,7 +1326,13 @@ impl SourceRun<'_> {
             let msg = self.commit_message(batch);
             let t = Instant::now();
             let committed = self.git.commit_batch(&changes, &msg)?;
-            tracing::info!(event = "gardener.stage", stage = "git", files = changes.len(), ms = t.elapsed().as_millis() as u64, rss_mib = rss_mib());
+            tracing::info!(
+                event = "gardener.stage",
+                stage = "git",
+                files = changes.len(),
+                ms = t.elapsed().as_millis() as u64,
+                rss_mib = rss_mib()
+            );
             if let Some(oid) = committed {
                 self.commits.push(oid.to_string());
                 head = Some(oid.to_string());
@@ -1393,7 +1409,9 @@ const PATH_SET: &percent_encoding::AsciiSet =
 fn rss_mib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("RssAnon:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("RssAnon:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
         .map(|kb| kb / 1024)
         .unwrap_or(0)
 }
@@ -1530,9 +1548,10 @@ fn rewrite_link_targets(n: &mut Node, old: &str, new: &str) -> bool {
     changed
 }
 
-fn coverage_suffix(line: &str) -> Option<String> {
+/// The `N bananas, M sub-branches` suffix an entry line carries, if any.
+pub(crate) fn coverage_suffix(line: &str) -> Option<String> {
     let t = line.trim_end().trim_end_matches('.');
-    let i = t.rfind(|c: char| c == '.' || c == '!' || c == '?')?;
+    let i = t.rfind(['.', '!', '?'])?;
     let tail = t[i + 1..].trim();
     index::parse_coverage(tail).map(|_| tail.to_string())
 }
