@@ -65,32 +65,32 @@ struct Parsed {
     node: Result<Node, String>,
 }
 
-/// Lint a whole forest. Nodes are read and parsed in parallel.
+/// Lint a whole forest. Nodes are read, parsed and checked in parallel and
+/// dropped right after: memory holds the id set, not the bodies.
 pub fn lint_forest(root: &Path) -> LintReport {
     let paths = node_paths(root);
-    let parsed: Vec<Parsed> = paths
+    let all_ids: Vec<String> = paths.iter().map(|rel| rel.strip_suffix(".md").unwrap_or(rel).to_string()).collect();
+    let dialect = std::fs::read_to_string(root.join("_meta/schema.md"))
+        .ok()
+        .and_then(|t| Node::parse(&t).ok())
+        .map(|n| Dialect::from_schema_body(&n.body))
+        .unwrap_or_default();
+    let ids: HashSet<&str> = all_ids.iter().map(|s| s.as_str()).collect();
+    let mut issues: Vec<Issue> = all_ids
         .par_iter()
-        .map(|rel| {
-            let id = rel.strip_suffix(".md").unwrap_or(rel).to_string();
+        .zip(paths.par_iter())
+        .flat_map_iter(|(id, rel)| {
             let node = std::fs::read(root.join(rel)).map_err(|e| format!("unreadable: {e}")).and_then(|b| {
                 let text = String::from_utf8(b).map_err(|_| "file is not valid UTF-8".to_string())?;
                 Node::parse(&text).map_err(|e| e.to_string())
             });
-            Parsed { id, node }
+            lint_one(root, &Parsed { id: id.clone(), node }, &dialect, &ids)
         })
         .collect();
-    let dialect = parsed
-        .iter()
-        .find(|p| p.id == "_meta/schema")
-        .and_then(|p| p.node.as_ref().ok())
-        .map(|n| Dialect::from_schema_body(&n.body))
-        .unwrap_or_default();
-    let ids: HashSet<&str> = parsed.iter().map(|p| p.id.as_str()).collect();
-    let mut issues: Vec<Issue> = parsed.par_iter().flat_map_iter(|p| lint_one(root, p, &dialect, &ids)).collect();
     // Ours: ids that differ only by case collide on case-insensitive filesystems.
     let mut by_lower: HashMap<String, Vec<&str>> = HashMap::new();
-    for p in &parsed {
-        by_lower.entry(p.id.to_lowercase()).or_default().push(&p.id);
+    for id in &all_ids {
+        by_lower.entry(id.to_lowercase()).or_default().push(id);
     }
     for group in by_lower.values().filter(|g| g.len() > 1) {
         for id in group {
@@ -106,7 +106,7 @@ pub fn lint_forest(root: &Path) -> LintReport {
     }
     issues.sort_by(|a, b| a.id.cmp(&b.id));
     let errors = issues.iter().filter(|i| i.level == Level::Error).count();
-    LintReport { version: 1, nodes: parsed.len(), errors, warnings: issues.len() - errors, issues }
+    LintReport { version: 1, nodes: all_ids.len(), errors, warnings: issues.len() - errors, issues }
 }
 
 fn err(id: &str, m: impl Into<String>) -> Issue {
