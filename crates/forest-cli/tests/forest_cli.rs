@@ -360,6 +360,18 @@ fn ranger_run_is_idempotent_and_health_reports() {
     assert_eq!(code(&o), 0);
     assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "second run at the same instant commits nothing");
     fsck(&root);
+    // The catalog the Ranger maintained equals a fresh reindex.
+    let cat_path = root.join("_derived/catalog.db");
+    // `stale` is the lazy re-embedding flag (dialect §7.1), not Markdown-derived.
+    let dump = || {
+        let mut d = forest_catalog::Catalog::open(&cat_path).unwrap().dump().unwrap();
+        d.nodes.iter_mut().for_each(|n| n.stale = 0);
+        d
+    };
+    let kept = dump();
+    fs::remove_dir_all(root.join("_derived")).unwrap();
+    assert_eq!(code(&run(&["reindex", "--forest", &f(&root)])), 0);
+    assert_eq!(dump(), kept);
     let o = run(&["health", "--forest", &f(&root), "--json"]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let h: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
