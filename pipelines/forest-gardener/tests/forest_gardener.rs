@@ -320,6 +320,16 @@ fn bad_input_costs_one_line_each_and_the_rest_lands() {
     use std::os::unix::ffi::OsStrExt;
     let bad_name = std::ffi::OsStr::from_bytes(b"ok/bad-\xff-name.md");
     fs::write(s.join(bad_name), "# Bad name\n").unwrap();
+    // An unreadable file only exists for a non-root user (root reads through 0o000).
+    let uid = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout).unwrap();
+    let as_root = uid.trim() == "0";
+    if !as_root {
+        use std::os::unix::fs::PermissionsExt;
+        write(&s.join("ok/locked.md"), "# Locked\n");
+        fs::set_permissions(s.join("ok/locked.md"), fs::Permissions::from_mode(0o000)).unwrap();
+    } else {
+        println!("NOTE: running as root: the unreadable-file case cannot be produced and is not checked");
+    }
     fs::write(root.join("_meta/gardener.yaml"), "max_file_bytes: 1024\n").unwrap();
     let r = do_adopt(&root, &g, s);
     let x = one(&r);
@@ -332,6 +342,9 @@ fn bad_input_costs_one_line_each_and_the_rest_lands() {
     assert_eq!(line_for("escape.md"), 1);
     assert_eq!(line_for("loop"), 1);
     assert_eq!(line_for("bad-"), 1);
+    if !as_root {
+        assert_eq!(line_for("locked.md"), 1);
+    }
     assert!(r.partial(), "exit 3");
     assert_eq!(lint_forest(&root).errors, 0);
     fsck(&root);
