@@ -229,6 +229,21 @@ fn killed_adopt_converges_to_the_uninterrupted_tree() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let full = t0.elapsed();
     let want = git(&ref_root, &["rev-parse", "HEAD^{tree}"]);
+    // Deterministic crash in the window between a commit and its payload renames.
+    {
+        let dir = d.path().join("abort");
+        fs::create_dir_all(&dir).unwrap();
+        let root = init(&dir);
+        let args = ["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--commit-every", "700", "--name", "drive"];
+        let o = bin().env("FOREST_FAULT_ABORT_BEFORE_PAYLOAD_RENAME", "1").args(args).output().unwrap();
+        assert_ne!(code(&o), 0, "the fault hook aborted the run");
+        fsck(&root);
+        let o = run(&args);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let o = run(&["validate", "--forest", &f(&root)]);
+        assert_eq!(code(&o), 0, "payloads recovered: {}", String::from_utf8_lossy(&o.stdout));
+        assert_eq!(git(&root, &["rev-parse", "HEAD^{tree}"]), want);
+    }
     // Deterministic spread of kill points over the uninterrupted duration.
     let mut seed: u64 = 0x9e3779b97f4a7c15;
     for i in 0..10 {

@@ -1051,7 +1051,7 @@ impl SourceRun<'_> {
         if self.opts.dry_run {
             return Ok((name, String::new()));
         }
-        let staged = forest_fs::temp_path_for(&fin);
+        let staged = staged_path_for(&fin);
         if let Some(p) = staged.parent() {
             std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
         }
@@ -1067,7 +1067,7 @@ impl SourceRun<'_> {
         if self.opts.dry_run {
             return Ok((name, String::new()));
         }
-        let staged = forest_fs::temp_path_for(&fin);
+        let staged = staged_path_for(&fin);
         if let Some(p) = staged.parent() {
             std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
         }
@@ -1338,6 +1338,11 @@ impl SourceRun<'_> {
                 head = Some(oid.to_string());
             }
         }
+        // Fault injection for the crash tests: die between the commit and the
+        // payload renames, the window the payload journal exists for.
+        if !batch.renames.is_empty() && std::env::var_os("FOREST_FAULT_ABORT_BEFORE_PAYLOAD_RENAME").is_some() {
+            std::process::abort();
+        }
         for (staged, fin) in batch.renames.drain(..) {
             if let Err(e) = forest_fs::atomic_rename(&staged, &fin) {
                 self.report.errors.push(err(&fin.to_string_lossy(), format!("payload rename failed: {e}")));
@@ -1416,6 +1421,21 @@ fn rss_mib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Where a payload waits for its commit: `.<name>.<pid>.<n>.staged` beside
+/// the final file. Deliberately NOT a forest_fs temp name: the git layer
+/// sweeps those after a crash, and a staged payload must survive until
+/// [`recover_payloads`] decides.
+fn staged_path_for(fin: &Path) -> PathBuf {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = fin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "payload".into());
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    fin.with_file_name(format!(".{name}.{}.{n}.staged", std::process::id()))
+}
+
+fn is_staged_name(p: &Path) -> bool {
+    p.file_name().map(|n| n.to_string_lossy()).is_some_and(|n| n.starts_with('.') && n.ends_with(".staged"))
+}
+
 /// Journal of payload renames pending around a commit.
 pub const PAYLOAD_JOURNAL: &str = "_derived/payload-journal.json";
 
@@ -1449,9 +1469,7 @@ pub fn recover_payloads(forest: &Path) {
         let have = std::fs::read(&staged).ok().map(|b| hex::encode(Sha256::digest(&b)));
         if want.is_some() && want == have {
             let _ = forest_fs::atomic_rename(&staged, &fin);
-        } else if forest_fs::is_temp_name(
-            &staged.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
-        ) {
+        } else if is_staged_name(&staged) {
             let _ = std::fs::remove_file(&staged);
         }
     }
