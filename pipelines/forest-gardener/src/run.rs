@@ -1,7 +1,7 @@
 //! Orchestration of adopt/sync: I/O around the pure planners.
 
 use crate::config::{local_path, GardenerConfig, SourceConfig};
-use crate::derived::{catalog_row, open_catalog, TRAILS_PATH};
+use crate::derived::{catalog_row, open_catalog_checked, TRAILS_PATH};
 use crate::manifest::Manifest;
 use crate::reconcile::{self, HashPair, ManifestEntry, Plan, StatFile};
 use crate::report::{FileError, GardenReport, MoveRecord, SourceReport, REPORT_VERSION};
@@ -263,7 +263,8 @@ fn run_sources(
         ..Limits::default()
     };
     let (mut manifest, refresh) = open_manifest(forest, git, config, opts.dry_run)?;
-    let mut catalog = if opts.dry_run { None } else { Some(open_catalog(forest)?) };
+    // Full integrity check here (a nightly run can afford it); locate uses the cheap open.
+    let mut catalog = if opts.dry_run { None } else { Some(open_catalog_checked(forest)?.0) };
     if let Some(cat) = catalog.as_mut() {
         refresh_catalog(forest, cat, &refresh)?;
     }

@@ -402,4 +402,12 @@ fn manifest_is_rebuilt_from_passports() {
     assert_eq!(one(&r).unchanged, 1);
     assert!(one(&r).planted.is_empty());
     assert_eq!(read_all_rows(&root).len(), 4, "_index, _meta/schema, d/_index, d/a");
+    // A corrupt catalog is detected (integrity check) and rebuilt by the next run.
+    fs::write(root.join(CATALOG_PATH), vec![0x5a_u8; 8192]).unwrap();
+    let _ = fs::remove_file(root.join("_derived/catalog.db-wal"));
+    let _ = fs::remove_file(root.join("_derived/catalog.db-shm"));
+    do_sync(&root, &g);
+    let cat = forest_catalog::Catalog::open(&root.join(CATALOG_PATH)).unwrap();
+    assert_eq!(cat.count_nodes().unwrap(), 4);
+    assert!(cat.get("d/a").unwrap().is_some());
 }
