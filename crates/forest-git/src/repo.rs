@@ -105,6 +105,9 @@ fn bound_memory() {
     });
 }
 
+/// Id of git's empty tree.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 /// A forest's git repository. Commits are serialized by an internal mutex;
 /// across processes, hold a [`crate::WriterLock`] while committing or opening.
 pub struct GitForest {
@@ -320,8 +323,15 @@ impl GitForest {
         let base_tree = match &parent {
             Some(c) => c.tree()?,
             None => {
-                let empty = w.treebuilder(None)?.write()?;
-                w.find_tree(empty)?
+                // libgit2 knows the empty tree without it being stored: no
+                // dangling object is left behind (fall back to writing it).
+                match Oid::from_str(EMPTY_TREE).ok().and_then(|id| w.find_tree(id).ok()) {
+                    Some(t) => t,
+                    None => {
+                        let empty = w.treebuilder(None)?.write()?;
+                        w.find_tree(empty)?
+                    }
+                }
             }
         };
 
