@@ -167,7 +167,7 @@ pub fn adopt(
         config.add_source(src.clone());
         config.save(forest)?;
     }
-    let mut report = run_sources(forest, git, &config, &[src], None, opts, progress, curate)?;
+    let mut report = run_sources("adopt", forest, git, &config, &[src], None, opts, progress, curate)?;
     report.command = "adopt".into();
     Ok(report)
 }
@@ -199,7 +199,7 @@ pub fn sync(
             "a targeted sync PATH needs --source when the forest has several sources".into(),
         ));
     }
-    let mut report = run_sources(forest, git, &config, &sources, path, opts, progress, curate)?;
+    let mut report = run_sources("sync", forest, git, &config, &sources, path, opts, progress, curate)?;
     report.command = "sync".into();
     Ok(report)
 }
@@ -242,6 +242,7 @@ fn check_containment(forest: &Path, canon_source: &Path) -> Result<(), GardenErr
 
 #[allow(clippy::too_many_arguments)]
 fn run_sources(
+    command: &'static str,
     forest: &Path,
     git: &GitForest,
     config: &GardenerConfig,
@@ -272,6 +273,7 @@ fn run_sources(
     let multi = config.sources.len() > 1;
     for src in sources {
         let mut ctx = SourceRun {
+            command,
             forest,
             git,
             config,
@@ -485,6 +487,8 @@ struct Batch {
 }
 
 struct SourceRun<'a> {
+    /// `adopt` or `sync` (commit subjects).
+    command: &'static str,
     forest: &'a Path,
     git: &'a GitForest,
     config: &'a GardenerConfig,
@@ -1374,13 +1378,7 @@ impl SourceRun<'_> {
     }
 
     fn commit_message(&self, batch: &Batch) -> String {
-        let verb =
-            if self.report.planted.len() == batch.planted && batch.updated == 0 && batch.moved == 0 && batch.stale == 0
-            {
-                "adopt"
-            } else {
-                "sync"
-            };
+        let verb = self.command;
         let mut msg = format!(
             "gardener({verb}): {} planted, {} updated, {} moved, {} stale [source={}]\n\n",
             batch.planted, batch.updated, batch.moved, batch.stale, self.src.name
