@@ -24,6 +24,8 @@ impl CandidateProvider for CatalogCandidates {
         cat.candidates(query, limit, &[])
             .unwrap_or_default()
             .into_iter()
+            // `_meta/*` nodes describe the forest itself: never a link target.
+            .filter(|c| !forest_model::ids::is_meta(&c.id))
             .map(|c| Candidate { id: c.id, title: c.title, summary: c.summary })
             .collect()
     }

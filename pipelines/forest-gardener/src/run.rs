@@ -24,6 +24,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// Marker: the catalog holds rows of a batch that may not have committed.
+pub const CATALOG_DIRTY: &str = "_derived/catalog.dirty";
 /// Manifest path inside a forest.
 pub const MANIFEST_PATH: &str = "_derived/manifest.db";
 const MEDIA_EXTS: [&str; 14] = [
@@ -267,7 +269,10 @@ fn run_sources(
     // Full integrity check here (a nightly run can afford it); locate uses the cheap open.
     let mut catalog = if opts.dry_run { None } else { Some(open_catalog_checked(forest)?.0) };
     if let Some(cat) = catalog.as_mut() {
+        // A crash mid curation batch may have left uncommitted rows: rebuild.
+        let refresh = if forest.join(CATALOG_DIRTY).exists() { Refresh::Full } else { refresh };
         refresh_catalog(forest, cat, &refresh)?;
+        let _ = std::fs::remove_file(forest.join(CATALOG_DIRTY));
     }
     let mut report = GardenReport { version: REPORT_VERSION, dry_run: opts.dry_run, ..Default::default() };
     let multi = config.sources.len() > 1;
@@ -1248,9 +1253,22 @@ impl SourceRun<'_> {
 
     /// The curate stage: all new drafts of the batch in parallel (the
     /// Curator bounds in-flight requests), then results folded in.
-    fn curate_batch(&mut self, batch: &mut Batch) {
-        let Some(hook) = self.curate else { return };
+    fn curate_batch(&mut self, batch: &mut Batch, catalog: Option<&mut Catalog>) -> Result<(), GardenError> {
+        let Some(hook) = self.curate else { return Ok(()) };
         let mut drafts = std::mem::take(&mut batch.curation);
+        if drafts.is_empty() {
+            return Ok(());
+        }
+        // The closed catalog must offer this batch's new nodes too: index
+        // their derived rows first. The marker makes the next run rebuild
+        // the catalog if we die before the batch's commit lands.
+        if let Some(cat) = catalog {
+            forest_fs::atomic_write(&self.forest.join(CATALOG_DIRTY), b"curation batch in flight\n")
+                .map_err(|e| GardenError::Io(format!("{CATALOG_DIRTY}: {e}")))?;
+            let rows: Vec<_> =
+                drafts.iter().filter_map(|d| batch.nodes.get(&d.id).map(|n| catalog_row(&d.id, n))).collect();
+            cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+        }
         let results: Vec<Result<(), String>> = drafts.par_iter_mut().map(|d| hook.curate(d)).collect();
         for (d, r) in drafts.into_iter().zip(results) {
             if let Err(e) = r {
@@ -1278,6 +1296,7 @@ impl SourceRun<'_> {
             self.put(&d.id, n, batch);
             self.propagate_summary(&d.id, &summary, batch);
         }
+        Ok(())
     }
 
     fn finish_batch(
@@ -1286,7 +1305,8 @@ impl SourceRun<'_> {
         manifest: &mut Manifest,
         catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
-        self.curate_batch(batch);
+        let mut catalog = catalog;
+        self.curate_batch(batch, catalog.as_deref_mut())?;
         // Coverage of every touched branch, then serialise dirty nodes.
         let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
         for id in &dirty {
@@ -1366,6 +1386,7 @@ impl SourceRun<'_> {
             if !rows.is_empty() {
                 cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
             }
+            let _ = std::fs::remove_file(self.forest.join(CATALOG_DIRTY));
         }
         if !batch.rekeys.is_empty() {
             if let Ok(mut trails) = forest_catalog::Trails::open(&self.forest.join(TRAILS_PATH)) {
