@@ -600,15 +600,12 @@ fn daemon_on_the_wall_clock_fires_and_stops() {
 
 const CHILD_ENV: &str = "FOREST_RANGER_CHILD_FOREST";
 
-/// Child-process entry for `killed_mid_run_leaves_a_valid_forest` (ignored
-/// in normal runs: it only acts when the parent sets the env var).
-#[test]
-#[ignore]
-fn child_entry() {
-    let root = PathBuf::from(std::env::var(CHILD_ENV).expect("run by the kill test"));
-    let _lock = WriterLock::acquire(&root).unwrap();
-    let git = GitForest::open(&root).unwrap();
-    run(&root, &git, T0, &RangerConfig::default()).unwrap();
+/// Child mode of `killed_mid_run_leaves_a_valid_forest`: the test re-runs
+/// itself with `CHILD_ENV` set and is killed while doing one Ranger run.
+fn child_run(root: &Path) {
+    let _lock = WriterLock::acquire(root).unwrap();
+    let git = GitForest::open(root).unwrap();
+    run(root, &git, T0, &RangerConfig::default()).unwrap();
 }
 
 fn busy_forest(root: &Path) {
@@ -629,6 +626,10 @@ fn busy_forest(root: &Path) {
 
 #[test]
 fn killed_mid_run_leaves_a_valid_forest() {
+    if let Some(root) = std::env::var_os(CHILD_ENV) {
+        child_run(Path::new(&root));
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let template = dir.path().join("template");
     busy_forest(&template);
@@ -636,7 +637,7 @@ fn killed_mid_run_leaves_a_valid_forest() {
     let exe = std::env::current_exe().unwrap();
     let spawn = |root: &Path| {
         Command::new(&exe)
-            .args(["--exact", "child_entry", "--ignored", "--nocapture", "--test-threads=1"])
+            .args(["--exact", "killed_mid_run_leaves_a_valid_forest", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, root)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
