@@ -22,24 +22,7 @@ pub fn temp_path_for(path: &Path) -> PathBuf {
 /// Write `bytes` to `path` atomically (temp in same dir, fsync, rename, fsync dir).
 /// Parent directories are created.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(parent) = path.parent() {
-        if !parent.as_os_str().is_empty() {
-            fs::create_dir_all(parent)?;
-        }
-    }
-    let tmp = temp_path_for(path);
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        sync_dir(path.parent())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    write_via_temp(path, bytes, true)
 }
 
 /// Write `bytes` to `path` via temp + rename but WITHOUT fsync: readers never
@@ -47,6 +30,10 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// that keep their own crash journal and call [`sync_filesystem`] before
 /// dropping it (the git work tree: a crash is repaired from HEAD).
 pub fn write_replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_via_temp(path, bytes, false)
+}
+
+fn write_via_temp(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     if let Some(parent) = path.parent() {
         if !parent.as_os_str().is_empty() {
             fs::create_dir_all(parent)?;
@@ -56,8 +43,15 @@ pub fn write_replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
+        if durable {
+            f.sync_all()?;
+        }
         drop(f);
-        fs::rename(&tmp, path)
+        fs::rename(&tmp, path)?;
+        if durable {
+            sync_dir(path.parent())?;
+        }
+        Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

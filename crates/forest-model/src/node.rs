@@ -169,23 +169,24 @@ pub fn body_blockquote(body: &str) -> Option<String> {
     None
 }
 
-/// H2/H3 headings of a body (`## X` -> `X`).
-pub fn outline(body: &str) -> Vec<String> {
-    let mut out = vec![];
+/// Lines of a body outside fenced code blocks (fence lines excluded).
+fn unfenced_lines(body: &str) -> impl Iterator<Item = &str> {
     let mut fence = false;
-    for line in body.lines() {
+    body.lines().filter(move |line| {
         if line.trim_start().starts_with("```") {
             fence = !fence;
-            continue;
+            return false;
         }
-        if fence {
-            continue;
-        }
-        if let Some(h) = line.strip_prefix("## ").or_else(|| line.strip_prefix("### ")) {
-            out.push(h.trim().to_string());
-        }
-    }
-    out
+        !fence
+    })
+}
+
+/// H2/H3 headings of a body (`## X` -> `X`).
+pub fn outline(body: &str) -> Vec<String> {
+    unfenced_lines(body)
+        .filter_map(|line| line.strip_prefix("## ").or_else(|| line.strip_prefix("### ")))
+        .map(|h| h.trim().to_string())
+        .collect()
 }
 
 static WIKILINK: Lazy<Regex> =
@@ -195,15 +196,7 @@ static WIKILINK: Lazy<Regex> =
 /// skipping fenced and inline code.
 pub fn wikilinks(body: &str) -> Vec<String> {
     let mut out = vec![];
-    let mut fence = false;
-    for line in body.lines() {
-        if line.trim_start().starts_with("```") {
-            fence = !fence;
-            continue;
-        }
-        if fence || !line.contains("[[") {
-            continue;
-        }
+    for line in unfenced_lines(body).filter(|l| l.contains("[[")) {
         // Drop inline code spans before matching.
         let mut clean = String::with_capacity(line.len());
         let mut in_code = false;

@@ -267,12 +267,17 @@ fn run_sources(
     };
     let (mut manifest, refresh) = open_manifest(forest, git, config, opts.dry_run)?;
     // Full integrity check here (a nightly run can afford it); locate uses the cheap open.
-    let mut catalog = if opts.dry_run { None } else { Some(open_catalog_checked(forest)?.0) };
-    if let Some(cat) = catalog.as_mut() {
-        // A crash mid curation batch may have left uncommitted rows: rebuild.
-        let refresh = if forest.join(CATALOG_DIRTY).exists() { Refresh::Full } else { refresh };
-        refresh_catalog(forest, cat, &refresh)?;
+    let mut catalog = None;
+    if !opts.dry_run {
+        let (mut cat, rebuilt) = open_catalog_checked(forest)?;
+        // A fresh rebuild already reflects HEAD; otherwise catch up. A crash
+        // mid curation batch may have left uncommitted rows: rebuild then.
+        if !rebuilt {
+            let refresh = if forest.join(CATALOG_DIRTY).exists() { Refresh::Full } else { refresh };
+            refresh_catalog(forest, &mut cat, &refresh)?;
+        }
         let _ = std::fs::remove_file(forest.join(CATALOG_DIRTY));
+        catalog = Some(cat);
     }
     let mut report = GardenReport { version: REPORT_VERSION, dry_run: opts.dry_run, ..Default::default() };
     let multi = config.sources.len() > 1;
