@@ -81,11 +81,11 @@ enum Cmd {
         #[arg(long)]
         deny_warnings: bool,
     },
-    /// Adopt a source folder: record it and plant one node per file.
+    /// Adopt a source (local folder or s3://bucket/prefix): record it and plant one node per file.
     Adopt {
         #[command(flatten)]
         f: ForestArg,
-        /// Source folder.
+        /// Source folder, file:// URI or s3://bucket/prefix.
         source: String,
         /// Source name (default: `default` for the first source).
         #[arg(long)]
@@ -93,6 +93,18 @@ enum Cmd {
         /// Branch path the mirror is rooted under.
         #[arg(long)]
         dest: Option<String>,
+        /// Where converted text (FLESH) lives: inline | cached | reference.
+        #[arg(long, value_parser = ["inline", "cached", "reference"])]
+        content: Option<String>,
+        /// Copy binary originals into `_assets/` (always) or leave them at the source (never).
+        #[arg(long, value_parser = ["never", "always"])]
+        archive: Option<String>,
+        /// S3-compatible endpoint (else AWS_ENDPOINT_URL / the AWS profile chain); recorded with the source.
+        #[arg(long)]
+        endpoint_url: Option<String>,
+        /// Path-style S3 addressing (default: on with a custom endpoint).
+        #[arg(long)]
+        path_style: Option<bool>,
         #[command(flatten)]
         g: GardenArgs,
     },
@@ -172,6 +184,29 @@ enum Cmd {
     Health {
         #[command(flatten)]
         f: ForestArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fetch nodes' payloads (BONE) into the hash-validated cache, or print their bodies (FLESH).
+    Fetch {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Node ids.
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Print each node's body (inline, cached or read live at the source) instead.
+        #[arg(long)]
+        body: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fetch every remote payload under a branch (default: the whole forest) into the cache.
+    Prefetch {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Branch id or folder (`_index` or empty = whole forest).
+        #[arg(default_value = "")]
+        scope: String,
         #[arg(long)]
         json: bool,
     },
@@ -311,14 +346,23 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Ok(if report.errors > 0 || (deny_warnings && report.warnings > 0) { EXIT_ERROR } else { 0 })
         }
-        Cmd::Adopt { f, source, name, dest, g } => {
+        Cmd::Adopt { f, source, name, dest, content, archive, endpoint_url, path_style, g } => {
             let root = forest_root(&f)?;
             let _lock = WriterLock::acquire(&root)?;
             let git = GitForest::open(&root)?;
             let opts = run_options(&g);
             let bar = progress::Bar::new();
             let report = with_curation(&root, &git, &g, |hook| {
-                forest_gardener::adopt(&root, &git, &source, name.as_deref(), dest.as_deref(), &opts, &bar, hook)
+                let spec = forest_gardener::AdoptSpec {
+                    source: source.clone(),
+                    name: name.clone(),
+                    dest: dest.clone(),
+                    content: content.clone(),
+                    archive: archive.clone(),
+                    endpoint_url: endpoint_url.clone(),
+                    path_style,
+                };
+                forest_gardener::adopt(&root, &git, &spec, &opts, &bar, hook)
             })?;
             finish_garden(&report, g.json)
         }
@@ -458,6 +502,52 @@ fn run(cli: Cli) -> Result<u8> {
                 println!("{}", serde_json::to_string_pretty(&h)?);
             }
             Ok(if h.lint.errors > 0 { EXIT_ERROR } else { 0 })
+        }
+        Cmd::Fetch { f, ids, body, json } => {
+            let root = forest_root(&f)?;
+            let cache = forest_gardener::tiers::open_cache(&root)?;
+            if body {
+                let mut failed = false;
+                for id in &ids {
+                    match forest_gardener::tiers::read_body(&root, Some(&cache), id) {
+                        Ok(b) if json => println!("{}", serde_json::json!({"id": id, "body": b})),
+                        Ok(b) => print!("{b}"),
+                        Err(e) => {
+                            failed = true;
+                            eprintln!("{id}: {e}");
+                        }
+                    }
+                }
+                return Ok(if failed { EXIT_ERROR } else { 0 });
+            }
+            let items: Vec<_> = ids.iter().map(|id| forest_gardener::tiers::fetch_payload(&root, &cache, id)).collect();
+            let failed = items.iter().any(|i| i.error.is_some());
+            if json {
+                print_json(&forest_gardener::tiers::FetchReport { version: 1, items })?;
+            } else {
+                for i in &items {
+                    match (&i.path, &i.error) {
+                        (Some(p), _) => println!("{}\t{p}", i.id),
+                        (_, Some(e)) => eprintln!("{}: {e}", i.id),
+                        _ => {}
+                    }
+                }
+            }
+            Ok(if failed { EXIT_ERROR } else { 0 })
+        }
+        Cmd::Prefetch { f, scope, json } => {
+            let root = forest_root(&f)?;
+            let cache = forest_gardener::tiers::open_cache(&root)?;
+            let r = forest_gardener::tiers::prefetch(&root, &cache, &scope)?;
+            if json {
+                print_json(&r)?;
+            } else {
+                println!("{} fetched, {} already local, {} error(s)", r.fetched.len(), r.already_local, r.errors.len());
+                for e in &r.errors {
+                    eprintln!("{e}");
+                }
+            }
+            Ok(if r.errors.is_empty() { 0 } else { EXIT_ERROR })
         }
         Cmd::Heat { cmd } => match cmd {
             HeatCmd::Deposit { f, ids, amount, session } => {

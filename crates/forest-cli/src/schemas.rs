@@ -17,6 +17,8 @@ fn all() -> Vec<(&'static str, schemars::Schema)> {
         ("health-report.schema.json", schemars::schema_for!(forest_ranger::HealthReport)),
         ("ranger-config.schema.json", schemars::schema_for!(forest_ranger::RangerConfig)),
         ("gardener-source.schema.json", schemars::schema_for!(forest_gardener::SourceConfig)),
+        ("fetch-report.schema.json", schemars::schema_for!(forest_gardener::tiers::FetchReport)),
+        ("prefetch-report.schema.json", schemars::schema_for!(forest_gardener::tiers::PrefetchReport)),
     ]
 }
 

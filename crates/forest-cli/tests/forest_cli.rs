@@ -429,3 +429,6 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+#[path = "cli/s3.rs"]
+mod s3;

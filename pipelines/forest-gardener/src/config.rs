@@ -25,6 +25,32 @@ pub struct SourceConfig {
     pub archive: String,
     /// Extra ignore globs for this source.
     pub ignore: Vec<String>,
+    /// S3-compatible endpoint for `s3://` sources (else the AWS environment).
+    pub endpoint_url: Option<String>,
+    /// Path-style S3 addressing (None = automatic: on with a custom endpoint).
+    pub path_style: Option<bool>,
+}
+
+/// FLESH policies (dialect §3.11).
+pub const CONTENT_POLICIES: [&str; 3] = ["inline", "cached", "reference"];
+/// Archive policies (dialect §3.10).
+pub const ARCHIVE_POLICIES: [&str; 2] = ["never", "always"];
+
+/// Refuse unknown `content` / `archive` values.
+pub fn check_policies(s: &SourceConfig) -> Result<(), GardenError> {
+    if !CONTENT_POLICIES.contains(&s.content.as_str()) {
+        return Err(GardenError::Config(format!(
+            "source '{}': content must be one of inline, cached, reference (got '{}')",
+            s.name, s.content
+        )));
+    }
+    if !ARCHIVE_POLICIES.contains(&s.archive.as_str()) {
+        return Err(GardenError::Config(format!(
+            "source '{}': archive must be never or always (got '{}')",
+            s.name, s.archive
+        )));
+    }
+    Ok(())
 }
 
 /// Parsed gardener config.
@@ -95,6 +121,8 @@ impl GardenerConfig {
                     content: get_str(m, "content").unwrap_or_else(|| content.clone()),
                     archive: get_str(m, "archive").unwrap_or_else(|| archive.clone()),
                     ignore: str_list(m.get("ignore")),
+                    endpoint_url: get_str(m, "endpoint_url").filter(|e| !e.is_empty()),
+                    path_style: m.get("path_style").and_then(|v| v.as_bool()),
                 });
             }
         }
@@ -109,9 +137,14 @@ impl GardenerConfig {
                         content: content.clone(),
                         archive: archive.clone(),
                         ignore: vec![],
+                        endpoint_url: None,
+                        path_style: None,
                     },
                 );
             }
+        }
+        for s in &sources {
+            check_policies(s)?;
         }
         let mut converters = BTreeMap::new();
         if let Some(Value::Mapping(m)) = raw.get("converters") {
@@ -174,6 +207,12 @@ impl GardenerConfig {
                 }
                 m.insert("content".into(), s.content.clone().into());
                 m.insert("archive".into(), s.archive.clone().into());
+                if let Some(e) = &s.endpoint_url {
+                    m.insert("endpoint_url".into(), e.clone().into());
+                }
+                if let Some(p) = s.path_style {
+                    m.insert("path_style".into(), Value::Bool(p));
+                }
                 if !s.ignore.is_empty() {
                     m.insert("ignore".into(), Value::Sequence(s.ignore.iter().map(|i| i.clone().into()).collect()));
                 }
@@ -235,6 +274,8 @@ mod tests {
             content: "inline".into(),
             archive: "never".into(),
             ignore: vec![],
+            endpoint_url: None,
+            path_style: None,
         });
         let text = yaml::emit_mapping(&c.raw);
         assert!(text.contains("extra_key: 1"));

@@ -19,11 +19,13 @@ pub mod reconcile;
 pub mod report;
 pub mod rollup;
 mod run;
+pub mod source;
+pub mod tiers;
 pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
-pub use run::{adopt, sync, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions};
+pub use run::{adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions};
 
 /// Errors that stop a whole run (per-file problems go into the report).
 #[derive(Debug, thiserror::Error)]

@@ -45,7 +45,7 @@ impl Manifest {
     pub fn entries(&self, source: &str) -> Result<HashMap<String, ManifestEntry>, GardenError> {
         let mut st = self
             .conn
-            .prepare_cached("SELECT path, id, size, mtime_ms, hash, vanished FROM files WHERE source=?1")
+            .prepare_cached("SELECT path, id, size, mtime_ms, hash, vanished, etag FROM files WHERE source=?1")
             .map_err(sq)?;
         let rows = st
             .query_map([source], |r| {
@@ -57,6 +57,7 @@ impl Manifest {
                         mtime_ms: r.get(3)?,
                         hash: r.get(4)?,
                         vanished: r.get::<_, i64>(5)? != 0,
+                        etag: r.get(6)?,
                     },
                 ))
             })
@@ -86,11 +87,11 @@ impl Manifest {
         {
             let mut up = tx
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO files (source, path, id, size, mtime_ms, hash, vanished) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+                    "INSERT OR REPLACE INTO files (source, path, id, size, mtime_ms, hash, vanished, etag) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
                 )
                 .map_err(sq)?;
             for (path, e) in upserts {
-                up.execute(params![source, path, e.id, e.size as i64, e.mtime_ms, e.hash, e.vanished as i64])
+                up.execute(params![source, path, e.id, e.size as i64, e.mtime_ms, e.hash, e.vanished as i64, e.etag])
                     .map_err(sq)?;
             }
             let mut del = tx.prepare_cached("DELETE FROM files WHERE source=?1 AND path=?2").map_err(sq)?;
@@ -122,11 +123,11 @@ impl Manifest {
         {
             let mut up = tx
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO files (source, path, id, size, mtime_ms, hash, vanished) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+                    "INSERT OR REPLACE INTO files (source, path, id, size, mtime_ms, hash, vanished, etag) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
                 )
                 .map_err(sq)?;
             for (source, path, e) in rows {
-                up.execute(params![source, path, e.id, e.size as i64, e.mtime_ms, e.hash, e.vanished as i64])
+                up.execute(params![source, path, e.id, e.size as i64, e.mtime_ms, e.hash, e.vanished as i64, e.etag])
                     .map_err(sq)?;
             }
             if let Some(h) = head {

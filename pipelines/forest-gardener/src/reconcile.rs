@@ -16,6 +16,8 @@ pub struct ManifestEntry {
     pub hash: String,
     /// Already reported vanished (passport marked stale).
     pub vanished: bool,
+    /// Object-store ETag at the last sync (S3 sources; None for local files).
+    pub etag: Option<String>,
 }
 
 /// A listed file as reconcile sees it.
@@ -27,6 +29,8 @@ pub struct StatFile {
     pub size: u64,
     /// mtime in ms.
     pub mtime_ms: i64,
+    /// Object-store ETag (S3 sources).
+    pub etag: Option<String>,
 }
 
 /// First pass: stat comparison only.
@@ -57,7 +61,12 @@ pub fn stat_pass(files: &[StatFile], manifest: &HashMap<String, ManifestEntry>, 
                 if e.vanished {
                     plan.reappeared.push(f.rel.clone());
                 }
-                if e.size == f.size && e.mtime_ms == f.mtime_ms && !e.vanished {
+                // An ETag is part of the stat key when both sides know one.
+                let etag_ok = match (&e.etag, &f.etag) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => true,
+                };
+                if e.size == f.size && e.mtime_ms == f.mtime_ms && etag_ok && !e.vanished {
                     plan.unchanged.push(f.rel.clone());
                 } else {
                     plan.suspect.push(f.rel.clone());
@@ -181,10 +190,10 @@ mod tests {
     use super::*;
 
     fn e(id: &str, size: u64, mtime: i64, hash: &str) -> ManifestEntry {
-        ManifestEntry { id: id.into(), size, mtime_ms: mtime, hash: hash.into(), vanished: false }
+        ManifestEntry { id: id.into(), size, mtime_ms: mtime, hash: hash.into(), vanished: false, etag: None }
     }
     fn f(rel: &str, size: u64, mtime: i64) -> StatFile {
-        StatFile { rel: rel.into(), size, mtime_ms: mtime }
+        StatFile { rel: rel.into(), size, mtime_ms: mtime, etag: None }
     }
     fn hp(b: &str) -> HashPair {
         HashPair { blake3: format!("blake3:{b}"), sha256: String::new() }

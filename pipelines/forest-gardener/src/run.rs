@@ -5,7 +5,8 @@ use crate::derived::{catalog_row, open_catalog_checked, TRAILS_PATH};
 use crate::manifest::Manifest;
 use crate::reconcile::{self, HashPair, ManifestEntry, Plan, StatFile};
 use crate::report::{FileError, GardenReport, MoveRecord, SourceReport, REPORT_VERSION};
-use crate::walk::{walk_source, Listed};
+use crate::source::Access;
+use crate::walk::Listed;
 use crate::GardenError;
 use forest_catalog::Catalog;
 use forest_convert::{Conversion, Limits, Registry};
@@ -20,12 +21,13 @@ use forest_model::yaml::Value;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Marker: the catalog holds rows of a batch that may not have committed.
 pub const CATALOG_DIRTY: &str = "_derived/catalog.dirty";
+/// FLESH of `content: cached` nodes.
+pub const BODIES_DIR: &str = "_derived/bodies";
 /// Manifest path inside a forest.
 pub const MANIFEST_PATH: &str = "_derived/manifest.db";
 const MEDIA_EXTS: [&str; 14] = [
@@ -108,6 +110,10 @@ pub trait Curate: Sync {
 struct Converted {
     rel: String,
     abs: PathBuf,
+    /// `file://` or `s3://` URI of the original.
+    origin: String,
+    /// Object ETag (S3 sources).
+    etag: Option<String>,
     size: u64,
     mtime_ms: i64,
     hash: HashPair,
@@ -116,20 +122,37 @@ struct Converted {
     warnings: Vec<String>,
 }
 
+/// What `forest adopt` records about a new source.
+#[derive(Debug, Clone, Default)]
+pub struct AdoptSpec {
+    /// Local folder, `file://` URI or `s3://bucket/prefix`.
+    pub source: String,
+    /// Source name (default: `default` for the first, else the folder slug).
+    pub name: Option<String>,
+    /// Branch prefix.
+    pub dest: Option<String>,
+    /// FLESH policy (`inline` when None).
+    pub content: Option<String>,
+    /// Archive policy (`never` when None).
+    pub archive: Option<String>,
+    /// S3-compatible endpoint.
+    pub endpoint_url: Option<String>,
+    /// Path-style S3 addressing.
+    pub path_style: Option<bool>,
+}
+
 /// `forest adopt SOURCE`: record the source, then sync it.
-#[allow(clippy::too_many_arguments)]
 pub fn adopt(
     forest: &Path,
     git: &GitForest,
-    source: &str,
-    name: Option<&str>,
-    dest: Option<&str>,
+    spec: &AdoptSpec,
     opts: &RunOptions,
     progress: &dyn Progress,
     curate: Option<&dyn Curate>,
 ) -> Result<GardenReport, GardenError> {
     let mut config = GardenerConfig::load(forest)?;
-    let uri = resolve_source_uri(forest, source)?;
+    let (name, dest) = (spec.name.as_deref(), spec.dest.as_deref());
+    let uri = resolve_source_uri(forest, &spec.source)?;
     // Re-adopting a recorded source behaves as a sync (no duplicates).
     let existing = config.sources.iter().find(|s| s.uri == uri).cloned();
     let src = match existing {
@@ -140,7 +163,7 @@ pub fn adopt(
                     "default".to_string()
                 } else {
                     slugify(
-                        Path::new(&uri)
+                        Path::new(uri.trim_end_matches('/'))
                             .file_name()
                             .map(|f| f.to_string_lossy().into_owned())
                             .as_deref()
@@ -154,14 +177,18 @@ pub fn adopt(
             if let Some(d) = dest {
                 validate_dest(d)?;
             }
-            SourceConfig {
+            let src = SourceConfig {
                 name: base,
                 uri: uri.clone(),
                 dest: dest.map(|d| d.trim_matches('/').to_string()).filter(|d| !d.is_empty()),
-                content: "inline".into(),
-                archive: "never".into(),
+                content: spec.content.clone().unwrap_or_else(|| "inline".into()),
+                archive: spec.archive.clone().unwrap_or_else(|| "never".into()),
                 ignore: vec![],
-            }
+                endpoint_url: spec.endpoint_url.clone(),
+                path_style: spec.path_style,
+            };
+            crate::config::check_policies(&src)?;
+            src
         }
     };
     if !opts.dry_run {
@@ -217,9 +244,8 @@ fn validate_dest(d: &str) -> Result<(), GardenError> {
 /// Canonical uri of a source argument, with the containment rules of dialect §3.2.
 fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
     if source.starts_with("s3://") {
-        return Err(GardenError::Schema(
-            "s3:// sources are not supported by this build yet (local folders only)".into(),
-        ));
+        let loc = forest_storage::S3Location::parse(source).map_err(|e| GardenError::Schema(e.to_string()))?;
+        return Ok(format!("s3://{}/{}", loc.bucket, loc.prefix));
     }
     let p = local_path(source).ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
     let canon = std::fs::canonicalize(&p)
@@ -281,7 +307,15 @@ fn run_sources(
     }
     let mut report = GardenReport { version: REPORT_VERSION, dry_run: opts.dry_run, ..Default::default() };
     let multi = config.sources.len() > 1;
+    Access::sweep_slots(forest);
     for src in sources {
+        let access = Access::open(forest, src)?;
+        let io_pool = if access.is_remote() {
+            let n = std::env::var("FOREST_S3_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(16usize);
+            rayon::ThreadPoolBuilder::new().num_threads(n.clamp(1, 256)).build().ok()
+        } else {
+            None
+        };
         let mut ctx = SourceRun {
             command,
             forest,
@@ -298,11 +332,14 @@ fn run_sources(
             report: SourceReport { source: src.name.clone(), ..Default::default() },
             commits: vec![],
             taken: HashSet::new(),
+            access,
+            io_pool,
         };
         ctx.run(path, &mut manifest, catalog.as_mut())?;
         report.commits.extend(ctx.commits);
         report.sources.push(ctx.report);
     }
+    Access::sweep_slots(forest);
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -433,6 +470,7 @@ fn passport_entry(id: &str, node: &Node, default_source: &str) -> Option<(String
             mtime_ms: (mtime * 1000.0).round() as i64,
             hash,
             vanished: node.get_str("source_state").as_deref() == Some("vanished"),
+            etag: node.get_str("source_etag"),
         },
     ))
 }
@@ -514,6 +552,11 @@ struct SourceRun<'a> {
     commits: Vec<String>,
     /// Ids planted during this run (dry runs never touch the disk).
     taken: HashSet<String>,
+    /// How the source's bytes are reached.
+    access: Access,
+    /// Download threads for object-store sources (latency-bound, so many
+    /// more than cores; conversion stays on the global pool).
+    io_pool: Option<rayon::ThreadPool>,
 }
 
 fn err(path: &str, message: impl Into<String>) -> FileError {
@@ -527,18 +570,21 @@ impl SourceRun<'_> {
         manifest: &mut Manifest,
         mut catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
-        let root = local_path(&self.src.uri).ok_or_else(|| {
-            GardenError::Schema(format!(
-                "source '{}': s3:// sources are not supported by this build yet",
-                self.src.name
-            ))
-        })?;
-        if let Ok(canon) = std::fs::canonicalize(&root) {
-            check_containment(self.forest, &canon)?;
+        if let Access::Local { root } = &self.access {
+            if let Ok(canon) = std::fs::canonicalize(root) {
+                check_containment(self.forest, &canon)?;
+            }
         }
         let mut ignore = self.config.ignore.clone();
         ignore.extend(self.src.ignore.iter().cloned());
-        let mut listing = walk_source(&root, &ignore);
+        let t = Instant::now();
+        let mut listing = self.access.list(&ignore);
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "list",
+            files = listing.files.len(),
+            ms = t.elapsed().as_millis() as u64
+        );
         if let Some(p) = path {
             let p = p.trim_start_matches("./");
             if p.starts_with('/') || p.split('/').any(|c| c == "..") {
@@ -564,8 +610,16 @@ impl SourceRun<'_> {
                 .errors
                 .push(err(&self.src.uri, format!("listing incomplete, nothing marked stale this run: {e}")));
         }
-        let stat_files: Vec<StatFile> =
-            listing.files.iter().map(|f| StatFile { rel: f.rel.clone(), size: f.size, mtime_ms: f.mtime_ms }).collect();
+        let stat_files: Vec<StatFile> = listing
+            .files
+            .iter()
+            .map(|f| StatFile {
+                rel: f.rel.clone(),
+                size: f.size,
+                mtime_ms: f.mtime_ms,
+                etag: f.object.as_ref().map(|o| o.etag.clone()),
+            })
+            .collect();
         let mut stat = reconcile::stat_pass(&stat_files, &entries, path);
         if listing.listing_error.is_some() {
             stat.vanished.clear();
@@ -576,14 +630,16 @@ impl SourceRun<'_> {
         let mut to_hash: Vec<String> = stat.suspect.clone();
         to_hash.extend(reconcile::move_candidates(&stat, &sizes));
         let want_sha_moves = stat.vanished.iter().any(|(_, e)| !e.hash.starts_with("blake3:"));
+        let access = &self.access;
         let hashed: Vec<(String, Result<HashPair, String>)> = to_hash
             .par_iter()
             .map(|rel| {
-                let need_sha = entries.get(rel).map(|e| !e.hash.starts_with("blake3:")).unwrap_or(want_sha_moves);
+                let need_sha = entries.get(rel).map(|e| !e.hash.starts_with("blake3:")).unwrap_or(want_sha_moves)
+                    || payload_type_of(&ext_of(rel)).is_some();
                 let res = by_rel
                     .get(rel.as_str())
                     .ok_or_else(|| "vanished".to_string())
-                    .and_then(|f| hash_file(&f.abs, need_sha));
+                    .and_then(|f| access.hash(f, need_sha));
                 (rel.clone(), res)
             })
             .collect();
@@ -623,7 +679,17 @@ impl SourceRun<'_> {
         let mut touched_up = vec![];
         for rel in &plan.touched {
             if let (Some(f), Some(e)) = (by_rel.get(rel.as_str()), entries.get(rel)) {
-                touched_up.push((rel.clone(), ManifestEntry { size: f.size, mtime_ms: f.mtime_ms, ..e.clone() }));
+                touched_up.push((
+                    rel.clone(),
+                    ManifestEntry {
+                        size: f.size,
+                        mtime_ms: f.mtime_ms,
+                        etag: f.object.as_ref().map(|o| o.etag.clone()),
+                        ..e.clone()
+                    },
+                ));
+                // Hashed (downloaded) but unchanged: its slot is not needed.
+                self.access.release(f);
             }
         }
         let mut work: Vec<Work> = vec![];
@@ -662,6 +728,11 @@ impl SourceRun<'_> {
                 ms = t.elapsed().as_millis() as u64,
                 rss_mib = rss_mib()
             );
+            for w in slice {
+                if let Some(f) = by_rel.get(w.rel()) {
+                    self.access.release(f);
+                }
+            }
             let t = Instant::now();
             self.finish_batch(&mut batch, manifest, catalog.as_deref_mut())?;
             tracing::info!(
@@ -686,25 +757,51 @@ impl SourceRun<'_> {
         by_rel: &HashMap<&str, &Listed>,
         hashes: &HashMap<String, HashPair>,
     ) -> HashMap<String, Converted> {
-        slice
-            .par_iter()
+        let files: Vec<&Listed> = slice
+            .iter()
             .filter_map(|w| match w {
-                Work::Plant(r) | Work::Update(r, _) => Some(r),
+                Work::Plant(r) | Work::Update(r, _) => by_rel.get(r.as_str()).copied(),
                 _ => None,
             })
-            .filter_map(|rel| {
-                let f = by_rel.get(rel.as_str())?;
-                let c = self.convert_one(f, hashes.get(rel));
-                self.progress.file_done(c.size);
-                Some((rel.clone(), c))
-            })
-            .collect()
+            .collect();
+        let convert = |fs: &[&Listed], known: &HashMap<String, HashPair>| -> Vec<(String, Converted)> {
+            fs.par_iter()
+                .map(|f| {
+                    let c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)));
+                    self.progress.file_done(c.size);
+                    (f.rel.clone(), c)
+                })
+                .collect()
+        };
+        let Some(pool) = &self.io_pool else {
+            return convert(&files, &HashMap::new()).into_iter().collect();
+        };
+        // Object stores: download a window of objects with many threads,
+        // then convert it on the CPU pool; disk use stays one window.
+        let mut out = HashMap::with_capacity(files.len());
+        for window in files.chunks(64) {
+            let fetched: HashMap<String, HashPair> = pool.install(|| {
+                window
+                    .par_iter()
+                    .filter(|f| f.size > 0 && f.size <= self.config.max_file_bytes)
+                    .filter_map(|f| {
+                        let with_sha = payload_type_of(&ext_of(&f.rel)).is_some();
+                        let h = self.access.ensure_local(f, hashes.get(&f.rel), with_sha).ok()?;
+                        Some((f.rel.clone(), h))
+                    })
+                    .collect()
+            });
+            out.extend(convert(window, &fetched));
+        }
+        out
     }
 
     fn convert_one(&self, f: &Listed, known: Option<&HashPair>) -> Converted {
         let mut c = Converted {
             rel: f.rel.clone(),
             abs: f.abs.clone(),
+            origin: self.access.origin(f),
+            etag: f.object.as_ref().map(|o| o.etag.clone()),
             size: f.size,
             mtime_ms: f.mtime_ms,
             hash: HashPair { blake3: String::new(), sha256: String::new() },
@@ -721,10 +818,7 @@ impl SourceRun<'_> {
             c.outcome = Err("empty file (0 bytes): nothing to adopt".into());
             return c;
         }
-        let hash = match known {
-            Some(h) => Ok(h.clone()),
-            None => hash_file(&f.abs, false),
-        };
+        let hash = self.access.ensure_local(f, known, payload_type_of(&ext_of(&f.rel)).is_some());
         match hash {
             Ok(h) => c.hash = h,
             Err(e) => {
@@ -849,7 +943,9 @@ impl SourceRun<'_> {
         }
     }
 
-    fn new_leaf_id(&self, rel: &str, batch: &Batch) -> String {
+    /// A fresh id for `rel`; names that collide after slugify get a short
+    /// hash suffix and a report line (never a silent overwrite).
+    fn new_leaf_id(&mut self, rel: &str, batch: &Batch) -> String {
         let (dir, file) = match rel.rfind('/') {
             Some(i) => (&rel[..i], &rel[i + 1..]),
             None => ("", rel),
@@ -872,13 +968,10 @@ impl SourceRun<'_> {
             cand = format!("{base}-{}-{n}", &h[..6]);
             n += 1;
         }
+        self.report
+            .warnings
+            .push(format!("{rel}: id '{base}' is already taken (names collide after slugify): planted as '{cand}'"));
         cand
-    }
-
-    fn origin_for(&self, abs: &Path) -> String {
-        let s = abs.to_string_lossy();
-        let enc = percent_encoding::utf8_percent_encode(&s, PATH_SET).to_string();
-        format!("file://{enc}")
     }
 
     fn apply(
@@ -1014,14 +1107,27 @@ impl SourceRun<'_> {
             n.set_str("payload", name);
             n.set_str("payload_type", "sqlite");
             n.set_str("payload_hash", hash);
+        } else if let Some(pt) = payload_type_of(&ext) {
+            // BONE: the original stays at its source unless archived.
+            match self.bone_payload(&id, c, batch) {
+                Ok(p) => {
+                    n.set_str("payload", &p);
+                    n.set_str("payload_type", pt);
+                    n.set_str("payload_hash", &c.hash.sha256);
+                }
+                Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
+            }
         }
         if !aliases.is_empty() {
             n.set_list("aliases", &aliases);
         }
-        n.set_str("origin", &self.origin_for(&c.abs));
+        n.set_str("origin", &c.origin);
         self.set_source_fields(&mut n, c);
         n.set_str("scent", &draft.scent);
         n.set_str("scent_hash", &summary_fingerprint(&draft.summary));
+        if matches!(conv, Conversion::Markdown { .. }) {
+            self.apply_content_policy(&id, &ext, &title, &mut n, &c.rel);
+        }
         self.put(&id, n, batch);
         self.taken.insert(id.clone());
         self.add_entry(&parent, DIRECT_BANANAS, &id, &draft.summary, batch);
@@ -1034,11 +1140,59 @@ impl SourceRun<'_> {
         batch.ids.push(id);
     }
 
+    /// FLESH policy (dialect §3.11): `cached` moves the body to
+    /// `_derived/bodies/<id>.md`, `reference` leaves it at the source (text
+    /// sources only; others fall back to `cached`). The passport keeps a
+    /// `# <title>` stub either way.
+    fn apply_content_policy(&mut self, id: &str, ext: &str, title: &str, n: &mut Node, rel: &str) {
+        let policy = match self.src.content.as_str() {
+            "reference" if TEXT_EXTS.contains(&ext) => "reference",
+            "reference" | "cached" => "cached",
+            _ => return,
+        };
+        if policy == "cached" && !self.opts.dry_run {
+            if let Err(e) = write_cached_body(self.forest, id, &n.body) {
+                self.report.errors.push(err(rel, format!("cannot cache the body: {e}")));
+                return;
+            }
+        }
+        n.body = format!("# {title}\n");
+        n.set_str("content", policy);
+    }
+
+    /// The `payload` of a binary original: its source URI (BONE stays at the
+    /// source), or an `_assets/` copy under `archive: always`.
+    fn bone_payload(&mut self, id: &str, c: &Converted, batch: &mut Batch) -> Result<String, String> {
+        if self.src.archive != "always" {
+            return Ok(c.origin.clone());
+        }
+        let ext = ext_of(&c.rel);
+        let name = format!("{}-{}{}", &c.hash.sha256.get(..8).unwrap_or("00000000"), slugify(&stem_of(&c.rel)), ext);
+        let rel_asset = format!("_assets/{name}");
+        if self.opts.dry_run {
+            return Ok(rel_asset);
+        }
+        let fin = self.forest.join(ids::folder_of(id)).join(&rel_asset);
+        let staged = staged_path_for(&fin);
+        if let Some(p) = staged.parent() {
+            std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        }
+        std::fs::copy(&c.abs, &staged).map_err(|e| format!("cannot copy the original: {e}"))?;
+        batch.renames.push((staged, fin));
+        Ok(rel_asset)
+    }
+
     fn set_source_fields(&self, n: &mut Node, c: &Converted) {
         n.set_str("source_path", &c.rel);
         n.set_str("source_hash", &c.hash.blake3);
         n.set("source_size", Value::from(c.size));
         n.set("source_mtime", Value::from(c.mtime_ms as f64 / 1000.0));
+        match &c.etag {
+            Some(e) => n.set_str("source_etag", e),
+            None => {
+                n.remove("source_etag");
+            }
+        }
         if self.multi || self.src.name != "default" && self.config.sources.len() > 1 {
             n.set_str("source_name", &self.src.name);
         }
@@ -1051,6 +1205,7 @@ impl SourceRun<'_> {
             mtime_ms: c.mtime_ms,
             hash: c.hash.blake3.clone(),
             vanished: false,
+            etag: c.etag.clone(),
         }
     }
 
@@ -1107,11 +1262,27 @@ impl SourceRun<'_> {
             Conversion::Markdown { body, .. } => {
                 let fresh = normalize_body(body, &title);
                 let derived = derive_summary(&fresh, &title);
-                let body = if n.get_str("content").is_some_and(|c| c != "inline") {
-                    n.body.clone()
-                } else {
-                    keep_notes(&n.body, &fresh)
+                let body = match n.get_str("content").as_deref() {
+                    Some("cached") => {
+                        if !self.opts.dry_run {
+                            if let Err(e) = write_cached_body(self.forest, id, &fresh) {
+                                self.report.errors.push(err(&c.rel, format!("cannot cache the body: {e}")));
+                            }
+                        }
+                        n.body.clone()
+                    }
+                    Some(c) if c != "inline" => n.body.clone(),
+                    _ => keep_notes(&n.body, &fresh),
                 };
+                if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
+                    // A source-referenced original: follow the new bytes.
+                    let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
+                    if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
+                        n.set_str("payload", &c.origin);
+                        n.set_str("payload_type", pt);
+                        n.set_str("payload_hash", &c.hash.sha256);
+                    }
+                }
                 (body, derived)
             }
             Conversion::Dataset { .. } | Conversion::Payload { .. } => {
@@ -1150,7 +1321,7 @@ impl SourceRun<'_> {
             n.set_list("aliases", &aliases);
         }
         if n.get_str("origin").is_none() {
-            n.set_str("origin", &self.origin_for(&c.abs));
+            n.set_str("origin", &c.origin);
         }
         // Scent freshness (DESIGN §5): re-derive machine-written summaries only.
         let current = n.get_str("summary").unwrap_or_default();
@@ -1205,6 +1376,21 @@ impl SourceRun<'_> {
             if from != to {
                 batch.renames.push((from, to));
                 n.set_str("payload", &new_name);
+            }
+        }
+        // A machine-set origin (and a source-referenced payload) follow the file.
+        let old_origin = self.access.origin_of_rel(&m.from_rel);
+        let new_origin = self.access.origin_of_rel(&m.to_rel);
+        if n.get_str("origin").as_deref() == Some(old_origin.as_str()) {
+            n.set_str("origin", &new_origin);
+        }
+        if n.get_str("payload").as_deref() == Some(old_origin.as_str()) {
+            n.set_str("payload", &new_origin);
+        }
+        if n.get_str("content").as_deref() == Some("cached") {
+            let from = cached_body_path(self.forest, &old_id);
+            if from.exists() {
+                batch.renames.push((from, cached_body_path(self.forest, &new_id)));
             }
         }
         let summary = n.get_str("summary").unwrap_or_default();
@@ -1428,11 +1614,9 @@ fn batch_entry_from_node(id: &str, n: Option<&Node>) -> Option<ManifestEntry> {
         mtime_ms: (n.get_f64("source_mtime").unwrap_or(0.0) * 1000.0).round() as i64,
         hash: n.get_str("source_hash")?,
         vanished: false,
+        etag: n.get_str("source_etag"),
     })
 }
-
-const PATH_SET: &percent_encoding::AsciiSet =
-    &percent_encoding::NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// Anonymous resident memory of this process in MiB (file-backed pack
 /// mappings excluded: the kernel can drop those), for stage logs.
@@ -1501,26 +1685,29 @@ pub fn recover_payloads(forest: &Path) {
     let _ = std::fs::remove_file(&path);
 }
 
-/// blake3 (and optionally sha256) of a file, streaming.
-fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut b3 = blake3::Hasher::new();
-    let mut sha = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        b3.update(&buf[..n]);
-        if with_sha {
-            sha.update(&buf[..n]);
-        }
+/// Where a `content: cached` body lives.
+pub(crate) fn cached_body_path(forest: &Path, id: &str) -> PathBuf {
+    forest.join(BODIES_DIR).join(format!("{id}.md"))
+}
+
+/// Write a cached body (a regenerable cache: no fsync per file).
+fn write_cached_body(forest: &Path, id: &str, body: &str) -> std::io::Result<()> {
+    let p = cached_body_path(forest, id);
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d)?;
     }
-    Ok(HashPair {
-        blake3: format!("blake3:{}", b3.finalize().to_hex()),
-        sha256: if with_sha { hex::encode(sha.finalize()) } else { String::new() },
-    })
+    forest_fs::write_replace_unsynced(&p, body.as_bytes())
+}
+
+/// The dialect's `payload_type` of an original, by extension (§1.8).
+fn payload_type_of(ext: &str) -> Option<&'static str> {
+    match ext {
+        ".pdf" => Some("pdf"),
+        ".docx" => Some("docx"),
+        ".png" | ".jpg" | ".jpeg" | ".gif" | ".webp" => Some("image"),
+        ".mp3" | ".wav" | ".m4a" | ".ogg" | ".flac" => Some("audio"),
+        _ => None,
+    }
 }
 
 fn ext_of(rel: &str) -> String {

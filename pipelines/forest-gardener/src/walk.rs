@@ -19,6 +19,31 @@ pub struct Listed {
     pub size: u64,
     /// Modification time in milliseconds since the epoch.
     pub mtime_ms: i64,
+    /// Object-store key and ETag for S3 sources (None for local files, whose
+    /// `abs` is the file itself; for objects `abs` is the download slot).
+    pub object: Option<ObjectRef>,
+}
+
+/// Where a listed S3 object lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectRef {
+    /// Full object key (prefix + rel).
+    pub key: String,
+    /// ETag without quotes.
+    pub etag: String,
+}
+
+/// One object of an S3 listing, before the key is trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawObject {
+    /// Raw key bytes (percent-decoded; may not be UTF-8).
+    pub key: Vec<u8>,
+    /// Size in bytes.
+    pub size: u64,
+    /// ETag without quotes.
+    pub etag: String,
+    /// LastModified in ms since the epoch.
+    pub mtime_ms: i64,
 }
 
 /// Result of a walk.
@@ -66,6 +91,17 @@ struct Ignore {
 }
 
 impl Ignore {
+    /// Built-in globs plus the source's own.
+    fn new(extra: &[String]) -> Ignore {
+        Ignore {
+            globs: IGNORED_GLOBS
+                .iter()
+                .map(|s| s.to_string())
+                .chain(extra.iter().cloned())
+                .filter_map(|g| RightGlob::new(&g))
+                .collect(),
+        }
+    }
     fn component_ignored(name: &str) -> bool {
         IGNORED_COMPONENTS.contains(&name) || name.starts_with('.')
     }
@@ -93,14 +129,7 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
         listing.listing_error = Some(format!("{}: {e}", root.display()));
         return listing;
     }
-    let ignore = Ignore {
-        globs: IGNORED_GLOBS
-            .iter()
-            .map(|s| s.to_string())
-            .chain(extra_ignore.iter().cloned())
-            .filter_map(|g| RightGlob::new(&g))
-            .collect(),
-    };
+    let ignore = Ignore::new(extra_ignore);
     let mut problems = vec![];
     let walker = walkdir::WalkDir::new(&canon_root).follow_links(true).sort_by_file_name();
     let mut it = walker.into_iter();
@@ -180,12 +209,105 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
                 abs: entry.path().to_path_buf(),
                 size: md.len(),
                 mtime_ms: mtime_ms(&md),
+                object: None,
             }),
             Err(e) => problems.push((rel, format!("cannot stat: {e}"))),
         }
     }
     listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     listing.problems = problems;
+    listing
+}
+
+/// Why an untrusted object key (already stripped of the source prefix) is
+/// refused, or None when it is a safe relative POSIX path. Keys are never
+/// joined to a local path before passing this check.
+pub fn unsafe_key_reason(rel: &str) -> Option<&'static str> {
+    if rel.starts_with('/') {
+        return Some("absolute object key: skipped");
+    }
+    if rel.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        return Some("object key has an empty, '.' or '..' segment: skipped (never a path escape)");
+    }
+    if rel.chars().any(|c| c.is_control() || c == '\\') {
+        return Some("object key contains control characters or a backslash: skipped");
+    }
+    None
+}
+
+/// Listing of an S3 source from raw objects (pure): prefix stripped, keys
+/// validated ([`unsafe_key_reason`]), the walk's ignore rules applied,
+/// directory markers dropped, nested forests pruned. Each object's `abs` is
+/// its download slot under `slot_dir`.
+pub fn listing_from_objects(
+    prefix: &str,
+    objects: Vec<RawObject>,
+    extra_ignore: &[String],
+    slot_dir: &Path,
+) -> Listing {
+    let ignore = Ignore::new(extra_ignore);
+    let mut listing = Listing::default();
+    let mut keep: Vec<(String, RawObject)> = vec![];
+    for o in objects {
+        let Some(rel_bytes) = o.key.strip_prefix(prefix.as_bytes()) else {
+            continue;
+        };
+        let rel = match std::str::from_utf8(rel_bytes) {
+            Ok(r) => r.to_string(),
+            Err(_) => {
+                let shown = String::from_utf8_lossy(rel_bytes).into_owned();
+                listing.problems.push((shown, "object key is not valid UTF-8: skipped".into()));
+                continue;
+            }
+        };
+        if rel.is_empty() || rel.ends_with('/') {
+            continue; // directory markers
+        }
+        if let Some(why) = unsafe_key_reason(&rel) {
+            listing.problems.push((rel, why.into()));
+            continue;
+        }
+        if rel.split('/').any(Ignore::component_ignored) || ignore.matches(&rel) {
+            continue;
+        }
+        keep.push((rel, o));
+    }
+    // A forest is never a source: prune folders holding an `_index.md`.
+    let forests: std::collections::HashSet<String> = keep
+        .iter()
+        .filter_map(|(r, _)| r.strip_suffix("_index.md").filter(|d| d.is_empty() || d.ends_with('/')))
+        .map(String::from)
+        .collect();
+    for (rel, o) in keep {
+        let mut dir = rel.as_str();
+        let mut nested = false;
+        while let Some(i) = dir.rfind('/') {
+            dir = &dir[..i];
+            if forests.contains(&format!("{dir}/")) {
+                nested = true;
+                break;
+            }
+        }
+        if nested || forests.contains("") {
+            continue;
+        }
+        let key = String::from_utf8_lossy(&o.key).into_owned();
+        // The slot keeps the extension: converters are chosen by it.
+        let slot = blake3::hash(rel.as_bytes()).to_hex();
+        let file = rel.rsplit('/').next().unwrap_or(&rel);
+        let ext = match file.rfind('.') {
+            Some(i) if i > 0 && file[i + 1..].chars().all(|c| c.is_ascii_alphanumeric()) => &file[i..],
+            _ => "",
+        };
+        listing.files.push(Listed {
+            abs: slot_dir.join(format!("{}{}", &slot.as_str()[..32], ext.to_ascii_lowercase())),
+            rel,
+            size: o.size,
+            mtime_ms: o.mtime_ms,
+            object: Some(ObjectRef { key, etag: o.etag }),
+        });
+    }
+    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     listing
 }
 
@@ -224,5 +346,37 @@ mod tests {
         assert!(l.problems.iter().any(|(p, m)| p == "escape" && m.contains("outside")));
         assert!(l.problems.iter().any(|(_, m)| m.contains("loop")), "{:?}", l.problems);
         assert!(l.listing_error.is_none());
+    }
+
+    fn obj(k: &[u8]) -> RawObject {
+        RawObject { key: k.to_vec(), size: 3, etag: "e".into(), mtime_ms: 1 }
+    }
+
+    #[test]
+    fn untrusted_keys() {
+        let objs = vec![
+            obj(b"p/ok/a.md"),
+            obj(b"p/../../etc/passwd"),
+            obj(b"p//abs.md"),
+            obj(b"p/a/./b.md"),
+            obj(b"p/bad\xff.md"),
+            obj(b"p/ctl\x01.md"),
+            obj(b"p/dir/"),
+            obj(b"p/.hidden/x.md"),
+            obj(b"p/x.tmp"),
+            obj(b"p/nested/_index.md"),
+            obj(b"p/nested/deep/n.md"),
+            obj(b"other/z.md"),
+        ];
+        let l = listing_from_objects("p/", objs, &[], Path::new("/slots"));
+        let rels: Vec<&str> = l.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, vec!["ok/a.md"]);
+        assert!(l.files[0].abs.starts_with("/slots"));
+        assert_eq!(l.files[0].object.as_ref().map(|o| o.key.as_str()), Some("p/ok/a.md"));
+        let msgs: Vec<&str> = l.problems.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(msgs.len(), 5, "{:?}", l.problems);
+        assert!(msgs.iter().any(|m| m.contains("not valid UTF-8")));
+        assert!(msgs.iter().any(|m| m.contains("absolute") || m.contains("empty")));
+        assert!(l.problems.iter().any(|(p, m)| p == "../../etc/passwd" && m.contains("never a path escape")));
     }
 }

@@ -3,7 +3,7 @@
 
 use forest_gardener::derived::{read_all_rows, reindex, CATALOG_PATH, TRAILS_PATH};
 use forest_gardener::init::init_forest;
-use forest_gardener::{adopt, sync, GardenReport, NoProgress, RunOptions, SourceReport};
+use forest_gardener::{adopt, sync, AdoptSpec, GardenReport, NoProgress, RunOptions, SourceReport};
 use forest_git::GitForest;
 use forest_model::lint::lint_forest;
 use forest_model::node::Node;
@@ -31,7 +31,16 @@ fn opts() -> RunOptions {
 }
 
 fn do_adopt(root: &Path, git: &GitForest, src: &Path) -> GardenReport {
-    adopt(root, git, src.to_str().unwrap(), None, None, &opts(), &NoProgress, None).unwrap()
+    adopt(root, git, &spec(src, None), &opts(), &NoProgress, None).unwrap()
+}
+
+fn spec(src: &Path, name: Option<&str>) -> AdoptSpec {
+    AdoptSpec {
+        source: src.to_str().unwrap().to_string(),
+        name: name.map(String::from),
+        dest: name.map(String::from),
+        ..Default::default()
+    }
 }
 
 fn do_sync(root: &Path, git: &GitForest) -> GardenReport {
@@ -357,8 +366,8 @@ fn two_sources_sync_independently() {
     let b = tempfile::tempdir().unwrap();
     write(&a.path().join("x/readme.md"), "# A readme\n\nFrom source A.\n");
     write(&b.path().join("x/readme.md"), "# B readme\n\nFrom source B.\n");
-    adopt(&root, &g, a.path().to_str().unwrap(), Some("alpha"), Some("alpha"), &opts(), &NoProgress, None).unwrap();
-    adopt(&root, &g, b.path().to_str().unwrap(), Some("beta"), Some("beta"), &opts(), &NoProgress, None).unwrap();
+    adopt(&root, &g, &spec(a.path(), Some("alpha")), &opts(), &NoProgress, None).unwrap();
+    adopt(&root, &g, &spec(b.path(), Some("beta")), &opts(), &NoProgress, None).unwrap();
     assert!(root.join("alpha/x/readme.md").is_file() && root.join("beta/x/readme.md").is_file());
     write(&b.path().join("x/readme.md"), "# B readme\n\nChanged in B only.\n");
     let r = sync(&root, &g, Some("alpha"), None, &opts(), &NoProgress, None).unwrap();
@@ -410,4 +419,122 @@ fn manifest_is_rebuilt_from_passports() {
     let cat = forest_catalog::Catalog::open(&root.join(CATALOG_PATH)).unwrap();
     assert_eq!(cat.count_nodes().unwrap(), 4);
     assert!(cat.get("d/a").unwrap().is_some());
+}
+
+const PNG: &[u8] = include_bytes!("../../../converters/forest-convert/tests/data/team_photo-2026.png");
+
+fn adopt_with(root: &Path, git: &GitForest, src: &Path, content: &str, archive: &str) -> GardenReport {
+    let s = AdoptSpec { content: Some(content.into()), archive: Some(archive.into()), ..spec(src, None) };
+    adopt(root, git, &s, &opts(), &NoProgress, None).unwrap()
+}
+
+#[test]
+fn content_cached_moves_flesh_out_of_git_and_sync_regenerates_it() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    write(&src.path().join("ops/runbook.md"), "# Runbook\n\nRestart the conveyor controller before the shift.\n");
+    write(
+        &src.path().join("ops/page.html"),
+        "<html><head><title>Page</title></head><body><p>Crane limits.</p></body></html>",
+    );
+    let r = adopt_with(&root, &g, src.path(), "cached", "never");
+    assert_eq!(one(&r).planted.len(), 2, "{:?}", one(&r).errors);
+    let n = read_node(&root, "ops/runbook");
+    assert_eq!(n.get_str("content").as_deref(), Some("cached"));
+    assert_eq!(n.body.trim(), "# Runbook");
+    let cached = root.join("_derived/bodies/ops/runbook.md");
+    assert!(fs::read_to_string(&cached).unwrap().contains("conveyor controller"));
+    assert!(!git(&root, &["ls-files"]).contains("_derived"), "FLESH cache is never in git");
+    // Summary still derived from the full text.
+    assert!(n.get_str("summary").unwrap().contains("conveyor"), "{:?}", n.get_str("summary"));
+    let body = forest_gardener::tiers::read_body(&root, None, "ops/runbook").unwrap();
+    assert!(body.contains("Restart the conveyor"));
+    // A purged cache is a clear error; the map keeps working.
+    fs::remove_dir_all(root.join("_derived/bodies")).unwrap();
+    let e = forest_gardener::tiers::read_body(&root, None, "ops/runbook").unwrap_err();
+    assert!(e.contains("E_NOT_FOUND") && e.contains("forest sync"), "{e}");
+    assert_eq!(lint_forest(&root).errors, 0);
+    // An edit at the source rewrites the cached body, never the stub.
+    write(&src.path().join("ops/runbook.md"), "# Runbook\n\nRestart the conveyor and log the fault code.\n");
+    let r = do_sync(&root, &g);
+    assert_eq!(one(&r).updated, vec!["ops/runbook"]);
+    assert!(fs::read_to_string(&cached).unwrap().contains("fault code"));
+    assert_eq!(read_node(&root, "ops/runbook").body.trim(), "# Runbook");
+    fsck(&root);
+}
+
+#[test]
+fn content_reference_reads_live_text_and_detects_drift() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    write(&src.path().join("notes/shift.txt"), "Night shift handover: pallet jack 4 needs a new battery.\n");
+    write(
+        &src.path().join("notes/page.html"),
+        "<html><head><title>Doc</title></head><body><p>Dock rules.</p></body></html>",
+    );
+    let r = adopt_with(&root, &g, src.path(), "reference", "never");
+    assert_eq!(one(&r).planted.len(), 2);
+    assert_eq!(read_node(&root, "notes/shift").get_str("content").as_deref(), Some("reference"));
+    // Only passthrough text can be read live; the rest falls back to cached.
+    assert_eq!(read_node(&root, "notes/page").get_str("content").as_deref(), Some("cached"));
+    let body = forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap();
+    assert!(body.contains("pallet jack 4"));
+    write(&src.path().join("notes/shift.txt"), "Edited after the sync.\n");
+    let e = forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err();
+    assert!(e.contains("changed since the last sync"), "{e}");
+    fs::remove_file(src.path().join("notes/shift.txt")).unwrap();
+    assert!(forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err().contains("E_NOT_FOUND"));
+}
+
+#[test]
+fn bone_stays_at_source_and_is_fetched_through_the_verified_cache() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    let mut png = PNG.to_vec();
+    png.extend(std::iter::repeat_n(1u8, 10_000));
+    fs::create_dir_all(src.path().join("photos")).unwrap();
+    fs::write(src.path().join("photos/Dock Cam.png"), &png).unwrap();
+    let r = adopt_with(&root, &g, src.path(), "inline", "never");
+    assert_eq!(one(&r).planted, vec!["photos/dock-cam"]);
+    let n = read_node(&root, "photos/dock-cam");
+    let payload = n.get_str("payload").unwrap();
+    assert!(payload.starts_with("file://") && payload.ends_with("Dock%20Cam.png"), "{payload}");
+    assert_eq!(n.get_str("payload_type").as_deref(), Some("image"));
+    assert_eq!(lint_forest(&root).errors, 0);
+    let cache = forest_gardener::tiers::open_cache(&root).unwrap();
+    let item = forest_gardener::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
+    let path = PathBuf::from(item.path.expect("fetched"));
+    assert!(path.starts_with(root.join("_derived/payloads")));
+    assert_eq!(fs::read(&path).unwrap(), png);
+    // Changed behind the forest's back: refused, not served.
+    fs::remove_dir_all(root.join("_derived/payloads")).unwrap();
+    fs::write(src.path().join("photos/Dock Cam.png"), b"not the same bytes").unwrap();
+    let item = forest_gardener::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
+    assert!(item.path.is_none());
+    let e = item.error.unwrap();
+    assert!(e.contains("hash mismatch"), "{e}");
+    // A sync follows the new bytes (payload_hash refreshed), and the fetch works again.
+    do_sync(&root, &g);
+    let item = forest_gardener::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
+    assert!(item.error.is_none(), "{:?}", item.error);
+}
+
+#[test]
+fn archive_always_copies_binaries_into_assets_after_the_commit() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    fs::create_dir_all(src.path().join("inbox")).unwrap();
+    fs::write(src.path().join("inbox/Scan.png"), PNG).unwrap();
+    write(&src.path().join("inbox/memo.md"), "# Memo\n\nText is never archived.\n");
+    let r = adopt_with(&root, &g, src.path(), "inline", "always");
+    assert_eq!(one(&r).planted.len(), 2);
+    let n = read_node(&root, "inbox/scan");
+    let payload = n.get_str("payload").unwrap();
+    assert!(payload.starts_with("_assets/") && payload.ends_with("-scan.png"), "{payload}");
+    assert_eq!(fs::read(root.join("inbox").join(&payload)).unwrap(), PNG);
+    assert!(read_node(&root, "inbox/memo").get_str("payload").is_none());
+    assert!(!git(&root, &["ls-files"]).contains("_assets"), "originals are never versioned");
+    let l = lint_forest(&root);
+    assert_eq!((l.errors, l.warnings), (0, 0), "payload present and hash-clean");
+    fsck(&root);
 }

@@ -1,0 +1,186 @@
+//! Source access (DESIGN §3): a local folder or an `s3://bucket/prefix`.
+//! Everything the run does with source bytes goes through [`Access`]:
+//! listing, hashing, making a file readable by the converters, and naming
+//! its origin. S3 objects are streamed into a download slot under
+//! `_derived/tmp/` (hashed on the way in, never buffered whole) and removed
+//! once their batch is planted.
+
+use crate::config::{local_path, SourceConfig};
+use crate::reconcile::HashPair;
+use crate::walk::{listing_from_objects, walk_source, Listed, Listing, RawObject};
+use crate::GardenError;
+use forest_storage::{S3Client, S3Location, S3Options};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Download slots of S3 sources (swept at the start of every run: the
+/// writer lock guarantees nobody else uses them).
+pub const SLOTS_DIR: &str = "_derived/tmp/objects";
+
+const PATH_SET: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// How a source's bytes are reached.
+pub enum Access {
+    /// A local folder (canonical path).
+    Local {
+        /// Canonical root.
+        root: PathBuf,
+    },
+    /// An S3 prefix.
+    S3 {
+        /// Bucket and prefix.
+        loc: S3Location,
+        /// Shared client.
+        client: Arc<S3Client>,
+        /// Where objects are downloaded for conversion.
+        slots: PathBuf,
+    },
+}
+
+/// S3 options of a source: the AWS environment, overridden by the source's
+/// recorded `endpoint_url` / `path_style`.
+pub fn s3_options(src: &SourceConfig) -> S3Options {
+    let mut o = S3Options::from_env();
+    if let Some(e) = &src.endpoint_url {
+        o.endpoint_url = Some(e.clone());
+        o.path_style = true;
+    }
+    if let Some(p) = src.path_style {
+        o.path_style = p;
+    }
+    o
+}
+
+impl Access {
+    /// Open a source's access (no network traffic yet for S3).
+    pub fn open(forest: &Path, src: &SourceConfig) -> Result<Access, GardenError> {
+        if src.uri.starts_with("s3://") {
+            let loc =
+                S3Location::parse(&src.uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
+            let client = S3Client::new(&s3_options(src))
+                .map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
+            return Ok(Access::S3 { loc, client: Arc::new(client), slots: forest.join(SLOTS_DIR) });
+        }
+        let root = local_path(&src.uri)
+            .ok_or_else(|| GardenError::Schema(format!("source '{}': unsupported uri {}", src.name, src.uri)))?;
+        Ok(Access::Local { root })
+    }
+
+    /// True for object-store sources.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Access::S3 { .. })
+    }
+
+    /// List the source. A listing error never yields a partial listing that
+    /// could mark files stale: it is reported in `listing_error`.
+    pub fn list(&self, ignore: &[String]) -> Listing {
+        match self {
+            Access::Local { root } => walk_source(root, ignore),
+            Access::S3 { loc, client, slots } => match client.list(loc) {
+                Ok(objects) => {
+                    let raw = objects
+                        .into_iter()
+                        .map(|o| RawObject { key: o.raw_key, size: o.size, etag: o.etag, mtime_ms: o.last_modified_ms })
+                        .collect();
+                    listing_from_objects(&loc.prefix, raw, ignore, slots)
+                }
+                Err(e) => Listing {
+                    listing_error: Some(format!("s3://{}/{}: {e}", loc.bucket, loc.prefix)),
+                    ..Default::default()
+                },
+            },
+        }
+    }
+
+    /// Hash a listed file (both hashes when `with_sha`). For S3 this streams
+    /// the object into its download slot, so a later conversion reads it
+    /// from disk without a second download.
+    pub fn hash(&self, f: &Listed, with_sha: bool) -> Result<HashPair, String> {
+        match (self, &f.object) {
+            (Access::S3 { loc, client, .. }, Some(o)) => {
+                if let Some(p) = f.abs.parent() {
+                    std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+                }
+                let d = client.download_to(&loc.bucket, &o.key, &f.abs).map_err(|e| e.to_string())?;
+                Ok(HashPair { blake3: format!("blake3:{}", d.blake3_hex), sha256: d.sha256_hex })
+            }
+            _ => hash_file(&f.abs, with_sha),
+        }
+    }
+
+    /// Make sure `f.abs` holds the bytes (S3: download when the hash pass
+    /// did not already), returning fresh hashes when it had to read.
+    pub fn ensure_local(&self, f: &Listed, known: Option<&HashPair>, with_sha: bool) -> Result<HashPair, String> {
+        match known {
+            Some(h) if (!with_sha || !h.sha256.is_empty()) && (!self.is_remote() || f.abs.exists()) => Ok(h.clone()),
+            _ => self.hash(f, with_sha),
+        }
+    }
+
+    /// Drop a download slot once its file is planted (no-op for local files).
+    pub fn release(&self, f: &Listed) {
+        if self.is_remote() {
+            let _ = std::fs::remove_file(&f.abs);
+        }
+    }
+
+    /// The `origin` URI of a listed file: `file://` (percent-encoded) or
+    /// `s3://bucket/key`.
+    pub fn origin(&self, f: &Listed) -> String {
+        match (self, &f.object) {
+            (Access::S3 { loc, .. }, Some(o)) => s3_uri(&loc.bucket, &o.key),
+            _ => {
+                let s = f.abs.to_string_lossy();
+                format!("file://{}", percent_encoding::utf8_percent_encode(&s, PATH_SET))
+            }
+        }
+    }
+
+    /// The origin URI a source-relative path would have.
+    pub fn origin_of_rel(&self, rel: &str) -> String {
+        match self {
+            Access::S3 { loc, .. } => s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix)),
+            Access::Local { root } => {
+                let s = root.join(rel).to_string_lossy().into_owned();
+                format!("file://{}", percent_encoding::utf8_percent_encode(&s, PATH_SET))
+            }
+        }
+    }
+
+    /// Sweep download slots left by a killed run.
+    pub fn sweep_slots(forest: &Path) {
+        let _ = std::fs::remove_dir_all(forest.join(SLOTS_DIR));
+    }
+}
+
+/// `s3://bucket/key` with the key percent-encoded (spaces and other bytes
+/// outside `A-Za-z0-9/-_.~`), so it is one URI token; the payload cache
+/// decodes it again.
+pub fn s3_uri(bucket: &str, key: &str) -> String {
+    format!("s3://{bucket}/{}", percent_encoding::utf8_percent_encode(key, PATH_SET))
+}
+
+/// blake3 (and sha256 when asked) of a local file in one read pass.
+pub fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, String> {
+    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut b3 = blake3::Hasher::new();
+    let mut sha = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        b3.update(&buf[..n]);
+        if with_sha {
+            sha.update(&buf[..n]);
+        }
+    }
+    Ok(HashPair {
+        blake3: format!("blake3:{}", b3.finalize().to_hex()),
+        sha256: if with_sha { hex::encode(sha.finalize()) } else { String::new() },
+    })
+}

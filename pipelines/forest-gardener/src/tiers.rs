@@ -1,0 +1,203 @@
+//! Reading through the storage tiers (DESIGN §8, dialect §3.11, §8):
+//! FLESH (`inline` / `cached` / `reference` bodies) and BONE (payloads at
+//! the source, fetched through the hash-validated cache in
+//! `_derived/payloads/`). The map (passports + catalog) never needs either.
+
+use crate::config::{local_path, GardenerConfig};
+use crate::derived::open_catalog;
+use crate::run::cached_body_path;
+use crate::source::{hash_file, s3_options};
+use crate::GardenError;
+use forest_model::ids;
+use forest_model::lint::is_remote;
+use forest_model::node::Node;
+use forest_storage::{PayloadCache, S3Client};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The remote-payload cache of a forest.
+pub const PAYLOADS_DIR: &str = "_derived/payloads";
+
+/// Open the payload cache, with an S3 client configured like the forest's
+/// first S3 source (endpoint, path style), else from the AWS environment.
+pub fn open_cache(forest: &Path) -> Result<PayloadCache, GardenError> {
+    let config = GardenerConfig::load(forest)?;
+    let opts = match config.sources.iter().find(|s| s.uri.starts_with("s3://")) {
+        Some(s) => s3_options(s),
+        None => forest_storage::S3Options::from_env(),
+    };
+    let client = S3Client::new(&opts).map_err(|e| GardenError::Schema(e.to_string()))?;
+    PayloadCache::open(&forest.join(PAYLOADS_DIR), Some(Arc::new(client)))
+        .map_err(|e| GardenError::Io(format!("{PAYLOADS_DIR}: {e}")))
+}
+
+fn load_node(forest: &Path, id: &str) -> Result<Node, String> {
+    let id = id.trim_end_matches(".md");
+    if id.is_empty() || id.starts_with('/') || id.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        return Err(format!("E_NOT_FOUND: not a node id: {id}"));
+    }
+    let text = std::fs::read_to_string(forest.join(ids::id_to_path(id)))
+        .map_err(|_| format!("E_NOT_FOUND: node not found: {id}"))?;
+    Node::parse(&text).map_err(|e| format!("E_FRONTMATTER: {id}: {e}"))
+}
+
+/// Result of fetching one node's payload.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct FetchItem {
+    /// Node id.
+    pub id: String,
+    /// The node's `payload` value.
+    pub payload: Option<String>,
+    /// Local file holding the verified bytes.
+    pub path: Option<String>,
+    /// True when the payload is a local file (nothing fetched).
+    pub local: bool,
+    /// Why the fetch failed.
+    pub error: Option<String>,
+}
+
+/// `forest fetch` report.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct FetchReport {
+    /// Report shape version.
+    pub version: u32,
+    /// One entry per requested id.
+    pub items: Vec<FetchItem>,
+}
+
+/// Fetch one node's payload (BONE): local payloads are checked to exist,
+/// remote ones go through the cache (sha256-verified against `payload_hash`).
+pub fn fetch_payload(forest: &Path, cache: &PayloadCache, id: &str) -> FetchItem {
+    let mut item = FetchItem { id: id.to_string(), payload: None, path: None, local: false, error: None };
+    let node = match load_node(forest, id) {
+        Ok(n) => n,
+        Err(e) => {
+            item.error = Some(e);
+            return item;
+        }
+    };
+    let Some(payload) = node.get_str("payload") else {
+        item.error = Some(format!("E_NOT_FOUND: {id} has no payload"));
+        return item;
+    };
+    item.payload = Some(payload.clone());
+    if is_remote(&payload) {
+        match cache.get(&payload, node.get_str("payload_hash").as_deref()) {
+            Ok(p) => item.path = Some(p.to_string_lossy().into_owned()),
+            Err(e) => item.error = Some(e.to_string()),
+        }
+    } else {
+        item.local = true;
+        let p = forest.join(ids::folder_of(id)).join(&payload);
+        if p.is_file() {
+            item.path = Some(p.to_string_lossy().into_owned());
+        } else {
+            item.error = Some(format!("E_NOT_FOUND: payload missing: {payload}"));
+        }
+    }
+    item
+}
+
+/// `forest prefetch` report (dialect §8).
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct PrefetchReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Ids whose remote payload is now cached.
+    pub fetched: Vec<String>,
+    /// Payloads that are local files.
+    pub already_local: usize,
+    /// `"<id>: <message>"` per failure.
+    pub errors: Vec<String>,
+}
+
+/// Fetch every remote payload under `scope` (`""`/`_index` = whole forest,
+/// else a branch id or folder) into the cache, in parallel.
+pub fn prefetch(forest: &Path, cache: &PayloadCache, scope: &str) -> Result<PrefetchReport, GardenError> {
+    use rayon::prelude::*;
+    let folder = scope.trim_end_matches("/_index").trim_end_matches("_index").trim_matches('/');
+    let prefix = if folder.is_empty() { String::new() } else { format!("{folder}/") };
+    let cat = open_catalog(forest)?;
+    let rows: Vec<(String, String, Option<String>)> = {
+        let mut st = cat
+            .connection()
+            .prepare(
+                "SELECT id, payload, payload_hash FROM nodes WHERE payload IS NOT NULL AND payload != '' ORDER BY id",
+            )
+            .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+        let it = st
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?)))
+            .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+        it.filter_map(|r| r.ok()).filter(|(id, _, _)| id.starts_with(&prefix)).collect()
+    };
+    let mut report = PrefetchReport { version: 1, ..Default::default() };
+    let (remote, local): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(_, p, _)| is_remote(p));
+    report.already_local = local.len();
+    let results: Vec<(String, Result<PathBuf, String>)> = remote
+        .par_iter()
+        .map(|(id, p, h)| (id.clone(), cache.get(p, h.as_deref().filter(|h| !h.is_empty())).map_err(|e| e.to_string())))
+        .collect();
+    for (id, r) in results {
+        match r {
+            Ok(_) => report.fetched.push(id),
+            Err(e) => report.errors.push(format!("{id}: {e}")),
+        }
+    }
+    Ok(report)
+}
+
+/// The FLESH of a node: the inline body, the cached body, or the live
+/// source text (`reference`, verified against `source_hash`).
+pub fn read_body(forest: &Path, cache: Option<&PayloadCache>, id: &str) -> Result<String, String> {
+    let node = load_node(forest, id)?;
+    match node.get_str("content").as_deref() {
+        None | Some("inline") => Ok(node.body),
+        Some("cached") => {
+            let p = cached_body_path(forest, id);
+            std::fs::read_to_string(&p).map_err(|_| {
+                format!(
+                    "E_NOT_FOUND: cached body missing: _derived/bodies/{id}.md (run `forest sync` to regenerate it)"
+                )
+            })
+        }
+        Some("reference") => read_reference(forest, cache, &node, id),
+        Some(other) => Err(format!("E_SCHEMA: unknown content policy '{other}' on {id}")),
+    }
+}
+
+fn read_reference(forest: &Path, cache: Option<&PayloadCache>, node: &Node, id: &str) -> Result<String, String> {
+    let config = GardenerConfig::load(forest).map_err(|e| e.to_string())?;
+    let rel = node.get_str("source_path").ok_or_else(|| format!("E_NOT_FOUND: {id} has no source_path"))?;
+    let src = match node.get_str("source_name") {
+        Some(n) => config.source(&n).cloned(),
+        None => config.sources.first().cloned(),
+    }
+    .ok_or_else(|| format!("E_NOT_FOUND: the source of {id} is not configured"))?;
+    if rel.starts_with('/') || rel.split('/').any(|c| c.is_empty() || c == "..") {
+        return Err(format!("E_NOT_FOUND: source of {id} is outside its source root"));
+    }
+    let path = if src.uri.starts_with("s3://") {
+        let cache = cache.ok_or_else(|| "E_NOT_FOUND: no payload cache to read an s3:// reference".to_string())?;
+        let loc = forest_storage::S3Location::parse(&src.uri).map_err(|e| format!("E_NOT_FOUND: {e}"))?;
+        let uri = crate::source::s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix));
+        cache.get(&uri, None).map_err(|e| format!("E_NOT_FOUND: {e}"))?
+    } else {
+        let root = local_path(&src.uri).ok_or_else(|| format!("E_NOT_FOUND: bad source uri for {id}"))?;
+        let root = std::fs::canonicalize(&root).map_err(|_| format!("E_NOT_FOUND: source root of {id} is missing"))?;
+        let p =
+            std::fs::canonicalize(root.join(&rel)).map_err(|_| format!("E_NOT_FOUND: source of {id} is missing"))?;
+        // Containment: never read outside the source root (no quoting what is there).
+        if !p.starts_with(&root) {
+            return Err(format!("E_NOT_FOUND: source of {id} is outside its source root"));
+        }
+        p
+    };
+    if let Some(expected) = node.get_str("source_hash").filter(|h| h.starts_with("blake3:")) {
+        let h = hash_file(&path, false)?;
+        if h.blake3 != expected {
+            return Err(format!("E_NOT_FOUND: the source of {id} changed since the last sync (run `forest sync`)"));
+        }
+    }
+    std::fs::read_to_string(&path).map_err(|e| format!("E_NOT_FOUND: cannot read the source of {id}: {e}"))
+}
