@@ -46,6 +46,10 @@ impl<'a> CuratorHook<'a> {
 }
 
 impl Curate for CuratorHook<'_> {
+    fn concurrency(&self) -> usize {
+        self.curator.config().concurrency
+    }
+
     fn curate(&self, d: &mut Draft) -> Result<(), String> {
         let out = self.curator.summarize(&d.title, &d.body, &self.directives);
         if out.is_llm() {

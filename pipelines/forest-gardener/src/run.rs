@@ -104,6 +104,11 @@ pub struct DraftLink {
 pub trait Curate: Sync {
     /// Enrich a draft in place; errors are reported per file, never fatal.
     fn curate(&self, draft: &mut Draft) -> Result<(), String>;
+    /// Requests worth keeping in flight (the curate stage runs this many
+    /// drafts at once on its own threads, independent of the CPU pool).
+    fn concurrency(&self) -> usize {
+        1
+    }
 }
 
 /// One file after read + hash + convert.
@@ -334,6 +339,8 @@ fn run_sources(
             taken: HashSet::new(),
             access,
             io_pool,
+            curate_pool: curate
+                .and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok()),
         };
         ctx.run(path, &mut manifest, catalog.as_mut())?;
         report.commits.extend(ctx.commits);
@@ -525,8 +532,12 @@ struct Batch {
     manifest_up: Vec<(String, ManifestEntry)>,
     manifest_del: Vec<String>,
     rekeys: Vec<(String, String)>,
-    /// Drafts of new nodes waiting for the curate stage.
+    /// Drafts waiting for the curate stage (new nodes, and changed nodes
+    /// whose scent was machine-written).
     curation: Vec<Draft>,
+    /// Links a re-curated draft already had (kept as written; only links
+    /// after them are proposals), by id.
+    curation_existing: HashMap<String, usize>,
     planted: usize,
     updated: usize,
     moved: usize,
@@ -557,6 +568,9 @@ struct SourceRun<'a> {
     /// Download threads for object-store sources (latency-bound, so many
     /// more than cores; conversion stays on the global pool).
     io_pool: Option<rayon::ThreadPool>,
+    /// Threads of the curate stage (network-bound: sized by the endpoint's
+    /// concurrency, not by cores), so it overlaps the next conversion.
+    curate_pool: Option<rayon::ThreadPool>,
 }
 
 fn err(path: &str, message: impl Into<String>) -> FileError {
@@ -703,17 +717,13 @@ impl SourceRun<'_> {
         let chunk = self.opts.commit_every.max(1);
         let mut first = true;
         let mut start = 0;
+        let t = Instant::now();
+        let mut next_converted = Some(self.convert_all(&work[..chunk.min(work.len())], &by_rel, &hashes));
+        tracing::info!(event = "gardener.stage", stage = "convert", ms = t.elapsed().as_millis() as u64);
         while start < work.len() || first {
             let end = (start + chunk).min(work.len());
             let slice = &work[start..end];
-            let t = Instant::now();
-            let converted = self.convert_all(slice, &by_rel, &hashes);
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "convert",
-                files = converted.len(),
-                ms = t.elapsed().as_millis() as u64
-            );
+            let converted = next_converted.take().unwrap_or_default();
             let t = Instant::now();
             let mut batch = Batch::default();
             if first {
@@ -733,6 +743,40 @@ impl SourceRun<'_> {
                     self.access.release(f);
                 }
             }
+            // The curate stage of this batch runs on its own threads while
+            // the next slice converts on the CPU pool: the model never
+            // waits for conversion, and conversion never waits for the model.
+            let mut drafts = self.prepare_curation(&mut batch, catalog.as_deref_mut())?;
+            let next_slice = &work[end..(end + chunk).min(work.len())];
+            let t = Instant::now();
+            let (results, upcoming) = {
+                let hook = self.curate;
+                let pool = self.curate_pool.as_ref();
+                let this = &*self;
+                std::thread::scope(|sc| {
+                    let curating = sc.spawn(move || match (hook, pool) {
+                        (Some(h), Some(p)) if !drafts.is_empty() => {
+                            let r: Vec<Result<(), String>> =
+                                p.install(|| drafts.par_iter_mut().map(|d| h.curate(d)).collect());
+                            (drafts, r)
+                        }
+                        _ => (drafts, vec![]),
+                    });
+                    let upcoming =
+                        if next_slice.is_empty() { None } else { Some(this.convert_all(next_slice, &by_rel, &hashes)) };
+                    let res = curating.join().unwrap_or_else(|_| (vec![], vec![]));
+                    (res, upcoming)
+                })
+            };
+            tracing::info!(
+                event = "gardener.stage",
+                stage = "curate+convert-next",
+                drafts = results.0.len(),
+                next_files = next_slice.len(),
+                ms = t.elapsed().as_millis() as u64
+            );
+            next_converted = upcoming;
+            self.fold_curation(results.0, results.1, &mut batch);
             let t = Instant::now();
             self.finish_batch(&mut batch, manifest, catalog.as_deref_mut())?;
             tracing::info!(
@@ -1258,9 +1302,11 @@ impl SourceRun<'_> {
             return;
         };
         let title = n.get_str("title").unwrap_or_else(|| conv.title().to_string());
+        let mut fresh_text: Option<String> = None;
         let (new_body, derived) = match &conv {
             Conversion::Markdown { body, .. } => {
                 let fresh = normalize_body(body, &title);
+                fresh_text = Some(fresh.clone());
                 let derived = derive_summary(&fresh, &title);
                 let body = match n.get_str("content").as_deref() {
                     Some("cached") => {
@@ -1333,6 +1379,31 @@ impl SourceRun<'_> {
                 n.set_str("scent", "derived");
                 n.set_str("scent_hash", &summary_fingerprint(&derived));
                 self.propagate_summary(id, &derived, batch);
+            }
+            // DESIGN §5: machine-written scent follows the source: re-curate
+            // the changed document (and only it).
+            if let (Some(_), Some(body)) = (self.curate, fresh_text) {
+                let links: Vec<DraftLink> = n
+                    .links()
+                    .into_iter()
+                    .map(|l| DraftLink {
+                        rel: l.rel,
+                        target: l.target,
+                        confidence: l.confidence.unwrap_or(1.0),
+                        note: None,
+                    })
+                    .collect();
+                batch.curation_existing.insert(id.to_string(), links.len());
+                batch.curation.push(Draft {
+                    id: id.to_string(),
+                    parent: ids::parent_index(id).unwrap_or_else(|| ids::MASTER.to_string()),
+                    title: title.clone(),
+                    body,
+                    summary: derived.clone(),
+                    tags: n.get_list("tags"),
+                    links,
+                    scent: "derived".into(),
+                });
             }
         } else if derived != current {
             self.report.summary_stale.push(id.to_string());
@@ -1444,11 +1515,16 @@ impl SourceRun<'_> {
 
     /// The curate stage: all new drafts of the batch in parallel (the
     /// Curator bounds in-flight requests), then results folded in.
-    fn curate_batch(&mut self, batch: &mut Batch, catalog: Option<&mut Catalog>) -> Result<(), GardenError> {
-        let Some(hook) = self.curate else { return Ok(()) };
-        let mut drafts = std::mem::take(&mut batch.curation);
-        if drafts.is_empty() {
-            return Ok(());
+    /// Take the batch's drafts for the curate stage, after indexing their
+    /// derived rows so the closed catalog offers this batch's nodes too.
+    fn prepare_curation(
+        &mut self,
+        batch: &mut Batch,
+        catalog: Option<&mut Catalog>,
+    ) -> Result<Vec<Draft>, GardenError> {
+        let drafts = std::mem::take(&mut batch.curation);
+        if drafts.is_empty() || self.curate.is_none() {
+            return Ok(drafts);
         }
         // The closed catalog must offer this batch's new nodes too: index
         // their derived rows first. The marker makes the next run rebuild
@@ -1460,10 +1536,21 @@ impl SourceRun<'_> {
                 drafts.iter().filter_map(|d| batch.nodes.get(&d.id).map(|n| catalog_row(&d.id, n))).collect();
             cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
         }
-        let results: Vec<Result<(), String>> = drafts.par_iter_mut().map(|d| hook.curate(d)).collect();
+        Ok(drafts)
+    }
+
+    /// Fold curated drafts into the batch (invalid summaries fall back to
+    /// the derived one; every fallback is listed).
+    fn fold_curation(&mut self, drafts: Vec<Draft>, results: Vec<Result<(), String>>, batch: &mut Batch) {
+        if self.curate.is_none() || drafts.is_empty() {
+            return;
+        }
+        let results = results.into_iter().map(Some).chain(std::iter::repeat(None));
         for (d, r) in drafts.into_iter().zip(results) {
-            if let Err(e) = r {
-                self.report.errors.push(err(&d.id, format!("curate: {e}")));
+            match r {
+                Some(Err(e)) => self.report.errors.push(err(&d.id, format!("curate: {e}"))),
+                None => self.report.errors.push(err(&d.id, "curate: the curate stage did not finish")),
+                Some(Ok(())) => {}
             }
             let Some(mut n) = batch.nodes.get(&d.id).cloned() else { continue };
             let summary = if validate_summary(&d.summary).is_ok() {
@@ -1479,15 +1566,31 @@ impl SourceRun<'_> {
             if !d.tags.is_empty() {
                 n.set_list("tags", &d.tags);
             }
-            if !d.links.is_empty() {
-                n.set("links", links_value(&d.links));
+            // Links the node already had stay as written; proposals append.
+            let before = batch.curation_existing.remove(&d.id).unwrap_or(0);
+            let had: HashSet<(String, String)> = n.links().into_iter().map(|l| (l.rel, l.target)).collect();
+            let proposed: Vec<DraftLink> = d
+                .links
+                .iter()
+                .skip(before)
+                .filter(|l| !had.contains(&(l.rel.clone(), l.target.clone())))
+                .cloned()
+                .collect();
+            if !proposed.is_empty() {
+                let mut seq = match n.front.get("links") {
+                    Some(Value::Sequence(s)) => s.clone(),
+                    _ => vec![],
+                };
+                if let Value::Sequence(add) = links_value(&proposed) {
+                    seq.extend(add);
+                }
+                n.set("links", Value::Sequence(seq));
             }
             n.set_str("scent", scent);
             n.set_str("scent_hash", &summary_fingerprint(&summary));
             self.put(&d.id, n, batch);
             self.propagate_summary(&d.id, &summary, batch);
         }
-        Ok(())
     }
 
     fn finish_batch(
@@ -1496,8 +1599,6 @@ impl SourceRun<'_> {
         manifest: &mut Manifest,
         catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
-        let mut catalog = catalog;
-        self.curate_batch(batch, catalog.as_deref_mut())?;
         // Coverage of every touched branch, then serialise dirty nodes.
         let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
         for id in &dirty {

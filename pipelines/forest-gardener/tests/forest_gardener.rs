@@ -538,3 +538,114 @@ fn archive_always_copies_binaries_into_assets_after_the_commit() {
     assert_eq!((l.errors, l.warnings), (0, 0), "payload present and hash-clean");
     fsck(&root);
 }
+
+/// A slow model: records when each call ran and how many were in flight.
+struct SlowCurator {
+    inflight: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+    calls: std::sync::Mutex<Vec<(String, std::time::Instant, std::time::Instant)>>,
+}
+
+impl forest_gardener::Curate for SlowCurator {
+    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), String> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let t0 = std::time::Instant::now();
+        let now = self.inflight.fetch_add(1, SeqCst) + 1;
+        self.peak.fetch_max(now, SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        self.inflight.fetch_sub(1, SeqCst);
+        d.summary = format!("Curated scent for {} from the slow model.", d.title);
+        d.scent = "llm".into();
+        self.calls.lock().unwrap().push((d.id.clone(), t0, std::time::Instant::now()));
+        Ok(())
+    }
+    fn concurrency(&self) -> usize {
+        4
+    }
+}
+
+struct Clock(std::sync::Mutex<Vec<std::time::Instant>>);
+impl forest_gardener::Progress for Clock {
+    fn file_done(&self, _bytes: u64) {
+        self.0.lock().unwrap().push(std::time::Instant::now());
+    }
+}
+
+#[test]
+fn curate_stage_overlaps_the_next_conversion_at_endpoint_concurrency() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    for i in 0..12 {
+        write(&src.path().join(format!("n/doc-{i:02}.md")), &format!("# Doc {i}\n\nBody of document {i}.\n"));
+    }
+    let hook = SlowCurator { inflight: Default::default(), peak: Default::default(), calls: Default::default() };
+    let clock = Clock(Default::default());
+    let o = RunOptions { commit_every: 4, ..RunOptions::default() };
+    let r = adopt(&root, &g, &spec(src.path(), None), &o, &clock, Some(&hook)).unwrap();
+    assert_eq!(one(&r).planted.len(), 12);
+    assert!(one(&r).curation_fallbacks.is_empty());
+    // Four requests in flight although the CPU pool may have fewer threads.
+    assert_eq!(hook.peak.load(std::sync::atomic::Ordering::SeqCst), 4);
+    // Batch 2's files converted while batch 1 was still with the model.
+    let calls = hook.calls.lock().unwrap().clone();
+    let batch1_end = calls.iter().filter(|(id, ..)| id.as_str() < "n/doc-04").map(|c| c.2).max().unwrap();
+    let batch1_start = calls.iter().filter(|(id, ..)| id.as_str() < "n/doc-04").map(|c| c.1).min().unwrap();
+    let done = clock.0.lock().unwrap().clone();
+    assert_eq!(done.len(), 12);
+    assert!(done[4] > batch1_start && done[4] < batch1_end, "conversion of batch 2 waited for the model");
+    assert_eq!(read_node(&root, "n/doc-07").get_str("scent").as_deref(), Some("llm"));
+    assert_eq!(commit_count(&root), 4, "init + three batch commits");
+    fsck(&root);
+}
+
+/// Counts calls; proposes one link to a fixed target the first time it sees an id.
+struct CountingCurator(std::sync::Mutex<Vec<String>>);
+
+impl forest_gardener::Curate for CountingCurator {
+    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), String> {
+        self.0.lock().unwrap().push(d.id.clone());
+        d.summary = format!("Model scent of {} written on call {}.", d.title, self.0.lock().unwrap().len());
+        d.scent = "llm".into();
+        if d.id != "docs/a" {
+            d.links.push(forest_gardener::DraftLink {
+                rel: "related-to".into(),
+                target: "docs/a".into(),
+                confidence: 0.3,
+                note: None,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_sync_recurates_only_the_changed_document() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    for n in ["a", "b", "c"] {
+        write(&src.path().join(format!("docs/{n}.md")), &format!("# Doc {n}\n\nOriginal text of {n}.\n"));
+    }
+    let hook = CountingCurator(Default::default());
+    adopt(&root, &g, &spec(src.path(), None), &opts(), &NoProgress, Some(&hook)).unwrap();
+    assert_eq!(hook.0.lock().unwrap().len(), 3);
+    // A person edits c's summary: it must never be re-curated.
+    let mut c = read_node(&root, "docs/c");
+    c.set_str("summary", "Hand-written summary of document c.");
+    fs::write(root.join("docs/c.md"), c.to_text()).unwrap();
+    git(&root, &["commit", "-qam", "hand edit"]);
+    hook.0.lock().unwrap().clear();
+    write(&src.path().join("docs/b.md"), "# Doc b\n\nRevised text of b with new facts.\n");
+    write(&src.path().join("docs/c.md"), "# Doc c\n\nRevised text of c.\n");
+    let r = sync(&root, &g, None, None, &opts(), &NoProgress, Some(&hook)).unwrap();
+    assert_eq!(one(&r).updated, vec!["docs/b", "docs/c"]);
+    assert_eq!(*hook.0.lock().unwrap(), vec!["docs/b"], "only the changed, machine-scented document");
+    assert_eq!(one(&r).summary_stale, vec!["docs/c"]);
+    let b = read_node(&root, "docs/b");
+    assert_eq!(b.get_str("scent").as_deref(), Some("llm"));
+    assert!(b.get_str("summary").unwrap().contains("call 1"));
+    // The link it had is kept once; the re-proposal of the same target is not doubled.
+    let targets: Vec<String> = b.links().into_iter().map(|l| l.target).collect();
+    assert_eq!(targets.iter().filter(|t| t.as_str() == "docs/a").count(), 1, "{targets:?}");
+    assert_eq!(read_node(&root, "docs/c").get_str("summary").as_deref(), Some("Hand-written summary of document c."));
+    fsck(&root);
+}
