@@ -33,7 +33,8 @@ def main() -> int:
     else:
         params.hostname = args.host
     params.port = args.port
-    params.n_ctx = args.ctx
+    # llama.cpp splits n_ctx across slots: keep --ctx tokens per slot.
+    params.n_ctx = args.ctx * max(1, args.parallel)
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.n_parallel = args.parallel

@@ -2,7 +2,7 @@
 # Start the local LLM server in the background (installing it first when
 # needed), wait for /health, print the OpenAI base URL on stdout.
 # Env: FOREST_OPS_DIR (default /tmp/forest-ops), FOREST_LLM_PORT (18080),
-#      FOREST_LLM_HEALTH_TIMEOUT (120 s). Idempotent: an already running,
+#      FOREST_LLM_HEALTH_TIMEOUT (120 s), FOREST_LLM_PARALLEL (server slots, 1). Idempotent: an already running,
 #      healthy server is reused.
 set -euo pipefail
 
@@ -34,7 +34,7 @@ if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
 else
   rm -f "$PIDFILE"
   nohup "$VENV/bin/python" "$HERE/server.py" --model "$MODEL" \
-    --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 </dev/null &
+    --host 127.0.0.1 --port "$PORT" --parallel "${FOREST_LLM_PARALLEL:-1}" >"$LOG" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
   echo "start.sh: started pid $(cat "$PIDFILE"), log $LOG" >&2
 fi

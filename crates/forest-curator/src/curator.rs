@@ -212,7 +212,7 @@ impl Curator {
     fn validate_loop(&self, mut messages: Vec<Value>, schema: &Value) -> LoopResult {
         let mut overlong: Option<(String, Vec<String>)> = None;
         let mut last = String::new();
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let reply = match self.http.chat(&self.model, &messages, Some(schema), &self.stats) {
                 Ok(r) => r,
                 Err(e) => {
@@ -228,7 +228,12 @@ impl Curator {
                 match parsed.summary.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
                     None => "no summary found in the JSON reply".to_string(),
                     Some(s) => match validate_summary(&s) {
-                        Ok(()) => return LoopResult::Accepted { summary: s, tags: parsed.tags, repaired: false },
+                        Ok(()) => {
+                            if attempt == 0 {
+                                bump(&self.stats.first_attempt);
+                            }
+                            return LoopResult::Accepted { summary: s, tags: parsed.tags, repaired: false };
+                        }
                         Err(e) => {
                             if matches!(e, SummaryError::TooLong(_)) {
                                 overlong = Some((s, parsed.tags));

@@ -27,6 +27,7 @@ pub struct CuratorStats {
     pub(crate) transport_retries: AtomicU64,
     pub(crate) cache_hits: AtomicU64,
     pub(crate) request_ms: AtomicU64,
+    pub(crate) first_attempt: AtomicU64,
     last: Mutex<LastMessages>,
 }
 
@@ -71,6 +72,8 @@ pub struct StatsSnapshot {
     pub cache_hits: u64,
     /// Wall time spent in HTTP requests, milliseconds, summed over threads.
     pub request_ms: u64,
+    /// Summary loops (leaf and branch) whose first reply passed the contract.
+    pub first_attempt: u64,
     /// Last transport error (message + hint, <= 300 chars).
     pub last_error: Option<String>,
     /// Last rejection reason; a later success does not clear it.
@@ -108,6 +111,7 @@ impl CuratorStats {
             transport_retries: g(&self.transport_retries),
             cache_hits: g(&self.cache_hits),
             request_ms: g(&self.request_ms),
+            first_attempt: g(&self.first_attempt),
             last_error: last.error,
             last_reject: last.reject,
             last_reply: last.reply,

@@ -19,6 +19,7 @@ fn good_reply_is_used_with_clean_tags_and_exact_stats() {
     let s = c.stats();
     assert_eq!((s.llm_summaries, s.fallbacks, s.retries, s.requests), (1, 0, 0, 1));
     assert_eq!((s.transport_errors, s.rejected, s.repaired, s.skipped), (0, 0, 0, 0));
+    assert_eq!(s.first_attempt, 1);
 
     let req = &srv.requests()[0];
     assert_eq!(req.path, "/v1/chat/completions");
@@ -51,6 +52,7 @@ fn too_long_then_anti_pattern_then_good_retries_twice_with_feedback() {
     assert_eq!(out.summary, GOOD);
     let s = c.stats();
     assert_eq!((s.retries, s.llm_summaries, s.requests, s.repaired), (2, 1, 3, 0));
+    assert_eq!(s.first_attempt, 0, "accepted only at the third attempt");
     assert!(s.last_reject.as_deref().unwrap().starts_with("summary: anti-pattern"));
     let m = srv.requests()[2].messages();
     assert_eq!(m.len(), 6, "system, user, then assistant+user per rejection");
