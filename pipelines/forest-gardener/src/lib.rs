@@ -1,9 +1,12 @@
-//! The Gardener: `forest adopt` / `forest sync` for local sources.
+//! The Gardener: `forest adopt` / `forest sync` for local folders and
+//! `s3://` prefixes ([`source`]), plus reads through the storage tiers
+//! ([`tiers`]: fetch, prefetch, bodies).
 //!
-//! Stages: walk -> reconcile (pure, [`reconcile`]) -> read + blake3 hash ->
-//! convert (rayon) -> curate hook -> plan writes (ids, branch chain, index
-//! entries, coverage) -> one git commit per batch -> derived upserts
-//! (manifest, catalog, heat re-keys).
+//! Stages: walk or list -> reconcile (pure, [`reconcile`]) -> read/download +
+//! blake3 hash -> convert (rayon) -> plan writes (ids, branch chain, index
+//! entries, coverage, FLESH/BONE policies) -> curate stage (own pool,
+//! overlapping the next slice's conversion) -> one git commit per batch ->
+//! derived upserts (manifest, catalog, heat re-keys).
 //!
 //! Invariant: a batch is one commit or nothing; the Gardener never deletes a
 //! passport (vanished sources become `stale`), never rewrites a file whose
