@@ -34,6 +34,11 @@ pub struct CuratorConfig {
     pub timeout: Duration,
     /// Maximum requests in flight across all threads sharing the Curator.
     pub concurrency: usize,
+    /// Lower `concurrency` to the server's parallel slots when it reports
+    /// them (llama.cpp `GET /props` -> `total_slots`): requests beyond the
+    /// slots only queue and thrash the server's prompt cache. On by
+    /// default from the environment unless `FOREST_LLM_CONCURRENCY` is set.
+    pub auto_concurrency: bool,
     /// Requests per minute (0 = unlimited); retries count too.
     pub requests_per_minute: u32,
     /// Transport retries after the first attempt (429, 5xx, timeouts, resets).
@@ -56,6 +61,7 @@ impl std::fmt::Debug for CuratorConfig {
             .field("reasoning", &self.reasoning)
             .field("timeout", &self.timeout)
             .field("concurrency", &self.concurrency)
+            .field("auto_concurrency", &self.auto_concurrency)
             .field("requests_per_minute", &self.requests_per_minute)
             .field("max_transport_retries", &self.max_transport_retries)
             .field("backoff_base", &self.backoff_base)
@@ -76,6 +82,7 @@ impl CuratorConfig {
             reasoning: false,
             timeout: DEFAULT_TIMEOUT,
             concurrency: DEFAULT_CONCURRENCY,
+            auto_concurrency: false,
             requests_per_minute: 0,
             max_transport_retries: DEFAULT_TRANSPORT_RETRIES,
             backoff_base: Duration::from_millis(500),
@@ -123,8 +130,9 @@ impl CuratorConfig {
                 }
             };
         }
-        if let Some(v) = get("FOREST_LLM_CONCURRENCY") {
-            cfg.concurrency = parse_num::<usize>("FOREST_LLM_CONCURRENCY", &v, 1)?;
+        match get("FOREST_LLM_CONCURRENCY") {
+            Some(v) => cfg.concurrency = parse_num::<usize>("FOREST_LLM_CONCURRENCY", &v, 1)?,
+            None => cfg.auto_concurrency = true,
         }
         if let Some(v) = get("FOREST_LLM_RPM") {
             cfg.requests_per_minute = parse_num("FOREST_LLM_RPM", &v, 0)?;

@@ -147,6 +147,15 @@ impl Curator {
     /// Build from a config; model `local` is resolved by `GET /models`
     /// (first id served; on failure `local` is sent as is).
     pub fn new(config: CuratorConfig) -> Result<Self, CuratorError> {
+        let mut config = config;
+        if config.auto_concurrency {
+            if let Some(slots) = crate::http::server_slots(&config) {
+                if slots < config.concurrency {
+                    tracing::info!(event = "curator.concurrency", slots, was = config.concurrency);
+                    config.concurrency = slots;
+                }
+            }
+        }
         let want = config.model.clone();
         let http = Http::new(config)?;
         let stats = CuratorStats::default();

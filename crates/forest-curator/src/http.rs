@@ -41,6 +41,21 @@ pub(crate) struct Http {
     schema_ok: AtomicBool,
 }
 
+/// Parallel slots a llama.cpp server reports at `GET {root}/props`
+/// (`total_slots`); None for other servers or on any failure (3 s budget).
+pub(crate) fn server_slots(config: &CuratorConfig) -> Option<usize> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let root = config.endpoint.trim_end_matches('/');
+    let root = root.strip_suffix("/v1").unwrap_or(root);
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(3)).build().ok()?;
+    let resp = client.get(format!("{root}/props")).bearer_auth(config.api_key()).send().ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let v: Value = resp.json().ok()?;
+    v.get("total_slots")?.as_u64().filter(|n| *n >= 1).map(|n| n as usize)
+}
+
 impl Http {
     pub(crate) fn new(config: CuratorConfig) -> Result<Self, CuratorError> {
         // reqwest is built without a bundled provider (no aws-lc): use ring.

@@ -139,3 +139,35 @@ fn local_model_is_resolved_from_models_endpoint() {
     cfg.model = "local".into();
     assert_eq!(Curator::new(cfg).unwrap().model(), "local", "failures are ignored");
 }
+
+#[test]
+fn concurrency_follows_the_servers_slots_unless_set() {
+    let srv = Server::with(Duration::ZERO, |_, req| {
+        if req.path == "/props" {
+            status(200, "{\"total_slots\": 2, \"model_path\": \"m.gguf\"}")
+        } else {
+            summary(GOOD, &[])
+        }
+    });
+    let mut cfg = config(&srv.url());
+    cfg.concurrency = 4;
+    cfg.auto_concurrency = true;
+    assert_eq!(Curator::new(cfg.clone()).unwrap().config().concurrency, 2);
+    assert_eq!(srv.requests()[0].path, "/props", "asked at the server root, not under /v1");
+    cfg.auto_concurrency = false;
+    assert_eq!(Curator::new(cfg).unwrap().config().concurrency, 4, "an explicit setting wins");
+    // The environment: unset means automatic, set means fixed.
+    let env = |k: &str| match k {
+        "MONKEYLLM_LLM_ENDPOINT" => Some("http://127.0.0.1:9/v1".to_string()),
+        _ => None,
+    };
+    assert!(forest_curator::CuratorConfig::from_lookup(env).unwrap().auto_concurrency);
+    let env2 = |k: &str| match k {
+        "MONKEYLLM_LLM_ENDPOINT" => Some("http://127.0.0.1:9/v1".to_string()),
+        "FOREST_LLM_CONCURRENCY" => Some("3".to_string()),
+        _ => None,
+    };
+    let c = forest_curator::CuratorConfig::from_lookup(env2).unwrap();
+    assert!(!c.auto_concurrency);
+    assert_eq!(c.concurrency, 3);
+}
