@@ -529,6 +529,8 @@ struct Batch {
     removed_ids: Vec<String>,
     /// Staged payload files: (staged, final).
     renames: Vec<(PathBuf, PathBuf)>,
+    /// Archived copies replaced by this batch, deleted after the commit.
+    retired: Vec<PathBuf>,
     manifest_up: Vec<(String, ManifestEntry)>,
     manifest_del: Vec<String>,
     rekeys: Vec<(String, String)>,
@@ -1327,6 +1329,20 @@ impl SourceRun<'_> {
                         n.set_str("payload", &c.origin);
                         n.set_str("payload_type", pt);
                         n.set_str("payload_hash", &c.hash.sha256);
+                    } else if self.src.archive == "always" && !c.hash.sha256.is_empty() {
+                        // Re-archive; the old copy goes once the commit landed.
+                        let old = n.get_str("payload").filter(|p| p.starts_with("_assets/"));
+                        match self.bone_payload(id, c, batch) {
+                            Ok(p) => {
+                                if let Some(o) = old.filter(|o| *o != p) {
+                                    batch.retired.push(self.forest.join(ids::folder_of(id)).join(o));
+                                }
+                                n.set_str("payload", &p);
+                                n.set_str("payload_type", pt);
+                                n.set_str("payload_hash", &c.hash.sha256);
+                            }
+                            Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
+                        }
                     }
                 }
                 (body, derived)
@@ -1666,6 +1682,10 @@ impl SourceRun<'_> {
             }
         }
         let _ = std::fs::remove_file(self.forest.join(PAYLOAD_JOURNAL));
+        // An orphan left by a crash here is only a stale, gitignored copy.
+        for old in batch.retired.drain(..) {
+            let _ = std::fs::remove_file(old);
+        }
         let current_head = match head {
             Some(h) => Some(h),
             None => self.git.head_oid()?.map(|o| o.to_string()),

@@ -536,6 +536,18 @@ fn archive_always_copies_binaries_into_assets_after_the_commit() {
     assert!(!git(&root, &["ls-files"]).contains("_assets"), "originals are never versioned");
     let l = lint_forest(&root);
     assert_eq!((l.errors, l.warnings), (0, 0), "payload present and hash-clean");
+    // A new version at the source is re-archived; the old copy goes.
+    let mut v2 = PNG.to_vec();
+    v2.extend(b"second version");
+    fs::write(src.path().join("inbox/Scan.png"), &v2).unwrap();
+    let r = do_sync(&root, &g);
+    assert_eq!(one(&r).updated, vec!["inbox/scan"]);
+    let p2 = read_node(&root, "inbox/scan").get_str("payload").unwrap();
+    assert_ne!(p2, payload);
+    assert_eq!(fs::read(root.join("inbox").join(&p2)).unwrap(), v2);
+    assert!(!root.join("inbox").join(&payload).exists(), "old archived copy removed");
+    let l = lint_forest(&root);
+    assert_eq!((l.errors, l.warnings), (0, 0));
     fsck(&root);
 }
 
