@@ -269,6 +269,14 @@ impl GitForest {
             commit = %journal.commit,
             "repairing work tree left behind by an interrupted commit"
         );
+        // The crash may have hit while git's index was being written: the
+        // journal proves the writer died, and the forest's writer lock keeps
+        // every other forest writer out, so its index.lock is stale.
+        let stale = repo.path().join("index.lock");
+        if stale.exists() {
+            tracing::warn!(path = %stale.display(), "removing the index.lock of the interrupted commit");
+            fs::remove_file(&stale).map_err(|e| GitError::io(format!("remove {}", stale.display()), e))?;
+        }
         worktree::repair(repo, &self.root, &journal.paths)?;
         worktree::remove_journal(repo)?;
         Ok(journal.paths.len())

@@ -97,6 +97,20 @@ fn kill_at_named_stages() {
 }
 
 #[test]
+fn kill_while_the_index_is_written_leaves_a_lock_that_open_clears() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("forest");
+    let old = setup(&root);
+    let list = dir.path().join("paths.txt");
+    let mut child = spawn(&root, &list, "worktree:10050");
+    assert!(killed(&mut child));
+    // What a SIGKILL inside libgit2's index write leaves behind.
+    fs::write(root.join(".git/index.lock"), b"partial index").unwrap();
+    assert!(verify_after_crash(&root, old, &list));
+    assert!(!root.join(".git/index.lock").exists());
+}
+
+#[test]
 fn kill_at_timed_points() {
     let mut outcomes = Vec::new();
     for delay_ms in [20u64, 500, 1200, 2500] {
