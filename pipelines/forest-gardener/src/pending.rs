@@ -59,16 +59,7 @@ pub fn curate_pending(forest: &Path, git: &GitForest, hook: &dyn Curate) -> Resu
                 body: n.body.clone(),
                 summary: n.get_str("summary").unwrap_or_default(),
                 tags: n.get_list("tags"),
-                links: n
-                    .links()
-                    .into_iter()
-                    .map(|l| DraftLink {
-                        rel: l.rel,
-                        target: l.target,
-                        confidence: l.confidence.unwrap_or(1.0),
-                        note: None,
-                    })
-                    .collect(),
+                links: DraftLink::existing(&n),
                 scent: "derived".into(),
             };
             let before = d.links.len();

@@ -100,6 +100,17 @@ pub struct DraftLink {
     pub note: Option<String>,
 }
 
+impl DraftLink {
+    /// A node's frontmatter links as drafts (notes are not carried: links
+    /// the node already has are kept as written, never rewritten).
+    pub fn existing(n: &Node) -> Vec<DraftLink> {
+        n.links()
+            .into_iter()
+            .map(|l| DraftLink { rel: l.rel, target: l.target, confidence: l.confidence.unwrap_or(1.0), note: None })
+            .collect()
+    }
+}
+
 /// The curate hook (the Curator plugs in here; deterministic runs pass None).
 pub trait Curate: Sync {
     /// Enrich a draft in place; errors are reported per file, never fatal.
@@ -1399,16 +1410,7 @@ impl SourceRun<'_> {
             // DESIGN §5: machine-written scent follows the source: re-curate
             // the changed document (and only it).
             if let (Some(_), Some(body)) = (self.curate, fresh_text) {
-                let links: Vec<DraftLink> = n
-                    .links()
-                    .into_iter()
-                    .map(|l| DraftLink {
-                        rel: l.rel,
-                        target: l.target,
-                        confidence: l.confidence.unwrap_or(1.0),
-                        note: None,
-                    })
-                    .collect();
+                let links = DraftLink::existing(&n);
                 batch.curation_existing.insert(id.to_string(), links.len());
                 batch.curation.push(Draft {
                     id: id.to_string(),
