@@ -18,7 +18,7 @@ B="$PWD/target/release/forest"
 URL="$(bash ops/llm/start.sh)"
 W="$(mktemp -d /tmp/forest-bench-curator.XXXX)"
 mkdir -p "$W/src"
-find ../shared/fixtures/dump-ingest -type f -name '*.md' | sort | head -n "$N" | while read -r p; do
+find forests/fixtures/dump-ingest -type f -name '*.md' | sort | head -n "$N" | while read -r p; do
   cp "$p" "$W/src/$(basename "$p")"
 done
 echo "server slots: $SLOTS, documents: $N"

@@ -6,11 +6,11 @@ use forest_model::walk::node_paths;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    // CI lays shared/ beside the clone; FOREST_FIXTURES overrides.
+    // Fixtures live in the repository (forests/fixtures); FOREST_FIXTURES overrides.
     if let Ok(p) = std::env::var("FOREST_FIXTURES") {
         return PathBuf::from(p);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/fixtures")
 }
 
 #[test]

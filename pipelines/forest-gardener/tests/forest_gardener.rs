@@ -15,7 +15,7 @@ fn fixtures() -> PathBuf {
     if let Ok(p) = std::env::var("FOREST_FIXTURES") {
         return PathBuf::from(p);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/fixtures")
 }
 
 fn setup() -> (tempfile::TempDir, PathBuf, GitForest) {

@@ -241,7 +241,7 @@ fn stale_catalog_is_healed_from_the_files() {
 fn fixture() -> (tempfile::TempDir, PathBuf, GitForest) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("forest");
-    let src = Path::new("/work/shared/fixtures/fixture-forest");
+    let src = &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/fixtures/fixture-forest");
     let status = Command::new("cp").arg("-r").arg(src).arg(&root).status().unwrap();
     assert!(status.success());
     let mut files = vec![(".gitignore".to_string(), GITIGNORE.as_bytes().to_vec())];
