@@ -41,4 +41,9 @@ if [ "${FOREST_TEST_NO_SERVERS:-0}" != 1 ]; then
   start s3 FOREST_TEST_S3_ENDPOINT
 fi
 
-cargo test --workspace --locked --no-fail-fast "$@" -- --test-threads="${FOREST_TEST_THREADS:-2}"
+# cargo runs in the background so that SIGTERM/SIGINT reach the trap at once
+# (bash defers traps while a foreground child runs) and the servers stop.
+cargo test --workspace --locked --no-fail-fast "$@" -- --test-threads="${FOREST_TEST_THREADS:-2}" &
+cargo_pid=$!
+trap 'kill -TERM "$cargo_pid" 2>/dev/null; exit 143' TERM INT
+wait "$cargo_pid"
