@@ -29,6 +29,9 @@ pub enum SnapshotCmd {
         file: PathBuf,
         /// Target directory (absent or empty).
         dir: PathBuf,
+        /// Ceiling on the payloads' declared uncompressed total (the reference's 2 GiB by default).
+        #[arg(long, default_value_t = forest_snapshot::MAX_UNCOMPRESSED)]
+        max_payload_bytes: u64,
         #[arg(long)]
         json: bool,
     },
@@ -56,10 +59,17 @@ pub fn run(cmd: SnapshotCmd) -> Result<u8> {
             for s in &r.skipped {
                 eprintln!("skipped: {s}");
             }
+            if r.payload_bytes > forest_snapshot::MAX_UNCOMPRESSED {
+                eprintln!(
+                    "warning: the payloads ({} bytes) exceed the 2 GiB restore ceiling: the reference engine refuses this snapshot; `forest snapshot restore --max-payload-bytes {}` accepts it",
+                    r.payload_bytes, r.payload_bytes
+                );
+            }
             Ok(0)
         }
-        SnapshotCmd::Restore { file, dir, json } => {
-            let r = forest_snapshot::restore_snapshot(&file, &dir, &forest_snapshot::RestoreOptions::default())?;
+        SnapshotCmd::Restore { file, dir, max_payload_bytes, json } => {
+            let opts = forest_snapshot::RestoreOptions { max_uncompressed: max_payload_bytes };
+            let r = forest_snapshot::restore_snapshot(&file, &dir, &opts)?;
             let root = PathBuf::from(&r.forest);
             // The derived layer is disposable and never travels: rebuild it.
             if root.join("_index.md").is_file() {
