@@ -77,6 +77,9 @@ pub enum SnapshotError {
         /// Which rule it breaks.
         reason: &'static str,
     },
+    /// Two members share one name (which one lands would be the reader's choice).
+    #[error("E_REFUSED_MEMBER: two snapshot members share one name; a snapshot names each file once")]
+    DuplicateMembers,
     /// The payloads declare more uncompressed bytes than the ceiling; nothing was written.
     #[error("E_OVER_CEILING: snapshot payloads expand past the uncompressed ceiling ({declared} > {ceiling} bytes)")]
     OverCeiling {
@@ -129,7 +132,7 @@ impl SnapshotError {
             SnapshotError::NotASnapshot(_) => "E_NOT_A_SNAPSHOT",
             SnapshotError::Damaged { .. } | SnapshotError::DamagedMember { .. } => "E_DAMAGED",
             SnapshotError::NoBundle => "E_NO_BUNDLE",
-            SnapshotError::RefusedMember { .. } => "E_REFUSED_MEMBER",
+            SnapshotError::RefusedMember { .. } | SnapshotError::DuplicateMembers => "E_REFUSED_MEMBER",
             SnapshotError::OverCeiling { .. } => "E_OVER_CEILING",
             SnapshotError::Git { .. } => "E_GIT",
             SnapshotError::Io { .. } => "E_IO",

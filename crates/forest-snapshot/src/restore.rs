@@ -8,10 +8,9 @@
 use crate::{
     git, io_err, SnapshotError, ASSETS_DIR, BUNDLE_MEMBER, MAX_UNCOMPRESSED, PAYLOAD_PREFIX, README_MEMBER,
 };
-use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -135,9 +134,11 @@ fn detect(path: &Path) -> Result<Format, SnapshotError> {
 /// Every member judged before anything lands: the bundle's index and the
 /// payloads `(index, rel, declared size)`.
 fn plan(zip: &zip::ZipArchive<File>, ceiling: u64) -> Result<(usize, Vec<(usize, String, u64)>), SnapshotError> {
+    if zip.has_duplicate_names() {
+        return Err(SnapshotError::DuplicateMembers);
+    }
     let mut bundle = None;
     let mut payloads = vec![];
-    let mut seen = HashSet::new();
     let mut total = 0u64;
     for i in 0..zip.len() {
         let e = zip.by_index_data(i).map_err(|source| SnapshotError::Zip { context: format!("member #{i}"), source })?;
@@ -146,9 +147,6 @@ fn plan(zip: &zip::ZipArchive<File>, ceiling: u64) -> Result<(usize, Vec<(usize,
         if e.is_dir() {
             // Directories are implied by the files; an entry for one writes nothing.
             continue;
-        }
-        if !seen.insert(name.clone()) {
-            return Err(refuse("duplicate member"));
         }
         if e.encrypted() {
             return Err(refuse("encrypted member"));
@@ -221,7 +219,7 @@ pub fn restore_snapshot(snapshot: &Path, dest: &Path, opts: &RestoreOptions) -> 
             ("container", payloads.len(), bytes)
         }
     };
-    // The clone's `origin` is the extracted bundle, which is gone.
+    // The clone's `origin` is the extracted bundle, about to be deleted.
     let _ = git(Some(&tree), &[OsStr::new("remote"), OsStr::new("remove"), OsStr::new("origin")]);
     let head = git(Some(&tree), &[OsStr::new("rev-parse"), OsStr::new("--verify"), OsStr::new("-q"), OsStr::new("HEAD")])
         .map(|s| s.trim().to_string())
@@ -243,7 +241,9 @@ pub fn restore_snapshot(snapshot: &Path, dest: &Path, opts: &RestoreOptions) -> 
     })
 }
 
-/// `git clone` with object checks on: a hostile bundle's trees are refused by git.
+/// `git clone` with object checks on (a hostile bundle's trees are refused
+/// by git), then every branch of the bundle as a local branch: the clone
+/// would keep them only as `origin/*`, and `origin` is a temporary file.
 fn clone(bundle: &Path, tree: &Path) -> Result<(), SnapshotError> {
     git(
         None,
@@ -254,6 +254,16 @@ fn clone(bundle: &Path, tree: &Path) -> Result<(), SnapshotError> {
             OsStr::new("--quiet"),
             bundle.as_os_str(),
             tree.as_os_str(),
+        ],
+    )?;
+    git(
+        Some(tree),
+        &[
+            OsStr::new("fetch"),
+            OsStr::new("--quiet"),
+            OsStr::new("--update-head-ok"),
+            bundle.as_os_str(),
+            OsStr::new("refs/heads/*:refs/heads/*"),
         ],
     )
     .map(|_| ())

@@ -96,7 +96,7 @@ fn round_trip_keeps_history_payloads_and_assets() {
 
     // The members are exactly the reference's layout.
     let z = zip::ZipArchive::new(fs::File::open(&snap).unwrap()).unwrap();
-    let mut names: Vec<&str> = z.file_names().collect();
+    let mut names: Vec<String> = z.file_names().map(|n| n.unwrap().into_owned()).collect();
     names.sort();
     assert_eq!(
         names,

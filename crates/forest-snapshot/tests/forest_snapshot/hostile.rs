@@ -84,8 +84,27 @@ fn non_payload_members_are_refused() {
     assert_eq!(reason, "not a payload (*.db, *.sqlite or a file under _assets/)");
     let (_, reason, _) = refused_member(&[("extra.txt", b"x")]);
     assert_eq!(reason, "outside payloads/");
-    let (_, reason, _) = refused_member(&[("payloads/a.db", b"1"), ("payloads/a.db", b"2")]);
-    assert_eq!(reason, "duplicate member");
+}
+
+#[test]
+fn duplicate_names_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let bundle = bundle_bytes(d.path());
+    let snap = d.path().join("dup.forest");
+    container(&snap, &[("forest.bundle", &bundle), ("payloads/a.db", b"one"), ("payloads/b.db", b"two")]);
+    // Rename b.db to a.db in its local and central headers (same length).
+    let mut bytes = fs::read(&snap).unwrap();
+    let (from, to) = (b"payloads/b.db", b"payloads/a.db");
+    let mut i = 0;
+    while i + from.len() <= bytes.len() {
+        if &bytes[i..i + from.len()] == from {
+            bytes[i..i + from.len()].copy_from_slice(to);
+        }
+        i += 1;
+    }
+    fs::write(&snap, bytes).unwrap();
+    let e = refused(d.path(), &snap, &RestoreOptions::default());
+    assert!(matches!(e, SnapshotError::DuplicateMembers), "{e}");
 }
 
 #[test]
