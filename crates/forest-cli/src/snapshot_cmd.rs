@@ -80,7 +80,11 @@ pub fn run(cmd: SnapshotCmd) -> Result<u8> {
             if json {
                 print_json(&r)?;
             } else {
-                let extra = if r.restored_payloads > 0 { format!(" (+{} payload(s))", r.restored_payloads) } else { String::new() };
+                let extra = if r.restored_payloads > 0 {
+                    format!(" (+{} payload(s))", r.restored_payloads)
+                } else {
+                    String::new()
+                };
                 println!("restored {} nodes -> {}{extra}", r.nodes, r.forest);
             }
             if r.payloads_missing > 0 {

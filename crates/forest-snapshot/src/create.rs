@@ -147,7 +147,10 @@ pub fn create_snapshot(forest: &Path, out: Option<&Path>, opts: &CreateOptions) 
         .tempdir_in(&parent)
         .map_err(io_err(format!("cannot create a temporary directory in {}", parent.display())))?;
     let bundle = tmp.path().join(BUNDLE_MEMBER);
-    git(Some(&root), &[OsStr::new("bundle"), OsStr::new("create"), OsStr::new("--quiet"), bundle.as_os_str(), OsStr::new("--all")])?;
+    git(
+        Some(&root),
+        &[OsStr::new("bundle"), OsStr::new("create"), OsStr::new("--quiet"), bundle.as_os_str(), OsStr::new("--all")],
+    )?;
 
     let mut file = tempfile::Builder::new()
         .prefix(".forest-snapshot-")
@@ -183,7 +186,8 @@ pub fn create_snapshot(forest: &Path, out: Option<&Path>, opts: &CreateOptions) 
     }
     file.as_file().sync_all().map_err(io_err("cannot sync the snapshot"))?;
     let bytes = file.as_file().metadata().map_err(io_err("cannot stat the snapshot"))?.len();
-    file.persist(&out).map_err(|e| SnapshotError::Io { context: format!("cannot rename into {}", out.display()), source: e.error })?;
+    file.persist(&out)
+        .map_err(|e| SnapshotError::Io { context: format!("cannot rename into {}", out.display()), source: e.error })?;
     let (carried, omitted) = if opts.with_payloads { (payloads.len(), 0) } else { (0, payloads.len()) };
     Ok(CreateReport {
         version: 1,
@@ -214,7 +218,8 @@ fn add_file<W: Write + std::io::Seek>(
         .large_file(len >= u64::from(u32::MAX))
         .unix_permissions(0o644);
     zw.start_file(name, opts).map_err(zip_err(name))?;
-    std::io::copy(&mut BufReader::with_capacity(1 << 20, f), zw).map_err(io_err(format!("cannot pack {}", path.display())))
+    std::io::copy(&mut BufReader::with_capacity(1 << 20, f), zw)
+        .map_err(io_err(format!("cannot pack {}", path.display())))
 }
 
 #[cfg(test)]

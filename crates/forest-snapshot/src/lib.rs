@@ -47,7 +47,9 @@ pub const MAX_UNCOMPRESSED: u64 = 2 * 1024 * 1024 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     /// The directory is not a git repository.
-    #[error("E_NOT_A_FOREST: {0} is not a forest git repository (no .git); snapshots package the forest's own git history")]
+    #[error(
+        "E_NOT_A_FOREST: {0} is not a forest git repository (no .git); snapshots package the forest's own git history"
+    )]
     NotARepo(PathBuf),
     /// The snapshot file does not exist.
     #[error("E_NOT_FOUND: snapshot not found: {0}")]
@@ -154,7 +156,8 @@ pub(crate) fn git(dir: Option<&std::path::Path>, args: &[&std::ffi::OsStr]) -> R
     }
     cmd.args(args).env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env("GIT_TERMINAL_PROMPT", "0");
     let line = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
-    let out = cmd.output().map_err(|e| SnapshotError::Git { cmd: line.clone(), detail: format!("cannot run git: {e}") })?;
+    let out =
+        cmd.output().map_err(|e| SnapshotError::Git { cmd: line.clone(), detail: format!("cannot run git: {e}") })?;
     if !out.status.success() {
         return Err(SnapshotError::Git { cmd: line, detail: String::from_utf8_lossy(&out.stderr).trim().to_string() });
     }

@@ -5,9 +5,7 @@
 //! Reads the snapshot; writes only the staging directory and, at the end, the
 //! target (which must be absent or an empty directory).
 
-use crate::{
-    git, io_err, SnapshotError, ASSETS_DIR, BUNDLE_MEMBER, MAX_UNCOMPRESSED, PAYLOAD_PREFIX, README_MEMBER,
-};
+use crate::{git, io_err, SnapshotError, ASSETS_DIR, BUNDLE_MEMBER, MAX_UNCOMPRESSED, PAYLOAD_PREFIX, README_MEMBER};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{BufWriter, Read};
@@ -87,7 +85,7 @@ pub fn check_member(name: &str) -> Result<Member<'_>, &'static str> {
         return Err("absolute path");
     }
     let parts: Vec<&str> = rel.split('/').collect();
-    if parts.iter().any(|p| *p == "..") {
+    if parts.contains(&"..") {
         return Err("parent-directory component (zip slip)");
     }
     if parts.iter().any(|p| p.starts_with('.')) {
@@ -126,14 +124,18 @@ fn detect(path: &Path) -> Result<Format, SnapshotError> {
     let f = File::open(path).map_err(io_err(format!("cannot open {}", path.display())))?;
     match zip::ZipArchive::new(f) {
         Ok(z) => Ok(Format::Container(z)),
-        Err(e) if head.starts_with(b"PK") => Err(SnapshotError::Damaged { path: path.to_path_buf(), detail: e.to_string() }),
+        Err(e) if head.starts_with(b"PK") => {
+            Err(SnapshotError::Damaged { path: path.to_path_buf(), detail: e.to_string() })
+        }
         Err(_) => Err(SnapshotError::NotASnapshot(path.to_path_buf())),
     }
 }
 
-/// Every member judged before anything lands: the bundle's index and the
-/// payloads `(index, rel, declared size)`.
-fn plan(zip: &zip::ZipArchive<File>, ceiling: u64) -> Result<(usize, Vec<(usize, String, u64)>), SnapshotError> {
+/// A payload member to write: (index in the archive, forest-relative path).
+type PayloadPlan = Vec<(usize, String)>;
+
+/// Every member judged before anything lands: the bundle's index and the payloads.
+fn plan(zip: &zip::ZipArchive<File>, ceiling: u64) -> Result<(usize, PayloadPlan), SnapshotError> {
     if zip.has_duplicate_names() {
         return Err(SnapshotError::DuplicateMembers);
     }
@@ -141,8 +143,12 @@ fn plan(zip: &zip::ZipArchive<File>, ceiling: u64) -> Result<(usize, Vec<(usize,
     let mut payloads = vec![];
     let mut total = 0u64;
     for i in 0..zip.len() {
-        let e = zip.by_index_data(i).map_err(|source| SnapshotError::Zip { context: format!("member #{i}"), source })?;
-        let name = e.name().map_err(|source| SnapshotError::Zip { context: format!("member #{i} name"), source })?.into_owned();
+        let e =
+            zip.by_index_data(i).map_err(|source| SnapshotError::Zip { context: format!("member #{i}"), source })?;
+        let name = e
+            .name()
+            .map_err(|source| SnapshotError::Zip { context: format!("member #{i} name"), source })?
+            .into_owned();
         let refuse = |reason| SnapshotError::RefusedMember { name: name.clone(), reason };
         if e.is_dir() {
             // Directories are implied by the files; an entry for one writes nothing.
@@ -162,7 +168,7 @@ fn plan(zip: &zip::ZipArchive<File>, ceiling: u64) -> Result<(usize, Vec<(usize,
                 if total > ceiling {
                     return Err(SnapshotError::OverCeiling { declared: total, ceiling });
                 }
-                payloads.push((i, rel.to_string(), e.size()));
+                payloads.push((i, rel.to_string()));
             }
         }
     }
@@ -209,7 +215,7 @@ pub fn restore_snapshot(snapshot: &Path, dest: &Path, opts: &RestoreOptions) -> 
             clone(&bundle, &tree)?;
             std::fs::remove_file(&bundle).map_err(io_err("cannot remove the extracted bundle"))?;
             let mut bytes = 0;
-            for (idx, rel, _) in &payloads {
+            for (idx, rel) in &payloads {
                 let target = safe_target(&tree, rel).map_err(|reason| SnapshotError::RefusedMember {
                     name: format!("{PAYLOAD_PREFIX}{rel}"),
                     reason,
@@ -221,9 +227,10 @@ pub fn restore_snapshot(snapshot: &Path, dest: &Path, opts: &RestoreOptions) -> 
     };
     // The clone's `origin` is the extracted bundle, about to be deleted.
     let _ = git(Some(&tree), &[OsStr::new("remote"), OsStr::new("remove"), OsStr::new("origin")]);
-    let head = git(Some(&tree), &[OsStr::new("rev-parse"), OsStr::new("--verify"), OsStr::new("-q"), OsStr::new("HEAD")])
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default();
+    let head =
+        git(Some(&tree), &[OsStr::new("rev-parse"), OsStr::new("--verify"), OsStr::new("-q"), OsStr::new("HEAD")])
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
     let (nodes, payloads_missing) = count_nodes(&tree);
     if dest_existed {
         std::fs::remove_dir(dest).map_err(io_err(format!("cannot replace the empty {}", dest.display())))?;
@@ -311,7 +318,10 @@ fn extract_to(zip: &mut zip::ZipArchive<File>, idx: usize, target: &Path) -> Res
     if n != declared {
         return Err(SnapshotError::DamagedMember { name, detail: format!("{n} bytes where {declared} were declared") });
     }
-    let f = w.into_inner().map_err(|e| SnapshotError::Io { context: format!("cannot write {}", target.display()), source: e.into_error() })?;
+    let f = w.into_inner().map_err(|e| SnapshotError::Io {
+        context: format!("cannot write {}", target.display()),
+        source: e.into_error(),
+    })?;
     f.sync_all().map_err(io_err(format!("cannot sync {}", target.display())))?;
     Ok(n)
 }

@@ -40,7 +40,11 @@ fn forest(dir: &Path) -> PathBuf {
     write(&root, "_meta/schema.md", b"---\nid: _meta/schema\ntitle: Schema\n---\n# Schema\n");
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-q", "-m", "init"]);
-    write(&root, "data/sales.md", b"---\nid: data/sales\ntitle: Sales\ntype: dataset\npayload: sales.db\n---\n# Sales\n");
+    write(
+        &root,
+        "data/sales.md",
+        b"---\nid: data/sales\ntitle: Sales\ntype: dataset\npayload: sales.db\n---\n# Sales\n",
+    );
     write(
         &root,
         "media/photo.md",
@@ -52,8 +56,10 @@ fn forest(dir: &Path) -> PathBuf {
         b"---\nid: media/remote\ntitle: Remote\npayload: s3://bucket/remote.pdf\n---\n# Remote\n",
     );
     let db = rusqlite::Connection::open(root.join("data/sales.db")).unwrap();
-    db.execute_batch("CREATE TABLE sales (region TEXT, amount INTEGER); INSERT INTO sales VALUES ('north', 10), ('south', 20);")
-        .unwrap();
+    db.execute_batch(
+        "CREATE TABLE sales (region TEXT, amount INTEGER); INSERT INTO sales VALUES ('north', 10), ('south', 20);",
+    )
+    .unwrap();
     drop(db);
     write(&root, "media/_assets/photo.png", b"\x89PNG\r\n\x1a\nnot really a picture");
     write(&root, "media/_assets/deep/scan.pdf", b"%PDF-1.4 scan");
@@ -87,10 +93,13 @@ fn round_trip_keeps_history_payloads_and_assets() {
     let snap = d.path().join("out/acme.forest");
     let c = snapshot_of(&root, &snap);
     assert_eq!((c.payloads, c.payloads_omitted), (3, 0), "{c:?}");
-    assert_eq!(c.payload_bytes, ["data/sales.db", "media/_assets/photo.png", "media/_assets/deep/scan.pdf"]
-        .iter()
-        .map(|p| fs::metadata(root.join(p)).unwrap().len())
-        .sum::<u64>());
+    assert_eq!(
+        c.payload_bytes,
+        ["data/sales.db", "media/_assets/photo.png", "media/_assets/deep/scan.pdf"]
+            .iter()
+            .map(|p| fs::metadata(root.join(p)).unwrap().len())
+            .sum::<u64>()
+    );
     assert_eq!(c.bytes, fs::metadata(&snap).unwrap().len());
     assert_eq!(leftovers(&d.path().join("out"), &["acme.forest"]), Vec::<String>::new());
 
@@ -146,7 +155,11 @@ fn no_payloads_is_said_and_restores_dead_nodes_counted() {
     let c = create_snapshot(&root, None, &CreateOptions { with_payloads: false }).unwrap();
     assert_eq!((c.payloads, c.payloads_omitted, c.payload_bytes), (0, 3, 0));
     let day = forest_model::node::today();
-    assert_eq!(PathBuf::from(&c.snapshot), d.path().join(format!("acme-{day}.forest")), "default name beside the forest");
+    assert_eq!(
+        PathBuf::from(&c.snapshot),
+        d.path().join(format!("acme-{day}.forest")),
+        "default name beside the forest"
+    );
     // An existing empty directory is an acceptable target.
     let dest = d.path().join("empty");
     fs::create_dir(&dest).unwrap();

@@ -108,7 +108,10 @@ fn snapshot_round_trip_restores_history_payloads_and_assets() {
     let o = run(&["snapshot", "restore", snap.to_str().unwrap(), dest.to_str().unwrap(), "--json"]);
     ok(&o, "snapshot restore");
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!((r["format"].as_str(), r["restored_payloads"].as_u64()), (Some("container"), Some(payloads.len() as u64)));
+    assert_eq!(
+        (r["format"].as_str(), r["restored_payloads"].as_u64()),
+        (Some("container"), Some(payloads.len() as u64))
+    );
     assert_eq!(r["payloads_missing"], 0);
     assert_eq!(r["head"].as_str().unwrap(), git(&root, &["rev-parse", "HEAD"]).trim());
     assert_same_forest(&root, &dest, &payloads);

@@ -65,7 +65,10 @@ fn zip_slip_is_refused() {
 #[test]
 fn payloads_into_dot_git_are_refused() {
     let (name, reason, _) = refused_member(&[("payloads/.git/config", b"[core]\n\tfsmonitor = evil\n")]);
-    assert_eq!((name.as_str(), reason), ("payloads/.git/config", "hidden path component (.git and dotfiles are never payloads)"));
+    assert_eq!(
+        (name.as_str(), reason),
+        ("payloads/.git/config", "hidden path component (.git and dotfiles are never payloads)")
+    );
     let (_, reason, _) = refused_member(&[("payloads/.git/hooks/post-checkout.db", b"#!/bin/sh\n")]);
     assert_eq!(reason, "hidden path component (.git and dotfiles are never payloads)");
 }
@@ -176,7 +179,10 @@ fn damaged_member_bytes_are_refused() {
     bytes[at] ^= 0x20;
     fs::write(&snap, bytes).unwrap();
     let e = refused(d.path(), &snap, &RestoreOptions::default());
-    assert!(matches!(e, SnapshotError::DamagedMember { ref name, .. } if name == "payloads/media/_assets/photo.png"), "{e}");
+    assert!(
+        matches!(e, SnapshotError::DamagedMember { ref name, .. } if name == "payloads/media/_assets/photo.png"),
+        "{e}"
+    );
 }
 
 #[test]
