@@ -90,6 +90,20 @@ fn non_payload_members_are_refused() {
 }
 
 #[test]
+fn symlink_members_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let bundle = bundle_bytes(d.path());
+    let snap = d.path().join("link.forest");
+    let mut zw = zip::ZipWriter::new(fs::File::create(&snap).unwrap());
+    zw.start_file("forest.bundle", SimpleFileOptions::default()).unwrap();
+    zw.write_all(&bundle).unwrap();
+    zw.add_symlink("payloads/_assets/passwd.db", "/etc/passwd", SimpleFileOptions::default()).unwrap();
+    zw.finish().unwrap();
+    let e = refused(d.path(), &snap, &RestoreOptions::default());
+    assert!(matches!(e, SnapshotError::RefusedMember { reason: "symlink member", .. }), "{e}");
+}
+
+#[test]
 fn duplicate_names_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let bundle = bundle_bytes(d.path());
