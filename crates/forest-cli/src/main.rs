@@ -4,6 +4,7 @@
 
 mod progress;
 mod schemas;
+mod snapshot_cmd;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -214,6 +215,11 @@ enum Cmd {
     Heat {
         #[command(subcommand)]
         cmd: HeatCmd,
+    },
+    /// Pack the forest into one `.forest` file, or restore one (either engine's).
+    Snapshot {
+        #[command(subcommand)]
+        cmd: snapshot_cmd::SnapshotCmd,
     },
     /// Write the JSON Schemas of every report to a directory (or --check them).
     Schemas {
@@ -579,6 +585,7 @@ fn run(cli: Cli) -> Result<u8> {
                 Ok(0)
             }
         },
+        Cmd::Snapshot { cmd } => snapshot_cmd::run(cmd),
         Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
     }
 }

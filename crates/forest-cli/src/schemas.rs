@@ -19,6 +19,8 @@ fn all() -> Vec<(&'static str, schemars::Schema)> {
         ("gardener-source.schema.json", schemars::schema_for!(forest_gardener::SourceConfig)),
         ("fetch-report.schema.json", schemars::schema_for!(forest_gardener::tiers::FetchReport)),
         ("prefetch-report.schema.json", schemars::schema_for!(forest_gardener::tiers::PrefetchReport)),
+        ("snapshot-create-report.schema.json", schemars::schema_for!(forest_snapshot::CreateReport)),
+        ("snapshot-restore-report.schema.json", schemars::schema_for!(forest_snapshot::RestoreReport)),
     ]
 }
 

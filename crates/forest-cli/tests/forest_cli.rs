@@ -462,3 +462,9 @@ extern "C" {
 
 #[path = "cli/s3.rs"]
 mod s3;
+
+#[path = "cli/snapshot.rs"]
+mod snapshot;
+
+#[path = "cli/interchange.rs"]
+mod interchange;
