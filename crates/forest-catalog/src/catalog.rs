@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::pyjson::dumps_strings;
-use crate::{open_tuned, CatalogError, Result};
+use crate::{open_tuned, topk, CatalogError, Result};
 
 /// Tables, in the dialect's exact shape. Secondary indexes are separate so
 /// a rebuild can create them after the bulk insert.
@@ -364,6 +364,8 @@ impl Catalog {
         conn.execute_batch(TABLES_SQL)?;
         conn.execute_batch(INDEXES_SQL)?;
         add_missing_columns(&conn)?;
+        conn.execute_batch(topk::TABLES_SQL)?;
+        conn.execute_batch(topk::TRIGGERS_SQL)?;
         Ok(Catalog { conn })
     }
 
@@ -424,19 +426,31 @@ impl Catalog {
         &self.conn
     }
 
+    pub(crate) fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
     /// Insert or replace nodes (row, FTS row, outgoing edges, waymarks) in
     /// ONE transaction. Returns the number of nodes written.
     pub fn upsert(&mut self, nodes: &[CatalogNode]) -> Result<usize> {
         let tx = self.conn.transaction()?;
+        let mut index = topk::Writer::begin(&tx)?;
         for node in nodes {
             let old_rowid = delete_node(&tx, &node.id)?;
+            if let Some(r) = old_rowid {
+                index.removed(&tx, r)?;
+            }
             // Reusing the old rowid keeps FTS and node rowids aligned, which
             // is what makes later deletes an O(log n) lookup.
             let rowid = match old_rowid {
                 Some(r) => r,
                 None => tx.query_row("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes", [], |r| r.get(0))?,
             };
-            insert_node(&tx, rowid, node, true)?;
+            match insert_node(&tx, rowid, node, true)? {
+                Inserted::Aligned => index.inserted(&tx, rowid, node)?,
+                Inserted::ForeignRowid => index.invalidate(),
+                Inserted::Duplicate => {}
+            }
             tx.execute(
                 "DELETE FROM sniff_memo WHERE node_id = ?1 AND body_hash != ?2",
                 params![node.id, node.body_hash],
@@ -447,6 +461,7 @@ impl Catalog {
                 ins_move.execute(params![old, node.id])?;
             }
         }
+        index.finish(&tx)?;
         tx.commit()?;
         Ok(nodes.len())
     }
@@ -455,14 +470,17 @@ impl Catalog {
     /// them, memo entries) in one transaction. Returns rows removed.
     pub fn remove(&mut self, ids: &[String]) -> Result<usize> {
         let tx = self.conn.transaction()?;
+        let mut index = topk::Writer::begin(&tx)?;
         let mut n = 0;
         for id in ids {
-            if delete_node(&tx, id)?.is_some() {
+            if let Some(r) = delete_node(&tx, id)? {
+                index.removed(&tx, r)?;
                 n += 1;
             }
             tx.execute("DELETE FROM moves WHERE new_id = ?1", params![id])?;
             tx.execute("DELETE FROM sniff_memo WHERE node_id = ?1", params![id])?;
         }
+        index.finish(&tx)?;
         tx.commit()?;
         Ok(n)
     }
@@ -484,14 +502,16 @@ impl Catalog {
         )?;
         tx.execute_batch(TABLES_SQL)?;
         let mut written = 0usize;
+        let mut index = topk::Builder::new();
         {
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
             for node in nodes {
                 let rowid = written as i64 + 1;
-                if !insert_node(&tx, rowid, &node, false)? {
+                if insert_node(&tx, rowid, &node, false)? == Inserted::Duplicate {
                     tracing::warn!(id = %node.id, "duplicate id in catalog rebuild; first kept");
                     continue;
                 }
+                index.add(rowid, &node)?;
                 for old in &node.moved_from {
                     ins_move.execute(params![old, node.id])?;
                 }
@@ -499,6 +519,7 @@ impl Catalog {
             }
         }
         tx.execute_batch(INDEXES_SQL)?;
+        index.finish(&tx)?;
         // A memo generation whose node is gone or changed is dead weight.
         tx.execute(
             "DELETE FROM sniff_memo WHERE NOT EXISTS (SELECT 1 FROM nodes n \
@@ -508,6 +529,12 @@ impl Catalog {
         tx.commit()?;
         self.conn.execute_batch("PRAGMA cache_size = -2000;")?;
         Ok(written)
+    }
+
+    /// True when the catalog holds no node row (O(1), unlike
+    /// [`Catalog::count_nodes`]).
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM nodes)", [], |r| r.get(0))?)
     }
 
     /// Number of node rows.
@@ -719,9 +746,19 @@ fn delete_node(tx: &Transaction<'_>, id: &str) -> Result<Option<i64>> {
     Ok(rowid)
 }
 
-/// Insert node row, FTS row and edges with the given rowid. Returns false
-/// (and writes nothing) when the id already has a row.
-fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, check_fts: bool) -> Result<bool> {
+/// What [`insert_node`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inserted {
+    /// Node and FTS row share the given rowid.
+    Aligned,
+    /// A foreign FTS row held the rowid; FTS5 picked another.
+    ForeignRowid,
+    /// The id already had a row; nothing written.
+    Duplicate,
+}
+
+/// Insert node row, FTS row and edges with the given rowid.
+fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, check_fts: bool) -> Result<Inserted> {
     let trail = forest_model::ids::trail(&node.id);
     let parent = forest_model::ids::parent_index(&node.id);
     let changed = tx.prepare_cached(INSERT_NODE_SQL)?.execute(params![
@@ -750,7 +787,7 @@ fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, check_fts: 
         node.origin,
     ])?;
     if changed == 0 {
-        return Ok(false);
+        return Ok(Inserted::Duplicate);
     }
     // A foreign-written FTS table may already use this rowid for another
     // node; then let FTS5 pick one (deletes fall back to the id scan).
@@ -782,5 +819,5 @@ fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, check_fts: 
         }
         ins_edge.execute(params![node.id, link.rel, link.target, link.confidence])?;
     }
-    Ok(true)
+    Ok(if fts_rowid.is_some() { Inserted::Aligned } else { Inserted::ForeignRowid })
 }
