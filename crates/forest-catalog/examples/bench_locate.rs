@@ -4,7 +4,9 @@
 //! give the same candidates).
 //!
 //! Usage: `cargo run --release -p forest-catalog --example bench_locate -- N [DIR]`
-//! or `... -- --catalog PATH/_derived/catalog.db` for an existing forest.
+//! or `... -- --catalog PATH/_derived/catalog.db` for an existing forest;
+//! `--queries PATH N` prints N drawn queries and `--once PATH QUERY` runs
+//! one query as its own process (bench/locate-process.sh times those).
 
 use std::time::Instant;
 
@@ -86,6 +88,15 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time of this thread in ms (`/proc/thread-self/schedstat`): under a
+/// loaded machine it is the better estimate of unloaded latency.
+fn cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
+        .map_or(0.0, |ns| ns / 1e6)
+}
+
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
@@ -123,26 +134,34 @@ fn drawn_queries(cat: &Catalog, rng: &mut Rng, n: usize) -> Result<Vec<String>, 
 fn measure(cat: &Catalog, trails: &Trails, label: &str, queries: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let opts = LocateOptions::default();
     let (mut ours, mut fts) = (Vec::new(), Vec::new());
+    let (mut ours_cpu, mut fts_cpu) = (Vec::new(), Vec::new());
     let (mut same, mut hits) = (0usize, 0usize);
     for q in queries {
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), cpu_ms());
         let r = locate(cat, trails, q, &opts)?;
         ours.push(t.elapsed().as_secs_f64() * 1000.0);
+        ours_cpu.push(cpu_ms() - c);
         hits += r.results.len();
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), cpu_ms());
         let reference = cat.ranked_fts(q, 25)?;
         fts.push(t.elapsed().as_secs_f64() * 1000.0);
+        fts_cpu.push(cpu_ms() - c);
         same += usize::from(cat.ranked(q, 25)? == reference);
     }
     let n = queries.len();
     println!(
-        "{label} x{n}: locate p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms | FTS5 bm25 top-25 p50 {:.2} ms, p95 {:.2} ms | \
+        "{label} x{n}: locate wall p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms; cpu p50 {:.2} ms, p95 {:.2} ms | \
+         FTS5 bm25 top-25 wall p50 {:.2} ms, p95 {:.2} ms; cpu p50 {:.2} ms, p95 {:.2} ms | \
          identical candidates {same}/{n}, mean hits {:.1}",
         pct(&mut ours, 0.5),
         pct(&mut ours, 0.95),
         pct(&mut ours, 1.0),
+        pct(&mut ours_cpu, 0.5),
+        pct(&mut ours_cpu, 0.95),
         pct(&mut fts, 0.5),
         pct(&mut fts, 0.95),
+        pct(&mut fts_cpu, 0.5),
+        pct(&mut fts_cpu, 0.95),
         hits as f64 / n as f64
     );
     Ok(())
@@ -153,6 +172,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let first = args.next();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let tmp = tempfile::TempDir::new()?;
+    if first.as_deref() == Some("--once") {
+        // One query as its own process, the library half of `forest locate
+        // --json` (open catalog + heat store, locate, serialize).
+        let path = std::path::PathBuf::from(args.next().ok_or("--once PATH QUERY")?);
+        let query: Vec<String> = args.collect();
+        let cat = Catalog::open(&path)?;
+        let trails = Trails::open(&path.with_file_name("trails.db"))?;
+        let res = locate(&cat, &trails, &query.join(" "), &LocateOptions::default())?;
+        println!("{}", serde_json::to_string(&res)?);
+        return Ok(());
+    }
+    if first.as_deref() == Some("--queries") {
+        // Print N queries drawn from the catalog, one per line.
+        let path = std::path::PathBuf::from(args.next().ok_or("--queries PATH N")?);
+        let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(300);
+        for q in drawn_queries(&Catalog::open(&path)?, &mut rng, n)? {
+            println!("{q}");
+        }
+        return Ok(());
+    }
     if first.as_deref() == Some("--catalog") {
         // An existing forest's catalog (e.g. one built by `forest reindex`).
         let path = std::path::PathBuf::from(args.next().ok_or("--catalog PATH")?);

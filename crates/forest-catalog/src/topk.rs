@@ -575,15 +575,31 @@ pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Opt
         })
         .collect();
 
-    // Document-at-a-time union of the lists; a bounded max-heap keeps the
-    // `limit` best (its top is the worst kept).
+    // Upper bound of each list's contribution (bm25's saturation: a
+    // phrase adds less than idf * (k1 + 1)), with a margin for rounding.
+    let mut ub = vec![0.0f64; lists.len()];
+    for (ph, &li) in phrase_list.iter().enumerate() {
+        ub[li] += idf[ph] * (K1 + 1.0) * (1.0 + 1e-9);
+    }
+    // MaxScore: lists by bound ascending; once the `limit`-th best score
+    // exceeds the summed bounds of the first `ne` lists, a doc found only
+    // in those cannot enter, so candidates come from the others and the
+    // first `ne` are only probed (binary search) for those candidates.
+    let mut order: Vec<usize> = (0..lists.len()).collect();
+    order.sort_by(|&a, &b| ub[a].total_cmp(&ub[b]));
+    let mut prefix = vec![0.0f64; order.len() + 1];
+    for (k, &li) in order.iter().enumerate() {
+        prefix[k + 1] = prefix[k] + ub[li];
+    }
+    let mut ne = 0usize;
     let mut cursor = vec![0usize; lists.len()];
     let mut freq = vec![0.0f64; lists.len()];
+    // A bounded max-heap keeps the `limit` best (its top is the worst kept).
     let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(limit + 1);
     loop {
         let mut doc = i64::MAX;
-        for (l, &c) in lists.iter().zip(&cursor) {
-            if let Some(p) = l.get(c) {
+        for &li in &order[ne..] {
+            if let Some(p) = lists[li].get(cursor[li]) {
                 doc = doc.min(p.doc);
             }
         }
@@ -591,8 +607,12 @@ pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Opt
             break;
         }
         let mut dl = 0u32;
-        for (li, l) in lists.iter().enumerate() {
+        for (k, &li) in order.iter().enumerate() {
             freq[li] = 0.0;
+            let l = &lists[li];
+            if k < ne {
+                cursor[li] += l[cursor[li]..].partition_point(|p| p.doc < doc);
+            }
             if let Some(p) = l.get(cursor[li]) {
                 if p.doc == doc {
                     freq[li] = f64::from(p.wf);
@@ -613,6 +633,13 @@ pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Opt
         } else if heap.peek().is_some_and(|worst| s < *worst) {
             heap.pop();
             heap.push(s);
+        }
+        if heap.len() == limit {
+            if let Some(worst) = heap.peek() {
+                while ne < order.len() && prefix[ne + 1] < worst.score {
+                    ne += 1;
+                }
+            }
         }
     }
     let mut top = heap.into_vec();

@@ -106,8 +106,9 @@ struct Leaf {
 
 fn leaf(f: usize, i: usize, vocab: &Vocab, rng: &mut Rng, shortcut: Option<(String, f64)>) -> Leaf {
     let id = leaf_id(f, i);
-    let title = capitalize(&vocab.words(rng, 2 + rng.below(4), false));
-    let summary = format!("{}.", capitalize(&vocab.words(rng, 10 + rng.below(10), true)));
+    let (tw, sw) = (2 + rng.below(4), 10 + rng.below(10));
+    let title = capitalize(&vocab.words(rng, tw, false));
+    let summary = format!("{}.", capitalize(&vocab.words(rng, sw, true)));
     let mut links = format!("- rel: part-of\n  target: {}/_index\n", folder_id(f));
     if let Some((target, c)) = shortcut {
         links.push_str(&format!("- rel: discovered-shortcut\n  target: {target}\n  confidence: {c}\n"));
