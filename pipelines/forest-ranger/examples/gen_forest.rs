@@ -226,7 +226,7 @@ fn main() -> Res<()> {
     let vocab = Vocab::new(20_000, &mut rng);
     let per = n.div_ceil(folders);
     // Managed links spread over every folder: every `stride`-th leaf.
-    let stride = if managed == 0 { usize::MAX } else { (n / managed).max(1) };
+    let stride = n.checked_div(managed).map_or(usize::MAX, |s| s.max(1));
     let mut import = Import::start(root)?;
     let mut ids = Vec::with_capacity(n);
     let mut i = 0usize;

@@ -156,3 +156,60 @@ fn a_foreign_write_falls_back_to_fts5_until_rebuild() {
     cat.rebuild(nodes).unwrap();
     assert!(cat.topk_usable().unwrap());
 }
+
+/// The fixture forest's catalog rows as far as ranking goes (title,
+/// summary, tags, aliases, type), read with forest-model.
+fn fixture_rows() -> Vec<CatalogNode> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/fixtures/fixture-forest");
+    let mut rows = vec![];
+    for rel in forest_model::walk::node_paths(&root) {
+        let id = rel.trim_end_matches(".md").to_string();
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        let Ok(n) = forest_model::node::Node::parse(&text) else { continue };
+        let ty = n.get_str("type").unwrap_or_else(|| "note".into());
+        let mut row = node(&id, &ty, &n.title().unwrap_or_else(|| id.clone()), &n.summary().unwrap_or_default());
+        row.tags = n.get_list("tags");
+        row.aliases = n.get_list("aliases");
+        rows.push(row);
+    }
+    rows
+}
+
+/// recall@5 and MRR (first expected node's reciprocal rank) of `locate`.
+fn recall_mrr(cat: &Catalog, trails: &Trails, set: &str) -> (f64, f64) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/fixtures").join(set);
+    let qs: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let (mut hit, mut total, mut rr, mut n) = (0usize, 0usize, 0.0f64, 0usize);
+    for q in qs.as_array().unwrap() {
+        let res = locate(cat, trails, q["question"].as_str().unwrap(), &LocateOptions::default()).unwrap();
+        let got: Vec<&str> = res.results.iter().map(|r| r.id.as_str()).collect();
+        let want: Vec<&str> = q["expected_nodes"].as_array().unwrap().iter().filter_map(|e| e.as_str()).collect();
+        total += want.len();
+        hit += want.iter().filter(|w| got.contains(w)).count();
+        rr += got.iter().position(|g| want.contains(g)).map_or(0.0, |p| 1.0 / (p as f64 + 1.0));
+        n += 1;
+    }
+    (hit as f64 / total as f64, rr / n as f64)
+}
+
+#[test]
+fn fixture_questions_rank_the_same_with_and_without_the_index() {
+    let (_d, path, tp) = fresh();
+    let mut cat = Catalog::open(&path).unwrap();
+    cat.rebuild(fixture_rows()).unwrap();
+    let trails = Trails::open(&tp).unwrap();
+    assert!(cat.topk_usable().unwrap());
+    let after: Vec<(f64, f64)> =
+        ["questions-v1.json", "questions-demo.json"].iter().map(|s| recall_mrr(&cat, &trails, s)).collect();
+    // Any write outside our writers sends locate back to the FTS5 query.
+    cat.connection().execute("UPDATE nodes SET title = title WHERE rowid = 1", []).unwrap();
+    assert!(!cat.topk_usable().unwrap());
+    let before: Vec<(f64, f64)> =
+        ["questions-v1.json", "questions-demo.json"].iter().map(|s| recall_mrr(&cat, &trails, s)).collect();
+    println!(
+        "recall@5/MRR FTS5 query: v1 {:?}, demo {:?}; top-k index: v1 {:?}, demo {:?}",
+        before[0], before[1], after[0], after[1]
+    );
+    assert_eq!(after, before);
+    assert!(after.iter().all(|(r, _)| *r > 0.0), "the question sets match something");
+}
