@@ -1,7 +1,12 @@
 //! Benchmark: rebuild a catalog of N synthetic nodes, then time 1000
-//! `locate` queries of 1–3 words.
+//! `locate` queries of 1–3 vocabulary words and 1000 drawn from node titles
+//! and summaries, each against the FTS5 reference ranking (and checked to
+//! give the same candidates).
 //!
 //! Usage: `cargo run --release -p forest-catalog --example bench_locate -- N [DIR]`
+//! or `... -- --catalog PATH/_derived/catalog.db` for an existing forest;
+//! `--queries PATH N` prints N drawn queries and `--once PATH QUERY` runs
+//! one query as its own process (bench/locate-process.sh times those).
 
 use std::time::Instant;
 
@@ -83,12 +88,123 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time of this thread in ms (`/proc/thread-self/schedstat`): under a
+/// loaded machine it is the better estimate of unloaded latency.
+fn cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
+        .map_or(0.0, |ns| ns / 1e6)
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+}
+
+/// Queries drawn from the catalog: a whole title, or 3-6 consecutive
+/// words of a summary, of random nodes.
+fn drawn_queries(cat: &Catalog, rng: &mut Rng, n: usize) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let max: i64 = cat.connection().query_row("SELECT MAX(rowid) FROM nodes", [], |r| r.get(0))?;
+    let mut st = cat.connection().prepare("SELECT title, summary FROM nodes WHERE rowid = ?1")?;
+    let mut out = vec![];
+    while out.len() < n {
+        let rowid = 1 + rng.below(max as usize) as i64;
+        let Ok((title, summary)) = st.query_row([rowid], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        else {
+            continue;
+        };
+        if out.len() % 2 == 0 {
+            out.push(title);
+        } else {
+            let w: Vec<&str> = summary.split_whitespace().collect();
+            if w.is_empty() {
+                continue;
+            }
+            let len = (3 + rng.below(4)).min(w.len());
+            let at = rng.below(w.len() - len + 1);
+            out.push(w[at..at + len].join(" "));
+        }
+    }
+    Ok(out)
+}
+
+/// Time `locate` (top-k index when usable) against the FTS5 reference
+/// ranking on the same queries, and check both rank the same candidates.
+fn measure(cat: &Catalog, trails: &Trails, label: &str, queries: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let opts = LocateOptions::default();
+    let (mut ours, mut fts) = (Vec::new(), Vec::new());
+    let (mut ours_cpu, mut fts_cpu) = (Vec::new(), Vec::new());
+    let (mut same, mut hits) = (0usize, 0usize);
+    for q in queries {
+        let (t, c) = (Instant::now(), cpu_ms());
+        let r = locate(cat, trails, q, &opts)?;
+        ours.push(t.elapsed().as_secs_f64() * 1000.0);
+        ours_cpu.push(cpu_ms() - c);
+        hits += r.results.len();
+        let (t, c) = (Instant::now(), cpu_ms());
+        let reference = cat.ranked_fts(q, 25)?;
+        fts.push(t.elapsed().as_secs_f64() * 1000.0);
+        fts_cpu.push(cpu_ms() - c);
+        same += usize::from(cat.ranked(q, 25)? == reference);
+    }
+    let n = queries.len();
+    println!(
+        "{label} x{n}: locate wall p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms; cpu p50 {:.2} ms, p95 {:.2} ms | \
+         FTS5 bm25 top-25 wall p50 {:.2} ms, p95 {:.2} ms; cpu p50 {:.2} ms, p95 {:.2} ms | \
+         identical candidates {same}/{n}, mean hits {:.1}",
+        pct(&mut ours, 0.5),
+        pct(&mut ours, 0.95),
+        pct(&mut ours, 1.0),
+        pct(&mut ours_cpu, 0.5),
+        pct(&mut ours_cpu, 0.95),
+        pct(&mut fts, 0.5),
+        pct(&mut fts, 0.95),
+        pct(&mut fts_cpu, 0.5),
+        pct(&mut fts_cpu, 0.95),
+        hits as f64 / n as f64
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(10_000);
-    let tmp = tempfile::TempDir::new()?;
-    let dir = args.next().map(std::path::PathBuf::from).unwrap_or_else(|| tmp.path().into());
+    let first = args.next();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let tmp = tempfile::TempDir::new()?;
+    if first.as_deref() == Some("--once") {
+        // One query as its own process, the library half of `forest locate
+        // --json` (open catalog + heat store, locate, serialize).
+        let path = std::path::PathBuf::from(args.next().ok_or("--once PATH QUERY")?);
+        let query: Vec<String> = args.collect();
+        let cat = Catalog::open(&path)?;
+        let trails = Trails::open(&path.with_file_name("trails.db"))?;
+        let res = locate(&cat, &trails, &query.join(" "), &LocateOptions::default())?;
+        println!("{}", serde_json::to_string(&res)?);
+        return Ok(());
+    }
+    if first.as_deref() == Some("--queries") {
+        // Print N queries drawn from the catalog, one per line.
+        let path = std::path::PathBuf::from(args.next().ok_or("--queries PATH N")?);
+        let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(300);
+        for q in drawn_queries(&Catalog::open(&path)?, &mut rng, n)? {
+            println!("{q}");
+        }
+        return Ok(());
+    }
+    if first.as_deref() == Some("--catalog") {
+        // An existing forest's catalog (e.g. one built by `forest reindex`).
+        let path = std::path::PathBuf::from(args.next().ok_or("--catalog PATH")?);
+        let cat = Catalog::open(&path)?;
+        println!("nodes: {}, top-k index usable: {}", cat.count_nodes()?, cat.topk_usable()?);
+        let trails = Trails::open(&path.with_file_name("trails.db"))?;
+        let qs = drawn_queries(&cat, &mut rng, 1000)?;
+        measure(&cat, &trails, "titles+summaries", &qs)?;
+        println!("peak RSS: {} MiB", peak_rss_kb() / 1024);
+        return Ok(());
+    }
+    let n: usize = first.map(|a| a.parse()).transpose()?.unwrap_or(10_000);
+    let dir = args.next().map(std::path::PathBuf::from).unwrap_or_else(|| tmp.path().into());
     let vocab = vocabulary(5000, &mut rng);
 
     let warm: Vec<String> = (0..n).step_by(7).take(2000).map(id_of).collect();
@@ -102,25 +218,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut trails = Trails::open(&dir.join("trails.db"))?;
     trails.deposit(&warm, 0.3, "")?;
 
-    let opts = LocateOptions::default();
-    let mut lat = Vec::with_capacity(1000);
-    let mut hits = 0usize;
-    for _ in 0..1000 {
-        let len = 1 + rng.below(3);
-        let q = words(&vocab, &mut rng, len);
-        let t = Instant::now();
-        let r = locate(&cat, &trails, &q, &opts)?;
-        lat.push(t.elapsed().as_secs_f64() * 1000.0);
-        hits += r.results.len();
-    }
-    lat.sort_by(f64::total_cmp);
-    println!(
-        "locate x1000: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms, mean hits {:.1}",
-        lat[499],
-        lat[949],
-        lat[999],
-        hits as f64 / 1000.0
-    );
+    let words_q: Vec<String> = (0..1000)
+        .map(|_| {
+            let len = 1 + rng.below(3);
+            words(&vocab, &mut rng, len)
+        })
+        .collect();
+    measure(&cat, &trails, "vocabulary words", &words_q)?;
+    let drawn = drawn_queries(&cat, &mut rng, 1000)?;
+    measure(&cat, &trails, "titles+summaries", &drawn)?;
     let t = Instant::now();
     let state = Catalog::open_checked(&dir.join("catalog.db"))?;
     println!(

@@ -4,13 +4,15 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::pyjson::dumps_strings;
-use crate::{open_tuned, CatalogError, Result};
+use crate::{open_tuned, topk, CatalogError, Result};
+
+mod rows;
+use rows::{delete_node, insert_node, Inserted};
 
 /// Tables, in the dialect's exact shape. Secondary indexes are separate so
 /// a rebuild can create them after the bulk insert.
@@ -364,6 +366,8 @@ impl Catalog {
         conn.execute_batch(TABLES_SQL)?;
         conn.execute_batch(INDEXES_SQL)?;
         add_missing_columns(&conn)?;
+        conn.execute_batch(topk::TABLES_SQL)?;
+        conn.execute_batch(topk::TRIGGERS_SQL)?;
         Ok(Catalog { conn })
     }
 
@@ -424,19 +428,31 @@ impl Catalog {
         &self.conn
     }
 
+    pub(crate) fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
     /// Insert or replace nodes (row, FTS row, outgoing edges, waymarks) in
     /// ONE transaction. Returns the number of nodes written.
     pub fn upsert(&mut self, nodes: &[CatalogNode]) -> Result<usize> {
         let tx = self.conn.transaction()?;
+        let mut index = topk::Writer::begin(&tx)?;
         for node in nodes {
             let old_rowid = delete_node(&tx, &node.id)?;
+            if let Some(r) = old_rowid {
+                index.removed(&tx, r)?;
+            }
             // Reusing the old rowid keeps FTS and node rowids aligned, which
             // is what makes later deletes an O(log n) lookup.
             let rowid = match old_rowid {
                 Some(r) => r,
                 None => tx.query_row("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes", [], |r| r.get(0))?,
             };
-            insert_node(&tx, rowid, node, true)?;
+            match insert_node(&tx, rowid, node, true)? {
+                Inserted::Aligned => index.inserted(&tx, rowid, node)?,
+                Inserted::ForeignRowid => index.invalidate(),
+                Inserted::Duplicate => {}
+            }
             tx.execute(
                 "DELETE FROM sniff_memo WHERE node_id = ?1 AND body_hash != ?2",
                 params![node.id, node.body_hash],
@@ -447,6 +463,7 @@ impl Catalog {
                 ins_move.execute(params![old, node.id])?;
             }
         }
+        index.finish(&tx)?;
         tx.commit()?;
         Ok(nodes.len())
     }
@@ -455,14 +472,17 @@ impl Catalog {
     /// them, memo entries) in one transaction. Returns rows removed.
     pub fn remove(&mut self, ids: &[String]) -> Result<usize> {
         let tx = self.conn.transaction()?;
+        let mut index = topk::Writer::begin(&tx)?;
         let mut n = 0;
         for id in ids {
-            if delete_node(&tx, id)?.is_some() {
+            if let Some(r) = delete_node(&tx, id)? {
+                index.removed(&tx, r)?;
                 n += 1;
             }
             tx.execute("DELETE FROM moves WHERE new_id = ?1", params![id])?;
             tx.execute("DELETE FROM sniff_memo WHERE node_id = ?1", params![id])?;
         }
+        index.finish(&tx)?;
         tx.commit()?;
         Ok(n)
     }
@@ -484,14 +504,16 @@ impl Catalog {
         )?;
         tx.execute_batch(TABLES_SQL)?;
         let mut written = 0usize;
+        let mut index = topk::Builder::new();
         {
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
             for node in nodes {
                 let rowid = written as i64 + 1;
-                if !insert_node(&tx, rowid, &node, false)? {
+                if insert_node(&tx, rowid, &node, false)? == Inserted::Duplicate {
                     tracing::warn!(id = %node.id, "duplicate id in catalog rebuild; first kept");
                     continue;
                 }
+                index.add(rowid, &node)?;
                 for old in &node.moved_from {
                     ins_move.execute(params![old, node.id])?;
                 }
@@ -499,6 +521,7 @@ impl Catalog {
             }
         }
         tx.execute_batch(INDEXES_SQL)?;
+        index.finish(&tx)?;
         // A memo generation whose node is gone or changed is dead weight.
         tx.execute(
             "DELETE FROM sniff_memo WHERE NOT EXISTS (SELECT 1 FROM nodes n \
@@ -508,6 +531,12 @@ impl Catalog {
         tx.commit()?;
         self.conn.execute_batch("PRAGMA cache_size = -2000;")?;
         Ok(written)
+    }
+
+    /// True when the catalog holds no node row (O(1), unlike
+    /// [`Catalog::count_nodes`]).
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM nodes)", [], |r| r.get(0))?)
     }
 
     /// Number of node rows.
@@ -694,93 +723,4 @@ fn add_missing_columns(conn: &Connection) -> Result<()> {
         conn.execute_batch("ALTER TABLE edges ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0")?;
     }
     Ok(())
-}
-
-/// Delete a node's row, FTS row and outgoing edges; returns the node's old
-/// rowid when a row existed.
-fn delete_node(tx: &Transaction<'_>, id: &str) -> Result<Option<i64>> {
-    let rowid: Option<i64> =
-        tx.prepare_cached("SELECT rowid FROM nodes WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
-    if let Some(r) = rowid {
-        let fts_id: Option<String> = tx
-            .prepare_cached("SELECT id FROM nodes_fts WHERE rowid = ?1")?
-            .query_row([r], |row| row.get(0))
-            .optional()?;
-        if fts_id.as_deref() == Some(id) {
-            tx.prepare_cached("DELETE FROM nodes_fts WHERE rowid = ?1")?.execute([r])?;
-        } else {
-            // Catalog written by another engine: rowids are not aligned, so
-            // fall back to the (full-scan) delete by id.
-            tx.prepare_cached("DELETE FROM nodes_fts WHERE id = ?1")?.execute([id])?;
-        }
-        tx.prepare_cached("DELETE FROM nodes WHERE rowid = ?1")?.execute([r])?;
-    }
-    tx.prepare_cached("DELETE FROM edges WHERE src = ?1")?.execute([id])?;
-    Ok(rowid)
-}
-
-/// Insert node row, FTS row and edges with the given rowid. Returns false
-/// (and writes nothing) when the id already has a row.
-fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, check_fts: bool) -> Result<bool> {
-    let trail = forest_model::ids::trail(&node.id);
-    let parent = forest_model::ids::parent_index(&node.id);
-    let changed = tx.prepare_cached(INSERT_NODE_SQL)?.execute(params![
-        rowid,
-        node.id,
-        node.kind(),
-        node.node_type,
-        node.title,
-        node.summary,
-        dumps_strings(&node.tags),
-        dumps_strings(&node.aliases),
-        node.created.clone().unwrap_or_default(),
-        node.updated.clone().unwrap_or_default(),
-        node.confidence,
-        node.source,
-        node.entity_kind,
-        node.payload,
-        node.payload_type,
-        node.payload_hash,
-        parent,
-        dumps_strings(&trail),
-        node.coverage,
-        node.body_tokens,
-        dumps_strings(&node.outline),
-        node.body_hash,
-        node.origin,
-    ])?;
-    if changed == 0 {
-        return Ok(false);
-    }
-    // A foreign-written FTS table may already use this rowid for another
-    // node; then let FTS5 pick one (deletes fall back to the id scan).
-    let fts_rowid = if check_fts {
-        let taken: Option<i64> = tx
-            .prepare_cached("SELECT rowid FROM nodes_fts WHERE rowid = ?1")?
-            .query_row([rowid], |r| r.get(0))
-            .optional()?;
-        if taken.is_some() {
-            None
-        } else {
-            Some(rowid)
-        }
-    } else {
-        Some(rowid)
-    };
-    tx.prepare_cached(INSERT_FTS_SQL)?.execute(params![
-        fts_rowid,
-        node.id,
-        node.title,
-        node.aliases.join(" "),
-        node.tags.join(" "),
-        node.summary,
-    ])?;
-    let mut ins_edge = tx.prepare_cached(INSERT_EDGE_SQL)?;
-    for link in &node.links {
-        if link.rel.is_empty() || link.target.is_empty() {
-            continue;
-        }
-        ins_edge.execute(params![node.id, link.rel, link.target, link.confidence])?;
-    }
-    Ok(true)
 }

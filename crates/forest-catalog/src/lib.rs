@@ -9,6 +9,7 @@
 mod catalog;
 mod locate;
 pub mod pyjson;
+mod topk;
 mod trails;
 
 pub use catalog::{
@@ -16,7 +17,8 @@ pub use catalog::{
     NodeRow, RebuildReason,
 };
 pub use locate::{
-    locate, parse_coverage, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult, Scope, LOCATE_BUDGET,
+    locate, parse_coverage, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult, Scope, TopkDump,
+    LOCATE_BUDGET,
 };
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
 

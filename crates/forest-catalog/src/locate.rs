@@ -1,7 +1,7 @@
 //! `locate` (dialect §7.2–§7.3): scent-weighted BM25 × heat over the catalog.
 
 use coverage_re::coverage_parts;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -196,8 +196,12 @@ struct Hit {
 /// score = strength × (1 + α·heat), keep `k`, then the 800-token budget.
 pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOptions) -> Result<LocateResult> {
     let scope = Scope::parse(&opts.scope)?;
+    let limit = (opts.k * 5).max(25);
     let hits = match sanitize_query(query) {
-        Some(expr) => fetch_hits(catalog, &expr, (opts.k * 5).max(25))?,
+        Some(expr) => match crate::topk::search(catalog.connection(), query, limit)? {
+            Some(ranked) => hits_by_rowid(catalog, &ranked)?,
+            None => fetch_hits(catalog, &expr, limit)?,
+        },
         None => vec![],
     };
     // bm25 is negative (lower = better); the best hit gets strength 1.0.
@@ -258,6 +262,105 @@ fn json_list(s: &str) -> Result<Vec<String>> {
     Ok(serde_json::from_str(s)?)
 }
 
+fn hit_row(r: &rusqlite::Row<'_>, rank: f64) -> rusqlite::Result<Hit> {
+    Ok(Hit {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        node_type: r.get(2)?,
+        title: r.get(3)?,
+        summary: r.get(4)?,
+        trail: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+        body_tokens: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+        coverage: r.get(7)?,
+        outline: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+        rank,
+    })
+}
+
+/// Node rows of the top-k index's ranked rowids, in its order.
+fn hits_by_rowid(catalog: &Catalog, ranked: &[(i64, f64)]) -> Result<Vec<Hit>> {
+    let mut st = catalog.connection().prepare_cached(
+        "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE rowid = ?1",
+    )?;
+    let mut out = Vec::with_capacity(ranked.len());
+    for &(doc, rank) in ranked {
+        if let Some(h) = st.query_row([doc], |r| hit_row(r, rank)).optional()? {
+            out.push(h);
+        }
+    }
+    Ok(out)
+}
+
+/// [`Catalog::topk_dump`]: term -> `(node id, weighted frequency, doc length)`.
+pub type TopkDump = std::collections::BTreeMap<String, Vec<(String, u32, u32)>>;
+
+/// Top `limit` `(id, bm25 rank)` for `query` as the FTS5 query ranks them.
+fn fts_ranked(catalog: &Catalog, query: &str, limit: usize) -> Result<Vec<(String, f64)>> {
+    let Some(expr) = sanitize_query(query) else {
+        return Ok(vec![]);
+    };
+    Ok(fetch_hits(catalog, &expr, limit)?.into_iter().map(|h| (h.id, h.rank)).collect())
+}
+
+impl Catalog {
+    /// The candidate list `locate` ranks: the top `limit` `(id, bm25 rank)`
+    /// for `query`, from the derived top-k index when it can answer
+    /// exactly, else from FTS5 (see [`Catalog::ranked_fts`]).
+    pub fn ranked(&self, query: &str, limit: usize) -> Result<Vec<(String, f64)>> {
+        match crate::topk::search(self.connection(), query, limit)? {
+            Some(r) => Ok(hits_by_rowid(self, &r)?.into_iter().map(|h| (h.id, h.rank)).collect()),
+            None => fts_ranked(self, query, limit),
+        }
+    }
+
+    /// The dialect's reference ranking: `ORDER BY bm25(nodes_fts, 0.0,
+    /// 4.0, 3.0, 2.0, 1.0) LIMIT limit` over the FTS5 table.
+    pub fn ranked_fts(&self, query: &str, limit: usize) -> Result<Vec<(String, f64)>> {
+        fts_ranked(self, query, limit)
+    }
+
+    /// Whether the derived top-k index is fresh and in step with FTS5.
+    pub fn topk_usable(&self) -> Result<bool> {
+        crate::topk::usable(self.connection())
+    }
+
+    /// Logical content of the top-k index, by term: `(node id, weighted
+    /// frequency, doc length)` sorted by id. Equal for an incrementally
+    /// maintained catalog and a fresh rebuild of the same nodes.
+    pub fn topk_dump(&self) -> Result<TopkDump> {
+        let mut ids = std::collections::HashMap::new();
+        {
+            let mut st = self.connection().prepare("SELECT rowid, id FROM nodes")?;
+            let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+            for row in rows {
+                let (rowid, id) = row?;
+                ids.insert(rowid, id);
+            }
+        }
+        let mut out = std::collections::BTreeMap::new();
+        for (term, postings) in crate::topk::logical(self.connection())? {
+            let mut v: Vec<(String, u32, u32)> = postings
+                .into_iter()
+                .map(|(doc, wf, dl)| (ids.get(&doc).cloned().unwrap_or_else(|| format!("#{doc}")), wf, dl))
+                .collect();
+            v.sort();
+            out.insert(term, v);
+        }
+        Ok(out)
+    }
+
+    /// Fold the top-k index's side tables into its blobs now (writers do
+    /// this themselves when the side tables grow).
+    pub fn compact_topk(&mut self) -> Result<()> {
+        let tx = self.connection_mut().transaction()?;
+        if crate::topk::usable(&tx)? {
+            crate::topk::compact(&tx)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
 fn fetch_hits(catalog: &Catalog, expr: &str, limit: usize) -> Result<Vec<Hit>> {
     // Rank inside the FTS first, join only the survivors of the cut.
     let mut st = catalog.connection().prepare_cached(
@@ -267,20 +370,7 @@ fn fetch_hits(catalog: &Catalog, expr: &str, limit: usize) -> Result<Vec<Hit>> {
            FROM nodes_fts f WHERE nodes_fts MATCH ?1 ORDER BY rank LIMIT ?2) h \
          JOIN nodes n ON n.id = h.id ORDER BY h.rank",
     )?;
-    let rows = st.query_map(params![expr, limit as i64], |r| {
-        Ok(Hit {
-            id: r.get(0)?,
-            kind: r.get(1)?,
-            node_type: r.get(2)?,
-            title: r.get(3)?,
-            summary: r.get(4)?,
-            trail: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
-            body_tokens: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
-            coverage: r.get(7)?,
-            outline: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
-            rank: r.get(9)?,
-        })
-    })?;
+    let rows = st.query_map(params![expr, limit as i64], |r| hit_row(r, r.get(9)?))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 

@@ -627,3 +627,6 @@ mod heat {
         }
     }
 }
+
+#[path = "catalog/topk.rs"]
+mod topk;

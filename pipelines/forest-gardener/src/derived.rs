@@ -47,17 +47,32 @@ pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
     row
 }
 
+fn read_row(forest: &Path, rel: &str) -> Option<CatalogNode> {
+    let id = rel.strip_suffix(".md")?;
+    let text = std::fs::read_to_string(forest.join(rel)).ok()?;
+    let node = Node::parse(&text).ok()?;
+    Some(catalog_row(id, &node))
+}
+
 /// Read and parse every node of a forest in parallel; broken files skipped.
 pub fn read_all_rows(forest: &Path) -> Vec<CatalogNode> {
-    node_paths(forest)
-        .par_iter()
-        .filter_map(|rel| {
-            let id = rel.strip_suffix(".md")?;
-            let text = std::fs::read_to_string(forest.join(rel)).ok()?;
-            let node = Node::parse(&text).ok()?;
-            Some(catalog_row(id, &node))
-        })
-        .collect()
+    node_paths(forest).par_iter().filter_map(|rel| read_row(forest, rel)).collect()
+}
+
+/// Files parsed in parallel per slice of [`stream_rows`].
+const STREAM_SLICE: usize = 4096;
+
+/// Every node's row in path order (as [`read_all_rows`]), parsed in
+/// parallel one slice at a time, so a rebuild holds one slice of rows,
+/// not the forest's.
+pub fn stream_rows(forest: &Path) -> impl Iterator<Item = CatalogNode> {
+    let forest = forest.to_path_buf();
+    let paths = node_paths(&forest);
+    let slices = paths.len().div_ceil(STREAM_SLICE);
+    (0..slices).flat_map(move |s| {
+        let end = ((s + 1) * STREAM_SLICE).min(paths.len());
+        paths[s * STREAM_SLICE..end].par_iter().filter_map(|rel| read_row(&forest, rel)).collect::<Vec<_>>()
+    })
 }
 
 /// Rebuild `_derived/catalog.db` from the Markdown. Returns the node count.
@@ -67,8 +82,7 @@ pub fn reindex(forest: &Path) -> Result<usize, GardenError> {
         Ok(c) => c,
         Err(_) => Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?,
     };
-    let rows = read_all_rows(forest);
-    cat.rebuild(rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))
+    cat.rebuild(stream_rows(forest)).map_err(|e| GardenError::Derived(format!("catalog: {e}")))
 }
 
 /// Open the catalog, rebuilding it first when missing, empty or unreadable.
@@ -78,7 +92,8 @@ pub fn open_catalog(forest: &Path) -> Result<Catalog, GardenError> {
     let path = forest.join(CATALOG_PATH);
     if path.exists() {
         if let Ok(c) = Catalog::open(&path) {
-            if c.count_nodes().map(|n| n > 0).unwrap_or(false) {
+            // One row is enough (COUNT(*) walks an index of every node).
+            if c.is_empty().map(|e| !e).unwrap_or(false) {
                 return Ok(c);
             }
         }
@@ -99,7 +114,6 @@ fn rebuild_catalog(forest: &Path) -> Result<Catalog, GardenError> {
     let path = forest.join(CATALOG_PATH);
     tracing::info!(event = "catalog.rebuild", forest = %forest.display());
     let mut cat = Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
-    let rows = read_all_rows(forest);
-    cat.rebuild(rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+    cat.rebuild(stream_rows(forest)).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
     Ok(cat)
 }

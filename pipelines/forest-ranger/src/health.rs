@@ -10,8 +10,6 @@ use forest_model::ids;
 use forest_model::node::Node;
 use forest_model::scent::summary_fingerprint;
 use forest_model::tokens::estimate_tokens;
-use forest_model::walk::node_paths;
-use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -108,8 +106,57 @@ fn facts(id: &str, node: &Node, roots: &HashMap<String, PathBuf>) -> NodeFacts {
     f
 }
 
-/// Health report of `forest` (dialect §5.3). Walks every node once (in
-/// parallel) plus one lint pass; `_meta/*` is excluded from the walk.
+/// Per-node facts summed over the forest (one accumulator per thread).
+#[derive(Default)]
+struct Agg {
+    needs_split: Vec<String>,
+    stale_passports: Vec<String>,
+    needs_description: Vec<String>,
+    summary_stale: Vec<String>,
+    sources: BTreeMap<String, usize>,
+    uncertain_links: BTreeMap<String, usize>,
+}
+
+impl Agg {
+    fn add(mut self, id: &str, f: NodeFacts) -> Agg {
+        for (flag, list) in [
+            (f.needs_split, &mut self.needs_split),
+            (f.stale_passport, &mut self.stale_passports),
+            (f.needs_description, &mut self.needs_description),
+            (f.summary_stale, &mut self.summary_stale),
+        ] {
+            if flag {
+                list.push(id.to_string());
+            }
+        }
+        if let Some(s) = f.passport_source {
+            *self.sources.entry(s).or_default() += 1;
+        }
+        for b in f.buckets {
+            *self.uncertain_links.entry(b).or_default() += 1;
+        }
+        self
+    }
+
+    fn merge(mut self, o: Agg) -> Agg {
+        self.needs_split.extend(o.needs_split);
+        self.stale_passports.extend(o.stale_passports);
+        self.needs_description.extend(o.needs_description);
+        self.summary_stale.extend(o.summary_stale);
+        for (k, v) in o.sources {
+            *self.sources.entry(k).or_default() += v;
+        }
+        for (k, v) in o.uncertain_links {
+            *self.uncertain_links.entry(k).or_default() += v;
+        }
+        self
+    }
+}
+
+/// Health report of `forest` (dialect §5.3). One parallel pass reads each
+/// node once for both the lint counts and the per-node facts (`_meta/*`
+/// excluded from the facts); degrees and heat come from the catalog and
+/// the heat store.
 pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<HealthReport> {
     let (roots, sources_error) = match GardenerConfig::load(forest) {
         Ok(cfg) => (
@@ -118,71 +165,39 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
         ),
         Err(e) => (HashMap::new(), Some(e.to_string())),
     };
-    let mut per_node: Vec<(String, NodeFacts)> = node_paths(forest)
-        .par_iter()
-        .filter_map(|rel| {
-            let id = ids::path_to_id(rel)?;
-            if ids::is_meta(&id) {
-                return None;
-            }
-            // Unparseable files are lint's business, not health's.
-            let text = std::fs::read_to_string(forest.join(rel)).ok()?;
-            let node = Node::parse(&text).ok()?;
-            let f = facts(&id, &node, &roots);
-            Some((id, f))
-        })
-        .collect();
-    per_node.sort_by(|a, b| a.0.cmp(&b.0));
-
-    let mut report = HealthReport {
-        needs_split: vec![],
-        fat_nodes: fat_nodes(catalog)?,
-        lint: {
-            let l = forest_model::lint::lint_forest(forest);
-            LintCounts { errors: l.errors, warnings: l.warnings }
-        },
-        stale_passports: vec![],
-        needs_description: vec![],
-        uncertain_links: BTreeMap::new(),
-        heat: trails.stats()?,
-        summary_stale: vec![],
-        sources: BTreeMap::new(),
-        sources_error,
-    };
-    for (id, f) in per_node {
-        if f.needs_split {
-            report.needs_split.push(id.clone());
-        }
-        if f.stale_passport {
-            report.stale_passports.push(id.clone());
-        }
-        if f.needs_description {
-            report.needs_description.push(id.clone());
-        }
-        if f.summary_stale {
-            report.summary_stale.push(id.clone());
-        }
-        if let Some(s) = f.passport_source {
-            *report.sources.entry(s).or_default() += 1;
-        }
-        for b in f.buckets {
-            *report.uncertain_links.entry(b).or_default() += 1;
-        }
+    // Unparseable files are lint's business, not health's.
+    let (lint, mut agg) = forest_model::lint::lint_forest_fold(
+        forest,
+        Agg::default,
+        |acc, id, node| acc.add(id, facts(id, node, &roots)),
+        Agg::merge,
+    );
+    for list in [&mut agg.needs_split, &mut agg.stale_passports, &mut agg.needs_description, &mut agg.summary_stale] {
+        list.sort();
     }
-    Ok(report)
+    Ok(HealthReport {
+        needs_split: agg.needs_split,
+        fat_nodes: fat_nodes(catalog)?,
+        lint: LintCounts { errors: lint.errors, warnings: lint.warnings },
+        stale_passports: agg.stale_passports,
+        needs_description: agg.needs_description,
+        uncertain_links: agg.uncertain_links,
+        heat: trails.stats()?,
+        summary_stale: agg.summary_stale,
+        sources: agg.sources,
+        sources_error,
+    })
 }
 
 fn fat_nodes(catalog: &Catalog) -> Result<Vec<String>> {
-    let mut st = catalog
-        .connection()
-        .prepare(
-            "SELECT e.id FROM (SELECT src AS id FROM edges UNION ALL SELECT dst FROM edges) e \
-         JOIN nodes n ON n.id = e.id WHERE e.id NOT LIKE '\\_meta/%' ESCAPE '\\' \
-         GROUP BY e.id HAVING COUNT(*) > ?1 ORDER BY e.id",
-        )
-        .map_err(forest_catalog::CatalogError::from)?;
-    let rows = st.query_map([FAT_DEGREE], |r| r.get::<_, String>(0)).map_err(forest_catalog::CatalogError::from)?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>().map_err(forest_catalog::CatalogError::from)?)
+    let mut out = vec![];
+    crate::degrees::scan(catalog, |id, degree| {
+        if degree > FAT_DEGREE && !ids::is_meta(id) && crate::degrees::row_of(catalog, id)?.is_some() {
+            out.push(id.to_string());
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 #[cfg(test)]

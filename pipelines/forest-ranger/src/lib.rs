@@ -19,6 +19,7 @@
 mod cache;
 mod config;
 mod daemon;
+mod degrees;
 mod health;
 mod plan;
 mod run;

@@ -352,18 +352,34 @@ fn apply_actions(node: &mut Node, actions: &[&LinkAction]) {
     }
 }
 
-/// Degree of every edge endpoint with its catalog kind/summary.
-fn degrees(catalog: &Catalog) -> Result<Vec<DegreeEntry>> {
-    let mut st = sql(catalog.connection().prepare(
-        "SELECT e.id, COUNT(*), n.kind, COALESCE(n.summary, '') \
-         FROM (SELECT src AS id FROM edges UNION ALL SELECT dst FROM edges) e \
-         LEFT JOIN nodes n ON n.id = e.id GROUP BY e.id",
-    ))?;
-    let rows =
-        sql(st.query_map([], |r| {
-            Ok(DegreeEntry { id: r.get(0)?, degree: r.get(1)?, kind: r.get(2)?, summary: r.get(3)? })
-        }))?;
-    sql(rows.collect())
+/// Landmark candidates: the best `keep` eligible endpoints by (degree
+/// desc, id) with their catalog kind/summary. Only an endpoint that would
+/// enter the current best set is looked up in `nodes`.
+fn landmark_candidates(catalog: &Catalog, keep: usize) -> Result<Vec<DegreeEntry>> {
+    // Max-heap on the ranking key: its top is the worst kept.
+    let mut best: std::collections::BinaryHeap<(std::cmp::Reverse<i64>, String, Option<String>, String)> =
+        Default::default();
+    crate::degrees::scan(catalog, |id, degree| {
+        if ids::is_meta(id) || ids::is_branch_id(id) {
+            return Ok(());
+        }
+        let enters =
+            best.len() < keep || best.peek().is_some_and(|w| (std::cmp::Reverse(degree), id) < (w.0, w.1.as_str()));
+        if !enters {
+            return Ok(());
+        }
+        match crate::degrees::row_of(catalog, id)? {
+            Some((kind, summary)) if kind != "branch" => {
+                best.push((std::cmp::Reverse(degree), id.to_string(), Some(kind), summary));
+                if best.len() > keep {
+                    best.pop();
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(best.into_iter().map(|(d, id, kind, summary)| DegreeEntry { id, degree: d.0, kind, summary }).collect())
 }
 
 /// Plan the master's `## Landmarks` and stage its rewrite in `rewritten`.
@@ -374,7 +390,6 @@ fn refresh_landmarks(
     pruned_edges: &[(String, String)],
     rewritten: &mut BTreeMap<String, Node>,
 ) -> Result<LandmarksReport> {
-    let mut entries = degrees(catalog)?;
     // This run's prunes are not in the catalog yet (it is updated after the
     // commit); without this, the next run would see other degrees and
     // rewrite the landmarks again.
@@ -383,6 +398,9 @@ fn refresh_landmarks(
         *minus.entry(s.as_str()).or_default() += 1;
         *minus.entry(d.as_str()).or_default() += 1;
     }
+    // Corrections only lower degrees, so the best MAX + |corrected| by the
+    // catalog's degrees contain the best MAX after correction.
+    let mut entries = landmark_candidates(catalog, crate::MAX_LANDMARKS + minus.len())?;
     for e in &mut entries {
         e.degree -= minus.get(e.id.as_str()).copied().unwrap_or(0);
     }

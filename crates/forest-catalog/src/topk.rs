@@ -1,0 +1,757 @@
+//! A derived top-k index beside the dialect tables of `catalog.db`, so
+//! `locate` at 10^6 nodes does not pay FTS5's per-row `bm25()` call for
+//! every row an OR query matches.
+//!
+//! In: the same four text columns the FTS row gets (title, aliases, tags,
+//! summary), per node, from [`crate::Catalog`]'s writers, inside their
+//! transaction. Out: for a query, the exact FTS5 top-`limit` list
+//! `(nodes rowid, bm25 rank)` that `ORDER BY bm25(nodes_fts, 0.0, 4.0, 3.0,
+//! 2.0, 1.0) LIMIT n` returns, or `None` when the index cannot answer
+//! exactly (then `locate` runs the FTS5 query itself).
+//!
+//! Exactness: the score is FTS5's own bm25 (k1 1.2, b 0.75, IDF clamped to
+//! 1e-6, weighted phrase frequency over the whole-row length) evaluated in
+//! the same floating-point order; `nRow` and the total token count come
+//! from FTS5's averages record; ties keep rowid order as SQLite's LIMIT
+//! sorter does. Tokens are unicode61's: ASCII text is tokenized here
+//! (alphanumerics, ASCII case folding, which is all unicode61 does below
+//! 0x80), anything else by FTS5 itself through an in-memory table. A query
+//! word that tokenizes to a multi-token phrase, or is not ASCII, is left
+//! to FTS5.
+//!
+//! Storage: `topk_terms` holds one delta-coded posting blob per term
+//! (doc, weighted frequency, doc length); writes since the last
+//! compaction go to `topk_delta` (postings of re-inserted docs) and
+//! `topk_dead` (docs whose blob postings are void). A compaction rewrites
+//! the blobs when the side tables grow. `topk_meta.fresh` is cleared by
+//! triggers on `nodes`, so a catalog written by another engine (which does
+//! not maintain these tables) falls back to FTS5 until the next rebuild.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use crate::{CatalogNode, Result};
+
+/// Side tables (created with the catalog; harmless to dialect readers).
+pub(crate) const TABLES_SQL: &str = r#"
+CREATE TABLE IF NOT EXISTS topk_terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL, postings BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS topk_delta (
+    term TEXT NOT NULL, doc INTEGER NOT NULL, wf INTEGER NOT NULL, dl INTEGER NOT NULL,
+    PRIMARY KEY (term, doc)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idx_topk_delta_doc ON topk_delta(doc);
+CREATE TABLE IF NOT EXISTS topk_dead (doc INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS topk_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"#;
+
+/// Any change to `nodes` by a writer that does not maintain the index
+/// marks it unusable; our writers set `fresh` back in the same transaction.
+pub(crate) const TRIGGERS_SQL: &str = r#"
+CREATE TRIGGER IF NOT EXISTS topk_nodes_ins AFTER INSERT ON nodes
+    BEGIN UPDATE topk_meta SET value = 0 WHERE key = 'fresh'; END;
+CREATE TRIGGER IF NOT EXISTS topk_nodes_del AFTER DELETE ON nodes
+    BEGIN UPDATE topk_meta SET value = 0 WHERE key = 'fresh'; END;
+CREATE TRIGGER IF NOT EXISTS topk_nodes_upd AFTER UPDATE OF id, title, summary, tags, aliases ON nodes
+    BEGIN UPDATE topk_meta SET value = 0 WHERE key = 'fresh'; END;
+"#;
+
+/// bm25 weights of the indexed columns title, aliases, tags, summary
+/// (dialect §7.2; the unindexed `id` column weighs 0).
+const WEIGHTS: [u32; 4] = [4, 3, 2, 1];
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// Compaction thresholds: void docs, and delta rows as a share of the
+/// blob postings. The side tables are read on every query, but each
+/// compaction rewrites every touched blob: letting the delta grow to 1/16
+/// of the blobs bounds a growing forest's total rewrite at ~16x its final
+/// index size (an adopt of 10^6 nodes from nothing).
+const MAX_DEAD: i64 = 10_000;
+const MIN_DELTA: i64 = 100_000;
+const DELTA_SHARE: i64 = 16;
+
+/// One node's terms: `(term, weighted frequency)` and its token count.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct DocTerms {
+    terms: Vec<(String, u32)>,
+    len: u32,
+}
+
+/// unicode61 over ASCII: runs of `[A-Za-z0-9]`, lower-cased.
+fn ascii_tokens(s: &str, mut f: impl FnMut(&str)) {
+    let mut buf = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            buf.push(c.to_ascii_lowercase());
+        } else if !buf.is_empty() {
+            f(&buf);
+            buf.clear();
+        }
+    }
+    if !buf.is_empty() {
+        f(&buf);
+    }
+}
+
+/// The FTS row text of a node, in column order.
+fn columns(node: &CatalogNode) -> [String; 4] {
+    [node.title.clone(), node.aliases.join(" "), node.tags.join(" "), node.summary.clone()]
+}
+
+/// Tokenizes node text exactly as the catalog's FTS5 table does.
+pub(crate) struct Tokenizer {
+    /// In-memory FTS5 table with the catalog's tokenizer, for non-ASCII text.
+    fts: Option<Connection>,
+}
+
+impl Tokenizer {
+    pub(crate) fn new() -> Tokenizer {
+        Tokenizer { fts: None }
+    }
+
+    /// Terms and length of one node's FTS row.
+    pub(crate) fn doc_terms(&mut self, node: &CatalogNode) -> Result<DocTerms> {
+        let cols = columns(node);
+        let mut wf: BTreeMap<String, u32> = BTreeMap::new();
+        let mut len = 0u32;
+        if cols.iter().all(|c| c.is_ascii()) {
+            for (c, text) in cols.iter().enumerate() {
+                ascii_tokens(text, |t| {
+                    len += 1;
+                    *wf.entry(t.to_string()).or_default() += WEIGHTS[c];
+                });
+            }
+        } else {
+            let conn = self.fts_conn()?;
+            conn.execute(
+                "INSERT INTO tok (rowid, title, aliases, tags, summary) VALUES (1, ?1, ?2, ?3, ?4)",
+                params![cols[0], cols[1], cols[2], cols[3]],
+            )?;
+            {
+                let mut st = conn.prepare_cached("SELECT term, col FROM tokv")?;
+                let mut rows = st.query([])?;
+                while let Some(r) = rows.next()? {
+                    let term: String = r.get(0)?;
+                    let col: String = r.get(1)?;
+                    let w = match col.as_str() {
+                        "title" => WEIGHTS[0],
+                        "aliases" => WEIGHTS[1],
+                        "tags" => WEIGHTS[2],
+                        _ => WEIGHTS[3],
+                    };
+                    len += 1;
+                    *wf.entry(term).or_default() += w;
+                }
+            }
+            conn.execute("DELETE FROM tok", [])?;
+        }
+        Ok(DocTerms { terms: wf.into_iter().collect(), len })
+    }
+
+    fn fts_conn(&mut self) -> Result<&Connection> {
+        if self.fts.is_none() {
+            let conn = Connection::open_in_memory()?;
+            conn.execute_batch(
+                "CREATE VIRTUAL TABLE tok USING fts5(title, aliases, tags, summary, \
+                   tokenize = \"unicode61 remove_diacritics 2\"); \
+                 CREATE VIRTUAL TABLE tokv USING fts5vocab(tok, instance);",
+            )?;
+            self.fts = Some(conn);
+        }
+        match &self.fts {
+            Some(c) => Ok(c),
+            None => unreachable!("set above"),
+        }
+    }
+}
+
+/// Phrases of a sanitized query: one term per whitespace word; words
+/// without a token match nothing and add nothing to bm25, so they drop.
+/// `None` when a word is not ASCII or tokenizes to a multi-token phrase.
+fn query_terms(query: &str) -> Option<Vec<String>> {
+    let mut out = vec![];
+    for word in query.split_whitespace() {
+        if !word.is_ascii() {
+            return None;
+        }
+        let mut toks = vec![];
+        ascii_tokens(word, |t| toks.push(t.to_string()));
+        match toks.len() {
+            0 => {}
+            1 => out.extend(toks),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// One posting: document (nodes rowid), weighted frequency, doc length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Posting {
+    doc: i64,
+    wf: u32,
+    dl: u32,
+}
+
+/// Append-only blob writer (docs must ascend).
+#[derive(Default)]
+struct BlobBuilder {
+    bytes: Vec<u8>,
+    last: i64,
+    df: i64,
+}
+
+impl BlobBuilder {
+    fn push(&mut self, p: Posting) {
+        put_varint(&mut self.bytes, (p.doc - self.last) as u64);
+        put_varint(&mut self.bytes, u64::from(p.wf));
+        put_varint(&mut self.bytes, u64::from(p.dl));
+        self.last = p.doc;
+        self.df += 1;
+    }
+}
+
+fn decode(blob: &[u8], dead: &HashSet<i64>, out: &mut Vec<Posting>) -> Result<()> {
+    let mut pos = 0;
+    let mut doc = 0i64;
+    while pos < blob.len() {
+        let (Some(d), Some(wf), Some(dl)) =
+            (get_varint(blob, &mut pos), get_varint(blob, &mut pos), get_varint(blob, &mut pos))
+        else {
+            return Err(crate::CatalogError::Schema("topk: corrupt posting blob".into()));
+        };
+        doc += d as i64;
+        if !dead.contains(&doc) {
+            out.push(Posting { doc, wf: wf as u32, dl: dl as u32 });
+        }
+    }
+    Ok(())
+}
+
+fn meta(conn: &Connection, key: &str) -> Result<Option<i64>> {
+    Ok(conn.query_row("SELECT value FROM topk_meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+}
+
+fn set_meta(conn: &Connection, key: &str, value: i64) -> Result<()> {
+    conn.prepare_cached("INSERT OR REPLACE INTO topk_meta (key, value) VALUES (?1, ?2)")?
+        .execute(params![key, value])?;
+    Ok(())
+}
+
+fn add_meta(conn: &Connection, key: &str, by: i64) -> Result<()> {
+    if by != 0 {
+        conn.prepare_cached("UPDATE topk_meta SET value = value + ?2 WHERE key = ?1")?.execute(params![key, by])?;
+    }
+    Ok(())
+}
+
+/// Collects postings during a catalog rebuild (docs arrive in rowid
+/// order, so each term's blob is appended in place).
+pub(crate) struct Builder {
+    tok: Tokenizer,
+    terms: HashMap<String, BlobBuilder>,
+    docs: i64,
+}
+
+impl Builder {
+    pub(crate) fn new() -> Builder {
+        Builder { tok: Tokenizer::new(), terms: HashMap::new(), docs: 0 }
+    }
+
+    pub(crate) fn add(&mut self, doc: i64, node: &CatalogNode) -> Result<()> {
+        let dt = self.tok.doc_terms(node)?;
+        for (term, wf) in dt.terms {
+            self.terms.entry(term).or_default().push(Posting { doc, wf, dl: dt.len });
+        }
+        self.docs += 1;
+        Ok(())
+    }
+
+    /// Write the blobs (replacing any index) and mark it fresh.
+    pub(crate) fn finish(self, tx: &Transaction<'_>) -> Result<()> {
+        tx.execute_batch(
+            "DROP TABLE IF EXISTS topk_terms; DROP TABLE IF EXISTS topk_delta; \
+             DROP TABLE IF EXISTS topk_dead; DROP TABLE IF EXISTS topk_meta;",
+        )?;
+        tx.execute_batch(TABLES_SQL)?;
+        let mut terms: Vec<(String, BlobBuilder)> = self.terms.into_iter().collect();
+        terms.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut postings = 0;
+        {
+            let mut ins = tx.prepare_cached("INSERT INTO topk_terms (term, df, postings) VALUES (?1, ?2, ?3)")?;
+            for (term, b) in terms {
+                postings += b.df;
+                ins.execute(params![term, b.df, b.bytes])?;
+            }
+        }
+        for (k, v) in [("docs", self.docs), ("postings", postings), ("delta", 0), ("dead", 0), ("fresh", 1)] {
+            set_meta(tx, k, v)?;
+        }
+        tx.execute_batch(TRIGGERS_SQL)?;
+        Ok(())
+    }
+}
+
+/// Incremental maintenance inside a catalog write transaction.
+pub(crate) struct Writer {
+    tok: Tokenizer,
+    /// Whether the index was fresh when the transaction began.
+    fresh: bool,
+}
+
+impl Writer {
+    pub(crate) fn begin(tx: &Transaction<'_>) -> Result<Writer> {
+        let fresh = meta(tx, "fresh")? == Some(1);
+        Ok(Writer { tok: Tokenizer::new(), fresh })
+    }
+
+    /// `doc` (a nodes rowid) was deleted: its blob postings are void and
+    /// its delta postings go.
+    pub(crate) fn removed(&mut self, tx: &Transaction<'_>, doc: i64) -> Result<()> {
+        if !self.fresh {
+            return Ok(());
+        }
+        let gone = tx.prepare_cached("DELETE FROM topk_delta WHERE doc = ?1")?.execute([doc])?;
+        let dead = tx.prepare_cached("INSERT OR IGNORE INTO topk_dead (doc) VALUES (?1)")?.execute([doc])?;
+        add_meta(tx, "delta", -(gone as i64))?;
+        add_meta(tx, "dead", dead as i64)?;
+        add_meta(tx, "docs", -1)
+    }
+
+    /// `node` was inserted with rowid `doc`.
+    pub(crate) fn inserted(&mut self, tx: &Transaction<'_>, doc: i64, node: &CatalogNode) -> Result<()> {
+        if !self.fresh {
+            return Ok(());
+        }
+        let dt = self.tok.doc_terms(node)?;
+        let mut ins =
+            tx.prepare_cached("INSERT OR REPLACE INTO topk_delta (term, doc, wf, dl) VALUES (?1, ?2, ?3, ?4)")?;
+        for (term, wf) in &dt.terms {
+            ins.execute(params![term, doc, wf, dt.len])?;
+        }
+        add_meta(tx, "delta", dt.terms.len() as i64)?;
+        add_meta(tx, "docs", 1)
+    }
+
+    /// The index was lost for this catalog (a foreign FTS rowid layout).
+    pub(crate) fn invalidate(&mut self) {
+        self.fresh = false;
+    }
+
+    /// End of the transaction: compact when the side tables grew, and
+    /// restore `fresh` (the triggers cleared it).
+    pub(crate) fn finish(self, tx: &Transaction<'_>) -> Result<()> {
+        if !self.fresh {
+            set_meta(tx, "fresh", 0)?;
+            return Ok(());
+        }
+        let delta = meta(tx, "delta")?.unwrap_or(0);
+        let dead = meta(tx, "dead")?.unwrap_or(0);
+        let postings = meta(tx, "postings")?.unwrap_or(0);
+        if dead > MAX_DEAD || delta > MIN_DELTA.max(postings / DELTA_SHARE) {
+            compact(tx)?;
+        }
+        set_meta(tx, "fresh", 1)
+    }
+}
+
+/// Fold `topk_delta` and `topk_dead` into the blobs, term by term.
+pub(crate) fn compact(tx: &Transaction<'_>) -> Result<()> {
+    let dead = dead_set(tx)?;
+    let mut delta: BTreeMap<String, Vec<Posting>> = BTreeMap::new();
+    {
+        let mut st = tx.prepare("SELECT term, doc, wf, dl FROM topk_delta ORDER BY term, doc")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            delta.entry(r.get(0)?).or_default().push(Posting { doc: r.get(1)?, wf: r.get(2)?, dl: r.get(3)? });
+        }
+    }
+    // Terms touched: every blob term when docs died, else the delta's.
+    let terms: Vec<String> = if dead.is_empty() {
+        delta.keys().cloned().collect()
+    } else {
+        let mut st = tx.prepare("SELECT term FROM topk_terms")?;
+        let mut t: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        t.extend(delta.keys().cloned());
+        t.sort();
+        t.dedup();
+        t
+    };
+    let mut postings_total = 0i64;
+    let mut buf = vec![];
+    for term in &terms {
+        buf.clear();
+        let blob: Option<Vec<u8>> = tx
+            .prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?
+            .query_row([term], |r| r.get(0))
+            .optional()?;
+        if let Some(b) = &blob {
+            decode(b, &dead, &mut buf)?;
+        }
+        if let Some(d) = delta.get(term) {
+            buf.extend_from_slice(d);
+            buf.sort_by_key(|p| p.doc);
+        }
+        if buf.is_empty() {
+            tx.prepare_cached("DELETE FROM topk_terms WHERE term = ?1")?.execute([term])?;
+            continue;
+        }
+        let mut b = BlobBuilder::default();
+        for p in &buf {
+            b.push(*p);
+        }
+        tx.prepare_cached("INSERT OR REPLACE INTO topk_terms (term, df, postings) VALUES (?1, ?2, ?3)")?
+            .execute(params![term, b.df, b.bytes])?;
+    }
+    tx.execute_batch("DELETE FROM topk_delta; DELETE FROM topk_dead;")?;
+    {
+        let mut st = tx.prepare("SELECT COALESCE(SUM(df), 0) FROM topk_terms")?;
+        postings_total += st.query_row([], |r| r.get::<_, i64>(0))?;
+    }
+    set_meta(tx, "postings", postings_total)?;
+    set_meta(tx, "delta", 0)?;
+    set_meta(tx, "dead", 0)
+}
+
+fn dead_set(conn: &Connection) -> Result<HashSet<i64>> {
+    let mut st = conn.prepare_cached("SELECT doc FROM topk_dead")?;
+    let set = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<HashSet<i64>>>()?;
+    Ok(set)
+}
+
+/// `(nRow, total tokens)` from FTS5's averages record (`%_data` id 1:
+/// varint row count, then one varint total per column).
+fn fts_totals(conn: &Connection) -> Result<Option<(i64, i64)>> {
+    let blob: Option<Vec<u8>> =
+        conn.query_row("SELECT block FROM nodes_fts_data WHERE id = 1", [], |r| r.get(0)).optional()?;
+    let Some(blob) = blob else {
+        return Ok(None);
+    };
+    // FTS5 varints are SQLite's big-endian 1-9 byte form.
+    let mut pos = 0;
+    let Some(rows) = sqlite_varint(&blob, &mut pos) else {
+        return Ok(None);
+    };
+    let mut tokens = 0i64;
+    while pos < blob.len() {
+        let Some(v) = sqlite_varint(&blob, &mut pos) else {
+            return Ok(None);
+        };
+        tokens += v as i64;
+    }
+    Ok(Some((rows as i64, tokens)))
+}
+
+fn sqlite_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for i in 0..9 {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        if i == 8 {
+            return Some((v << 8) | u64::from(b));
+        }
+        v = (v << 7) | u64::from(b & 0x7f);
+        if b < 0x80 {
+            return Some(v);
+        }
+    }
+    Some(v)
+}
+
+/// Postings of `term` (blob minus void docs, plus delta), by doc.
+fn postings(conn: &Connection, term: &str, dead: &HashSet<i64>) -> Result<Vec<Posting>> {
+    let mut out = vec![];
+    let blob: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?
+        .query_row([term], |r| r.get(0))
+        .optional()?;
+    if let Some(b) = blob {
+        decode(&b, dead, &mut out)?;
+    }
+    let mut st = conn.prepare_cached("SELECT doc, wf, dl FROM topk_delta WHERE term = ?1 ORDER BY doc")?;
+    let mut rows = st.query([term])?;
+    let mut extra = false;
+    while let Some(r) = rows.next()? {
+        out.push(Posting { doc: r.get(0)?, wf: r.get(1)?, dl: r.get(2)? });
+        extra = true;
+    }
+    if extra {
+        out.sort_by_key(|p| p.doc);
+    }
+    Ok(out)
+}
+
+/// A scored doc; `Ord` puts the better (higher score, then lower rowid) first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Scored {
+    score: f64,
+    doc: i64,
+}
+
+impl Eq for Scored {}
+
+impl Ord for Scored {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.score.total_cmp(&self.score).then(self.doc.cmp(&o.doc))
+    }
+}
+
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// Exact FTS5 top-`limit` for `query` as `(nodes rowid, bm25 rank)`,
+/// best first; `None` when FTS5 must answer (see the module doc).
+pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Option<Vec<(i64, f64)>>> {
+    if meta(conn, "fresh")? != Some(1) {
+        return Ok(None);
+    }
+    let Some(phrases) = query_terms(query) else {
+        return Ok(None);
+    };
+    let Some((n_row, n_token)) = fts_totals(conn)? else {
+        return Ok(None);
+    };
+    if meta(conn, "docs")? != Some(n_row) || n_row <= 0 {
+        return Ok(None);
+    }
+    if phrases.is_empty() || limit == 0 {
+        return Ok(Some(vec![]));
+    }
+    let dead = if meta(conn, "dead")?.unwrap_or(0) > 0 { dead_set(conn)? } else { HashSet::new() };
+    // One posting list per distinct term; phrases index into them.
+    let mut lists: Vec<Vec<Posting>> = vec![];
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let mut phrase_list = Vec::with_capacity(phrases.len());
+    for p in &phrases {
+        let i = match slot.get(p.as_str()) {
+            Some(&i) => i,
+            None => {
+                lists.push(postings(conn, p, &dead)?);
+                slot.insert(p.as_str(), lists.len() - 1);
+                lists.len() - 1
+            }
+        };
+        phrase_list.push(i);
+    }
+    let nrow = n_row as f64;
+    let avgdl = n_token as f64 / nrow;
+    let idf: Vec<f64> = phrase_list
+        .iter()
+        .map(|&i| {
+            let n_hit = lists[i].len() as f64;
+            let idf = ((nrow - n_hit + 0.5) / (n_hit + 0.5)).ln();
+            if idf <= 0.0 {
+                1e-6
+            } else {
+                idf
+            }
+        })
+        .collect();
+
+    // Upper bound of each list's contribution (bm25's saturation: a
+    // phrase adds less than idf * (k1 + 1)), with a margin for rounding.
+    let mut ub = vec![0.0f64; lists.len()];
+    for (ph, &li) in phrase_list.iter().enumerate() {
+        ub[li] += idf[ph] * (K1 + 1.0) * (1.0 + 1e-9);
+    }
+    // MaxScore: lists by bound ascending; once the `limit`-th best score
+    // exceeds the summed bounds of the first `ne` lists, a doc found only
+    // in those cannot enter, so candidates come from the others and the
+    // first `ne` are only probed (binary search) for those candidates.
+    let mut order: Vec<usize> = (0..lists.len()).collect();
+    order.sort_by(|&a, &b| ub[a].total_cmp(&ub[b]));
+    let mut prefix = vec![0.0f64; order.len() + 1];
+    for (k, &li) in order.iter().enumerate() {
+        prefix[k + 1] = prefix[k] + ub[li];
+    }
+    let mut ne = 0usize;
+    let mut cursor = vec![0usize; lists.len()];
+    let mut freq = vec![0.0f64; lists.len()];
+    // A bounded max-heap keeps the `limit` best (its top is the worst kept).
+    let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(limit + 1);
+    loop {
+        let mut doc = i64::MAX;
+        for &li in &order[ne..] {
+            if let Some(p) = lists[li].get(cursor[li]) {
+                doc = doc.min(p.doc);
+            }
+        }
+        if doc == i64::MAX {
+            break;
+        }
+        let mut dl = 0u32;
+        for (k, &li) in order.iter().enumerate() {
+            freq[li] = 0.0;
+            let l = &lists[li];
+            if k < ne {
+                cursor[li] += l[cursor[li]..].partition_point(|p| p.doc < doc);
+            }
+            if let Some(p) = l.get(cursor[li]) {
+                if p.doc == doc {
+                    freq[li] = f64::from(p.wf);
+                    dl = p.dl;
+                    cursor[li] += 1;
+                }
+            }
+        }
+        let d = f64::from(dl);
+        let mut score = 0.0f64;
+        for (ph, &li) in phrase_list.iter().enumerate() {
+            let f = freq[li];
+            score += idf[ph] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+        }
+        let s = Scored { score, doc };
+        if heap.len() < limit {
+            heap.push(s);
+        } else if heap.peek().is_some_and(|worst| s < *worst) {
+            heap.pop();
+            heap.push(s);
+        }
+        if heap.len() == limit {
+            if let Some(worst) = heap.peek() {
+                while ne < order.len() && prefix[ne + 1] < worst.score {
+                    ne += 1;
+                }
+            }
+        }
+    }
+    let mut top = heap.into_vec();
+    top.sort();
+    Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
+}
+
+/// term -> `(doc, wf, dl)` by doc.
+pub(crate) type Logical = BTreeMap<String, Vec<(i64, u32, u32)>>;
+
+/// Logical content of the index: term -> `(doc, wf, dl)` by doc, blobs
+/// and side tables merged (what a fresh rebuild would write).
+pub(crate) fn logical(conn: &Connection) -> Result<Logical> {
+    let dead = dead_set(conn)?;
+    let mut terms: Vec<String> = {
+        let mut st = conn.prepare("SELECT term FROM topk_terms UNION SELECT term FROM topk_delta")?;
+        let t = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+        t
+    };
+    terms.sort();
+    let mut out = BTreeMap::new();
+    for t in terms {
+        let p = postings(conn, &t, &dead)?;
+        if !p.is_empty() {
+            out.insert(t, p.into_iter().map(|p| (p.doc, p.wf, p.dl)).collect());
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the index can answer (fresh and in step with FTS5's row count).
+pub(crate) fn usable(conn: &Connection) -> Result<bool> {
+    if meta(conn, "fresh")? != Some(1) {
+        return Ok(false);
+    }
+    Ok(fts_totals(conn)?.map(|(rows, _)| rows) == meta(conn, "docs")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_tokens_fold_and_split() {
+        let mut v = vec![];
+        ascii_tokens("BE-291 a_b Foo's  x", |t| v.push(t.to_string()));
+        assert_eq!(v, ["be", "291", "a", "b", "foo", "s", "x"]);
+    }
+
+    #[test]
+    fn query_terms_leave_phrases_and_unicode_to_fts5() {
+        assert_eq!(
+            query_terms("Sales, by region - 2026"),
+            Some(vec!["sales".into(), "by".into(), "region".into(), "2026".into()])
+        );
+        assert_eq!(query_terms("BE-291"), None);
+        assert_eq!(query_terms("café"), None);
+        assert_eq!(query_terms(" - "), Some(vec![]));
+    }
+
+    #[test]
+    fn varints_round_trip() {
+        let mut b = vec![];
+        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX >> 1] {
+            put_varint(&mut b, v);
+        }
+        let mut pos = 0;
+        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX >> 1] {
+            assert_eq!(get_varint(&b, &mut pos), Some(v));
+        }
+        assert_eq!(get_varint(&[0x80], &mut 0), None);
+    }
+
+    #[test]
+    fn ascii_path_matches_fts5_tokenizer() {
+        let mut tok = Tokenizer::new();
+        let mut node = CatalogNode::new("a", "note", "Sales BY Region: Q1-2026 (draft)", "A_b c's  d.e 42x");
+        node.tags = vec!["tag-one".into(), "TWO".into()];
+        node.aliases = vec!["alias 3".into()];
+        let ascii = tok.doc_terms(&node).unwrap();
+        // Force the FTS5 path with a trailing non-ASCII token-less char.
+        node.summary.push('\u{2014}');
+        let fts = tok.doc_terms(&node).unwrap();
+        assert_eq!(ascii, fts);
+        assert!(ascii.len > 10);
+    }
+
+    #[test]
+    fn search_answers_itself_and_matches_fts5() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let mut cat = crate::Catalog::open(&dir.path().join("c.db")).unwrap();
+        let texts = ["alpha beta", "beta gamma gamma", "Gamma delta, alpha", "the beta of alpha", "x"];
+        let nodes: Vec<CatalogNode> =
+            texts.iter().enumerate().map(|(i, t)| CatalogNode::new(format!("n{i}"), "note", *t, *t)).collect();
+        cat.rebuild(nodes).unwrap();
+        for q in ["alpha", "beta gamma", "alpha alpha delta", "zzz", "the, beta"] {
+            let ours = search(cat.connection(), q, 25).unwrap().expect("ASCII query on a fresh index");
+            let fts = cat.ranked_fts(q, 25).unwrap();
+            let ours: Vec<(String, f64)> = ours
+                .iter()
+                .map(|(doc, rank)| {
+                    let id: String = cat
+                        .connection()
+                        .query_row("SELECT id FROM nodes WHERE rowid = ?1", [doc], |r| r.get(0))
+                        .unwrap();
+                    (id, *rank)
+                })
+                .collect();
+            assert_eq!(ours, fts, "{q}");
+        }
+    }
+}
