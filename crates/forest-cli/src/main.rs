@@ -4,6 +4,7 @@
 
 mod progress;
 mod schemas;
+mod vine_cmd;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -215,6 +216,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: HeatCmd,
     },
+    #[command(flatten)]
+    Vine(vine_cmd::VineCmd),
     /// Write the JSON Schemas of every report to a directory (or --check them).
     Schemas {
         #[arg(long, default_value = "schemas")]
@@ -580,6 +583,7 @@ fn run(cli: Cli) -> Result<u8> {
             }
         },
         Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
+        Cmd::Vine(cmd) => vine_cmd::run(cmd),
     }
 }
 

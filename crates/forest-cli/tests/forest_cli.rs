@@ -462,3 +462,5 @@ extern "C" {
 
 #[path = "cli/s3.rs"]
 mod s3;
+#[path = "cli/vine.rs"]
+mod vine;
