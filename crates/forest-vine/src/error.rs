@@ -14,13 +14,13 @@ pub struct VineError {
     /// Prose for the calling model; omitted from the envelope when empty.
     pub hint: String,
     /// Extra keys (`moved_to`, `anchors`, `errors`, ...).
-    pub data: Map<String, Value>,
+    pub data: Box<Map<String, Value>>,
 }
 
 impl VineError {
     /// An error with a code and message.
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        VineError { code, message: message.into(), hint: String::new(), data: Map::new() }
+        VineError { code, message: message.into(), hint: String::new(), data: Box::default() }
     }
     /// Attach a hint.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -63,7 +63,7 @@ impl VineError {
         if !self.hint.is_empty() {
             m.insert("hint".into(), json!(self.hint));
         }
-        for (k, v) in &self.data {
+        for (k, v) in self.data.iter() {
             m.entry(k.clone()).or_insert_with(|| v.clone());
         }
         json!({ "error": Value::Object(m) })

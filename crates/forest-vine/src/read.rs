@@ -357,7 +357,7 @@ impl Vine {
         }
         d.insert(
             "stats".into(),
-            json!({"body_tokens": row.body_tokens, "degree": out_edges.len() + in_edges.len(), "heat": self.heat_of(&[id.clone()])?.get(&id).copied().unwrap_or(0.0)}),
+            json!({"body_tokens": row.body_tokens, "degree": out_edges.len() + in_edges.len(), "heat": self.heat_of(std::slice::from_ref(&id))?.get(&id).copied().unwrap_or(0.0)}),
         );
         if let Some(f) = fields {
             d.retain(|k, _| k == "id" || f.iter().any(|x| x == k));

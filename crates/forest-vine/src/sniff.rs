@@ -84,8 +84,11 @@ fn find(hay: &[char], needle: &[char]) -> Option<usize> {
     (0..=hay.len() - needle.len()).find(|&i| hay[i..i + needle.len()] == *needle)
 }
 
-/// `(line, section, pos, text)` records of matching lines, and the terms hit.
-pub fn scan_body(body: &str, terms: &[Vec<char>]) -> (Vec<(usize, Option<String>, usize, String)>, usize) {
+/// One matching line: `(line number, section, match position, text)`.
+pub type MatchRecord = (usize, Option<String>, usize, String);
+
+/// Records of matching lines, and the number of terms hit.
+pub fn scan_body(body: &str, terms: &[Vec<char>]) -> (Vec<MatchRecord>, usize) {
     let mut section: Option<String> = None;
     let mut hit = vec![false; terms.len()];
     let mut out = vec![];

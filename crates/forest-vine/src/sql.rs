@@ -313,7 +313,7 @@ impl Vine {
                     Some("not authorized: statement writes".into()),
                 ));
             }
-            let cols: Vec<String> = st.column_names().into_iter().map(String::from).collect();
+            let cols: Vec<String> = st.column_names().map(String::from).collect();
             let n = cols.len();
             let mut rows = st.query([])?;
             let mut out = vec![];
@@ -454,7 +454,7 @@ pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult
         None => json!({"columns": [], "rows": []}),
         Some(t) => {
             let mut st = conn.prepare(&format!("SELECT * FROM \"{}\" LIMIT 3", t.replace('"', "\"\"")))?;
-            let cols: Vec<String> = st.column_names().into_iter().map(String::from).collect();
+            let cols: Vec<String> = st.column_names().map(String::from).collect();
             let n = cols.len();
             let rows = st
                 .query_map([], |r| (0..n).map(|i| r.get_ref(i).map(cell)).collect::<rusqlite::Result<Vec<_>>>())?

@@ -36,8 +36,11 @@ pub enum P {
 
 const FOREST: (&str, P) = ("forest", P::OptStr);
 
+/// One tool: name, description, advertised parameters.
+pub type ToolDef = (&'static str, &'static str, &'static [(&'static str, P)]);
+
 /// `(tool, description, params)` in the reference's `tools/list` order.
-pub const TOOLS: &[(&str, &str, &[(&str, P)])] = &[
+pub const TOOLS: &[ToolDef] = &[
     ("forests", "List the forests this server can navigate (spec C.0).", &[]),
     ("harvest", "One-shot evidence: ranked notes with their body or matched sections and exact snippets (locate and sniff fused, superseded notes left out unless include_superseded). lang filters both halves.", &[("query", P::Str), ("terms", P::OptStrList), ("k", P::Int(3)), ("lang", P::OptStr), ("include_superseded", P::Bool(false)), FOREST]),
     ("locate", "Find entry points over curated metadata (titles, aliases, tags, summaries). scope: all|branches|notes. include=[\"outline\"] adds section headers; since/until (YYYY, YYYY-MM or YYYY-MM-DD) bound by date; lang filters by declared language. An empty answer points at sniff(), which searches bodies.", &[("query", P::Str), ("k", P::Int(5)), ("scope", P::StrDef("all")), ("type_filter", P::OptStr), ("include", P::OptStrList), ("since", P::OptStr), ("until", P::OptStr), ("date_field", P::OptStr), ("lang", P::OptStr), FOREST]),
