@@ -5,6 +5,7 @@
 mod progress;
 mod schemas;
 mod snapshot_cmd;
+mod vine_cmd;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -221,6 +222,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: snapshot_cmd::SnapshotCmd,
     },
+    #[command(flatten)]
+    Vine(vine_cmd::VineCmd),
     /// Write the JSON Schemas of every report to a directory (or --check them).
     Schemas {
         #[arg(long, default_value = "schemas")]
@@ -587,6 +590,7 @@ fn run(cli: Cli) -> Result<u8> {
         },
         Cmd::Snapshot { cmd } => snapshot_cmd::run(cmd),
         Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
+        Cmd::Vine(cmd) => vine_cmd::run(cmd),
     }
 }
 

@@ -468,3 +468,5 @@ mod snapshot;
 
 #[path = "cli/interchange.rs"]
 mod interchange;
+#[path = "cli/vine.rs"]
+mod vine;

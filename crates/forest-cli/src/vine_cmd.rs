@@ -1,0 +1,318 @@
+//! The read side on the command line: `forest serve` (MCP) and the verbs
+//! `look`, `move`, `pick`, `sniff`, `scan`, `harvest`, `query`. Each verb
+//! is one call of the same dispatcher the MCP tools use, on a read-only
+//! engine; `--json` prints the payload (or the error envelope) as JSON.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use forest_vine::mcp::{serve_http, serve_stdio, ServeOptions, VineServer};
+use forest_vine::{Vine, VineOptions};
+use serde_json::{json, Map, Value};
+
+#[derive(Args, Clone)]
+pub struct VineForest {
+    /// Forest directory (default: $FOREST_DIR, else the current directory).
+    #[arg(long, env = "FOREST_DIR", default_value = ".")]
+    forest: PathBuf,
+    /// Session id (session heat accumulates across calls that share it).
+    #[arg(long)]
+    session: Option<String>,
+    /// Print the JSON payload (or the error envelope).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum VineCmd {
+    /// Serve the forest over MCP (stdio, or streamable HTTP on loopback).
+    Serve {
+        /// Forest directory (default: $FOREST_DIR, else the current directory).
+        #[arg(long, env = "FOREST_DIR", default_value = ".")]
+        forest: PathBuf,
+        /// stdio | http
+        #[arg(long, default_value = "stdio", value_parser = ["stdio", "http"])]
+        transport: String,
+        /// Refuse writes and take no writer lock (for a forest the Gardener writes).
+        #[arg(long)]
+        readonly: bool,
+        /// Bind address for http.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Port for http (0 = any free port).
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
+    },
+    /// Digest of one or more nodes (<=500 tokens each).
+    Look {
+        #[command(flatten)]
+        f: VineForest,
+        /// Node ids (several = one batch).
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Only these digest fields.
+        #[arg(long)]
+        fields: Vec<String>,
+    },
+    /// Typed neighbours of a node.
+    Move {
+        #[command(flatten)]
+        f: VineForest,
+        id: String,
+        /// Only this rel (`children` lists a branch's children).
+        #[arg(long)]
+        rel: Option<String>,
+        /// out | in | both
+        #[arg(long, default_value = "out")]
+        direction: String,
+    },
+    /// The body of a node, or sections of it, or a page.
+    Pick {
+        #[command(flatten)]
+        f: VineForest,
+        /// Node ids (several = one batch).
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Section header(s).
+        #[arg(long)]
+        section: Vec<String>,
+        /// Page cursor (`next` of the previous page).
+        #[arg(long)]
+        after: Option<String>,
+    },
+    /// Literal search over node bodies.
+    Sniff {
+        #[command(flatten)]
+        f: VineForest,
+        /// Terms (quote a phrase).
+        #[arg(required = true)]
+        terms: Vec<String>,
+        #[arg(long)]
+        scope: Option<String>,
+        #[arg(short, long)]
+        k: Option<i64>,
+        #[arg(long = "type")]
+        type_filter: Option<String>,
+    },
+    /// Catalog listing of a branch's children.
+    Scan {
+        #[command(flatten)]
+        f: VineForest,
+        parent: String,
+        /// Filter as KEY=VALUE (repeatable) or one JSON object.
+        #[arg(long)]
+        filter: Vec<String>,
+        #[arg(long)]
+        fields: Vec<String>,
+        #[arg(long)]
+        recursive: bool,
+        #[arg(long)]
+        limit: Option<i64>,
+        /// Cursor: ids after this one, id order.
+        #[arg(long)]
+        after: Option<String>,
+    },
+    /// One-shot evidence for a question.
+    Harvest {
+        #[command(flatten)]
+        f: VineForest,
+        #[arg(required = true)]
+        query: Vec<String>,
+        #[arg(long)]
+        terms: Vec<String>,
+        #[arg(short, long)]
+        k: Option<i64>,
+    },
+    /// Read-only SQL over a dataset node.
+    Query {
+        #[command(flatten)]
+        f: VineForest,
+        id: String,
+        sql: String,
+    },
+}
+
+fn one_or_many(v: &[String]) -> Value {
+    if v.len() == 1 {
+        json!(v[0])
+    } else {
+        json!(v)
+    }
+}
+
+fn parse_filter(items: &[String]) -> Result<Option<Value>> {
+    if items.is_empty() {
+        return Ok(None);
+    }
+    if items.len() == 1 && items[0].trim_start().starts_with('{') {
+        return Ok(Some(serde_json::from_str(&items[0]).context("--filter: not a JSON object")?));
+    }
+    let mut m = Map::new();
+    for it in items {
+        let (k, v) = it.split_once('=').with_context(|| format!("--filter expects KEY=VALUE, got '{it}'"))?;
+        let val = match k {
+            "tags_any" => json!(v.split(',').map(str::trim).collect::<Vec<_>>()),
+            "min_confidence" => {
+                json!(v.parse::<f64>().with_context(|| format!("min_confidence: '{v}' is not a number"))?)
+            }
+            _ => json!(v),
+        };
+        m.insert(k.to_string(), val);
+    }
+    Ok(Some(Value::Object(m)))
+}
+
+/// Run a verb; returns the exit code.
+pub fn run(cmd: VineCmd) -> Result<u8> {
+    let (f, prim, args) = match cmd {
+        VineCmd::Serve { forest, transport, readonly, host, port } => {
+            return serve(forest, &transport, readonly, &host, port)
+        }
+        VineCmd::Look { f, ids, fields } => {
+            let mut a = json!({"id": one_or_many(&ids)});
+            if !fields.is_empty() {
+                a["fields"] = json!(fields);
+            }
+            (f, "look", a)
+        }
+        VineCmd::Move { f, id, rel, direction } => (f, "move", json!({"id": id, "rel": rel, "direction": direction})),
+        VineCmd::Pick { f, ids, section, after } => {
+            let sec = match section.len() {
+                0 => Value::Null,
+                1 => json!(section[0]),
+                _ => json!(section),
+            };
+            (f, "pick", json!({"id": one_or_many(&ids), "section": sec, "after": after}))
+        }
+        VineCmd::Sniff { f, terms, scope, k, type_filter } => {
+            (f, "sniff", json!({"terms": terms, "scope": scope, "k": k, "type_filter": type_filter}))
+        }
+        VineCmd::Scan { f, parent, filter, fields, recursive, limit, after } => {
+            let fields = if fields.is_empty() { Value::Null } else { json!(fields) };
+            let a = json!({"parent_id": parent, "filter": parse_filter(&filter)?, "fields": fields, "recursive": recursive, "limit": limit, "after": after});
+            (f, "scan", a)
+        }
+        VineCmd::Harvest { f, query, terms, k } => {
+            let terms = if terms.is_empty() { Value::Null } else { json!(terms) };
+            (f, "harvest", json!({"query": query.join(" "), "terms": terms, "k": k}))
+        }
+        VineCmd::Query { f, id, sql } => (f, "query", json!({"id": id, "sql": sql})),
+    };
+    let mut vine = Vine::open(&f.forest, VineOptions { writable: false, session: f.session.clone() })
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+    let args = args.as_object().cloned().unwrap_or_default();
+    match vine.call(prim, &args) {
+        Ok(v) => {
+            if f.json {
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                print_human(prim, &v);
+            }
+            Ok(0)
+        }
+        Err(e) => {
+            if f.json {
+                println!("{}", serde_json::to_string_pretty(&e.envelope())?);
+            } else {
+                eprintln!("forest: {}: {}", e.code, e.message);
+                if !e.hint.is_empty() {
+                    eprintln!("hint: {}", e.hint);
+                }
+            }
+            Ok(1)
+        }
+    }
+}
+
+fn print_human(prim: &str, v: &Value) {
+    let list = |key: &str| v.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+    match prim {
+        "pick" if v.get("body").is_some() => {
+            print!("{}", v["body"].as_str().unwrap_or_default());
+            if let Some(n) = v.get("next") {
+                eprintln!("\n-- more: --after {}", n.as_str().unwrap_or_default());
+            }
+        }
+        "sniff" | "harvest" => {
+            for r in list("results") {
+                println!("{}  {}", r["score"], r["id"].as_str().unwrap_or_default());
+                for m in r["matches"].as_array().cloned().unwrap_or_default() {
+                    println!("    {}: {}", m["line"], m["snippet"].as_str().unwrap_or_default());
+                }
+            }
+        }
+        "move" => {
+            for n in list("neighbors") {
+                println!(
+                    "{} {} {}  — {}",
+                    n["direction"].as_str().unwrap_or(""),
+                    n["rel"].as_str().unwrap_or(""),
+                    n["id"].as_str().unwrap_or(""),
+                    n["summary"].as_str().unwrap_or("")
+                );
+            }
+        }
+        "scan" => {
+            for n in list("nodes") {
+                println!(
+                    "{}  {}",
+                    n["id"].as_str().unwrap_or(""),
+                    n.get("summary").and_then(Value::as_str).unwrap_or("")
+                );
+            }
+            println!("{} of {}", v["returned"], v["total"]);
+        }
+        "query" => {
+            println!(
+                "{}",
+                list("columns").iter().map(|c| c.as_str().unwrap_or("").to_string()).collect::<Vec<_>>().join("\t")
+            );
+            for r in list("rows") {
+                let cells: Vec<String> = r
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|c| match c {
+                        Value::String(s) => s.clone(),
+                        o => o.to_string(),
+                    })
+                    .collect();
+                println!("{}", cells.join("\t"));
+            }
+        }
+        _ => println!("{}", serde_json::to_string_pretty(v).unwrap_or_default()),
+    }
+    if v.get("truncated") == Some(&json!(true)) {
+        eprintln!(
+            "(truncated: {})",
+            v.get("dropped").or(v.get("truncated_fields")).map(|d| d.to_string()).unwrap_or_default()
+        );
+    }
+}
+
+fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16) -> Result<u8> {
+    let server = VineServer::start(&ServeOptions { forest, readonly })
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async move {
+        if transport == "http" {
+            let addr: std::net::SocketAddr = format!("{host}:{port}").parse().context("--host/--port")?;
+            // SIGINT/SIGTERM set a flag (the Ranger daemon's handlers); poll it.
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            forest_ranger::install_signal_handlers(stop.clone())?;
+            let shutdown = async move {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                }
+            };
+            serve_http(server, addr, shutdown, |a| eprintln!("forest serve: MCP streamable HTTP on http://{a}/mcp"))
+                .await
+                .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+        } else {
+            serve_stdio(server).await.map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+        }
+        Ok::<u8, anyhow::Error>(0)
+    })
+}

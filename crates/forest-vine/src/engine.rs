@@ -1,0 +1,253 @@
+//! The engine object: one open forest (catalog, trails, dialect, optional
+//! writer lock) plus the shared resolution rules of vine spec §1.6.
+//!
+//! In: a forest root. Touches: `_derived/` (catalog auto-reindex, traces,
+//! heat) even when read-only; `.md` files and git only through `write`.
+
+use std::path::{Path, PathBuf};
+
+use forest_catalog::{Catalog, NodeRow, Trails};
+use forest_gardener::derived::{open_catalog, TRAILS_PATH};
+use forest_git::{GitForest, WriterLock};
+use forest_model::node::Node;
+use forest_model::schema::Dialect;
+use serde_json::{json, Value};
+
+use crate::error::{VResult, VineError};
+use crate::session::Tracer;
+
+/// Pheromone weight α of locate and sniff.
+pub const ALPHA: f64 = 0.3;
+
+/// How to open a forest.
+#[derive(Debug, Clone, Default)]
+pub struct VineOptions {
+    /// Take the writer lock and allow writes.
+    pub writable: bool,
+    /// Session id (default: 12 random hex chars).
+    pub session: Option<String>,
+}
+
+/// Writable state: the held lock and the repository.
+pub(crate) struct Writer {
+    pub(crate) _lock: WriterLock,
+    pub(crate) git: GitForest,
+}
+
+/// An open forest with the Vine primitives as methods.
+pub struct Vine {
+    pub(crate) root: PathBuf,
+    pub(crate) catalog: Catalog,
+    pub(crate) trails: Trails,
+    pub(crate) dialect: Dialect,
+    pub(crate) writer: Option<Writer>,
+    pub(crate) tracer: Tracer,
+}
+
+impl std::fmt::Debug for Vine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vine").field("root", &self.root).field("writable", &self.writer.is_some()).finish()
+    }
+}
+
+impl Vine {
+    /// Open the forest at `root`. Writable opens take `.vine.lock`
+    /// (`E_LOCKED` when a live writer holds it) and the git repository.
+    /// A missing or empty catalog is rebuilt from the Markdown first.
+    pub fn open(root: &Path, opts: VineOptions) -> VResult<Vine> {
+        let root = std::fs::canonicalize(root)
+            .map_err(|_| VineError::not_found(format!("not a forest (no _index.md): {}", root.display())))?;
+        if !root.join("_index.md").is_file() {
+            return Err(VineError::not_found(format!("not a forest (no _index.md): {}", root.display())));
+        }
+        let writer = if opts.writable {
+            let lock = WriterLock::acquire(&root)?;
+            let git = GitForest::open(&root)?;
+            Some(Writer { _lock: lock, git })
+        } else {
+            None
+        };
+        let catalog = open_catalog(&root).map_err(|e| VineError::internal(e.to_string()))?;
+        let trails = Trails::open(&root.join(TRAILS_PATH))?;
+        let dialect = load_dialect(&root);
+        let tracer = Tracer::new(&root, opts.session);
+        Ok(Vine { root, catalog, trails, dialect, writer, tracer })
+    }
+
+    /// The forest root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// True when this engine holds the writer lock.
+    pub fn writable(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// The current session id.
+    pub fn session(&self) -> &str {
+        self.tracer.session()
+    }
+
+    /// The catalog (read access for callers and tests).
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Ranking heat of ids: persistent + 0.5 × this session's heat.
+    pub(crate) fn heat_of(&self, ids: &[String]) -> VResult<std::collections::HashMap<String, f64>> {
+        Ok(self.trails.heat_map(ids, Some(self.tracer.session()))?)
+    }
+
+    /// Catalog lookup (`_row_or_raise`): row, else upsert an existing `.md`
+    /// on the fly, else `E_MOVED` for a waymark, else `E_NOT_FOUND`.
+    pub(crate) fn row(&mut self, id: &str) -> VResult<NodeRow> {
+        let id = norm_id(id);
+        if let Some(r) = self.catalog.get(&id)? {
+            return Ok(r);
+        }
+        let path = self.node_path(&id)?;
+        if path.is_file() {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                if let Ok(node) = Node::parse(&text) {
+                    let row = forest_gardener::derived::catalog_row(&id, &node);
+                    self.catalog.upsert(&[row])?;
+                    if let Some(r) = self.catalog.get(&id)? {
+                        return Ok(r);
+                    }
+                }
+            }
+        }
+        if let Some(new) = self.catalog.moved_to(&id)? {
+            return Err(VineError::new("E_MOVED", format!("node moved: {id}"))
+                .hint(format!("It now lives at '{new}'; use that id."))
+                .with("moved_to", json!(new)));
+        }
+        Err(not_found(&id))
+    }
+
+    /// Id -> absolute `.md` path; `E_NOT_FOUND` when it escapes the root.
+    pub(crate) fn node_path(&self, id: &str) -> VResult<PathBuf> {
+        let id = norm_id(id);
+        if id.is_empty() || id.split('/').any(|c| c == ".." || c == "." || c.is_empty()) || id.starts_with('/') {
+            return Err(VineError::not_found(format!("id escapes forest: {id}"))
+                .hint("Use locate() to find entry points; ids are canonical paths."));
+        }
+        Ok(self.root.join(format!("{id}.md")))
+    }
+
+    /// File lookup (pick, graft): parse the `.md` or `E_NOT_FOUND`.
+    pub(crate) fn read_node(&self, id: &str) -> VResult<Node> {
+        let path = self.node_path(id)?;
+        let text = std::fs::read_to_string(&path).map_err(|_| {
+            VineError::not_found(format!("node not found: {}", norm_id(id)))
+                .hint("Use locate() to find entry points; ids are canonical paths.")
+        })?;
+        Node::parse(&text).map_err(|e| VineError::new("E_FRONTMATTER", format!("{}: {e}", norm_id(id))))
+    }
+
+    /// The FLESH of a node: inline body, cached body or live reference.
+    pub(crate) fn resolve_body(&self, id: &str, node: &Node) -> VResult<String> {
+        match node.get_str("content").as_deref() {
+            None | Some("inline") => Ok(node.body.clone()),
+            Some("cached") => {
+                let p = self.root.join("_derived/bodies").join(format!("{}.md", norm_id(id)));
+                std::fs::read_to_string(p).map_err(|_| {
+                    VineError::not_found(format!("cached body missing for {}", norm_id(id)))
+                        .hint("Run `forest sync` (vine sync) to regenerate cached bodies; locate/look/scan still work.")
+                })
+            }
+            Some(_) => forest_gardener::tiers::read_body(&self.root, None, &norm_id(id)).map_err(|_| {
+                VineError::not_found(format!("reference body unreachable for {}", norm_id(id)))
+                    .hint("The source is unreachable from here; look() and the catalog still describe it.")
+            }),
+        }
+    }
+
+    /// Scope resolution of sniff/coverage (vine spec §1.6): `None` = whole
+    /// forest; `Some(Leaf(id))` one node; `Some(Prefix(p))` ids under `p/`.
+    pub(crate) fn scope(&mut self, scope: Option<&str>) -> VResult<ScopeSel> {
+        let s = scope.map(norm_id).unwrap_or_default();
+        if s.is_empty() || s == "_index" {
+            return Ok(ScopeSel::All);
+        }
+        if let Some(r) = self.catalog.get(&s)? {
+            if r.kind != "branch" {
+                return Ok(ScopeSel::Leaf(s));
+            }
+        }
+        let idx = if s.ends_with("/_index") { s } else { format!("{s}/_index") };
+        let r = self.row(&idx)?;
+        Ok(ScopeSel::Prefix(format!("{}/", forest_model::ids::folder_of(&r.id))))
+    }
+
+    /// Require a writable engine.
+    pub(crate) fn writer(&self) -> VResult<&Writer> {
+        self.writer.as_ref().ok_or_else(VineError::readonly)
+    }
+}
+
+/// A resolved scope.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ScopeSel {
+    All,
+    Leaf(String),
+    Prefix(String),
+}
+
+impl ScopeSel {
+    pub(crate) fn admits(&self, id: &str) -> bool {
+        match self {
+            ScopeSel::All => true,
+            ScopeSel::Leaf(l) => l == id,
+            ScopeSel::Prefix(p) => id.starts_with(p.as_str()),
+        }
+    }
+}
+
+/// Strip surrounding whitespace and `/` from an id.
+pub fn norm_id(id: &str) -> String {
+    id.trim().trim_matches('/').to_string()
+}
+
+/// The catalog-path not-found envelope.
+pub(crate) fn not_found(id: &str) -> VineError {
+    VineError::not_found(format!("node not found: {id}")).hint("Use locate() to find entry points.")
+}
+
+/// The dialect of `_meta/schema.md` (defaults when absent).
+fn load_dialect(root: &Path) -> Dialect {
+    std::fs::read_to_string(root.join("_meta/schema.md"))
+        .ok()
+        .and_then(|t| Node::parse(&t).ok())
+        .map(|n| Dialect::from_schema_body(&n.body))
+        .unwrap_or_default()
+}
+
+/// Wire kind: catalog `banana` is emitted as `note`.
+pub(crate) fn wire_kind(kind: &str) -> &str {
+    if kind == "banana" {
+        "note"
+    } else {
+        kind
+    }
+}
+
+/// Python-like `repr` of a string (single quotes) for message templates.
+pub(crate) fn py_repr(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Python list repr of strings: `['a', 'b']`.
+pub(crate) fn py_list(items: &[String]) -> String {
+    format!("[{}]", items.iter().map(|s| py_repr(s)).collect::<Vec<_>>().join(", "))
+}
+
+/// Coverage of a branch row as `{notes, branches}` or the raw string.
+pub(crate) fn coverage_value(raw: Option<&str>) -> Option<Value> {
+    let c = raw.filter(|c| !c.is_empty())?;
+    Some(match forest_catalog::parse_coverage(c) {
+        Some((n, b)) => json!({"notes": n, "branches": b}),
+        None => json!(c),
+    })
+}

@@ -1,0 +1,498 @@
+//! `scan`, `coverage`, `history`, `calendar` (vine spec §2.6, §2.10–§2.12):
+//! catalog listings (no node file is opened) and the git log of one node.
+
+use std::collections::HashMap;
+
+use forest_catalog::NodeRow;
+use serde_json::{json, Map, Value};
+
+use crate::budget::{estimate_map, id_of, shrink_list};
+use crate::engine::{coverage_value, py_list, wire_kind, ScopeSel, Vine};
+use crate::error::{VResult, VineError};
+use crate::read::heat_or_zero;
+use crate::window::{self, Window};
+
+/// Budget of scan, coverage, history and calendar answers.
+pub const LIST_BUDGET: usize = 800;
+
+const SCAN_FIELDS: [&str; 20] = [
+    "id",
+    "kind",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "created",
+    "updated",
+    "confidence",
+    "source",
+    "entity_kind",
+    "payload_type",
+    "parent",
+    "trail",
+    "coverage",
+    "body_tokens",
+    "outline",
+    "heat",
+    "origin",
+];
+
+/// Arguments of [`Vine::scan`].
+#[derive(Debug, Clone, Default)]
+pub struct ScanArgs {
+    /// The branch (or node) whose children are listed.
+    pub parent_id: String,
+    /// Filter object (`tags_any`, `*_after`, `*_before`, `min_confidence`,
+    /// `origin_prefix`, `kind`, `lang`, any catalog column by equality).
+    pub filter: Option<Map<String, Value>>,
+    /// Fields per item (default id, type, summary, body_tokens).
+    pub fields: Option<Vec<String>>,
+    /// Whole subtree instead of direct children.
+    pub recursive: bool,
+    /// Items per page (clamped 1..=50).
+    pub limit: Option<i64>,
+    /// Cursor: ids strictly after this one, in id order.
+    pub after: Option<String>,
+    /// Window lower bound.
+    pub since: Option<String>,
+    /// Window upper bound.
+    pub until: Option<String>,
+    /// `created` | `updated`.
+    pub date_field: Option<String>,
+}
+
+fn field_value(r: &NodeRow, f: &str, heat: f64) -> Option<Value> {
+    Some(match f {
+        "id" => json!(r.id),
+        "kind" => json!(wire_kind(&r.kind)),
+        "type" => json!(r.node_type),
+        "title" => json!(r.title),
+        "summary" => json!(r.summary),
+        "tags" => json!(r.tags),
+        "aliases" => json!(r.aliases),
+        "created" => json!(r.created),
+        "updated" => json!(r.updated),
+        "confidence" => json!(r.confidence),
+        "source" => json!(r.source),
+        "entity_kind" => json!(r.entity_kind),
+        "payload_type" => json!(r.payload_type),
+        "parent" => json!(r.parent),
+        "trail" => json!(r.trail),
+        "coverage" => coverage_value(r.coverage.as_deref())?,
+        "body_tokens" => json!(r.body_tokens),
+        "outline" => json!(r.outline),
+        "heat" => json!(heat),
+        "origin" => json!(r.origin),
+        _ => return None,
+    })
+}
+
+fn passes(v: &Vine, r: &NodeRow, filter: &Map<String, Value>) -> VResult<bool> {
+    let as_str = |x: &Value| x.as_str().map(String::from).unwrap_or_else(|| x.to_string());
+    for (k, want) in filter {
+        let ok = match k.as_str() {
+            "tags_any" => {
+                let w: Vec<String> = want.as_array().map(|a| a.iter().map(as_str).collect()).unwrap_or_default();
+                r.tags.iter().any(|t| w.contains(t))
+            }
+            "updated_after" => r.updated.as_deref().is_some_and(|u| !u.is_empty() && u >= as_str(want).as_str()),
+            "created_after" => r.created.as_deref().is_some_and(|u| !u.is_empty() && u >= as_str(want).as_str()),
+            "updated_before" => r.updated.as_deref().is_some_and(|u| !u.is_empty() && u <= as_str(want).as_str()),
+            "created_before" => r.created.as_deref().is_some_and(|u| !u.is_empty() && u <= as_str(want).as_str()),
+            "min_confidence" => want.as_f64().is_some_and(|m| r.confidence >= m),
+            "origin_prefix" => r.origin.as_deref().is_some_and(|o| o.starts_with(as_str(want).as_str())),
+            "kind" => wire_kind(&r.kind) == as_str(want),
+            "lang" => v.node_lang(&r.id).as_deref() == Some(as_str(want).as_str()),
+            other => match field_value(r, other, 0.0) {
+                Some(have) => {
+                    let h = match &have {
+                        Value::Array(_) => have.to_string(),
+                        _ => as_str(&have),
+                    };
+                    h == as_str(want)
+                }
+                None if other == "payload" || other == "payload_hash" || other == "body_hash" => {
+                    let have = match other {
+                        "payload" => r.payload.clone(),
+                        "payload_hash" => r.payload_hash.clone(),
+                        _ => Some(r.body_hash.clone()),
+                    };
+                    have.as_deref() == Some(as_str(want).as_str())
+                }
+                None => return Err(VineError::schema(format!("unknown scan filter: {other}"))),
+            },
+        };
+        if !ok {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+impl Vine {
+    fn all_rows(&self) -> VResult<Vec<NodeRow>> {
+        Ok(self.catalog.dump()?.nodes)
+    }
+
+    fn rows_where(&self, sql_pred: &str, arg: &str) -> VResult<Vec<NodeRow>> {
+        let ids: Vec<String> = {
+            let mut st = self
+                .catalog
+                .connection()
+                .prepare_cached(&format!("SELECT id FROM nodes WHERE {sql_pred} ORDER BY id"))?;
+            let it = st.query_map([arg], |r| r.get::<_, String>(0))?;
+            it.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(r) = self.catalog.get(&id)? {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `scan(parent_id, ...)`: a catalog listing of a branch's children.
+    pub fn scan(&mut self, a: &ScanArgs) -> VResult<Value> {
+        let parent = self.row(&a.parent_id)?;
+        let win = window::parse(a.since.as_deref(), a.until.as_deref(), a.date_field.as_deref())?;
+        let fields: Vec<String> = match &a.fields {
+            Some(f) if !f.is_empty() => f.clone(),
+            _ => ["id", "type", "summary", "body_tokens"].iter().map(|s| s.to_string()).collect(),
+        };
+        if let Some(bad) = fields.iter().find(|f| !SCAN_FIELDS.contains(&f.as_str())) {
+            let mut sorted: Vec<String> = SCAN_FIELDS.iter().map(|s| s.to_string()).collect();
+            sorted.sort();
+            return Err(VineError::schema(format!("fields accepts {}; got '{bad}'", py_list(&sorted))));
+        }
+        let limit = a.limit.unwrap_or(50).clamp(1, 50) as usize;
+        let cands = if parent.kind != "branch" {
+            vec![]
+        } else if a.recursive {
+            if parent.id == "_index" {
+                self.all_rows()?.into_iter().filter(|r| r.id != "_index").collect()
+            } else {
+                let prefix = format!("{}/", forest_model::ids::folder_of(&parent.id));
+                self.rows_where("substr(id, 1, length(?1)) = ?1", &prefix)?
+                    .into_iter()
+                    .filter(|r| r.id != parent.id)
+                    .collect()
+            }
+        } else {
+            self.rows_where("parent = ?1", &parent.id)?
+        };
+        let empty = Map::new();
+        let filter = a.filter.as_ref().unwrap_or(&empty);
+        let mut kept = vec![];
+        for r in cands {
+            if passes(self, &r, filter)? && in_window(&r, win.as_ref()) {
+                kept.push(r);
+            }
+        }
+        let total = kept.len();
+        let ids: Vec<String> = kept.iter().map(|r| r.id.clone()).collect();
+        let heat = self.heat_of(&ids)?;
+        match &a.after {
+            Some(after) => {
+                kept.retain(|r| r.id.as_str() > after.as_str());
+                kept.sort_by(|x, y| x.id.cmp(&y.id));
+            }
+            None => kept.sort_by(|x, y| heat_or_zero(&heat, &y.id).total_cmp(&heat_or_zero(&heat, &x.id))),
+        }
+        let remaining = kept.len();
+        let items: Vec<Value> = kept
+            .iter()
+            .take(limit)
+            .map(|r| {
+                let h = heat_or_zero(&heat, &r.id);
+                let mut m = Map::new();
+                m.insert("id".into(), json!(r.id));
+                for f in &fields {
+                    if f == "id" {
+                        continue;
+                    }
+                    if let Some(v) = field_value(r, f, h) {
+                        m.insert(f.clone(), v);
+                    }
+                }
+                if forest_model::ids::is_meta(&r.id) {
+                    m.insert("system".into(), json!(true));
+                }
+                Value::Object(m)
+            })
+            .collect();
+        let mut out = Map::new();
+        out.insert("nodes".into(), Value::Array(items));
+        out.insert("truncated".into(), json!(remaining > limit));
+        if let Some(w) = &win {
+            out.insert("window".into(), w.echo());
+        }
+        out.insert("total".into(), json!(total));
+        out.insert("returned".into(), json!(0));
+        if a.after.is_some() {
+            let longest = kept.iter().map(|r| r.id.clone()).max_by_key(|s| s.chars().count()).unwrap_or_default();
+            out.insert("next".into(), json!(longest));
+        }
+        shrink_list(&mut out, "nodes", LIST_BUDGET, id_of);
+        let returned = out["nodes"].as_array().map(|a| a.len()).unwrap_or(0);
+        out.insert("returned".into(), json!(returned));
+        if a.after.is_some() {
+            if returned > 0 && returned < remaining {
+                let last = out["nodes"][returned - 1]["id"].clone();
+                out.insert("next".into(), last);
+            } else {
+                out.remove("next");
+            }
+        }
+        // In cursor mode the dropped names are the next page, not a loss.
+        if a.after.is_some() {
+            out.remove("dropped");
+            out.remove("dropped_count");
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// `coverage(scope, date_field)`: what the forest holds, per root.
+    pub fn coverage(&mut self, scope: Option<&str>, date_field: Option<&str>) -> VResult<Value> {
+        let df = window::date_field(date_field)?;
+        let sel = self.scope(scope)?;
+        let listing = match &sel {
+            ScopeSel::All => "_index".to_string(),
+            ScopeSel::Prefix(p) => format!("{p}_index"),
+            ScopeSel::Leaf(l) => forest_model::ids::parent_index(l).unwrap_or_else(|| "_index".into()),
+        };
+        let rows: Vec<NodeRow> = self.all_rows()?.into_iter().filter(|r| sel.admits(&r.id)).collect();
+        let date = |r: &NodeRow| if df == "created" { r.created.clone() } else { r.updated.clone() };
+        let mut roots = vec![];
+        for child in rows.iter().filter(|r| r.parent.as_deref() == Some(listing.as_str())) {
+            let sub: Vec<&NodeRow> = if child.kind == "branch" {
+                let p = format!("{}/", forest_model::ids::folder_of(&child.id));
+                rows.iter().filter(|r| r.id.starts_with(&p)).collect()
+            } else {
+                vec![child]
+            };
+            if sub.is_empty() {
+                continue;
+            }
+            let dates: Vec<String> = sub.iter().filter_map(|r| date(r)).filter(|d| !d.is_empty()).collect();
+            let origins: Vec<String> = sub.iter().filter_map(|r| r.origin.clone()).filter(|o| !o.is_empty()).collect();
+            let mut e = Map::new();
+            e.insert("id".into(), json!(child.id));
+            e.insert("title".into(), json!(child.title));
+            e.insert("kind".into(), json!(wire_kind(&child.kind)));
+            e.insert("nodes".into(), json!(sub.len()));
+            e.insert("branches".into(), json!(sub.iter().filter(|r| r.kind == "branch").count()));
+            if let (Some(f), Some(l)) = (dates.iter().min(), dates.iter().max()) {
+                e.insert("first".into(), json!(f));
+                e.insert("last".into(), json!(l));
+            }
+            if let Some(o) = common_origin(&origins) {
+                e.insert("origin".into(), json!(o));
+            }
+            let without = sub.len() - origins.len();
+            if without > 0 && !origins.is_empty() {
+                e.insert("without_origin".into(), json!(without));
+            }
+            roots.push((sub.len(), child.id.clone(), Value::Object(e)));
+        }
+        roots.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        let count_by = |f: &dyn Fn(&NodeRow) -> Option<String>| {
+            let mut m: HashMap<String, usize> = HashMap::new();
+            for r in &rows {
+                if let Some(v) = f(r).filter(|v| !v.is_empty()) {
+                    *m.entry(v).or_default() += 1;
+                }
+            }
+            let mut v: Vec<(String, usize)> = m.into_iter().collect();
+            v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let mut out = Map::new();
+            for (k, n) in v {
+                out.insert(k, json!(n));
+            }
+            Value::Object(out)
+        };
+        let mut out = Map::new();
+        out.insert("date_field".into(), json!(df));
+        out.insert("roots".into(), Value::Array(roots.into_iter().map(|r| r.2).collect()));
+        out.insert("total".into(), json!(rows.len()));
+        out.insert("types".into(), count_by(&|r| Some(r.node_type.clone())));
+        out.insert("sources".into(), count_by(&|r| r.source.clone()));
+        out.insert("undated".into(), json!(rows.iter().filter(|r| date(r).is_none_or(|d| d.is_empty())).count()));
+        out.insert("system".into(), json!(rows.iter().filter(|r| forest_model::ids::is_meta(&r.id)).count()));
+        if sel != ScopeSel::All {
+            out.insert("scope".into(), json!(scope.map(crate::engine::norm_id)));
+        }
+        out.insert("truncated".into(), json!(false));
+        shrink_list(&mut out, "roots", LIST_BUDGET, id_of);
+        Ok(Value::Object(out))
+    }
+
+    /// `history(id, limit)`: the node's commits, newest first (`git log --follow`).
+    pub fn history(&mut self, id: &str, limit: Option<i64>) -> VResult<Value> {
+        let row = self.row(id)?;
+        let limit = limit.unwrap_or(20).clamp(1, 50) as usize;
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["log", "--follow", &format!("-n{}", limit + 1), "--format=%H%x1f%aI%x1f%B%x1e", "--"])
+            .arg(format!("{}.md", row.id))
+            .output();
+        let text = match out {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
+            _ => String::new(),
+        };
+        let mut entries = vec![];
+        for rec in text.split('\u{1e}').map(str::trim).filter(|r| !r.is_empty()) {
+            let mut parts = rec.splitn(3, '\u{1f}');
+            let (Some(commit), Some(at), Some(msg)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            let subject = msg.lines().next().unwrap_or("").to_string();
+            let by = msg.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim().eq_ignore_ascii_case("station-principal")).then(|| v.trim().to_string())
+            });
+            let head = subject.split('(').next().unwrap_or("").trim();
+            let action = if !head.is_empty() && !head.contains(' ') && subject.contains('(') {
+                head.to_string()
+            } else {
+                subject.clone()
+            };
+            let mut e = Map::new();
+            e.insert("commit".into(), json!(commit.trim()));
+            e.insert("at".into(), json!(at));
+            e.insert("message".into(), json!(subject));
+            if let Some(b) = by {
+                e.insert("by".into(), json!(b));
+            }
+            e.insert("action".into(), json!(action));
+            entries.push(Value::Object(e));
+        }
+        let truncated = entries.len() > limit;
+        entries.truncate(limit);
+        let mut out = Map::new();
+        out.insert("id".into(), json!(row.id));
+        out.insert("entries".into(), Value::Array(entries));
+        out.insert("returned".into(), json!(0));
+        out.insert("truncated".into(), json!(truncated));
+        shrink_list(&mut out, "entries", LIST_BUDGET, |e| e.get("commit").cloned().unwrap_or(Value::Null));
+        let n = out["entries"].as_array().map(|a| a.len()).unwrap_or(0);
+        out.insert("returned".into(), json!(n));
+        if n > 0 {
+            let oldest = out["entries"][n - 1]["commit"].clone();
+            out.insert("oldest".into(), oldest);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// `calendar(scope, date_field, granularity, since, until, limit)`.
+    pub fn calendar(
+        &mut self,
+        scope: Option<&str>,
+        date_field: Option<&str>,
+        granularity: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+        limit: Option<i64>,
+    ) -> VResult<Value> {
+        let df = window::date_field(date_field)?;
+        let win = window::parse(since, until, Some(&df))?;
+        let sel = self.scope(scope)?;
+        let g = granularity.unwrap_or("month");
+        if !["day", "week", "month", "year"].contains(&g) {
+            return Err(VineError::schema(format!(
+                "granularity must be one of ['day', 'week', 'month', 'year'], got '{g}'"
+            )));
+        }
+        let limit = limit.unwrap_or(24).clamp(1, 120) as usize;
+        let rows: Vec<NodeRow> = self.all_rows()?.into_iter().filter(|r| sel.admits(&r.id)).collect();
+        let date = |r: &NodeRow| if df == "created" { r.created.clone() } else { r.updated.clone() };
+        let undated = rows.iter().filter(|r| date(r).is_none_or(|d| d.is_empty())).count();
+        let mut buckets: std::collections::BTreeMap<String, (String, String, usize)> = Default::default();
+        let mut dated = vec![];
+        for r in &rows {
+            let Some(d) = date(r).filter(|d| !d.is_empty()) else { continue };
+            if !in_window(r, win.as_ref()) && win.is_some() {
+                continue;
+            }
+            let Ok(day) = chrono::NaiveDate::parse_from_str(&d.chars().take(10).collect::<String>(), "%Y-%m-%d") else {
+                continue;
+            };
+            dated.push(day);
+            let (label, lo, hi) = period(day, g);
+            let e = buckets.entry(lo.clone()).or_insert((label, hi, 0));
+            e.2 += 1;
+        }
+        let mut list: Vec<Value> = buckets
+            .iter()
+            .rev()
+            .map(|(lo, (label, hi, n))| json!({"period": label, "since": lo, "until": hi, "nodes": n}))
+            .collect();
+        let truncated = list.len() > limit;
+        list.truncate(limit);
+        let range = json!({
+            "first": dated.iter().min().map(|d| d.format("%Y-%m-%d").to_string()),
+            "last": dated.iter().max().map(|d| d.format("%Y-%m-%d").to_string()),
+            "nodes": dated.len(),
+        });
+        let mut out = Map::new();
+        out.insert("date_field".into(), json!(df));
+        out.insert("granularity".into(), json!(g));
+        out.insert("range".into(), range);
+        out.insert("buckets".into(), Value::Array(list));
+        out.insert("truncated".into(), json!(truncated));
+        out.insert("undated".into(), json!(undated));
+        if sel != ScopeSel::All {
+            out.insert("scope".into(), json!(scope.map(crate::engine::norm_id)));
+        }
+        if let Some(w) = &win {
+            out.insert("window".into(), w.echo());
+        }
+        shrink_list(&mut out, "buckets", LIST_BUDGET, |b| b.get("period").cloned().unwrap_or(Value::Null));
+        debug_assert!(estimate_map(&out) > 0);
+        Ok(Value::Object(out))
+    }
+}
+
+fn in_window(r: &NodeRow, w: Option<&Window>) -> bool {
+    match w {
+        None => true,
+        Some(w) => w.admits(if w.date_field == "created" { r.created.as_deref() } else { r.updated.as_deref() }),
+    }
+}
+
+fn period(d: chrono::NaiveDate, g: &str) -> (String, String, String) {
+    use chrono::{Datelike, Duration};
+    let f = |d: chrono::NaiveDate| d.format("%Y-%m-%d").to_string();
+    match g {
+        "day" => (f(d), f(d), f(d)),
+        "week" => {
+            let mon = d - Duration::days(d.weekday().num_days_from_monday() as i64);
+            let iso = mon.iso_week();
+            (format!("{}-W{:02}", iso.year(), iso.week()), f(mon), f(mon + Duration::days(6)))
+        }
+        "year" => (format!("{}", d.year()), format!("{}-01-01", d.year()), format!("{}-12-31", d.year())),
+        _ => {
+            let first = d.with_day(1).unwrap_or(d);
+            let next = if d.month() == 12 {
+                chrono::NaiveDate::from_ymd_opt(d.year() + 1, 1, 1)
+            } else {
+                chrono::NaiveDate::from_ymd_opt(d.year(), d.month() + 1, 1)
+            };
+            let last = next.and_then(|n| n.pred_opt()).unwrap_or(d);
+            (first.format("%Y-%m").to_string(), f(first), f(last))
+        }
+    }
+}
+
+/// Longest common prefix of the extreme origins, cut after the last `/`.
+fn common_origin(origins: &[String]) -> Option<String> {
+    let lo = origins.iter().min()?;
+    let hi = origins.iter().max()?;
+    if lo == hi {
+        return Some(lo.clone());
+    }
+    let n = lo.chars().zip(hi.chars()).take_while(|(a, b)| a == b).count();
+    let p: String = lo.chars().take(n).collect();
+    let cut = p.rfind('/')?;
+    (cut > 0).then(|| p[..=cut].to_string())
+}

@@ -1,0 +1,187 @@
+//! Sessions (vine spec §3): the trace of one hunt, session-scoped heat
+//! while it runs, and `close_session`, which deposits persistent heat on the
+//! winning trails and suggests shortcuts.
+//!
+//! Touches `_derived/traces/<session>.jsonl` (one line per traced call) and
+//! `_derived/trails.db` (session scope during the hunt, persistent on close).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use forest_catalog::PERSISTENT_SCOPE;
+use serde_json::{json, Value};
+
+use crate::budget::estimate;
+use crate::engine::Vine;
+use crate::error::VResult;
+
+/// Session heat laid on `trail + [id]` by a successful pick/query (the
+/// Troop's per-harvest pheromone, vine spec §5); ranking reads it at 0.5.
+pub const SESSION_HEAT: f64 = 0.2;
+/// Persistent heat per answer node (and its trail) on a successful close.
+pub const CLOSE_HEAT: f64 = 0.1;
+/// Trail length from which a close suggests a shortcut.
+pub const SHOUT_THRESHOLD: i64 = 4;
+
+/// One traced call.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// Primitive name.
+    pub primitive: String,
+    /// The call's string `id`, if any.
+    pub id: Option<String>,
+    /// Estimated tokens of the answer.
+    pub tokens_out: usize,
+}
+
+/// The trace of the current session.
+#[derive(Debug)]
+pub struct Tracer {
+    session: String,
+    dir: PathBuf,
+    events: Vec<Event>,
+}
+
+fn now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// 12 hex chars from the clock, the pid and a counter (unique per process).
+pub fn new_session_id() -> String {
+    use sha2::{Digest, Sha256};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let seed = format!("{}-{}-{n}", now(), std::process::id());
+    hex::encode(Sha256::digest(seed.as_bytes()))[..12].to_string()
+}
+
+impl Tracer {
+    pub(crate) fn new(root: &Path, session: Option<String>) -> Tracer {
+        Tracer {
+            session: session.filter(|s| !s.is_empty()).unwrap_or_else(new_session_id),
+            dir: root.join("_derived/traces"),
+            events: vec![],
+        }
+    }
+
+    /// Current session id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Events of this session so far.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Record a call that returned (a raising call records nothing).
+    pub(crate) fn record(&mut self, primitive: &str, id: Option<String>, args: &Value, out: &Value, ms: f64) {
+        let tokens_out = estimate(out);
+        let line = json!({
+            "ts": now(), "session": self.session, "primitive": primitive, "id": id,
+            "tokens_in": estimate(args), "tokens_out": tokens_out, "elapsed_ms": (ms * 1000.0).round() / 1000.0,
+        });
+        self.append(&line);
+        self.events.push(Event { primitive: primitive.to_string(), id, tokens_out });
+    }
+
+    fn append(&self, line: &Value) {
+        // Traces are telemetry: a full disk must not fail a read.
+        if std::fs::create_dir_all(&self.dir).is_ok() {
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.dir.join(format!("{}.jsonl", self.session)))
+            {
+                let _ = writeln!(f, "{line}");
+            }
+        }
+    }
+
+    /// Part D metrics over the events, in order.
+    pub fn metrics(&self, answer_nodes: &[String]) -> Value {
+        let first_harvest = self.events.iter().position(|e| e.primitive == "pick" || e.primitive == "query");
+        let hops = first_harvest
+            .map(|i| self.events[..i].iter().filter(|e| e.primitive == "look" || e.primitive == "move").count());
+        let trail_len = self.events.iter().position(|e| {
+            (e.primitive == "pick" || e.primitive == "query")
+                && e.id.as_ref().is_some_and(|id| answer_nodes.iter().any(|a| a == id))
+        });
+        json!({
+            "hops_to_banana": hops,
+            "trail_len": trail_len,
+            "tokens_to_banana": self.events.iter().map(|e| e.tokens_out).sum::<usize>(),
+            "calls": self.events.len(),
+            "answer_nodes": answer_nodes,
+        })
+    }
+}
+
+impl Vine {
+    /// Lay session heat on `trail(id) + [id]` after a successful harvest.
+    pub(crate) fn session_deposit(&mut self, id: &str) -> VResult<()> {
+        let mut ids = forest_model::ids::trail(id);
+        ids.push(id.to_string());
+        let session = self.tracer.session.clone();
+        self.trails.deposit(&ids, SESSION_HEAT, &session)?;
+        Ok(())
+    }
+
+    /// `close_session(success, answer_nodes)`: on success with answers,
+    /// +0.1 persistent heat on each answer's trail and itself (two answers
+    /// under one branch give it +0.2); a trail of ≥4 calls before the answer
+    /// suggests the answer as a shortcut. The session's own heat is then
+    /// cleared and a fresh session starts (so a second close never re-counts).
+    pub fn close_session(&mut self, success: bool, answer_nodes: &[String]) -> VResult<Value> {
+        let metrics = self.tracer.metrics(answer_nodes);
+        let mut suggest: Vec<String> = vec![];
+        if success && !answer_nodes.is_empty() {
+            for n in answer_nodes {
+                let n = crate::engine::norm_id(n);
+                let mut ids = forest_model::ids::trail(&n);
+                ids.push(n.clone());
+                self.trails.deposit(&ids, CLOSE_HEAT, PERSISTENT_SCOPE)?;
+            }
+            if metrics["trail_len"].as_i64().is_some_and(|t| t >= SHOUT_THRESHOLD) {
+                suggest = answer_nodes.to_vec();
+            }
+        }
+        let old = self.tracer.session.clone();
+        let line = json!({
+            "ts": now(), "session": old,
+            "outcome": {"success": success, "answer_nodes": answer_nodes},
+            "metrics": metrics,
+            "suggest_shortcuts": suggest,
+        });
+        self.tracer.append(&line);
+        self.trails.clear_session(&old)?;
+        self.tracer.session = new_session_id();
+        self.tracer.events.clear();
+        Ok(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_follow_part_d() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Tracer::new(dir.path(), Some("s1".into()));
+        let v = json!({});
+        for (p, id) in
+            [("locate", None), ("pick", Some("a")), ("locate", None), ("pick", Some("b")), ("pick", Some("x"))]
+        {
+            t.record(p, id.map(String::from), &v, &v, 0.1);
+        }
+        let m = t.metrics(&["x".to_string()]);
+        assert_eq!(m["trail_len"], json!(4));
+        assert_eq!(m["hops_to_banana"], json!(0));
+        assert_eq!(m["calls"], json!(5));
+        let lines = std::fs::read_to_string(dir.path().join("_derived/traces/s1.jsonl")).unwrap();
+        assert_eq!(lines.lines().count(), 5);
+        assert_ne!(new_session_id(), new_session_id());
+    }
+}

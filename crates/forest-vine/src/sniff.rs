@@ -1,0 +1,251 @@
+//! `sniff` (vine spec §2.7): literal search over node bodies only — the
+//! complement of `locate`, which never reads a body.
+
+use forest_catalog::pyjson::round4;
+use rusqlite::params_from_iter;
+use serde_json::{json, Map, Value};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::budget::{id_of, shrink_list};
+use crate::engine::{py_repr, Vine, ALPHA};
+use crate::error::{VResult, VineError};
+use crate::read::{check_lang, json_list, window_sql};
+use crate::window;
+
+/// Budget of a sniff payload.
+pub const SNIFF_BUDGET: usize = 800;
+/// Terms per call.
+pub const MAX_TERMS: usize = 8;
+
+/// Arguments of [`Vine::sniff`].
+#[derive(Debug, Clone, Default)]
+pub struct SniffArgs {
+    /// Literal terms (a phrase may contain spaces).
+    pub terms: Vec<String>,
+    /// Branch or leaf to search under.
+    pub scope: Option<String>,
+    /// Results (clamped to 1..=20; default 5).
+    pub k: Option<i64>,
+    /// Keep only this type.
+    pub type_filter: Option<String>,
+    /// Window lower bound.
+    pub since: Option<String>,
+    /// Window upper bound.
+    pub until: Option<String>,
+    /// `created` | `updated`.
+    pub date_field: Option<String>,
+    /// Declared language, exact.
+    pub lang: Option<String>,
+}
+
+/// Per character: first code point of its NFD form, lowercased (one char
+/// per char, so positions in the folded text map back to the original).
+pub fn fold(s: &str) -> Vec<char> {
+    s.chars()
+        .map(|c| {
+            let base = c.nfd().next().unwrap_or(c);
+            base.to_lowercase().next().unwrap_or(base)
+        })
+        .collect()
+}
+
+/// Python `str.splitlines()` (no keepends).
+pub fn splitlines(s: &str) -> Vec<&str> {
+    let mut out = vec![];
+    let mut start = 0;
+    let mut it = s.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        let brk = matches!(
+            c,
+            '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        );
+        if brk {
+            out.push(&s[start..i]);
+            let mut next = i + c.len_utf8();
+            if c == '\r' {
+                if let Some((j, '\n')) = it.peek().copied() {
+                    it.next();
+                    next = j + 1;
+                }
+            }
+            start = next;
+        }
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+fn find(hay: &[char], needle: &[char]) -> Option<usize> {
+    if needle.is_empty() || needle.len() > hay.len() {
+        return None;
+    }
+    (0..=hay.len() - needle.len()).find(|&i| hay[i..i + needle.len()] == *needle)
+}
+
+/// One matching line: `(line number, section, match position, text)`.
+pub type MatchRecord = (usize, Option<String>, usize, String);
+
+/// Records of matching lines, and the number of terms hit.
+pub fn scan_body(body: &str, terms: &[Vec<char>]) -> (Vec<MatchRecord>, usize) {
+    let mut section: Option<String> = None;
+    let mut hit = vec![false; terms.len()];
+    let mut out = vec![];
+    for (i, line) in splitlines(body).into_iter().enumerate() {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        if (1..=6).contains(&hashes) && line[hashes..].starts_with(char::is_whitespace) && (2..=3).contains(&hashes) {
+            section = Some(line[hashes..].trim().to_string());
+        }
+        let folded = fold(line);
+        let mut pos: Option<usize> = None;
+        for (t, term) in terms.iter().enumerate() {
+            if let Some(p) = find(&folded, term) {
+                hit[t] = true;
+                pos = Some(pos.map_or(p, |q: usize| q.min(p)));
+            }
+        }
+        if let Some(p) = pos {
+            out.push((i + 1, section.clone(), p, line.to_string()));
+        }
+    }
+    (out, hit.iter().filter(|h| **h).count())
+}
+
+/// A ≤100-char snippet around `pos`.
+pub fn snippet(line: &str, pos: usize) -> String {
+    let t: Vec<char> = line.trim_end().chars().collect();
+    if t.len() <= 100 {
+        return t.iter().collect();
+    }
+    let start = pos.saturating_sub(33);
+    let end = (start + 100).min(t.len());
+    let start = end.saturating_sub(100);
+    let mut s: String = t[start..end].iter().collect::<String>().trim().to_string();
+    if start > 0 {
+        s.insert(0, '…');
+    }
+    if end < t.len() {
+        s.push('…');
+    }
+    s
+}
+
+impl Vine {
+    /// `sniff(terms, ...)`: literal body search; index hits demoted.
+    pub fn sniff(&mut self, a: &SniffArgs) -> VResult<Value> {
+        if a.terms.is_empty() || a.terms.len() > MAX_TERMS {
+            return Err(VineError::schema("terms must be 1..8 literal strings"));
+        }
+        let mut folded = vec![];
+        for t in &a.terms {
+            let f: Vec<char> = fold(t.trim());
+            let f: Vec<char> = f.iter().collect::<String>().trim().chars().collect();
+            if f.len() < 2 {
+                return Err(VineError::schema(format!("term too short after normalization: {}", py_repr(t))));
+            }
+            folded.push(f);
+        }
+        let k = a.k.unwrap_or(5).clamp(1, 20) as usize;
+        let scope = self.scope(a.scope.as_deref())?;
+        let win = window::parse(a.since.as_deref(), a.until.as_deref(), a.date_field.as_deref())?;
+        let lang = check_lang(a.lang.as_deref())?;
+        let (mut pred, mut args) = ("1=1".to_string(), vec![]);
+        if let Some(w) = &win {
+            let (p, wa) = window_sql(w, "");
+            pred = p;
+            args = wa;
+        }
+        if let Some(t) = &a.type_filter {
+            pred.push_str(" AND type = ?");
+            args.push(t.clone());
+        }
+        let rows: Vec<(String, String, String, Option<String>, i64)> = {
+            let mut st = self
+                .catalog
+                .connection()
+                .prepare(&format!("SELECT id, type, title, trail, body_tokens FROM nodes WHERE {pred} ORDER BY id"))?;
+            let it = st.query_map(params_from_iter(args.iter()), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, Option<i64>>(4)?.unwrap_or(0)))
+            })?;
+            it.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        let mut scanned = 0usize;
+        let mut hits = vec![];
+        for (id, ty, title, trail, bt) in rows {
+            if !scope.admits(&id) {
+                continue;
+            }
+            let Ok(node) = self.read_node(&id) else { continue };
+            if let Some(l) = &lang {
+                if node.get_str("lang").as_deref() != Some(l.as_str()) {
+                    continue;
+                }
+            }
+            let Ok(body) = self.resolve_body(&id, &node) else { continue };
+            scanned += 1;
+            let (recs, terms_hit) = scan_body(&body, &folded);
+            if recs.is_empty() {
+                continue;
+            }
+            hits.push((id, ty, title, trail, bt, recs, terms_hit));
+        }
+        let ids: Vec<String> = hits.iter().map(|h| h.0.clone()).collect();
+        let heat = self.heat_of(&ids)?;
+        let n_terms = folded.len() as f64;
+        let mut scored: Vec<(bool, f64, usize, String, Value)> = vec![];
+        for (id, ty, title, trail, bt, recs, terms_hit) in hits {
+            let h = heat.get(&id).copied().unwrap_or(0.0);
+            let mc = recs.len();
+            let score = round4((terms_hit as f64 / n_terms) * (1.0 + 0.15 * (mc as f64).log2()) * (1.0 + ALPHA * h));
+            let is_index = forest_model::ids::is_branch_id(&id);
+            let matches: Vec<Value> = recs
+                .iter()
+                .take(3)
+                .map(|(line, sec, pos, text)| json!({"section": sec, "line": line, "snippet": snippet(text, *pos)}))
+                .collect();
+            let mut item = Map::new();
+            item.insert("id".into(), json!(id));
+            item.insert("type".into(), json!(ty));
+            item.insert("title".into(), json!(title));
+            item.insert("trail".into(), json_list(trail.as_deref()));
+            item.insert("score".into(), json!(score));
+            item.insert("heat".into(), json!(h));
+            item.insert("body_tokens".into(), json!(bt));
+            item.insert("match_count".into(), json!(mc));
+            item.insert("truncated_matches".into(), json!(mc > 3));
+            item.insert("matches".into(), Value::Array(matches));
+            if is_index {
+                item.insert("demoted".into(), json!(true));
+            }
+            scored.push((is_index, score, mc, id, Value::Object(item)));
+        }
+        scored.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)).then(y.2.cmp(&x.2)).then(x.3.cmp(&y.3)));
+        let truncated = scored.len() > k;
+        let mut out = Map::new();
+        out.insert("results".into(), Value::Array(scored.into_iter().take(k).map(|x| x.4).collect()));
+        out.insert("scanned_nodes".into(), json!(scanned));
+        out.insert("truncated".into(), json!(truncated));
+        shrink_list(&mut out, "results", SNIFF_BUDGET, id_of);
+        self.window_tail(&mut out, win.as_ref(), "results", "No body matched")?;
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding_and_lines() {
+        assert_eq!(fold("Ação"), "acao".chars().collect::<Vec<_>>());
+        assert_eq!(splitlines("a\r\nb\rc\u{2028}d\n"), vec!["a", "b", "c", "d"]);
+        let (recs, hit) = scan_body("# T\n## Mixer-lang\nuse @delega here\n", &[fold("@DELEGA"), fold("zz")]);
+        assert_eq!(hit, 1);
+        assert_eq!(recs[0].0, 3);
+        assert_eq!(recs[0].1.as_deref(), Some("Mixer-lang"));
+        let long = format!("{}needle{}", "a".repeat(200), "b".repeat(200));
+        let s = snippet(&long, 200);
+        assert!(s.contains("needle") && s.starts_with('…') && s.ends_with('…'));
+    }
+}

@@ -1,0 +1,60 @@
+//! YAML frontmatter values as JSON (for digests and the node spec).
+
+use forest_model::yaml::{Mapping, Value as Y};
+use serde_json::{json, Map, Value};
+
+/// Convert a YAML value to JSON (tags dropped, non-string keys stringified).
+pub fn to_json(v: &Y) -> Value {
+    match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => json!(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                json!(i)
+            } else {
+                n.as_f64().map(|f| json!(f)).unwrap_or(Value::Null)
+            }
+        }
+        Y::String(s) => json!(s),
+        Y::Sequence(s) => Value::Array(s.iter().map(to_json).collect()),
+        Y::Mapping(m) => Value::Object(map_to_json(m)),
+        Y::Tagged(t) => to_json(&t.value),
+    }
+}
+
+/// A YAML mapping as a JSON object.
+pub fn map_to_json(m: &Mapping) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in m {
+        let key = match k {
+            Y::String(s) => s.clone(),
+            other => serde_json::to_string(&to_json(other)).unwrap_or_default(),
+        };
+        out.insert(key, to_json(v));
+    }
+    out
+}
+
+/// Convert JSON to YAML (for writes).
+pub fn to_yaml(v: &Value) -> Y {
+    match v {
+        Value::Null => Y::Null,
+        Value::Bool(b) => Y::Bool(*b),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Y::Number(i.into())
+            } else {
+                Y::Number(n.as_f64().unwrap_or(0.0).into())
+            }
+        }
+        Value::String(s) => Y::String(s.clone()),
+        Value::Array(a) => Y::Sequence(a.iter().map(to_yaml).collect()),
+        Value::Object(o) => {
+            let mut m = Mapping::new();
+            for (k, v) in o {
+                m.insert(Y::String(k.clone()), to_yaml(v));
+            }
+            Y::Mapping(m)
+        }
+    }
+}
