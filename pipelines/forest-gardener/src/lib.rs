@@ -17,6 +17,7 @@ pub mod curate;
 pub mod derived;
 pub mod init;
 pub mod manifest;
+pub mod outcomes;
 pub mod pending;
 pub mod reconcile;
 pub mod report;

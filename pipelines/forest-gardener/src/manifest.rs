@@ -1,12 +1,16 @@
 //! `_derived/manifest.db` (DESIGN §3): (source, path) -> (id, size, mtime,
 //! hash, etag). A cache: rebuilt from passports when missing or when it was
-//! last synced at a commit other than HEAD.
+//! last synced at a commit other than HEAD. The same file holds the
+//! `outcomes` table of files that were not planted ([`crate::outcomes`]).
 
 use crate::reconcile::ManifestEntry;
 use crate::GardenError;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::path::Path;
+
+/// Manifest path inside a forest.
+pub const MANIFEST_PATH: &str = "_derived/manifest.db";
 
 /// The sync manifest.
 pub struct Manifest {
@@ -33,7 +37,16 @@ impl Manifest {
              CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
         )
         .map_err(sq)?;
+        conn.execute_batch(crate::outcomes::SCHEMA).map_err(sq)?;
         Ok(Manifest { conn })
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     /// The commit this manifest was last brought up to.

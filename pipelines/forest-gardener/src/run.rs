@@ -3,6 +3,7 @@
 use crate::config::{local_path, GardenerConfig, SourceConfig};
 use crate::derived::{catalog_row, open_catalog_checked, TRAILS_PATH};
 use crate::manifest::Manifest;
+use crate::outcomes::{converter_key, kind_of_conversion, report_problem, walk_key, OutcomeKind, RunOutcomes, StatKey};
 use crate::reconcile::{self, HashPair, ManifestEntry, Plan, StatFile};
 use crate::report::{FileError, GardenReport, MoveRecord, SourceReport, REPORT_VERSION};
 use crate::source::Access;
@@ -135,6 +136,8 @@ struct Converted {
     hash: HashPair,
     outcome: Result<Conversion, String>,
     unsupported: bool,
+    /// Left out with a reason before any converter ran (empty, too large).
+    skipped: bool,
     warnings: Vec<String>,
 }
 
@@ -155,6 +158,8 @@ pub struct AdoptSpec {
     pub endpoint_url: Option<String>,
     /// Path-style S3 addressing.
     pub path_style: Option<bool>,
+    /// Walk into directory symlinks of a local source.
+    pub follow_symlinks: bool,
 }
 
 /// `forest adopt SOURCE`: record the source, then sync it.
@@ -170,7 +175,13 @@ pub fn adopt(
     let (name, dest) = (spec.name.as_deref(), spec.dest.as_deref());
     let uri = resolve_source_uri(forest, &spec.source)?;
     // Re-adopting a recorded source behaves as a sync (no duplicates).
-    let existing = config.sources.iter().find(|s| s.uri == uri).cloned();
+    let existing = config
+        .sources
+        .iter()
+        .find(|s| {
+            s.uri == uri || s.resolved_uri().ok().and_then(|r| resolve_source_uri(forest, &r).ok()) == Some(uri.clone())
+        })
+        .cloned();
     let src = match existing {
         Some(s) => s,
         None => {
@@ -202,6 +213,7 @@ pub fn adopt(
                 ignore: vec![],
                 endpoint_url: spec.endpoint_url.clone(),
                 path_style: spec.path_style,
+                follow_symlinks: spec.follow_symlinks,
             };
             crate::config::check_policies(&src)?;
             src
@@ -258,7 +270,14 @@ fn validate_dest(d: &str) -> Result<(), GardenError> {
 }
 
 /// Canonical uri of a source argument, with the containment rules of dialect §3.2.
+/// A uri naming `${VAR}`s is checked resolved and recorded as written.
 fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
+    if crate::config::names_env(source) {
+        let resolved = crate::config::expand_env(source, |k| std::env::var(k).ok())
+            .map_err(|e| GardenError::Config(format!("source uri {source}: {e}")))?;
+        resolve_source_uri(forest, &resolved)?;
+        return Ok(source.to_string());
+    }
     if source.starts_with("s3://") {
         let loc = forest_storage::S3Location::parse(source).map_err(|e| GardenError::Schema(e.to_string()))?;
         return Ok(format!("s3://{}/{}", loc.bucket, loc.prefix));
@@ -352,6 +371,7 @@ fn run_sources(
             io_pool,
             curate_pool: curate
                 .and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok()),
+            outcomes: RunOutcomes::new(manifest.outcomes(&src.name)?, &today()),
         };
         ctx.run(path, &mut manifest, catalog.as_mut())?;
         report.commits.extend(ctx.commits);
@@ -584,6 +604,8 @@ struct SourceRun<'a> {
     /// Threads of the curate stage (network-bound: sized by the endpoint's
     /// concurrency, not by cores), so it overlaps the next conversion.
     curate_pool: Option<rayon::ThreadPool>,
+    /// Remembered outcomes of files that were not planted.
+    outcomes: RunOutcomes,
 }
 
 fn err(path: &str, message: impl Into<String>) -> FileError {
@@ -597,7 +619,7 @@ impl SourceRun<'_> {
         manifest: &mut Manifest,
         mut catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
-        if let Access::Local { root } = &self.access {
+        if let Access::Local { root, .. } = &self.access {
             if let Ok(canon) = std::fs::canonicalize(root) {
                 check_containment(self.forest, &canon)?;
             }
@@ -618,10 +640,14 @@ impl SourceRun<'_> {
                 return Err(GardenError::Schema("sync path leaves the source root".into()));
             }
             listing.files.retain(|f| f.rel == p);
-            listing.problems.retain(|(r, _)| r == p);
+            listing.problems.retain(|q| q.rel == p);
         }
-        for (p, m) in &listing.problems {
-            self.report.errors.push(err(p, m.clone()));
+        let wk = walk_key();
+        for q in &listing.problems {
+            if !self.outcomes.skip_known(&q.rel, q.key.as_ref(), &wk) {
+                report_problem(&mut self.report, q.kind, &q.rel, &q.message);
+                self.outcomes.record(&q.rel, q.kind, &q.message, q.key.clone(), &wk);
+            }
         }
         self.report.files_seen = listing.files.len();
         let entries = manifest.entries(&self.src.name)?;
@@ -650,8 +676,25 @@ impl SourceRun<'_> {
         let mut stat = reconcile::stat_pass(&stat_files, &entries, path);
         if listing.listing_error.is_some() {
             stat.vanished.clear();
+        } else if path.is_none() {
+            let mut listed: HashSet<&str> = listing.files.iter().map(|f| f.rel.as_str()).collect();
+            listed.extend(listing.problems.iter().map(|q| q.rel.as_str()));
+            self.outcomes.forget_unlisted(&listed);
         }
         let by_rel: HashMap<&str, &Listed> = listing.files.iter().map(|f| (f.rel.as_str(), f)).collect();
+        // Known problems whose bytes and converter did not change are not
+        // read again (DESIGN §9): neither hashed nor converted.
+        {
+            let (hooks, registry, outcomes) = (&self.config.converters, self.registry, &mut self.outcomes);
+            let mut known = |rel: &String| {
+                let Some(f) = by_rel.get(rel.as_str()) else { return false };
+                let key =
+                    StatKey { size: f.size, mtime_ms: f.mtime_ms, etag: f.object.as_ref().map(|o| o.etag.clone()) };
+                outcomes.skip_known(rel, Some(&key), &converter_key(registry, hooks, rel))
+            };
+            stat.new.retain(|r| !known(r));
+            stat.suspect.retain(|r| !known(r));
+        }
         // Hash suspects and possible move targets before deciding.
         let sizes: HashMap<String, u64> = listing.files.iter().map(|f| (f.rel.clone(), f.size)).collect();
         let mut to_hash: Vec<String> = stat.suspect.clone();
@@ -677,7 +720,12 @@ impl SourceRun<'_> {
                     self.report.bytes_read += sizes.get(&rel).copied().unwrap_or(0);
                     hashes.insert(rel, h);
                 }
-                Err(e) => self.report.errors.push(err(&rel, e)),
+                Err(e) => {
+                    let key = by_rel.get(rel.as_str()).map(|f| self.stat_key(f));
+                    let ck = self.converter_key(&rel);
+                    self.outcomes.record(&rel, OutcomeKind::Failed, &e, key, &ck);
+                    self.report.errors.push(err(&rel, e));
+                }
             }
         }
         let plan: Plan = reconcile::classify(stat, &entries, &hashes);
@@ -706,12 +754,15 @@ impl SourceRun<'_> {
         let mut touched_up = vec![];
         for rel in &plan.touched {
             if let (Some(f), Some(e)) = (by_rel.get(rel.as_str()), entries.get(rel)) {
+                // Our own hash from now on: the next suspect needs blake3 only.
+                let hash = hashes.get(rel).map(|h| h.blake3.clone()).unwrap_or_else(|| e.hash.clone());
                 touched_up.push((
                     rel.clone(),
                     ManifestEntry {
                         size: f.size,
                         mtime_ms: f.mtime_ms,
                         etag: f.object.as_ref().map(|o| o.etag.clone()),
+                        hash,
                         ..e.clone()
                     },
                 ));
@@ -805,7 +856,19 @@ impl SourceRun<'_> {
             }
         }
         self.progress.finish();
+        self.report.known_problems = self.outcomes.known_count;
+        if !self.opts.dry_run {
+            self.outcomes.flush(manifest, &self.src.name)?;
+        }
         Ok(())
+    }
+
+    fn stat_key(&self, f: &Listed) -> StatKey {
+        StatKey { size: f.size, mtime_ms: f.mtime_ms, etag: f.object.as_ref().map(|o| o.etag.clone()) }
+    }
+
+    fn converter_key(&self, rel: &str) -> String {
+        converter_key(self.registry, &self.config.converters, rel)
     }
 
     fn convert_all(
@@ -841,9 +904,10 @@ impl SourceRun<'_> {
                 window
                     .par_iter()
                     .filter(|f| f.size > 0 && f.size <= self.config.max_file_bytes)
+                    .filter(|f| !self.registry.claimants(&ext_of(&f.rel)).is_empty())
                     .filter_map(|f| {
-                        let with_sha = payload_type_of(&ext_of(&f.rel)).is_some();
-                        let h = self.access.ensure_local(f, hashes.get(&f.rel), with_sha).ok()?;
+                        // sha256 too: the passport records it.
+                        let h = self.access.ensure_local(f, hashes.get(&f.rel), true).ok()?;
                         Some((f.rel.clone(), h))
                     })
                     .collect()
@@ -864,18 +928,28 @@ impl SourceRun<'_> {
             hash: HashPair { blake3: String::new(), sha256: String::new() },
             outcome: Err(String::new()),
             unsupported: false,
+            skipped: false,
             warnings: vec![],
         };
         if f.size > self.config.max_file_bytes {
             c.outcome =
                 Err(format!("file is {} bytes, over the {} byte limit: skipped", f.size, self.config.max_file_bytes));
+            c.skipped = true;
             return c;
         }
         if f.size == 0 {
-            c.outcome = Err("empty file (0 bytes): nothing to adopt".into());
+            c.outcome = Err("empty file (0 bytes): nothing to adopt, skipped".into());
+            c.skipped = true;
             return c;
         }
-        let hash = self.access.ensure_local(f, known, payload_type_of(&ext_of(&f.rel)).is_some());
+        // No converter claims it: nothing worth reading (or downloading).
+        if self.registry.claimants(&ext_of(&f.rel)).is_empty() {
+            c.outcome = Err("unsupported file type".into());
+            c.unsupported = true;
+            return c;
+        }
+        // Both hashes in one pass: sha256 for the passport, blake3 for the manifest.
+        let hash = self.access.ensure_local(f, known, true);
         match hash {
             Ok(h) => c.hash = h,
             Err(e) => {
@@ -1054,20 +1128,28 @@ impl SourceRun<'_> {
         }
     }
 
+    /// The conversion, or the problem reported (once: it is remembered with
+    /// the file's stat key, see [`crate::outcomes`]).
     fn conversion_or_report(&mut self, c: &Converted) -> Option<Conversion> {
-        self.report.bytes_read += c.size;
+        if !c.skipped && !c.unsupported {
+            self.report.bytes_read += c.size;
+        }
         self.report.warnings.extend(c.warnings.iter().cloned());
-        if c.unsupported {
-            self.report.unsupported.push(c.rel.clone());
-            return None;
-        }
-        match &c.outcome {
-            Ok(conv) => Some(conv.clone()),
-            Err(e) => {
-                self.report.errors.push(err(&c.rel, e.clone()));
-                None
+        let problem = match &c.outcome {
+            Ok(conv) if !c.unsupported => {
+                self.outcomes.resolved(&c.rel);
+                return Some(conv.clone());
             }
-        }
+            Ok(_) => (OutcomeKind::Unsupported, "unsupported file type".to_string()),
+            Err(e) if c.skipped => (OutcomeKind::Skipped, e.clone()),
+            Err(e) => (kind_of_conversion(c.unsupported, e), e.clone()),
+        };
+        let (kind, msg) = problem;
+        report_problem(&mut self.report, kind, &c.rel, &msg);
+        let key = StatKey { size: c.size, mtime_ms: c.mtime_ms, etag: c.etag.clone() };
+        let ck = self.converter_key(&c.rel);
+        self.outcomes.record(&c.rel, kind, &msg, Some(key), &ck);
+        None
     }
 
     fn plant(&mut self, c: &Converted, batch: &mut Batch) {
@@ -1241,7 +1323,9 @@ impl SourceRun<'_> {
 
     fn set_source_fields(&self, n: &mut Node, c: &Converted) {
         n.set_str("source_path", &c.rel);
-        n.set_str("source_hash", &c.hash.blake3);
+        // sha256: what the dialect (and the reference's sync) compares.
+        let hash = if c.hash.sha256.is_empty() { &c.hash.blake3 } else { &c.hash.sha256 };
+        n.set_str("source_hash", hash);
         n.set("source_size", Value::from(c.size));
         n.set("source_mtime", Value::from(c.mtime_ms as f64 / 1000.0));
         match &c.etag {
@@ -1651,6 +1735,10 @@ impl SourceRun<'_> {
         if self.opts.dry_run {
             return Ok(());
         }
+        // The config travels with the first batch that needs it (validated).
+        let config_change = crate::config::versioned_change(self.forest, self.git)?;
+        let config_only = changes.is_empty() && config_change.is_some();
+        changes.extend(config_change);
         let mut head = None;
         // Staged payloads are renamed only after the commit; the journal lets
         // the next start finish (or drop) them after a crash in between.
@@ -1658,7 +1746,15 @@ impl SourceRun<'_> {
             write_payload_journal(self.forest, &batch.renames)?;
         }
         if !changes.is_empty() {
-            let msg = self.commit_message(batch);
+            let mut msg = self.commit_message(batch);
+            if config_only {
+                msg = format!(
+                    "gardener({}): record {} [source={}]\n",
+                    self.command,
+                    crate::config::CONFIG_PATH,
+                    self.src.name
+                );
+            }
             let t = Instant::now();
             let committed = self.git.commit_batch(&changes, &msg)?;
             tracing::info!(
