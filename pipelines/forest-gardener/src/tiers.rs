@@ -5,8 +5,8 @@
 
 use crate::config::{local_path, GardenerConfig};
 use crate::derived::open_catalog;
-use crate::run::cached_body_path;
 use crate::source::{hash_file, s3_options};
+use crate::stages::plan::payload::cached_body_path;
 use crate::GardenError;
 use forest_model::ids;
 use forest_model::lint::is_remote;
