@@ -56,8 +56,9 @@ impl SourceRun<'_> {
             self.outcomes.forget_unlisted(&listed);
         }
         // Known problems whose bytes and converter did not change are not
-        // read again (DESIGN §9): neither hashed nor converted.
-        {
+        // read again (DESIGN §9): neither hashed nor converted. A targeted
+        // sync of one PATH is an operator asking: it always retries.
+        if path.is_none() {
             let (hooks, registry, outcomes) = (&self.config.converters, self.registry, &mut self.outcomes);
             let mut known = |rel: &String| {
                 let Some(f) = by_rel.get(rel.as_str()) else { return false };

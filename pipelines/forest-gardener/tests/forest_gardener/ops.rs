@@ -116,3 +116,18 @@ fn file_symlink_to_an_ignored_target_is_planted_under_its_own_path() {
     assert_eq!(s.planted, ["plan"]);
     assert!(s.skipped.iter().any(|e| e.path == "out.md" && e.message.contains("outside")), "{:?}", s.skipped);
 }
+
+#[test]
+fn known_problem_is_skipped_but_a_targeted_sync_retries_it() {
+    let (d, root, g) = setup();
+    let src = d.path().join("src");
+    write(&src.join("ok.md"), "# Ok\n");
+    write(&src.join("broken.docx"), "not a zip");
+    let r = do_adopt(&root, &g, &src);
+    assert_eq!(one(&r).errors.len(), 1, "{:?}", one(&r).errors);
+    let r = do_sync(&root, &g);
+    assert!(one(&r).errors.is_empty() && one(&r).known_problems == 1 && one(&r).bytes_read == 0);
+    let r = sync(&root, &g, None, Some("broken.docx"), &opts(), &NoProgress, None).unwrap();
+    assert_eq!(one(&r).errors.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["broken.docx"]);
+    assert_eq!(one(&r).bytes_read, 9, "read once, on request");
+}
