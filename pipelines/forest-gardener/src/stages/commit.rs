@@ -4,7 +4,8 @@
 //!
 //! In: a planned (and curated) [`Batch`]. Out: the commit id. The first
 //! batch also carries `_meta/gardener.yaml` when it differs from HEAD
-//! (validated first; an otherwise empty batch commits it alone). Touches git,
+//! (validated first; an otherwise empty adopt batch commits it alone).
+//! Touches git,
 //! the work tree (through the git layer), `_derived/` and staged payloads.
 
 use crate::derived::{catalog_row, TRAILS_PATH};
@@ -64,8 +65,15 @@ impl SourceRun<'_> {
         if self.opts.dry_run {
             return Ok(());
         }
-        // The config travels with the first batch that needs it (validated).
-        let config_change = crate::config::versioned_change(self.forest, self.git)?;
+        // The config travels with the first batch that needs it (validated):
+        // an adopt commits it even alone; a sync only alongside real changes,
+        // so a no-change sync (also over a forest another engine wrote, which
+        // never commits it) makes no commit.
+        let config_change = if changes.is_empty() && self.command != "adopt" {
+            None
+        } else {
+            crate::config::versioned_change(self.forest, self.git)?
+        };
         let config_only = changes.is_empty() && config_change.is_some();
         changes.extend(config_change);
         let mut head = None;

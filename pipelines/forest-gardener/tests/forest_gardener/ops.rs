@@ -17,9 +17,12 @@ fn config_is_committed_with_the_first_batch_and_validated() {
     assert_eq!(r.commits.len(), 1);
     let files = head_files(&root);
     assert!(files.contains(&"_meta/gardener.yaml".to_string()) && files.contains(&"a.md".to_string()), "{files:?}");
-    // A hand edit of the config (a new key is kept) lands with the next batch.
+    // A hand edit of the config (a new key is kept) lands with the next
+    // batch that commits anything.
     let cfg = fs::read_to_string(root.join("_meta/gardener.yaml")).unwrap();
     fs::write(root.join("_meta/gardener.yaml"), format!("{cfg}operator_note: nightly\n")).unwrap();
+    // A sync with nothing else to commit makes no config-only commit.
+    assert!(do_sync(&root, &g).commits.is_empty());
     write(&src.join("b.md"), "# B\n\nMore.\n");
     let r = do_sync(&root, &g);
     assert_eq!(r.commits.len(), 1);
