@@ -198,6 +198,8 @@ pub struct RunOutcomes {
     up: Vec<(String, Outcome)>,
     del: Vec<String>,
     today: String,
+    /// Paths with a row that the listing showed (the rest are forgotten).
+    seen: std::collections::HashSet<String>,
     /// Known problems met (and not re-read) in this run.
     pub known_count: usize,
 }
@@ -209,7 +211,13 @@ impl RunOutcomes {
     }
 
     /// True (and counted) when `rel`'s remembered outcome still applies.
+    /// Every listed path with a row passes here, so the rows of paths no
+    /// longer listed can be forgotten ([`Self::forget_unseen`]).
     pub fn skip_known(&mut self, rel: &str, key: Option<&StatKey>, converter: &str) -> bool {
+        if !self.known.contains(rel) {
+            return false;
+        }
+        self.seen.insert(rel.to_string());
         let hit = key.is_some_and(|k| self.known.check(rel, k, converter).is_some());
         if hit {
             self.known_count += 1;
@@ -240,9 +248,11 @@ impl RunOutcomes {
         }
     }
 
-    /// Forget problems of paths no longer listed (full, complete listings only).
-    pub fn forget_unlisted(&mut self, listed: &std::collections::HashSet<&str>) {
-        let gone: Vec<String> = self.known.paths().filter(|p| !listed.contains(p)).map(String::from).collect();
+    /// Forget problems of paths the listing did not show (call after a
+    /// full, complete listing whose every path went through
+    /// [`Self::skip_known`]).
+    pub fn forget_unseen(&mut self) {
+        let gone: Vec<String> = self.known.paths().filter(|p| !self.seen.contains(*p)).map(String::from).collect();
         self.del.extend(gone);
     }
 

@@ -177,6 +177,33 @@ fn rel_of(root: &Path, p: &Path) -> String {
 /// Walk `root` (directory symlinks followed only when `follow_symlinks`).
 /// A failure to read `root` itself is a listing error.
 pub fn walk_source(root: &Path, extra_ignore: &[String], follow_symlinks: bool) -> Listing {
+    let mut files = vec![];
+    let mut listing = walk_source_each(root, extra_ignore, follow_symlinks, &mut |f| files.push(f));
+    listing.files = files;
+    listing
+}
+
+/// Siblings ordered so the walk yields `rel` paths in byte order (the
+/// manifest's `ORDER BY path`): a directory compares as `name/`, so
+/// `a-c.md` comes before everything under `a/`.
+fn path_order(a: &walkdir::DirEntry, b: &walkdir::DirEntry) -> std::cmp::Ordering {
+    use std::os::unix::ffi::OsStrExt;
+    let is_dir = |e: &walkdir::DirEntry| e.file_type().is_dir() || (e.file_type().is_symlink() && e.path().is_dir());
+    let (na, nb) = (a.file_name().as_bytes(), b.file_name().as_bytes());
+    let sa: &[u8] = if is_dir(a) { b"/" } else { b"" };
+    let sb: &[u8] = if is_dir(b) { b"/" } else { b"" };
+    na.iter().chain(sa).cmp(nb.iter().chain(sb))
+}
+
+/// [`walk_source`] as a stream: each file goes to `sink` as it is found,
+/// in byte order of `rel`; the returned listing holds only the problems
+/// and the listing error.
+pub fn walk_source_each(
+    root: &Path,
+    extra_ignore: &[String],
+    follow_symlinks: bool,
+    sink: &mut dyn FnMut(Listed),
+) -> Listing {
     let mut listing = Listing::default();
     let canon_root = match std::fs::canonicalize(root) {
         Ok(c) => c,
@@ -192,7 +219,7 @@ pub fn walk_source(root: &Path, extra_ignore: &[String], follow_symlinks: bool) 
     let ignore = Ignore::new(extra_ignore);
     let walked = |rel: &str| !rel.split('/').any(Ignore::component_ignored) && !ignore.matches(rel);
     let mut problems = vec![];
-    let walker = walkdir::WalkDir::new(&canon_root).follow_links(follow_symlinks).sort_by_file_name();
+    let walker = walkdir::WalkDir::new(&canon_root).follow_links(follow_symlinks).sort_by(path_order);
     let mut it = walker.into_iter();
     loop {
         let entry = match it.next() {
@@ -303,7 +330,7 @@ pub fn walk_source(root: &Path, extra_ignore: &[String], follow_symlinks: bool) 
             continue;
         }
         match std::fs::metadata(entry.path()) {
-            Ok(md) => listing.files.push(Listed {
+            Ok(md) => sink(Listed {
                 rel,
                 abs: entry.path().to_path_buf(),
                 size: md.len(),
@@ -316,7 +343,6 @@ pub fn walk_source(root: &Path, extra_ignore: &[String], follow_symlinks: bool) 
             }
         }
     }
-    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     listing.problems = problems;
     listing
 }

@@ -101,9 +101,8 @@ pub(crate) fn open_manifest(
             }
             if !removed_ids.is_empty() {
                 for s in &config.sources {
-                    let entries = m.entries(&s.name)?;
-                    let dels: Vec<String> =
-                        entries.iter().filter(|(_, e)| removed_ids.contains(&e.id)).map(|(p, _)| p.clone()).collect();
+                    // By the id index: no read of the source's other rows.
+                    let dels = m.paths_of_ids(&s.name, &removed_ids)?;
                     m.apply(&s.name, &[], &dels, None)?;
                 }
             }
@@ -168,4 +167,32 @@ pub(crate) fn changed_md_paths(forest: &Path, from: &str, to: &str) -> Option<Ve
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passport_is_a_manifest_row() {
+        let n = Node::parse(
+            "---\nid: a/b\nsource_path: a/b.md\nsource_hash: blake3:h\nsource_size: 12\nsource_mtime: 1.5\nsource_state: vanished\nsource_etag: e\n---\n# B\n",
+        )
+        .expect("node");
+        let (source, path, e) = passport_entry("a/b", &n, "default").expect("row");
+        assert_eq!((source.as_str(), path.as_str()), ("default", "a/b.md"));
+        assert_eq!(
+            e,
+            ManifestEntry {
+                id: "a/b".into(),
+                size: 12,
+                mtime_ms: 1500,
+                hash: "blake3:h".into(),
+                vanished: true,
+                etag: Some("e".into())
+            }
+        );
+        let hand = Node::parse("---\nid: h\n---\n# H\n").expect("node");
+        assert!(passport_entry("h", &hand, "default").is_none(), "hand-written nodes have no source row");
+    }
 }

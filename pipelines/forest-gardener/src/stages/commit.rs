@@ -31,6 +31,7 @@ impl SourceRun<'_> {
         manifest: &mut Manifest,
         catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
+        batch.render_bodies();
         // Coverage of every touched branch, then serialise dirty nodes.
         let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
         for id in &dirty {
@@ -142,6 +143,9 @@ impl SourceRun<'_> {
                 }
             }
         }
+        // Committed ids are on disk now: `taken` only has to cover the run's
+        // uncommitted ids, so it stays O(batch), not O(corpus).
+        self.taken.clear();
         Ok(())
     }
 
@@ -202,4 +206,48 @@ pub fn recover_payloads(forest: &Path) {
         }
     }
     let _ = std::fs::remove_file(&path);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::manifest::Manifest;
+    use crate::pipeline::testing::Fixture;
+    use crate::reconcile::ManifestEntry;
+    use crate::stages::plan::Batch;
+    use forest_model::node::Node;
+
+    #[test]
+    fn one_batch_is_one_commit_then_the_manifest_follows() {
+        let fx = Fixture::new();
+        let mut run = fx.run();
+        let mut batch = Batch::default();
+        let n = Node::parse("---\nid: x\ntype: note\ntitle: X\nsummary: About x.\n---\n# X\n").expect("node");
+        run.put("x", n, &mut batch);
+        batch.planted = 1;
+        batch.ids.push("x".into());
+        let e = ManifestEntry {
+            id: "x".into(),
+            size: 1,
+            mtime_ms: 1,
+            hash: "blake3:x".into(),
+            vanished: false,
+            etag: None,
+        };
+        batch.manifest_up.push(("x.md".into(), e));
+        let before = fx.git.head_oid().expect("head");
+        let mut manifest = Manifest::open(std::path::Path::new(":memory:")).expect("manifest");
+        run.finish_batch(&mut batch, &mut manifest, None).expect("commit");
+        let head = fx.git.head_oid().expect("head");
+        assert_ne!(head, before);
+        assert_eq!(run.commits, vec![head.map(|o| o.to_string()).unwrap_or_default()]);
+        assert!(fx.forest.join("x.md").exists());
+        assert_eq!(manifest.head().expect("head"), run.commits.first().cloned());
+        assert_eq!(manifest.count("default").expect("count"), 1);
+        assert!(run
+            .commit_message(&batch)
+            .starts_with("gardener(adopt): 1 planted, 0 updated, 0 moved, 0 stale [source=default]"));
+        // The same batch again writes nothing: no second commit.
+        run.finish_batch(&mut batch, &mut manifest, None).expect("no-op");
+        assert_eq!(run.commits.len(), 1);
+    }
 }

@@ -38,16 +38,11 @@ pub(crate) struct Converted {
 
 impl SourceRun<'_> {
     /// Convert the plant/update items of one slice of work.
-    pub(crate) fn convert_all(
-        &self,
-        slice: &[Work],
-        by_rel: &HashMap<&str, &Listed>,
-        hashes: &HashMap<String, HashPair>,
-    ) -> HashMap<String, Converted> {
+    pub(crate) fn convert_all(&self, slice: &[Work], hashes: &HashMap<String, HashPair>) -> HashMap<String, Converted> {
         let files: Vec<&Listed> = slice
             .iter()
             .filter_map(|w| match w {
-                Work::Plant(r) | Work::Update(r, _) => by_rel.get(r.as_str()).copied(),
+                Work::Plant(f) | Work::Update(f, _) => Some(f),
                 _ => None,
             })
             .collect();
@@ -119,5 +114,44 @@ impl SourceRun<'_> {
         c.warnings = out.warnings;
         c.outcome = out.result.map_err(|e| e.strip_prefix(&format!("{}: ", f.rel)).map(String::from).unwrap_or(e));
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pipeline::testing::Fixture;
+    use crate::stages::plan::Work;
+    use forest_convert::Conversion;
+    use std::collections::HashMap;
+
+    #[test]
+    fn converts_plants_and_updates_and_reports_empty_files() {
+        let fx = Fixture::new();
+        let a = fx.write("a.md", "# Alpha\n\nSome text.\n");
+        let empty = fx.write("e.md", "");
+        let run = fx.run();
+        let work = vec![Work::Plant(a), Work::Update(empty, "e".into()), Work::MarkStale("x.md".into(), entry())];
+        let out = run.convert_all(&work, &HashMap::new());
+        assert_eq!(out.len(), 2, "stale marks convert nothing");
+        let c = &out["a.md"];
+        assert!(c.hash.blake3.starts_with("blake3:"));
+        assert_eq!(c.hash.sha256.len(), 64, "sha256 for the passport, same read pass");
+        assert!(matches!(&c.outcome, Ok(Conversion::Markdown { body, .. }) if body.contains("Some text")));
+        assert_eq!(
+            out["e.md"].outcome.as_ref().err().map(String::as_str),
+            Some("empty file (0 bytes): nothing to adopt, skipped")
+        );
+        assert!(out["e.md"].skipped);
+    }
+
+    fn entry() -> crate::reconcile::ManifestEntry {
+        crate::reconcile::ManifestEntry {
+            id: "x".into(),
+            size: 1,
+            mtime_ms: 1,
+            hash: "blake3:x".into(),
+            vanished: false,
+            etag: None,
+        }
     }
 }

@@ -70,3 +70,60 @@ impl SourceRun<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::testing::Fixture;
+    use forest_model::node::Node;
+
+    struct Upper;
+    impl Curate for Upper {
+        fn curate(&self, d: &mut Draft) -> Result<(), String> {
+            if d.id == "bad" {
+                return Err("model down".into());
+            }
+            d.summary = format!("Curated {}.", d.title);
+            d.scent = "llm".into();
+            Ok(())
+        }
+    }
+
+    fn draft(id: &str) -> Draft {
+        Draft {
+            id: id.into(),
+            parent: "_index".into(),
+            title: id.to_uppercase(),
+            body: format!("# {id}\n\nBody of {id}.\n"),
+            summary: "Derived.".into(),
+            tags: vec![],
+            links: vec![],
+            scent: "derived".into(),
+        }
+    }
+
+    #[test]
+    fn curates_on_the_pool_and_folds_with_fallbacks() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+        let (drafts, results) = curate_drafts(Some(&Upper), Some(&pool), vec![draft("ok"), draft("bad")]);
+        assert_eq!(drafts[0].summary, "Curated OK.");
+        assert!(results[0].is_ok() && results[1].is_err());
+        let (same, none) = curate_drafts(None, None, vec![draft("x")]);
+        assert!(none.is_empty() && same[0].summary == "Derived.");
+
+        let fx = Fixture::new();
+        let mut run = fx.run();
+        run.curate = Some(&Upper);
+        let mut batch = Batch::default();
+        for id in ["ok", "bad"] {
+            let n = Node::parse(&format!("---\nid: {id}\nsummary: Derived.\n---\n# {id}\n")).expect("node");
+            batch.nodes.insert(id.into(), n);
+        }
+        run.fold_curation(drafts, results, &mut batch);
+        assert_eq!(batch.nodes["ok"].get_str("scent").as_deref(), Some("llm"));
+        assert_eq!(batch.nodes["ok"].get_str("summary").as_deref(), Some("Curated OK."));
+        assert_eq!(batch.nodes["bad"].get_str("scent").as_deref(), Some("derived"));
+        assert_eq!(run.report.curation_fallbacks, vec!["bad"]);
+        assert!(run.report.errors.iter().any(|e| e.path == "bad" && e.message.contains("model down")));
+    }
+}

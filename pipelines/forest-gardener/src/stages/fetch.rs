@@ -8,34 +8,23 @@
 //! `_derived/tmp/objects` download slots only.
 
 use crate::pipeline::SourceRun;
-use crate::reconcile::{HashPair, ManifestEntry};
+use crate::reconcile::HashPair;
 use crate::stages::text::{ext_of, payload_type_of};
 use crate::walk::Listed;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
 impl SourceRun<'_> {
-    /// Hash `to_hash` in parallel. sha256 too when the stored hash is not
-    /// ours (another engine's), when unknown paths might pair with such an
-    /// entry (`want_sha_moves`), or for BONE payloads.
-    pub(crate) fn hash_paths(
-        &self,
-        to_hash: &[String],
-        entries: &HashMap<String, ManifestEntry>,
-        by_rel: &HashMap<&str, &Listed>,
-        want_sha_moves: bool,
-    ) -> Vec<(String, Result<HashPair, String>)> {
+    /// Hash listed files in parallel; `(file, sha)` asks for sha256 too
+    /// (a stored hash from another engine, or a move candidate that may
+    /// pair with one). BONE payloads always get sha256.
+    pub(crate) fn hash_listed(&self, to_hash: &[(&Listed, bool)]) -> Vec<(String, Result<HashPair, String>)> {
         let access = &self.access;
         to_hash
             .par_iter()
-            .map(|rel| {
-                let need_sha = entries.get(rel).map(|e| !e.hash.starts_with("blake3:")).unwrap_or(want_sha_moves)
-                    || payload_type_of(&ext_of(rel)).is_some();
-                let res = by_rel
-                    .get(rel.as_str())
-                    .ok_or_else(|| "vanished".to_string())
-                    .and_then(|f| access.hash(f, need_sha));
-                (rel.clone(), res)
+            .map(|(f, sha)| {
+                let need_sha = *sha || payload_type_of(&ext_of(&f.rel)).is_some();
+                (f.rel.clone(), access.hash(f, need_sha))
             })
             .collect()
     }
@@ -60,5 +49,27 @@ impl SourceRun<'_> {
                 })
                 .collect()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pipeline::testing::Fixture;
+    use crate::source::hash_file;
+
+    #[test]
+    fn hashes_with_sha_only_when_asked_or_for_bone() {
+        let fx = Fixture::new();
+        let a = fx.write("a.md", "alpha");
+        let p = fx.write("p.pdf", "%PDF-1.4 not really");
+        let mut gone = fx.write("gone.md", "x");
+        gone.abs = fx.source.join("never-written.md");
+        let run = fx.run();
+        let got = run.hash_listed(&[(&a, false), (&p, false), (&gone, true)]);
+        let ha = got[0].1.as_ref().expect("hashed");
+        assert_eq!(ha, &hash_file(&a.abs, false).expect("hash"));
+        assert!(ha.sha256.is_empty());
+        assert!(!got[1].1.as_ref().expect("hashed").sha256.is_empty(), "BONE payloads get sha256");
+        assert!(got[2].1.is_err(), "an unreadable file is a per-file error");
     }
 }

@@ -83,3 +83,23 @@ pub(crate) fn links_value(links: &[DraftLink]) -> Value {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proposals_append_after_existing_links_without_duplicates() {
+        let mut n = Node::parse("---\nid: a\nlinks:\n- rel: see_also\n  target: b\n---\n# A\n").expect("node");
+        let had = DraftLink::existing(&n);
+        let mut links = had.clone();
+        links.push(DraftLink { rel: "see_also".into(), target: "b".into(), confidence: 0.3, note: None });
+        links.push(DraftLink { rel: "part_of".into(), target: "c".into(), confidence: 0.3, note: Some("why".into()) });
+        merge_proposed_links(&mut n, &links, had.len());
+        let got: Vec<(String, String)> = n.links().into_iter().map(|l| (l.rel, l.target)).collect();
+        assert_eq!(got, vec![("see_also".into(), "b".into()), ("part_of".into(), "c".into())]);
+        let before = n.to_text();
+        merge_proposed_links(&mut n, &links[..1], 1);
+        assert_eq!(n.to_text(), before, "nothing proposed: nothing rewritten");
+    }
+}

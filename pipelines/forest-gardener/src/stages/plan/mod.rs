@@ -8,6 +8,7 @@
 //! reads passports; writes only staged payload files and cached bodies
 //! (regenerable), never a tracked file: that is the commit stage's job.
 
+mod branch;
 mod leaf;
 mod moves;
 pub(crate) mod payload;
@@ -17,6 +18,8 @@ use crate::pipeline::SourceRun;
 use crate::reconcile::{self, ManifestEntry};
 use crate::stages::convert::Converted;
 use crate::stages::text::coverage_suffix;
+use crate::walk::Listed;
+use branch::EntryBody;
 use forest_catalog::Catalog;
 use forest_model::ids;
 use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
@@ -29,11 +32,11 @@ use std::path::PathBuf;
 /// A unit of work inside a source run, in path order.
 pub(crate) enum Work {
     /// A new file to plant.
-    Plant(String),
-    /// A changed file (rel, id).
-    Update(String, String),
-    /// A move (vanished path paired with a new one).
-    Transplant(reconcile::Move),
+    Plant(Listed),
+    /// A changed file and its node id.
+    Update(Listed, String),
+    /// A move (vanished path paired with a new file, listed).
+    Transplant(reconcile::Move, Option<Listed>),
     /// A vanished path to mark stale.
     MarkStale(String, ManifestEntry),
 }
@@ -42,9 +45,18 @@ impl Work {
     /// The source path this work is ordered by.
     pub(crate) fn rel(&self) -> &str {
         match self {
-            Work::Plant(r) | Work::Update(r, _) => r,
-            Work::Transplant(m) => &m.to_rel,
+            Work::Plant(f) | Work::Update(f, _) => &f.rel,
+            Work::Transplant(m, _) => &m.to_rel,
             Work::MarkStale(r, _) => r,
+        }
+    }
+
+    /// The listed file behind this work, if it was listed.
+    pub(crate) fn listed(&self) -> Option<&Listed> {
+        match self {
+            Work::Plant(f) | Work::Update(f, _) => Some(f),
+            Work::Transplant(_, f) => f.as_ref(),
+            Work::MarkStale(..) => None,
         }
     }
 }
@@ -75,6 +87,20 @@ pub(crate) struct Batch {
     pub(crate) moved: usize,
     pub(crate) stale: usize,
     pub(crate) ids: Vec<String>,
+    /// Branch bodies under entry edits, by id (authoritative over the
+    /// body of the same id in `nodes` until rendered).
+    pub(crate) bodies: HashMap<String, EntryBody>,
+}
+
+impl Batch {
+    /// Write the parsed branch bodies back into their nodes (once per batch).
+    pub(crate) fn render_bodies(&mut self) {
+        for (id, b) in self.bodies.drain() {
+            if let Some(n) = self.nodes.get_mut(&id) {
+                n.body = b.render();
+            }
+        }
+    }
 }
 
 impl SourceRun<'_> {
@@ -100,9 +126,14 @@ impl SourceRun<'_> {
         self.forest.join(ids::id_to_path(id)).exists()
     }
 
+    /// A copy of a node as this batch sees it (read from disk once).
     pub(crate) fn load(&self, id: &str, batch: &mut Batch) -> Option<Node> {
         if let Some(n) = batch.nodes.get(id) {
-            return Some(n.clone());
+            let mut n = n.clone();
+            if let Some(b) = batch.bodies.get(id) {
+                n.body = b.render();
+            }
+            return Some(n);
         }
         let text = std::fs::read_to_string(self.forest.join(ids::id_to_path(id))).ok()?;
         let node = Node::parse(&text).ok()?;
@@ -110,9 +141,26 @@ impl SourceRun<'_> {
         Some(node)
     }
 
+    /// Record a node's new state (its body replaces a parsed branch body).
     pub(crate) fn put(&self, id: &str, node: Node, batch: &mut Batch) {
+        if let Some(b) = batch.bodies.get_mut(id) {
+            *b = EntryBody::parse(&node.body);
+        }
         batch.nodes.insert(id.to_string(), node);
         batch.dirty.insert(id.to_string());
+    }
+
+    /// A branch's body, parsed once per batch for entry edits (the node in
+    /// `batch.nodes` keeps a stale body until [`Batch::render_bodies`]).
+    fn body_mut<'b>(&self, branch: &str, batch: &'b mut Batch) -> Option<&'b mut EntryBody> {
+        if !batch.bodies.contains_key(branch) {
+            if !batch.nodes.contains_key(branch) {
+                self.load(branch, batch)?;
+            }
+            let body = EntryBody::parse(&batch.nodes.get(branch)?.body);
+            batch.bodies.insert(branch.to_string(), body);
+        }
+        batch.bodies.get_mut(branch)
     }
 
     /// Make sure the branch for `folder` (id prefix) exists, creating ancestors.
@@ -145,26 +193,24 @@ impl SourceRun<'_> {
         batch.ids.push(bid);
     }
 
+    /// Upsert `child`'s entry line in a branch's section (O(1) for a new child).
     pub(crate) fn add_entry(&mut self, branch: &str, section: &str, child: &str, summary: &str, batch: &mut Batch) {
-        let Some(mut b) = self.load(branch, batch) else {
+        let line = entry_line(child, summary, None);
+        let Some(b) = self.body_mut(branch, batch) else {
             return;
         };
-        let line = entry_line(child, summary, None);
-        let body = index::upsert_entry(&b.body, section, child, &line);
-        if body != b.body {
-            b.body = body;
-            self.put(branch, b, batch);
+        if b.upsert(section, child, &line) {
+            batch.dirty.insert(branch.to_string());
         }
     }
 
+    /// Remove `child`'s entry lines from a branch.
     pub(crate) fn remove_entry(&mut self, branch: &str, child: &str, batch: &mut Batch) {
-        let Some(mut b) = self.load(branch, batch) else {
+        let Some(b) = self.body_mut(branch, batch) else {
             return;
         };
-        let (body, removed) = index::remove_entry(&b.body, child);
-        if removed {
-            b.body = body;
-            self.put(branch, b, batch);
+        if b.remove(child) {
+            batch.dirty.insert(branch.to_string());
         }
     }
 
@@ -173,18 +219,15 @@ impl SourceRun<'_> {
         let Some(parent) = ids::parent_index(child) else {
             return;
         };
-        let Some(mut b) = self.load(&parent, batch) else {
+        let Some(b) = self.body_mut(&parent, batch) else {
             return;
         };
         let section = if ids::is_branch_id(child) { SUB_BRANCHES } else { DIRECT_BANANAS };
-        let existing = index::section_entries(&b.body, section).into_iter().find(|l| index::entry_id(l) == Some(child));
         // Keep a coverage suffix the line carried (dialect §1.6).
-        let suffix = existing.as_deref().and_then(coverage_suffix);
+        let suffix = b.entry_in(section, child).and_then(coverage_suffix);
         let line = entry_line(child, summary, suffix.as_deref());
-        let body = index::upsert_entry(&b.body, section, child, &line);
-        if body != b.body {
-            b.body = body;
-            self.put(&parent, b, batch);
+        if b.upsert(section, child, &line) {
+            batch.dirty.insert(parent);
         }
     }
 
@@ -227,18 +270,54 @@ impl SourceRun<'_> {
         catalog: Option<&Catalog>,
     ) {
         match w {
-            Work::Plant(rel) => {
-                if let Some(c) = converted.get(rel) {
+            Work::Plant(f) => {
+                if let Some(c) = converted.get(&f.rel) {
                     self.plant(c, batch);
                 }
             }
-            Work::Update(rel, id) => {
-                if let Some(c) = converted.get(rel) {
+            Work::Update(f, id) => {
+                if let Some(c) = converted.get(&f.rel) {
                     self.update(c, id, batch);
                 }
             }
-            Work::Transplant(m) => self.transplant(m, batch, catalog),
+            Work::Transplant(m, _) => self.transplant(m, batch, catalog),
             Work::MarkStale(rel, e) => self.mark_stale(rel, e, batch),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::testing::Fixture;
+
+    #[test]
+    fn plants_leaves_under_a_new_branch_chain_with_entries() {
+        let fx = Fixture::new();
+        let a = fx.write("ops/team/a.md", "# Alpha\n\nAlpha text.\n");
+        let b = fx.write("ops/team/b.md", "# Beta\n\nBeta text.\n");
+        let mut run = fx.run();
+        let work = vec![Work::Plant(a), Work::Plant(b)];
+        let converted = run.convert_all(&work, &HashMap::new());
+        let mut batch = Batch::default();
+        for w in &work {
+            run.apply(w, &converted, &mut batch, None);
+        }
+        assert_eq!(batch.planted, 2);
+        assert_eq!(run.report.planted, vec!["ops/team/a", "ops/team/b"]);
+        assert_eq!(run.report.branches, vec!["ops/_index", "ops/team/_index"]);
+        assert_eq!(
+            batch.manifest_up.iter().map(|(p, e)| (p.as_str(), e.id.as_str())).collect::<Vec<_>>(),
+            vec![("ops/team/a.md", "ops/team/a"), ("ops/team/b.md", "ops/team/b")]
+        );
+        batch.render_bodies();
+        let team = &batch.nodes["ops/team/_index"].body;
+        let entries = index::section_entries(team, DIRECT_BANANAS);
+        assert_eq!(entries.len(), 2);
+        assert!(entries[0].starts_with("- [[ops/team/a]]") && entries[1].starts_with("- [[ops/team/b]]"));
+        let ops = &batch.nodes["ops/_index"].body;
+        assert!(index::section_entries(ops, SUB_BRANCHES)[0].starts_with("- [[ops/team/_index]]"));
+        // The root index gained the top branch.
+        assert!(batch.dirty.contains("_index") && batch.dirty.contains("ops/team/_index"));
     }
 }

@@ -145,3 +145,41 @@ fn rewrite_link_targets(n: &mut Node, old: &str, new: &str) -> bool {
     }
     changed
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::pipeline::testing::Fixture;
+    use crate::reconcile::{ManifestEntry, Move};
+    use crate::stages::plan::Batch;
+    use forest_model::node::Node;
+
+    #[test]
+    fn stale_marks_and_moves_rewrite_the_batch_only() {
+        let fx = Fixture::new();
+        let passport = "---\nid: old/a\ntype: note\ntitle: A\nsummary: About a.\nsource_path: old/a.md\nsource_hash: blake3:x\nsource_size: 3\nsource_mtime: 1.0\n---\n# A\n";
+        std::fs::create_dir_all(fx.forest.join("old")).expect("dir");
+        std::fs::write(fx.forest.join("old/a.md"), passport).expect("passport");
+        let e = ManifestEntry {
+            id: "old/a".into(),
+            size: 3,
+            mtime_ms: 1000,
+            hash: "blake3:x".into(),
+            vanished: false,
+            etag: None,
+        };
+        let mut run = fx.run();
+        let mut batch = Batch::default();
+        run.mark_stale("old/a.md", &e, &mut batch);
+        assert_eq!(batch.nodes["old/a"].get_str("source_state").as_deref(), Some("vanished"));
+        assert!(batch.manifest_up[0].1.vanished);
+        let mut batch = Batch::default();
+        let m = Move { from_rel: "old/a.md".into(), from_id: "old/a".into(), to_rel: "new/a.md".into() };
+        run.transplant(&m, &mut batch, None);
+        let n: &Node = &batch.nodes["new/a"];
+        assert_eq!(n.get_list("moved_from"), vec!["old/a"]);
+        assert!(n.get_list("aliases").contains(&"old/a".to_string()));
+        assert!(batch.deletes.contains("old/a.md"));
+        assert_eq!(batch.manifest_del, vec!["old/a.md"]);
+        assert_eq!(batch.rekeys, vec![("old/a".to_string(), "new/a".to_string())]);
+    }
+}
