@@ -4,7 +4,8 @@
 #   bash bench/gardener.sh N [LAYOUT] [WORKDIR]
 # LAYOUT: mixed (default; md/txt/csv nested 1-4 deep), wide (~5,000 files
 # per flat folder) or deep (6-8 levels, ~30 files per folder); see
-# forests/gen_corpus.py. FOREST_BIN=path skips the release build.
+# forests/gen_corpus.py. FOREST_BIN=path skips the release build;
+# COMMIT_EVERY (default 5000) sets the adopt batch size.
 # Prints wall time, files/s, MB/s, peak RSS (VmHWM polled from /proc), the
 # per-file cost of the first and last tenth of the adopt's batches (from the
 # `gardener.batch` log events), forest size and commits.
@@ -43,6 +44,7 @@ t = e - s
 print(f"{label:<24} {t:8.2f} s  {n/t:10.0f} files/s  {b/t/1e6:8.1f} MB/s  peak RSS {peak/1024:7.1f} MiB")
 batches = []
 for line in open(log, errors="replace"):
+    line = re.sub(r"\x1b\[[0-9;]*m", "", line)
     if 'event="gardener.batch"' in line:
         f = re.search(r"\bfiles=(\d+)", line); ms = re.search(r"\bms=(\d+)", line)
         if f and ms and int(f.group(1)) > 0:
@@ -62,7 +64,7 @@ except Exception as ex:
 PY
 }
 
-measure "adopt" "$W/adopt.log" "$B" adopt --forest "$W/forest" "$W/src" --json
+measure "adopt" "$W/adopt.log" "$B" adopt --forest "$W/forest" "$W/src" --json --commit-every "${COMMIT_EVERY:-5000}"
 measure "no-change sync" "$W/sync0.log" "$B" sync --forest "$W/forest" --json
 # 10 changed, 5 new, 5 deleted, 2 moved (renamed into a new folder).
 python3 - "$W/src" <<'PY'

@@ -69,6 +69,8 @@ pub(crate) fn run_sources(
     let mut report = GardenReport { version: REPORT_VERSION, dry_run: opts.dry_run, ..Default::default() };
     let multi = config.sources.len() > 1;
     Access::sweep_slots(forest);
+    // Spill files of a killed run are only stale copies of a listing.
+    let _ = std::fs::remove_dir_all(forest.join(crate::stages::reconcile::SPILL_DIR));
     for src in sources {
         let access = Access::open(forest, src)?;
         let io_pool = if access.is_remote() {

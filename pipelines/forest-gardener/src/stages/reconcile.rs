@@ -293,7 +293,7 @@ impl SourceRun<'_> {
         }
         others.extend(vanished.into_iter().filter(|(_, e)| !e.vanished).map(|(r, e)| Work::MarkStale(r, e)));
         others.sort_by(|a, b| a.rel().cmp(b.rel()));
-        let to_convert = new.count - plan.moves.len() + plan.changed.len();
+        let to_convert = new.count.saturating_sub(plan.moves.len()) + plan.changed.len();
         let moves = plan.moves.into_iter().map(|m| (m.to_rel.clone(), m)).collect();
         let work = WorkStream::new(new, others, moves).map_err(GardenError::Io)?;
         Ok(Reconciled { work, to_convert, hashes, touched_up })
