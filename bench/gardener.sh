@@ -1,51 +1,92 @@
 #!/usr/bin/env bash
-# Gardener benchmark: adopt, no-change sync and a 10-file change sync of a
-# generated corpus (md/txt/csv mix, nested up to 4 deep).
-#   bash bench/gardener.sh 10000 [WORKDIR]
-# Prints wall time, files/s, MB/s, peak RSS (from /proc via a poller), forest size.
+# Gardener benchmark: adopt, no-change sync and a change sync (10 changed,
+# 5 new, 5 deleted, 2 moved) of a generated corpus.
+#   bash bench/gardener.sh N [LAYOUT] [WORKDIR]
+# LAYOUT: mixed (default; md/txt/csv nested 1-4 deep), wide (~5,000 files
+# per flat folder) or deep (6-8 levels, ~30 files per folder); see
+# forests/gen_corpus.py. FOREST_BIN=path skips the release build;
+# COMMIT_EVERY (default 5000) sets the adopt batch size.
+# Prints wall time, files/s, MB/s, peak RSS (VmHWM polled from /proc), the
+# per-file cost of the first and last tenth of the adopt's batches (from the
+# `gardener.batch` log events), forest size and commits.
 set -euo pipefail
 N="${1:-10000}"
-W="${2:-/tmp/forest-bench-$N}"
+LAYOUT="${2:-mixed}"
+W="${3:-/tmp/forest-bench-$LAYOUT-$N}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cargo build --release -q -p forest-cli
-B="$PWD/target/release/forest"
+if [ -z "${FOREST_BIN:-}" ]; then
+  cargo build --release -q -p forest-cli
+  FOREST_BIN="$PWD/target/release/forest"
+fi
+B="$FOREST_BIN"
 rm -rf "$W"; mkdir -p "$W"
-python3 forests/gen_corpus.py --files "$N" --out "$W/src"
+python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout "$LAYOUT"
 SRC_BYTES=$(du -sb "$W/src" | cut -f1)
 "$B" init "$W/forest" --title Bench >/dev/null
 
-measure() { # label, command...
-  local label="$1"; shift
+measure() { # label, log file, command...
+  local label="$1" log="$2"; shift 2
   local start end peak=0 pid
   start=$(date +%s.%N)
-  "$@" >/dev/null &
+  FOREST_LOG=info "$@" >"$log.json" 2>"$log" &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
     [ -n "$r" ] && [ "$r" -gt "$peak" ] && peak=$r
     sleep 0.05
   done
-  wait "$pid" || true
+  wait "$pid" || echo "($label exited $?)"
   end=$(date +%s.%N)
-  python3 - "$label" "$start" "$end" "$peak" "$N" "$SRC_BYTES" <<'PY'
-import sys
-label, s, e, peak, n, b = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+  python3 - "$label" "$start" "$end" "$peak" "$N" "$SRC_BYTES" "$log" <<'PY'
+import json, re, sys
+label, s, e, peak, n, b, log = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 t = e - s
-print(f"{label:<22} {t:8.2f} s  {n/t:10.0f} files/s  {b/t/1e6:8.1f} MB/s  peak RSS {peak/1024:7.1f} MiB")
+print(f"{label:<24} {t:8.2f} s  {n/t:10.0f} files/s  {b/t/1e6:8.1f} MB/s  peak RSS {peak/1024:7.1f} MiB")
+batches = []
+for line in open(log, errors="replace"):
+    line = re.sub(r"\x1b\[[0-9;]*m", "", line)
+    if 'event="gardener.batch"' in line:
+        f = re.search(r"\bfiles=(\d+)", line); ms = re.search(r"\bms=(\d+)", line)
+        if f and ms and int(f.group(1)) > 0:
+            batches.append((int(f.group(1)), int(ms.group(1))))
+if len(batches) >= 10:
+    k = max(1, len(batches) // 10)
+    per = lambda bs: sum(m for _, m in bs) / max(1, sum(f for f, _ in bs))
+    first, last = per(batches[:k]), per(batches[-k:])
+    print(f"{'':<24} {len(batches)} batches; first tenth {first:.3f} ms/file, last tenth {last:.3f} ms/file (x{last/first:.2f})")
+try:
+    r = json.load(open(log + ".json"))
+    for src in r.get("sources", []):
+        print(f"{'':<24} planted {len(src['planted'])} updated {len(src['updated'])} moved {len(src['moved'])} "
+              f"stale {len(src['stale'])} unchanged {src['unchanged']} errors {len(src['errors'])} commits {len(r.get('commits', []))}")
+except Exception as ex:
+    print(f"{'':<24} (no JSON report: {ex})")
 PY
 }
 
-measure "adopt" "$B" adopt --forest "$W/forest" "$W/src" --json
-measure "no-change sync" "$B" sync --forest "$W/forest" --json
-# Change 10 files.
+measure "adopt" "$W/adopt.log" "$B" adopt --forest "$W/forest" "$W/src" --json --commit-every "${COMMIT_EVERY:-5000}"
+measure "no-change sync" "$W/sync0.log" "$B" sync --forest "$W/forest" --json
+# 10 changed, 5 new, 5 deleted, 2 moved (renamed into a new folder).
 python3 - "$W/src" <<'PY'
 import os, sys
-files = sorted(os.path.join(d, f) for d, _, fs in os.walk(sys.argv[1]) for f in fs if f.endswith(".md"))[:10]
-for p in files:
+root = sys.argv[1]
+files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".md"))
+step = max(1, len(files) // 40)
+picked = files[::step]
+for p in picked[:10]:
     open(p, "a").write("Appended line for the benchmark.\n")
+for p in picked[10:15]:
+    os.remove(p)
+os.makedirs(os.path.join(root, "moved-here"), exist_ok=True)
+for p in picked[15:17]:
+    os.rename(p, os.path.join(root, "moved-here", os.path.basename(p)))
+for i in range(5):
+    with open(os.path.join(root, "moved-here", f"fresh-{i}.md"), "w") as f:
+        f.write(f"# Fresh {i}\n\nA new note for the change sync, number {i}.\n")
 PY
-measure "sync (10 changed)" "$B" sync --forest "$W/forest" --json
+measure "sync (10/5/5/2)" "$W/sync1.log" "$B" sync --forest "$W/forest" --json
 echo "source bytes: $SRC_BYTES"
 echo "forest bytes (excluding .git, _derived): $(du -sb --exclude=.git --exclude=_derived "$W/forest" | cut -f1)"
 echo "forest .git bytes: $(du -sb "$W/forest/.git" | cut -f1)"
 echo "commits: $(git -C "$W/forest" rev-list --count HEAD)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (the CPU is shared)"

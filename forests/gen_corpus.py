@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Deterministic synthetic source corpus for tests and benchmarks.
 
-    python3 forests/gen_corpus.py --files 10000 --out /tmp/corpus [--seed 7]
+    python3 forests/gen_corpus.py --files 10000 --out /tmp/corpus [--seed 7] [--layout mixed|wide|deep]
 
-Writes a md/txt/csv mix (70/20/10) nested up to 4 folders deep, with prose
-from a fixed vocabulary so summaries, titles and FTS terms vary. Standard
-library only; same arguments -> byte-identical tree (mtimes aside).
+Writes a md/txt/csv mix (70/20/10) with prose from a fixed vocabulary so
+summaries, titles and FTS terms vary. Layouts:
+  mixed (default) nested 1-4 folders deep, random folder per file;
+  wide            few flat folders of ~5,000 files each (ceil(N/5000) folders);
+  deep            folders 6-8 levels deep holding ~30 files each.
+Standard library only; same arguments -> byte-identical tree (mtimes aside).
 """
 import argparse
 import os
@@ -27,18 +30,45 @@ def sentence(rng, n=None):
     return " ".join(w).capitalize() + "."
 
 
+def wide_folder(i):
+    """~5,000 consecutive files per flat folder."""
+    f = i // 5000
+    return ["%s-%04d" % (FOLDERS[f % len(FOLDERS)], f)]
+
+
+def deep_folder(i):
+    """~30 files per folder; folders 6-8 levels deep, 4 children per level,
+    so neighbouring folders share their ancestors."""
+    f = i // 30
+    depth = 6 + f % 3
+    parts = []
+    for level in range(depth):
+        k = f // (4 ** (depth - 1 - level))
+        parts.append("%s-%d" % (FOLDERS[k % len(FOLDERS)], k % 4 if level else k // 4))
+    return parts
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--layout", choices=["mixed", "wide", "deep"], default="mixed")
     a = ap.parse_args()
     rng = random.Random(a.seed)
+    made = set()
     for i in range(a.files):
-        depth = rng.randint(1, 4)
-        parts = [rng.choice(FOLDERS) + ("-%d" % rng.randint(0, 9) if d else "") for d in range(depth)]
+        if a.layout == "wide":
+            parts = wide_folder(i)
+        elif a.layout == "deep":
+            parts = deep_folder(i)
+        else:
+            depth = rng.randint(1, 4)
+            parts = [rng.choice(FOLDERS) + ("-%d" % rng.randint(0, 9) if d else "") for d in range(depth)]
         folder = os.path.join(a.out, *parts)
-        os.makedirs(folder, exist_ok=True)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
         kind = rng.random()
         if kind < 0.7:
             name = "doc-%06d.md" % i

@@ -107,6 +107,10 @@ enum Cmd {
         /// Path-style S3 addressing (default: on with a custom endpoint).
         #[arg(long)]
         path_style: Option<bool>,
+        /// Walk into directory symlinks inside the source (loops and targets
+        /// outside it are still refused).
+        #[arg(long)]
+        follow_symlinks: bool,
         #[command(flatten)]
         g: GardenArgs,
     },
@@ -355,7 +359,7 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Ok(if report.errors > 0 || (deny_warnings && report.warnings > 0) { EXIT_ERROR } else { 0 })
         }
-        Cmd::Adopt { f, source, name, dest, content, archive, endpoint_url, path_style, g } => {
+        Cmd::Adopt { f, source, name, dest, content, archive, endpoint_url, path_style, follow_symlinks, g } => {
             let root = forest_root(&f)?;
             let _lock = WriterLock::acquire(&root)?;
             let git = GitForest::open(&root)?;
@@ -370,6 +374,7 @@ fn run(cli: Cli) -> Result<u8> {
                     archive: archive.clone(),
                     endpoint_url: endpoint_url.clone(),
                     path_style,
+                    follow_symlinks,
                 };
                 forest_gardener::adopt(&root, &git, &spec, &opts, &bar, hook)
             })?;
@@ -672,15 +677,31 @@ fn print_human(r: &GardenReport) {
             println!("  moved: {} -> {}", m.from, m.to);
         }
         println!("  unchanged: {}  touched: {}", s.unchanged, s.touched);
+        for e in &s.skipped {
+            println!("  skipped: {}: {}", e.path, e.message);
+        }
         for e in &s.errors {
             println!("  error: {}: {}", e.path, e.message);
         }
+        if s.known_problems > 0 {
+            println!(
+                "  {} known problem(s) unchanged since an earlier run (forest health lists them)",
+                s.known_problems
+            );
+        }
+        println!("  {} byte(s) read", s.bytes_read);
         for w in &s.warnings {
             println!("  warning: {w}");
         }
     }
     if r.sources.iter().all(|s| {
-        s.planted.is_empty() && s.updated.is_empty() && s.moved.is_empty() && s.stale.is_empty() && s.errors.is_empty()
+        s.planted.is_empty()
+            && s.updated.is_empty()
+            && s.moved.is_empty()
+            && s.stale.is_empty()
+            && s.errors.is_empty()
+            && s.skipped.is_empty()
+            && s.unsupported.is_empty()
     }) {
         println!("nothing to do");
     }

@@ -103,12 +103,15 @@ fn partial_adopt_is_exit_3_with_json_report() {
     fs::create_dir_all(&src).unwrap();
     fs::write(src.join("good.md"), "# Good\n\nLands.\n").unwrap();
     fs::write(src.join("empty.txt"), "").unwrap();
+    fs::write(src.join("bad.docx"), "not a zip").unwrap();
     let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--json"]);
     assert_eq!(code(&o), 3);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["version"], 1);
     assert_eq!(v["sources"][0]["planted"][0], "good");
-    assert_eq!(v["sources"][0]["errors"][0]["path"], "empty.txt");
+    assert_eq!(v["sources"][0]["errors"][0]["path"], "bad.docx");
+    // An empty file is skipped with a reason, which alone is never partial.
+    assert_eq!(v["sources"][0]["skipped"][0]["path"], "empty.txt");
     // Dry run prints the plan and writes nothing.
     fs::write(src.join("more.md"), "# More\n\nText.\n").unwrap();
     let head = git(&root, &["rev-parse", "HEAD"]);
@@ -470,3 +473,5 @@ mod snapshot;
 mod interchange;
 #[path = "cli/vine.rs"]
 mod vine;
+#[path = "cli/nightly.rs"]
+mod nightly;

@@ -22,7 +22,7 @@ pub enum GitError {
     #[error("E_LOCKED: lock file {0} was replaced repeatedly while locking; try again")]
     LockUnstable(PathBuf),
     /// Only `.md` files are versioned and the batch had nothing else.
-    #[error("nothing to commit: only .md files are versioned")]
+    #[error("nothing to commit: only .md files and _meta/gardener.yaml, _meta/ranger.yaml are versioned")]
     NothingToCommit,
     /// A change names a path that cannot live in the forest.
     #[error("bad path {path:?}: {reason}")]

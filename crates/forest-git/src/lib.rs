@@ -20,5 +20,7 @@ mod worktree;
 pub use error::GitError;
 pub use git2::Oid;
 pub use lock::{break_orphan, probe, LockCard, LockState, WriterLock, LOCK_FILE};
-pub use repo::{Change, CommitStage, GcOutcome, GitForest, DEFAULT_EMAIL, DEFAULT_NAME, ENV_EMAIL, ENV_NAME};
+pub use repo::{
+    Change, CommitStage, GcOutcome, GitForest, DEFAULT_EMAIL, DEFAULT_NAME, ENV_EMAIL, ENV_NAME, VERSIONED_CONFIG,
+};
 pub use worktree::JOURNAL_FILE;

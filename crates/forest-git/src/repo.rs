@@ -105,6 +105,10 @@ fn bound_memory() {
     });
 }
 
+/// The non-Markdown files that are versioned: the forest's own config, so a
+/// clone syncs with the sources and knobs its operators recorded.
+pub const VERSIONED_CONFIG: [&str; 2] = ["_meta/gardener.yaml", "_meta/ranger.yaml"];
+
 /// Id of git's empty tree.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
@@ -126,8 +130,9 @@ impl GitForest {
     /// Create the forest's own repository at `root` (even inside an outer
     /// repository), write `files` and make the first commit with `message`.
     ///
-    /// Only `.md` files and the root `.gitignore` are committed (the dialect's
-    /// init skeleton tracks `.gitignore`); other files are filtered out.
+    /// Only `.md` files, [`VERSIONED_CONFIG`] and the root `.gitignore` are
+    /// committed (the dialect's init skeleton tracks `.gitignore`); other
+    /// files are filtered out.
     pub fn init(root: &Path, message: &str, files: &[(String, Vec<u8>)]) -> Result<GitForest, GitError> {
         if root.join(".git").exists() {
             return Err(GitError::AlreadyInitialized(root.to_path_buf()));
@@ -177,7 +182,7 @@ impl GitForest {
 
     /// Commit a batch as ONE commit, or nothing.
     ///
-    /// Only `.md` paths are versioned: others are dropped, and a non-empty
+    /// Only `.md` paths and [`VERSIONED_CONFIG`] are versioned: others are dropped, and a non-empty
     /// batch with nothing left fails with [`GitError::NothingToCommit`]. The
     /// last change of a path wins. Returns `Ok(None)` when the resulting tree
     /// equals HEAD's (no commit is made) or `changes` is empty.
@@ -296,7 +301,8 @@ impl GitForest {
         let mut latest: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
         for change in changes {
             let path = change.path();
-            if !(path.ends_with(".md") || (allow_gitignore && path == ".gitignore")) {
+            if !(path.ends_with(".md") || VERSIONED_CONFIG.contains(&path) || (allow_gitignore && path == ".gitignore"))
+            {
                 continue;
             }
             check_path(path)?;

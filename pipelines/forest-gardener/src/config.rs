@@ -1,5 +1,9 @@
 //! `_meta/gardener.yaml`: dialect keys plus our `sources:` list (DESIGN §3).
-//! Unknown keys are kept; the file is rewritten whole on save.
+//! Unknown keys are kept; the file is rewritten whole on save. The file is
+//! versioned: [`versioned_change`] hands a changed, validated copy to the
+//! batch commit that first needs it, so a clone syncs with the recorded
+//! sources. A `uri` may name environment variables (`file://${DRIVE_ROOT}/x`),
+//! resolved at run time by [`SourceConfig::resolved_uri`].
 
 use crate::GardenError;
 use forest_model::yaml::{self, Mapping, Value};
@@ -29,6 +33,52 @@ pub struct SourceConfig {
     pub endpoint_url: Option<String>,
     /// Path-style S3 addressing (None = automatic: on with a custom endpoint).
     pub path_style: Option<bool>,
+    /// Follow directory symlinks inside a local source (off by default;
+    /// loops and targets outside the source are refused either way).
+    pub follow_symlinks: bool,
+}
+
+impl SourceConfig {
+    /// The uri with `${VAR}` references replaced from the environment; a
+    /// clear `E_CONFIG` error names the variable when it is unset.
+    pub fn resolved_uri(&self) -> Result<String, GardenError> {
+        expand_env(&self.uri, |k| std::env::var(k).ok())
+            .map_err(|e| GardenError::Config(format!("source '{}': uri {}: {e}", self.name, self.uri)))
+    }
+}
+
+/// Replace every `${NAME}` in `uri` with `lookup(NAME)`. `NAME` is
+/// `[A-Za-z_][A-Za-z0-9_]*`; a bare `$` is kept as written. Errors name an
+/// unset variable, an empty value, or a malformed reference.
+pub fn expand_env(uri: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(uri.len());
+    let mut rest = uri;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            return Err("unterminated ${ in the uri".into());
+        };
+        let name = &after[..end];
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("'${{{name}}}' is not a valid environment variable reference"));
+        }
+        match lookup(name) {
+            Some(v) if !v.is_empty() => out.push_str(&v),
+            Some(_) => return Err(format!("environment variable {name} is empty")),
+            None => return Err(format!("environment variable {name} is not set (export {name}=... before the run)")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// True when a uri names an environment variable.
+pub fn names_env(uri: &str) -> bool {
+    uri.contains("${")
 }
 
 /// FLESH policies (dialect §3.11).
@@ -114,6 +164,15 @@ impl GardenerConfig {
                     get_str(m, "name").ok_or_else(|| GardenError::Config("sources: entry without name".into()))?;
                 let uri =
                     get_str(m, "uri").ok_or_else(|| GardenError::Config(format!("sources: '{name}' has no uri")))?;
+                let follow_symlinks = match m.get("follow_symlinks") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => {
+                        return Err(GardenError::Config(format!(
+                            "sources: '{name}': follow_symlinks must be true or false"
+                        )))
+                    }
+                };
                 sources.push(SourceConfig {
                     name,
                     uri,
@@ -123,11 +182,21 @@ impl GardenerConfig {
                     ignore: str_list(m.get("ignore")),
                     endpoint_url: get_str(m, "endpoint_url").filter(|e| !e.is_empty()),
                     path_style: m.get("path_style").and_then(|v| v.as_bool()),
+                    follow_symlinks,
                 });
             }
         }
         if let Some(root) = get_str(&raw, "source_root") {
-            if !sources.iter().any(|s| s.uri == root) && !sources.iter().any(|s| s.name == "default") {
+            // `source_root` mirrors the first source (resolved when its uri
+            // names variables; unresolvable here counts as that source).
+            let mirrors = |s: &SourceConfig| {
+                s.uri == root
+                    || (names_env(&s.uri)
+                        && s.resolved_uri().map_or(true, |u| {
+                            local_path(&u).and_then(|p| p.to_str().map(String::from)) == Some(root.clone())
+                        }))
+            };
+            if !sources.iter().any(mirrors) && !sources.iter().any(|s| s.name == "default") {
                 sources.insert(
                     0,
                     SourceConfig {
@@ -139,12 +208,23 @@ impl GardenerConfig {
                         ignore: vec![],
                         endpoint_url: None,
                         path_style: None,
+                        follow_symlinks: false,
                     },
                 );
             }
         }
+        let mut names = std::collections::HashSet::new();
         for s in &sources {
             check_policies(s)?;
+            if !names.insert(s.name.as_str()) {
+                return Err(GardenError::Config(format!("sources: the name '{}' is used twice", s.name)));
+            }
+            if s.uri.trim().is_empty() {
+                return Err(GardenError::Config(format!("sources: '{}' has an empty uri", s.name)));
+            }
+            // Syntax only: the variables themselves are resolved at run time.
+            expand_env(&s.uri, |_| Some("x".into()))
+                .map_err(|e| GardenError::Config(format!("sources: '{}': uri {}: {e}", s.name, s.uri)))?;
         }
         let mut converters = BTreeMap::new();
         if let Some(Value::Mapping(m)) = raw.get("converters") {
@@ -213,6 +293,9 @@ impl GardenerConfig {
                 if let Some(p) = s.path_style {
                     m.insert("path_style".into(), Value::Bool(p));
                 }
+                if s.follow_symlinks {
+                    m.insert("follow_symlinks".into(), Value::Bool(true));
+                }
                 if !s.ignore.is_empty() {
                     m.insert("ignore".into(), Value::Sequence(s.ignore.iter().map(|i| i.clone().into()).collect()));
                 }
@@ -220,8 +303,12 @@ impl GardenerConfig {
             })
             .collect();
         if let Some(first) = self.sources.first() {
-            if !first.uri.contains("://") {
-                self.raw.insert("source_root".into(), first.uri.clone().into());
+            // Dialect readers need a real path: a uri naming variables is
+            // recorded as resolved here (absent when it cannot be).
+            let root =
+                first.resolved_uri().ok().and_then(|u| local_path(&u)).and_then(|p| p.to_str().map(String::from));
+            if let Some(root) = root {
+                self.raw.insert("source_root".into(), root.into());
                 match &first.dest {
                     Some(d) => {
                         self.raw.insert("dest".into(), d.clone().into());
@@ -235,12 +322,40 @@ impl GardenerConfig {
         self.raw.insert("sources".into(), Value::Sequence(list));
     }
 
-    /// Write `_meta/gardener.yaml` atomically.
+    /// The YAML text [`Self::save`] writes.
+    pub fn to_text(&self) -> String {
+        format!("{}\n", yaml::emit_mapping(&self.raw))
+    }
+
+    /// Write `_meta/gardener.yaml` atomically (work tree only: the next
+    /// batch commit versions it, see [`versioned_change`]).
     pub fn save(&self, forest: &Path) -> Result<(), GardenError> {
-        let text = format!("{}\n", yaml::emit_mapping(&self.raw));
-        forest_fs::atomic_write(&forest.join(CONFIG_PATH), text.as_bytes())
+        forest_fs::atomic_write(&forest.join(CONFIG_PATH), self.to_text().as_bytes())
             .map_err(|e| GardenError::Io(format!("{CONFIG_PATH}: {e}")))
     }
+
+    /// Parse and validate a config text (what a commit of it must pass).
+    pub fn validate_text(text: &str) -> Result<GardenerConfig, GardenError> {
+        let raw = yaml::parse_mapping(text).map_err(|e| GardenError::Config(format!("{CONFIG_PATH}: {e}")))?;
+        Self::from_mapping(raw)
+    }
+}
+
+/// The change that versions `_meta/gardener.yaml`: `Some` when the work
+/// tree's copy differs from HEAD's, after validating it (an invalid file is
+/// never committed: `E_CONFIG`). `None` when absent or already committed.
+pub fn versioned_change(forest: &Path, git: &forest_git::GitForest) -> Result<Option<forest_git::Change>, GardenError> {
+    let bytes = match std::fs::read(forest.join(CONFIG_PATH)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(GardenError::Io(format!("{CONFIG_PATH}: {e}"))),
+    };
+    if git.read_head_file(CONFIG_PATH)?.as_deref() == Some(bytes.as_slice()) {
+        return Ok(None);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| GardenError::Config(format!("{CONFIG_PATH}: not UTF-8")))?;
+    GardenerConfig::validate_text(&text)?;
+    Ok(Some(forest_git::Change::Write { path: CONFIG_PATH.to_string(), bytes: text.into_bytes() }))
 }
 
 /// Resolve a local source uri to a path.
@@ -276,10 +391,46 @@ mod tests {
             ignore: vec![],
             endpoint_url: None,
             path_style: None,
+            follow_symlinks: true,
         });
         let text = yaml::emit_mapping(&c.raw);
         assert!(text.contains("extra_key: 1"));
         let again = GardenerConfig::from_mapping(yaml::parse_mapping(&text).unwrap()).unwrap();
         assert_eq!(again.sources.len(), 2);
+        assert!(again.sources[1].follow_symlinks && !again.sources[0].follow_symlinks);
+    }
+
+    #[test]
+    fn env_expansion() {
+        let env = |k: &str| match k {
+            "DRIVE_ROOT" => Some("/mnt/drive".to_string()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
+        assert_eq!(expand_env("file://${DRIVE_ROOT}/shared", env).unwrap(), "file:///mnt/drive/shared");
+        assert_eq!(expand_env("/plain/$HOME/x", env).unwrap(), "/plain/$HOME/x");
+        let unset = expand_env("file://${NOPE}/x", env).unwrap_err();
+        assert!(unset.contains("NOPE") && unset.contains("not set"), "{unset}");
+        assert!(expand_env("${EMPTY}/x", env).unwrap_err().contains("empty"));
+        assert!(expand_env("${DRIVE_ROOT/x", env).unwrap_err().contains("unterminated"));
+        assert!(expand_env("${1X}/x", env).unwrap_err().contains("not a valid"));
+    }
+
+    #[test]
+    fn validation_refuses_bad_configs() {
+        for (text, needle) in [
+            ("sources:\n- {name: a, uri: /x}\n- {name: a, uri: /y}\n", "used twice"),
+            ("sources:\n- {name: a, uri: '${X'}\n", "unterminated"),
+            ("sources:\n- {name: a, uri: /x, follow_symlinks: 'yes'}\n", "follow_symlinks"),
+            ("sources:\n- {name: a, uri: /x, content: weird}\n", "content"),
+            ("max_stale_fraction: 2\n", "max_stale_fraction"),
+        ] {
+            let e = GardenerConfig::validate_text(text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+        let ok = GardenerConfig::validate_text("sources:\n- {name: a, uri: 'file://${DRIVE_ROOT}/s'}\nkeep_me: 1\n")
+            .unwrap();
+        assert_eq!(ok.sources[0].uri, "file://${DRIVE_ROOT}/s");
+        assert!(ok.to_text().contains("keep_me: 1"), "unknown keys are kept");
     }
 }

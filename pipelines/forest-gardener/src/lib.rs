@@ -2,11 +2,12 @@
 //! `s3://` prefixes ([`source`]), plus reads through the storage tiers
 //! ([`tiers`]: fetch, prefetch, bodies).
 //!
-//! Stages: walk or list -> reconcile (pure, [`reconcile`]) -> read/download +
-//! blake3 hash -> convert (rayon) -> plan writes (ids, branch chain, index
-//! entries, coverage, FLESH/BONE policies) -> curate stage (own pool,
-//! overlapping the next slice's conversion) -> one git commit per batch ->
-//! derived upserts (manifest, catalog, heat re-keys).
+//! Stages (one module each under `src/stages/`, wired by `src/pipeline.rs`):
+//! catchup -> list -> reconcile (pure decisions in [`reconcile`]) -> fetch +
+//! convert (rayon) -> plan writes (ids, branch chain, index entries,
+//! coverage, FLESH/BONE policies) -> propose + curate (own pool,
+//! overlapping the next slice's conversion) -> commit (one git commit per
+//! batch, then manifest, catalog, heat re-keys).
 //!
 //! Invariant: a batch is one commit or nothing; the Gardener never deletes a
 //! passport (vanished sources become `stale`), never rewrites a file whose
@@ -15,20 +16,23 @@
 pub mod config;
 pub mod curate;
 pub mod derived;
+mod entry;
 pub mod init;
 pub mod manifest;
+pub mod outcomes;
 pub mod pending;
+mod pipeline;
 pub mod reconcile;
 pub mod report;
 pub mod rollup;
-mod run;
 pub mod source;
+mod stages;
 pub mod tiers;
 pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
+pub use entry::{adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
-pub use run::{adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions};
 
 /// Errors that stop a whole run (per-file problems go into the report).
 #[derive(Debug, thiserror::Error)]

@@ -1,12 +1,16 @@
 //! `_derived/manifest.db` (DESIGN §3): (source, path) -> (id, size, mtime,
 //! hash, etag). A cache: rebuilt from passports when missing or when it was
-//! last synced at a commit other than HEAD.
+//! last synced at a commit other than HEAD. The same file holds the
+//! `outcomes` table of files that were not planted ([`crate::outcomes`]).
 
 use crate::reconcile::ManifestEntry;
 use crate::GardenError;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::path::Path;
+
+/// Manifest path inside a forest.
+pub const MANIFEST_PATH: &str = "_derived/manifest.db";
 
 /// The sync manifest.
 pub struct Manifest {
@@ -33,7 +37,16 @@ impl Manifest {
              CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
         )
         .map_err(sq)?;
+        conn.execute_batch(crate::outcomes::SCHEMA).map_err(sq)?;
         Ok(Manifest { conn })
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     /// The commit this manifest was last brought up to.
@@ -63,6 +76,78 @@ impl Manifest {
             })
             .map_err(sq)?;
         rows.collect::<Result<HashMap<_, _>, _>>().map_err(sq)
+    }
+
+    /// Stream one source's rows in path order (byte order, the order the
+    /// listing is produced in) to `f`; `only` restricts to one path. Holds
+    /// one row at a time. A read error ends the stream and is returned
+    /// after `f` (whose result is then discarded).
+    pub fn scan_sorted<R>(
+        &self,
+        source: &str,
+        only: Option<&str>,
+        f: impl FnOnce(&mut dyn Iterator<Item = (String, ManifestEntry)>) -> R,
+    ) -> Result<R, GardenError> {
+        const COLS: &str = "SELECT path, id, size, mtime_ms, hash, vanished, etag FROM files";
+        let sql = match only {
+            Some(_) => format!("{COLS} WHERE source=?1 AND path=?2 ORDER BY path"),
+            None => format!("{COLS} WHERE source=?1 ORDER BY path"),
+        };
+        let mut st = self.conn.prepare(&sql).map_err(sq)?;
+        let read = |r: &rusqlite::Row<'_>| {
+            Ok((
+                r.get::<_, String>(0)?,
+                ManifestEntry {
+                    id: r.get(1)?,
+                    size: r.get::<_, i64>(2)? as u64,
+                    mtime_ms: r.get(3)?,
+                    hash: r.get(4)?,
+                    vanished: r.get::<_, i64>(5)? != 0,
+                    etag: r.get(6)?,
+                },
+            ))
+        };
+        let rows = match only {
+            Some(p) => st.query_map(params![source, p], read),
+            None => st.query_map(params![source], read),
+        }
+        .map_err(sq)?;
+        let mut failed = None;
+        let mut it = rows.map_while(|r| match r {
+            Ok(x) => Some(x),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        });
+        let out = f(&mut it);
+        drop(it);
+        match failed {
+            Some(e) => Err(sq(e)),
+            None => Ok(out),
+        }
+    }
+
+    /// Number of rows of one source.
+    pub fn count(&self, source: &str) -> Result<usize, GardenError> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM files WHERE source=?1", [source], |r| r.get::<_, i64>(0))
+            .map(|n| n as usize)
+            .map_err(sq)
+    }
+
+    /// Paths of one source whose rows name one of `ids` (by the id index,
+    /// without reading the source's other rows).
+    pub fn paths_of_ids(&self, source: &str, ids: &[String]) -> Result<Vec<String>, GardenError> {
+        let mut st = self.conn.prepare_cached("SELECT path FROM files WHERE source=?1 AND id=?2").map_err(sq)?;
+        let mut out = vec![];
+        for id in ids {
+            let rows = st.query_map(params![source, id], |r| r.get::<_, String>(0)).map_err(sq)?;
+            for r in rows {
+                out.push(r.map_err(sq)?);
+            }
+        }
+        Ok(out)
     }
 
     /// Number of rows (all sources).
@@ -135,5 +220,32 @@ impl Manifest {
             }
         }
         tx.commit().map_err(sq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(id: &str) -> ManifestEntry {
+        ManifestEntry { id: id.into(), size: 1, mtime_ms: 2, hash: "blake3:x".into(), vanished: false, etag: None }
+    }
+
+    #[test]
+    fn scan_is_in_byte_order_and_scoped() {
+        let d = tempfile::tempdir().unwrap();
+        let mut m = Manifest::open(&d.path().join("m.db")).unwrap();
+        let rows: Vec<(String, ManifestEntry)> =
+            ["a/b.md", "a-c.md", "a.md", "B.md"].iter().map(|p| (p.to_string(), e(p))).collect();
+        m.apply("s", &rows, &[], Some("h")).unwrap();
+        m.apply("other", &[("zz.md".into(), e("zz"))], &[], None).unwrap();
+        let got: Vec<String> = m.scan_sorted("s", None, |it| it.map(|(p, _)| p).collect()).unwrap();
+        let mut want: Vec<String> = rows.iter().map(|(p, _)| p.clone()).collect();
+        want.sort();
+        assert_eq!(got, want);
+        let one: Vec<String> = m.scan_sorted("s", Some("a.md"), |it| it.map(|(p, _)| p).collect()).unwrap();
+        assert_eq!(one, vec!["a.md"]);
+        assert_eq!(m.count("s").unwrap(), 4);
+        assert_eq!(m.paths_of_ids("s", &["a-c.md".into(), "nope".into()]).unwrap(), vec!["a-c.md"]);
     }
 }

@@ -2,7 +2,7 @@
 //! machine-derived summary (the Curator fell back or was not used).
 
 use crate::derived::catalog_row;
-use crate::run::{Curate, Draft, DraftLink};
+use crate::entry::{Curate, Draft, DraftLink};
 use crate::GardenError;
 use forest_git::{Change, GitForest};
 use forest_model::ids;

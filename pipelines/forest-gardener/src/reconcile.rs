@@ -1,5 +1,7 @@
 //! Pure reconcile planning (DESIGN §3): manifest + listing -> plan.
-//! No I/O here: the caller stats, hashes and applies.
+//! No I/O here: the caller stats, hashes and applies. [`MergeJoin`] joins a
+//! sorted listing with the sorted manifest in O(1) memory; [`decide`]
+//! classifies what the join kept (suspects, vanished, move candidates).
 
 use std::collections::{HashMap, HashSet};
 
@@ -61,12 +63,7 @@ pub fn stat_pass(files: &[StatFile], manifest: &HashMap<String, ManifestEntry>, 
                 if e.vanished {
                     plan.reappeared.push(f.rel.clone());
                 }
-                // An ETag is part of the stat key when both sides know one.
-                let etag_ok = match (&e.etag, &f.etag) {
-                    (Some(a), Some(b)) => a == b,
-                    _ => true,
-                };
-                if e.size == f.size && e.mtime_ms == f.mtime_ms && etag_ok && !e.vanished {
+                if stat_equal(f, e) {
                     plan.unchanged.push(f.rel.clone());
                 } else {
                     plan.suspect.push(f.rel.clone());
@@ -120,43 +117,198 @@ pub struct Plan {
 }
 
 /// Second pass: with hashes of suspects and of move candidates, classify.
-/// `hash_eq(old, new)` compares a manifest hash with a fresh hash pair.
 pub fn classify(stat: StatPlan, manifest: &HashMap<String, ManifestEntry>, hashes: &HashMap<String, HashPair>) -> Plan {
-    let mut plan = Plan { unchanged: stat.unchanged, ..Default::default() };
-    for rel in stat.suspect {
-        let Some(e) = manifest.get(&rel) else {
-            continue;
-        };
+    let suspects: Vec<(String, ManifestEntry)> =
+        stat.suspect.into_iter().filter_map(|r| manifest.get(&r).cloned().map(|e| (r, e))).collect();
+    let d = decide(suspects, stat.vanished, &stat.new, hashes);
+    let moved: HashSet<&str> = d.moves.iter().map(|m| m.to_rel.as_str()).collect();
+    let new = stat.new.iter().filter(|r| !moved.contains(r.as_str())).cloned().collect();
+    Plan {
+        new,
+        changed: d.changed,
+        unchanged: stat.unchanged,
+        touched: d.touched,
+        moves: d.moves,
+        vanished: d.vanished,
+    }
+}
+
+/// What the second pass decides from the change-proportional sets the
+/// join kept.
+#[derive(Debug, Default, PartialEq)]
+pub struct Decision {
+    /// Files whose content changed (path, id).
+    pub changed: Vec<(String, String)>,
+    /// Stat changed, bytes did not: refresh the manifest only.
+    pub touched: Vec<String>,
+    /// Transplants, by new path.
+    pub moves: Vec<Move>,
+    /// Vanished (path, entry), excluding moved ones.
+    pub vanished: Vec<(String, ManifestEntry)>,
+}
+
+/// Second pass: suspects (path, entry) are changed or touched by their
+/// fresh hash; vanished entries pair with new files of equal content
+/// (`candidates`, hashed) into moves, in path order on both sides.
+pub fn decide(
+    suspects: Vec<(String, ManifestEntry)>,
+    vanished: Vec<(String, ManifestEntry)>,
+    candidates: &[String],
+    hashes: &HashMap<String, HashPair>,
+) -> Decision {
+    let mut d = Decision::default();
+    for (rel, e) in suspects {
         match hashes.get(&rel) {
-            Some(h) if h.matches(&e.hash) && !e.vanished => plan.touched.push(rel),
-            _ => plan.changed.push((rel, e.id.clone())),
+            Some(h) if h.matches(&e.hash) && !e.vanished => d.touched.push(rel),
+            _ => d.changed.push((rel, e.id.clone())),
         }
     }
-    // Moves: pair vanished entries with new files of equal content, in path
-    // order. Indexed by hash so a renamed folder of 10^4 files stays linear.
-    let new_set: HashSet<&str> = stat.new.iter().map(|s| s.as_str()).collect();
-    let mut by_hash: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
-    for (rel, h) in hashes.iter().filter(|(r, _)| new_set.contains(r.as_str())) {
-        by_hash.entry(h.blake3.clone()).or_default().insert(rel.clone());
-        if !h.sha256.is_empty() {
-            by_hash.entry(h.sha256.to_lowercase()).or_default().insert(rel.clone());
+    // Indexed by hash so a renamed folder of 10^4 files stays linear.
+    let mut by_hash: HashMap<String, std::collections::BTreeSet<&str>> = HashMap::new();
+    for rel in candidates {
+        if let Some(h) = hashes.get(rel) {
+            by_hash.entry(h.blake3.clone()).or_default().insert(rel);
+            if !h.sha256.is_empty() {
+                by_hash.entry(h.sha256.to_lowercase()).or_default().insert(rel);
+            }
         }
     }
-    let mut moved_new: HashSet<String> = HashSet::new();
-    for (from_rel, e) in stat.vanished {
+    let mut moved_new: HashSet<&str> = HashSet::new();
+    for (from_rel, e) in vanished {
         let key = if e.hash.starts_with("blake3:") { e.hash.clone() } else { e.hash.to_lowercase() };
-        let target = by_hash.get(&key).and_then(|set| set.iter().find(|r| !moved_new.contains(*r)).cloned());
+        let target = by_hash.get(&key).and_then(|set| set.iter().find(|r| !moved_new.contains(*r)).copied());
         match target {
             Some(to_rel) => {
-                moved_new.insert(to_rel.clone());
-                plan.moves.push(Move { from_rel, from_id: e.id.clone(), to_rel });
+                moved_new.insert(to_rel);
+                d.moves.push(Move { from_rel, from_id: e.id.clone(), to_rel: to_rel.to_string() });
             }
-            None => plan.vanished.push((from_rel, e)),
+            None => d.vanished.push((from_rel, e)),
         }
     }
-    plan.new = stat.new.into_iter().filter(|r| !moved_new.contains(r)).collect();
-    plan.moves.sort_by(|a, b| a.to_rel.cmp(&b.to_rel));
-    plan
+    d.moves.sort_by(|a, b| a.to_rel.cmp(&b.to_rel));
+    d
+}
+
+/// The stat key of a listed file, as the merge join reads it.
+pub trait StatKey {
+    /// Source-relative path (the join key).
+    fn rel(&self) -> &str;
+    /// Size in bytes.
+    fn size(&self) -> u64;
+    /// mtime in ms.
+    fn mtime_ms(&self) -> i64;
+    /// Object-store ETag (S3 sources).
+    fn etag(&self) -> Option<&str>;
+}
+
+impl StatKey for StatFile {
+    fn rel(&self) -> &str {
+        &self.rel
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn mtime_ms(&self) -> i64 {
+        self.mtime_ms
+    }
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+}
+
+/// One step of the merge join of a sorted listing with the sorted manifest.
+#[derive(Debug, PartialEq)]
+pub enum Joined<L> {
+    /// Listed, no manifest entry.
+    New(L),
+    /// Listed with an equal stat key and not vanished: the fast path.
+    Unchanged(L),
+    /// Listed, but size, mtime or ETag differ, or the entry was vanished:
+    /// must be hashed.
+    Suspect(L, ManifestEntry),
+    /// A manifest entry whose path was not listed.
+    Vanished(String, ManifestEntry),
+    /// The listing was not in strictly increasing path order at this path:
+    /// the join stops (nothing after it may be trusted).
+    OutOfOrder(String),
+}
+
+/// Is the manifest entry's stat key the listed file's? An ETag is part of
+/// the key when both sides know one.
+pub fn stat_equal<L: StatKey>(f: &L, e: &ManifestEntry) -> bool {
+    let etag_ok = match (&e.etag, f.etag()) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    e.size == f.size() && e.mtime_ms == f.mtime_ms() && etag_ok && !e.vanished
+}
+
+/// Merge-join two iterators sorted by path (byte order, as SQLite's
+/// `ORDER BY path` and Rust's `str` order agree). Holds one item of each
+/// side: memory is O(1) whatever the corpus size.
+pub struct MergeJoin<L, I: Iterator<Item = L>, M: Iterator<Item = (String, ManifestEntry)>> {
+    listing: std::iter::Peekable<I>,
+    manifest: std::iter::Peekable<M>,
+    /// The previous listed path (reused buffer) and whether there is one.
+    last: String,
+    started: bool,
+    stopped: bool,
+}
+
+impl<L: StatKey, I: Iterator<Item = L>, M: Iterator<Item = (String, ManifestEntry)>> MergeJoin<L, I, M> {
+    /// Join `listing` with `manifest`, both sorted by path.
+    pub fn new(listing: I, manifest: M) -> Self {
+        MergeJoin {
+            listing: listing.peekable(),
+            manifest: manifest.peekable(),
+            last: String::new(),
+            started: false,
+            stopped: false,
+        }
+    }
+}
+
+impl<L: StatKey, I: Iterator<Item = L>, M: Iterator<Item = (String, ManifestEntry)>> Iterator for MergeJoin<L, I, M> {
+    type Item = Joined<L>;
+
+    fn next(&mut self) -> Option<Joined<L>> {
+        if self.stopped {
+            return None;
+        }
+        let order = match (self.listing.peek(), self.manifest.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(f), Some((p, _))) => f.rel().cmp(p.as_str()),
+        };
+        if order != std::cmp::Ordering::Greater {
+            // A listed path must come strictly after the previous one.
+            let rel = self.listing.peek().map(|f| f.rel()).unwrap_or_default();
+            if self.started && self.last.as_str() >= rel {
+                self.stopped = true;
+                return Some(Joined::OutOfOrder(rel.to_string()));
+            }
+            self.last.clear();
+            self.last.push_str(rel);
+            self.started = true;
+        }
+        Some(match order {
+            std::cmp::Ordering::Less => Joined::New(self.listing.next()?),
+            std::cmp::Ordering::Greater => {
+                let (p, e) = self.manifest.next()?;
+                Joined::Vanished(p, e)
+            }
+            std::cmp::Ordering::Equal => {
+                let f = self.listing.next()?;
+                let (_, e) = self.manifest.next()?;
+                if stat_equal(&f, &e) {
+                    Joined::Unchanged(f)
+                } else {
+                    Joined::Suspect(f, e)
+                }
+            }
+        })
+    }
 }
 
 /// Fresh hashes of one file: blake3 (ours) and sha256 (to compare with
@@ -252,5 +404,54 @@ mod tests {
         let h = HashPair { blake3: "blake3:x".into(), sha256: "ABC".into() };
         assert!(h.matches("abc"));
         assert!(!HashPair { blake3: "blake3:x".into(), sha256: String::new() }.matches("abc"));
+    }
+
+    #[test]
+    fn merge_join_streams_the_same_matrix() {
+        let mut m = HashMap::new();
+        m.insert("a.md".to_string(), e("a", 1, 1, "blake3:a"));
+        m.insert("b.md".to_string(), e("b", 1, 1, "blake3:b"));
+        m.insert("c.md".to_string(), e("c", 1, 1, "blake3:c"));
+        let mut rows: Vec<(String, ManifestEntry)> = m.clone().into_iter().collect();
+        rows.sort_by(|x, y| x.0.cmp(&y.0));
+        let files = vec![f("a.md", 1, 1), f("b.md", 2, 1), f("bb.md", 3, 1)];
+        let got: Vec<Joined<StatFile>> = MergeJoin::new(files.clone().into_iter(), rows.into_iter()).collect();
+        assert_eq!(
+            got,
+            vec![
+                Joined::Unchanged(f("a.md", 1, 1)),
+                Joined::Suspect(f("b.md", 2, 1), e("b", 1, 1, "blake3:b")),
+                Joined::New(f("bb.md", 3, 1)),
+                Joined::Vanished("c.md".into(), e("c", 1, 1, "blake3:c")),
+            ]
+        );
+        // Same classes as the in-memory stat pass.
+        let stat = stat_pass(&files, &m, None);
+        assert_eq!(
+            (stat.unchanged, stat.suspect, stat.new),
+            (vec!["a.md".into()], vec!["b.md".into()], vec!["bb.md".into()])
+        );
+        assert_eq!(stat.vanished[0].0, "c.md");
+        // A listing out of order stops the join.
+        let bad = vec![f("b.md", 1, 1), f("a.md", 1, 1)];
+        let got: Vec<Joined<StatFile>> = MergeJoin::new(bad.into_iter(), std::iter::empty()).collect();
+        assert_eq!(got.last(), Some(&Joined::OutOfOrder("a.md".into())));
+    }
+
+    #[test]
+    fn decide_pairs_duplicates_in_path_order() {
+        let vanished = vec![
+            ("old/1.md".to_string(), e("old/1", 4, 1, "blake3:d")),
+            ("old/2.md".to_string(), e("old/2", 4, 1, "blake3:d")),
+        ];
+        let cands = vec!["new/1.md".to_string(), "new/2.md".to_string(), "new/3.md".to_string()];
+        let mut hashes = HashMap::new();
+        for c in &cands {
+            hashes.insert(c.clone(), hp("d"));
+        }
+        let d = decide(vec![], vanished, &cands, &hashes);
+        let pairs: Vec<(&str, &str)> = d.moves.iter().map(|m| (m.from_rel.as_str(), m.to_rel.as_str())).collect();
+        assert_eq!(pairs, vec![("old/1.md", "new/1.md"), ("old/2.md", "new/2.md")]);
+        assert!(d.vanished.is_empty());
     }
 }

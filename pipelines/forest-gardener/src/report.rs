@@ -44,10 +44,16 @@ pub struct SourceReport {
     pub stale: Vec<String>,
     /// Nodes whose hand-edited summary was kept although the source changed.
     pub summary_stale: Vec<String>,
-    /// Source paths no converter claims.
+    /// Source paths no converter claims (first met, or changed, in this run).
     pub unsupported: Vec<String>,
-    /// Per-file errors; non-empty means exit 3.
+    /// Files left out with a reason (empty, over the size limit, symlink
+    /// policy, unusable name), first met in this run; never partial.
+    pub skipped: Vec<FileError>,
+    /// Per-file errors new in this run; non-empty means exit 3.
     pub errors: Vec<FileError>,
+    /// Problems remembered from earlier runs whose file has not changed:
+    /// not read, not listed again (`forest health` lists them).
+    pub known_problems: usize,
     /// Converter fallback warnings.
     pub warnings: Vec<String>,
     /// New nodes planted with the derived summary because curation failed

@@ -108,7 +108,7 @@ pub fn rollup(
             if let Some(mut p) = load(forest, &parent, &mut cache) {
                 let old =
                     index::section_entries(&p.body, SUB_BRANCHES).into_iter().find(|l| index::entry_id(l) == Some(bid));
-                let suffix = old.as_deref().and_then(crate::run::coverage_suffix);
+                let suffix = old.as_deref().and_then(crate::stages::text::coverage_suffix);
                 let line = entry_line(bid, &summary, suffix.as_deref());
                 let body = index::upsert_entry(&p.body, SUB_BRANCHES, bid, &line);
                 if body != p.body {

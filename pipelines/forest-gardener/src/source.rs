@@ -28,6 +28,8 @@ pub enum Access {
     Local {
         /// Canonical root.
         root: PathBuf,
+        /// Walk into directory symlinks (the source's `follow_symlinks`).
+        follow_symlinks: bool,
     },
     /// An S3 prefix.
     S3 {
@@ -55,18 +57,20 @@ pub fn s3_options(src: &SourceConfig) -> S3Options {
 }
 
 impl Access {
-    /// Open a source's access (no network traffic yet for S3).
+    /// Open a source's access (no network traffic yet for S3). Environment
+    /// variables in the uri are resolved here (`E_CONFIG` when unset).
     pub fn open(forest: &Path, src: &SourceConfig) -> Result<Access, GardenError> {
-        if src.uri.starts_with("s3://") {
+        let uri = src.resolved_uri()?;
+        if uri.starts_with("s3://") {
             let loc =
-                S3Location::parse(&src.uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
+                S3Location::parse(&uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
             let client = S3Client::new(&s3_options(src))
                 .map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
             return Ok(Access::S3 { loc, client: Arc::new(client), slots: forest.join(SLOTS_DIR) });
         }
-        let root = local_path(&src.uri)
+        let root = local_path(&uri)
             .ok_or_else(|| GardenError::Schema(format!("source '{}': unsupported uri {}", src.name, src.uri)))?;
-        Ok(Access::Local { root })
+        Ok(Access::Local { root, follow_symlinks: src.follow_symlinks })
     }
 
     /// True for object-store sources.
@@ -78,7 +82,7 @@ impl Access {
     /// could mark files stale: it is reported in `listing_error`.
     pub fn list(&self, ignore: &[String]) -> Listing {
         match self {
-            Access::Local { root } => walk_source(root, ignore),
+            Access::Local { root, follow_symlinks } => walk_source(root, ignore, *follow_symlinks),
             Access::S3 { loc, client, slots } => match client.list(loc) {
                 Ok(objects) => {
                     let raw = objects
@@ -143,7 +147,7 @@ impl Access {
     pub fn origin_of_rel(&self, rel: &str) -> String {
         match self {
             Access::S3 { loc, .. } => s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix)),
-            Access::Local { root } => {
+            Access::Local { root, .. } => {
                 let s = root.join(rel).to_string_lossy().into_owned();
                 format!("file://{}", percent_encoding::utf8_percent_encode(&s, PATH_SET))
             }

@@ -5,8 +5,8 @@
 
 use crate::config::{local_path, GardenerConfig};
 use crate::derived::open_catalog;
-use crate::run::cached_body_path;
 use crate::source::{hash_file, s3_options};
+use crate::stages::plan::payload::cached_body_path;
 use crate::GardenError;
 use forest_model::ids;
 use forest_model::lint::is_remote;
@@ -177,13 +177,14 @@ fn read_reference(forest: &Path, cache: Option<&PayloadCache>, node: &Node, id: 
     if rel.starts_with('/') || rel.split('/').any(|c| c.is_empty() || c == "..") {
         return Err(format!("E_NOT_FOUND: source of {id} is outside its source root"));
     }
-    let path = if src.uri.starts_with("s3://") {
+    let uri = src.resolved_uri().map_err(|e| format!("E_NOT_FOUND: {e}"))?;
+    let path = if uri.starts_with("s3://") {
         let cache = cache.ok_or_else(|| "E_NOT_FOUND: no payload cache to read an s3:// reference".to_string())?;
-        let loc = forest_storage::S3Location::parse(&src.uri).map_err(|e| format!("E_NOT_FOUND: {e}"))?;
+        let loc = forest_storage::S3Location::parse(&uri).map_err(|e| format!("E_NOT_FOUND: {e}"))?;
         let uri = crate::source::s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix));
         cache.get(&uri, None).map_err(|e| format!("E_NOT_FOUND: {e}"))?
     } else {
-        let root = local_path(&src.uri).ok_or_else(|| format!("E_NOT_FOUND: bad source uri for {id}"))?;
+        let root = local_path(&uri).ok_or_else(|| format!("E_NOT_FOUND: bad source uri for {id}"))?;
         let root = std::fs::canonicalize(&root).map_err(|_| format!("E_NOT_FOUND: source root of {id} is missing"))?;
         let p =
             std::fs::canonicalize(root.join(&rel)).map_err(|_| format!("E_NOT_FOUND: source of {id} is missing"))?;
@@ -193,9 +194,10 @@ fn read_reference(forest: &Path, cache: Option<&PayloadCache>, node: &Node, id: 
         }
         p
     };
-    if let Some(expected) = node.get_str("source_hash").filter(|h| h.starts_with("blake3:")) {
-        let h = hash_file(&path, false)?;
-        if h.blake3 != expected {
+    if let Some(expected) = node.get_str("source_hash").filter(|h| !h.is_empty()) {
+        // blake3 (older passports of ours) or sha256 (the dialect's, and ours now).
+        let h = hash_file(&path, !expected.starts_with("blake3:"))?;
+        if !h.matches(&expected) {
             return Err(format!("E_NOT_FOUND: the source of {id} changed since the last sync (run `forest sync`)"));
         }
     }

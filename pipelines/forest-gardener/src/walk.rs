@@ -1,6 +1,13 @@
 //! Walking a local source (dialect §3.2-§3.3, DESIGN §10): ignore rules,
 //! nested forests pruned, symlinks never leave the root, bad names reported.
+//!
+//! Symlinks: directory symlinks are not followed unless the source sets
+//! `follow_symlinks` (then loops and targets outside the root are refused);
+//! a file symlink whose target is walked anyway is skipped (the file is
+//! planted once, under its own path); one to an ignored target is planted
+//! under the link's path; a dangling one is one `dangling symlink` line.
 
+use crate::outcomes::{OutcomeKind, StatKey};
 use std::path::{Path, PathBuf};
 
 /// Path components that are never walked.
@@ -51,11 +58,34 @@ pub struct RawObject {
 pub struct Listing {
     /// Files, sorted by `rel`.
     pub files: Vec<Listed>,
-    /// Per-path problems (`(path, message)`), one report line each.
-    pub problems: Vec<(String, String)>,
+    /// Per-path problems, one report line each.
+    pub problems: Vec<WalkProblem>,
     /// Set when some directory could not be listed: stale marking is then
     /// unsafe (its files would look vanished).
     pub listing_error: Option<String>,
+}
+
+/// A path the walk could not list as a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalkProblem {
+    /// Source-relative path (lossy for names that are not UTF-8).
+    pub rel: String,
+    /// One clear line (`dangling symlink -> x: skipped`).
+    pub message: String,
+    /// `Skipped` (a policy: symlinks, names) or `Failed` (an I/O error).
+    pub kind: OutcomeKind,
+    /// The path's own stat key (lstat for symlinks), so the outcome is
+    /// remembered until it changes; None when it could not be stat'ed.
+    pub key: Option<StatKey>,
+}
+
+impl WalkProblem {
+    fn skipped(rel: impl Into<String>, message: impl Into<String>, key: Option<StatKey>) -> WalkProblem {
+        WalkProblem { rel: rel.into(), message: message.into(), kind: OutcomeKind::Skipped, key }
+    }
+    fn failed(rel: impl Into<String>, message: impl Into<String>, key: Option<StatKey>) -> WalkProblem {
+        WalkProblem { rel: rel.into(), message: message.into(), kind: OutcomeKind::Failed, key }
+    }
 }
 
 /// A right-anchored glob (Python `PurePath.match` semantics), compiled once.
@@ -110,13 +140,70 @@ impl Ignore {
     }
 }
 
-fn mtime_ms(md: &std::fs::Metadata) -> i64 {
+/// mtime in ms exactly as the reference engine records it: Python's
+/// `round(st_mtime, 3)` where `st_mtime = sec + nsec * 1e-9` (a double),
+/// so passports either engine writes agree on the fast-path key.
+pub fn mtime_ms(md: &std::fs::Metadata) -> i64 {
     use std::os::unix::fs::MetadataExt;
-    md.mtime() * 1000 + md.mtime_nsec() / 1_000_000
+    python_round_ms(md.mtime(), md.mtime_nsec())
 }
 
-/// Walk `root`. A failure to read `root` itself is a listing error.
-pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
+/// `round(sec + nsec * 1e-9, 3)` in ms. Python rounds the exact binary
+/// value to 3 decimals (ties to even); Rust's `{:.3}` formats the exact
+/// value with the same rule, so the decimal digits are the ms.
+pub fn python_round_ms(sec: i64, nsec: i64) -> i64 {
+    let x = sec as f64 + nsec as f64 * 1e-9;
+    let text = format!("{x:.3}");
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text.as_str()),
+    };
+    let ms: i64 = digits.replace('.', "").parse().unwrap_or(sec.saturating_mul(1000));
+    if neg {
+        -ms
+    } else {
+        ms
+    }
+}
+
+fn lstat_key(p: &Path) -> Option<StatKey> {
+    std::fs::symlink_metadata(p).ok().map(|md| StatKey { size: md.len(), mtime_ms: mtime_ms(&md), etag: None })
+}
+
+fn rel_of(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root).map(|r| r.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Walk `root` (directory symlinks followed only when `follow_symlinks`).
+/// A failure to read `root` itself is a listing error.
+pub fn walk_source(root: &Path, extra_ignore: &[String], follow_symlinks: bool) -> Listing {
+    let mut files = vec![];
+    let mut listing = walk_source_each(root, extra_ignore, follow_symlinks, &mut |f| files.push(f));
+    listing.files = files;
+    listing
+}
+
+/// Siblings ordered so the walk yields `rel` paths in byte order (the
+/// manifest's `ORDER BY path`): a directory compares as `name/`, so
+/// `a-c.md` comes before everything under `a/`.
+fn path_order(a: &walkdir::DirEntry, b: &walkdir::DirEntry) -> std::cmp::Ordering {
+    use std::os::unix::ffi::OsStrExt;
+    let is_dir = |e: &walkdir::DirEntry| e.file_type().is_dir() || (e.file_type().is_symlink() && e.path().is_dir());
+    let (na, nb) = (a.file_name().as_bytes(), b.file_name().as_bytes());
+    let sa: &[u8] = if is_dir(a) { b"/" } else { b"" };
+    let sb: &[u8] = if is_dir(b) { b"/" } else { b"" };
+    na.iter().chain(sa).cmp(nb.iter().chain(sb))
+}
+
+/// [`walk_source`] as a stream: each file goes to `sink` as it is found,
+/// in byte order of `rel`; the returned listing holds only the problems
+/// and the listing error.
+pub fn walk_source_each(
+    root: &Path,
+    extra_ignore: &[String],
+    follow_symlinks: bool,
+    sink: &mut dyn FnMut(Listed),
+) -> Listing {
     let mut listing = Listing::default();
     let canon_root = match std::fs::canonicalize(root) {
         Ok(c) => c,
@@ -130,27 +217,29 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
         return listing;
     }
     let ignore = Ignore::new(extra_ignore);
+    let walked = |rel: &str| !rel.split('/').any(Ignore::component_ignored) && !ignore.matches(rel);
     let mut problems = vec![];
-    let walker = walkdir::WalkDir::new(&canon_root).follow_links(true).sort_by_file_name();
+    let walker = walkdir::WalkDir::new(&canon_root).follow_links(follow_symlinks).sort_by(path_order);
     let mut it = walker.into_iter();
     loop {
         let entry = match it.next() {
             None => break,
             Some(Ok(e)) => e,
             Some(Err(e)) => {
-                let path = e
-                    .path()
-                    .and_then(|p| p.strip_prefix(&canon_root).ok())
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let path = e.path().map(|p| rel_of(&canon_root, p)).unwrap_or_default();
+                let key = e.path().and_then(lstat_key);
+                let is_link = e.path().and_then(|p| std::fs::symlink_metadata(p).ok()).is_some_and(|m| m.is_symlink());
                 if e.loop_ancestor().is_some() {
-                    problems.push((path, "symlink loop: skipped".to_string()));
+                    problems.push(WalkProblem::skipped(path, "symlink loop: skipped", key));
+                } else if is_link && e.path().is_some_and(|p| std::fs::metadata(p).is_err()) {
+                    let target = e.path().and_then(|p| std::fs::read_link(p).ok());
+                    problems.push(WalkProblem::skipped(path, dangling(target.as_deref()), key));
                 } else if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) {
-                    problems.push((path, "vanished during the walk: skipped".to_string()));
+                    problems.push(WalkProblem::skipped(path, "vanished during the walk: skipped", key));
                 } else {
                     let msg = format!("cannot list: {e}");
                     listing.listing_error.get_or_insert_with(|| format!("{path}: {msg}"));
-                    problems.push((path, msg));
+                    problems.push(WalkProblem::failed(path, msg, key));
                 }
                 continue;
             }
@@ -162,36 +251,73 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
             continue;
         };
         let Some(rel) = relp.to_str().map(|s| s.replace('\\', "/")) else {
-            problems.push((relp.to_string_lossy().into_owned(), "file name is not valid UTF-8: skipped".into()));
+            let key = lstat_key(entry.path());
+            problems.push(WalkProblem::skipped(
+                relp.to_string_lossy().into_owned(),
+                "file name is not valid UTF-8: skipped",
+                key,
+            ));
             if entry.file_type().is_dir() {
                 it.skip_current_dir();
             }
             continue;
         };
         let name = entry.file_name().to_string_lossy();
-        let is_dir = entry.file_type().is_dir();
+        let mut is_dir = entry.file_type().is_dir();
         if Ignore::component_ignored(&name) || ignore.matches(&rel) {
             if is_dir {
                 it.skip_current_dir();
             }
             continue;
         }
+        let mut is_file = entry.file_type().is_file();
         if entry.path_is_symlink() {
-            // Symlinks may point anywhere: only follow those that stay inside.
-            match std::fs::canonicalize(entry.path()) {
-                Ok(target) if target.starts_with(&canon_root) => {}
-                Ok(_) => {
-                    problems.push((rel.clone(), "symlink points outside the source: skipped".into()));
-                    if is_dir {
-                        it.skip_current_dir();
-                    }
+            let key = lstat_key(entry.path());
+            let skip = |problems: &mut Vec<WalkProblem>, it: &mut walkdir::IntoIter, dir: bool, msg: String| {
+                problems.push(WalkProblem::skipped(rel.clone(), msg, key.clone()));
+                if dir {
+                    it.skip_current_dir();
+                }
+            };
+            // Symlinks may point anywhere: only those that stay inside count.
+            let target = match std::fs::canonicalize(entry.path()) {
+                Ok(t) => t,
+                Err(_) => {
+                    let to = std::fs::read_link(entry.path()).ok();
+                    skip(&mut problems, &mut it, is_dir, dangling(to.as_deref()));
                     continue;
                 }
-                Err(e) => {
-                    problems.push((rel.clone(), format!("broken symlink: {e}")));
-                    continue;
-                }
+            };
+            if !target.starts_with(&canon_root) {
+                skip(&mut problems, &mut it, is_dir, "symlink points outside the source: skipped".into());
+                continue;
             }
+            let tmd = std::fs::metadata(entry.path());
+            let target_is_dir = tmd.as_ref().is_ok_and(|m| m.is_dir());
+            if target_is_dir && !follow_symlinks {
+                skip(
+                    &mut problems,
+                    &mut it,
+                    false,
+                    "directory symlink not followed (set follow_symlinks on the source to follow it): skipped".into(),
+                );
+                continue;
+            }
+            if tmd.as_ref().is_ok_and(|m| m.is_file()) {
+                let trel = rel_of(&canon_root, &target);
+                if walked(&trel) {
+                    skip(
+                        &mut problems,
+                        &mut it,
+                        is_dir,
+                        format!("file symlink to {trel}: planted once, under the target's own path; skipped"),
+                    );
+                    continue;
+                }
+                // The target is not walked itself: plant it under the link's path.
+                is_file = true;
+            }
+            is_dir = target_is_dir;
         }
         if is_dir {
             if entry.path().join("_index.md").exists() {
@@ -200,23 +326,33 @@ pub fn walk_source(root: &Path, extra_ignore: &[String]) -> Listing {
             }
             continue;
         }
-        if !entry.file_type().is_file() {
+        if !is_file {
             continue;
         }
-        match entry.metadata() {
-            Ok(md) => listing.files.push(Listed {
+        match std::fs::metadata(entry.path()) {
+            Ok(md) => sink(Listed {
                 rel,
                 abs: entry.path().to_path_buf(),
                 size: md.len(),
                 mtime_ms: mtime_ms(&md),
                 object: None,
             }),
-            Err(e) => problems.push((rel, format!("cannot stat: {e}"))),
+            Err(e) => {
+                let key = lstat_key(entry.path());
+                problems.push(WalkProblem::failed(rel, format!("cannot stat: {e}"), key))
+            }
         }
     }
-    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     listing.problems = problems;
     listing
+}
+
+/// The one line a dangling symlink gets.
+fn dangling(target: Option<&Path>) -> String {
+    match target {
+        Some(t) => format!("dangling symlink (-> {}): skipped", t.display()),
+        None => "dangling symlink: skipped".into(),
+    }
 }
 
 /// Why an untrusted object key (already stripped of the source prefix) is
@@ -249,6 +385,7 @@ pub fn listing_from_objects(
     let mut listing = Listing::default();
     let mut keep: Vec<(String, RawObject)> = vec![];
     for o in objects {
+        let key = Some(StatKey { size: o.size, mtime_ms: o.mtime_ms, etag: Some(o.etag.clone()) });
         let Some(rel_bytes) = o.key.strip_prefix(prefix.as_bytes()) else {
             continue;
         };
@@ -256,7 +393,7 @@ pub fn listing_from_objects(
             Ok(r) => r.to_string(),
             Err(_) => {
                 let shown = String::from_utf8_lossy(rel_bytes).into_owned();
-                listing.problems.push((shown, "object key is not valid UTF-8: skipped".into()));
+                listing.problems.push(WalkProblem::skipped(shown, "object key is not valid UTF-8: skipped", key));
                 continue;
             }
         };
@@ -264,7 +401,7 @@ pub fn listing_from_objects(
             continue; // directory markers
         }
         if let Some(why) = unsafe_key_reason(&rel) {
-            listing.problems.push((rel, why.into()));
+            listing.problems.push(WalkProblem::skipped(rel, why, key));
             continue;
         }
         if rel.split('/').any(Ignore::component_ignored) || ignore.matches(&rel) {
@@ -340,12 +477,78 @@ mod tests {
         std::fs::write(outside.path().join("secret.md"), "s").unwrap();
         std::os::unix::fs::symlink(outside.path(), r.join("escape")).unwrap();
         std::os::unix::fs::symlink(r.join("a"), r.join("a/loop")).unwrap();
-        let l = walk_source(r, &[]);
+        for follow in [false, true] {
+            let l = walk_source(r, &[], follow);
+            let rels: Vec<&str> = l.files.iter().map(|f| f.rel.as_str()).collect();
+            assert_eq!(rels, vec!["a/x.md"], "follow={follow}");
+            assert!(l.problems.iter().any(|p| p.rel == "escape" && p.message.contains("outside")));
+            let want = if follow { "loop" } else { "not followed" };
+            assert!(l.problems.iter().any(|p| p.rel == "a/loop" && p.message.contains(want)), "{:?}", l.problems);
+            assert!(l.problems.iter().all(|p| p.kind == OutcomeKind::Skipped && p.key.is_some()));
+            assert!(l.listing_error.is_none());
+        }
+    }
+
+    #[test]
+    fn symlink_policy() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        std::fs::create_dir_all(r.join("docs/deep")).unwrap();
+        std::fs::create_dir_all(r.join(".private")).unwrap();
+        std::fs::write(r.join("docs/deep/a.md"), "a").unwrap();
+        std::fs::write(r.join(".private/hidden.md"), "h").unwrap();
+        std::os::unix::fs::symlink(r.join("docs"), r.join("linked")).unwrap();
+        std::os::unix::fs::symlink(r.join("docs/deep/a.md"), r.join("alias.md")).unwrap();
+        std::os::unix::fs::symlink(r.join(".private/hidden.md"), r.join("shown.md")).unwrap();
+        std::os::unix::fs::symlink(r.join("nowhere.md"), r.join("broken.md")).unwrap();
+        let l = walk_source(r, &[], false);
         let rels: Vec<&str> = l.files.iter().map(|f| f.rel.as_str()).collect();
-        assert_eq!(rels, vec!["a/x.md"]);
-        assert!(l.problems.iter().any(|(p, m)| p == "escape" && m.contains("outside")));
-        assert!(l.problems.iter().any(|(_, m)| m.contains("loop")), "{:?}", l.problems);
-        assert!(l.listing_error.is_none());
+        // The linked folder is not planted twice; the file link to a walked
+        // file is skipped; the link to an ignored target is the only path.
+        assert_eq!(rels, vec!["docs/deep/a.md", "shown.md"]);
+        let msg = |rel: &str| l.problems.iter().find(|p| p.rel == rel).map(|p| p.message.clone()).unwrap_or_default();
+        assert!(msg("linked").contains("directory symlink not followed"), "{:?}", l.problems);
+        assert!(msg("alias.md").contains("file symlink to docs/deep/a.md"), "{:?}", l.problems);
+        assert!(msg("broken.md").starts_with("dangling symlink"), "{:?}", l.problems);
+        assert!(!msg("broken.md").contains("vanished"));
+        assert_eq!(l.problems.len(), 3, "{:?}", l.problems);
+        // follow_symlinks: the folder is walked under the link's path too.
+        let l = walk_source(r, &[], true);
+        let rels: Vec<&str> = l.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, vec!["docs/deep/a.md", "linked/deep/a.md", "shown.md"]);
+        let broken = l.problems.iter().find(|p| p.rel == "broken.md").map(|p| p.message.as_str());
+        assert!(broken.is_some_and(|m| m.starts_with("dangling symlink")), "{:?}", l.problems);
+    }
+
+    #[test]
+    fn mtime_rounds_like_python() {
+        // (sec, nsec, Python's round(st_mtime, 3) * 1000), from CPython 3.11.
+        let cases: [(i64, i64, i64); 17] = [
+            (1700000000, 62500000, 1700000000062),
+            (1700000000, 187500000, 1700000000188),
+            (1764590000, 123456789, 1764590000123),
+            (1764590000, 999999999, 1764590001000),
+            (1764590000, 499999, 1764590000000),
+            (1764590000, 500000, 1764590000000),
+            (1764590000, 1500000, 1764590000001),
+            (0, 0, 0),
+            (1, 999500000, 2000),
+            (1764590000, 123500000, 1764590000124),
+            (1764590000, 124500000, 1764590000125),
+            (1673856391, 161973069, 1673856391162),
+            (1711969249, 698935572, 1711969249699),
+            (1525923578, 77777868, 1525923578078),
+            (1787699461, 101071364, 1787699461101),
+            (1696327743, 625763863, 1696327743626),
+            (1531137934, 976787301, 1531137934977),
+        ];
+        for (s, n, want) in cases {
+            assert_eq!(python_round_ms(s, n), want, "{s}.{n:09}");
+            // The passport's float is ms / 1000, which PyYAML reads back as
+            // the same double as Python's round().
+            let py = format!("{:.3}", s as f64 + n as f64 * 1e-9).parse::<f64>().unwrap();
+            assert_eq!(want as f64 / 1000.0, py);
+        }
     }
 
     fn obj(k: &[u8]) -> RawObject {
@@ -373,10 +576,11 @@ mod tests {
         assert_eq!(rels, vec!["ok/a.md"]);
         assert!(l.files[0].abs.starts_with("/slots"));
         assert_eq!(l.files[0].object.as_ref().map(|o| o.key.as_str()), Some("p/ok/a.md"));
-        let msgs: Vec<&str> = l.problems.iter().map(|(_, m)| m.as_str()).collect();
+        let msgs: Vec<&str> = l.problems.iter().map(|p| p.message.as_str()).collect();
         assert_eq!(msgs.len(), 5, "{:?}", l.problems);
         assert!(msgs.iter().any(|m| m.contains("not valid UTF-8")));
         assert!(msgs.iter().any(|m| m.contains("absolute") || m.contains("empty")));
-        assert!(l.problems.iter().any(|(p, m)| p == "../../etc/passwd" && m.contains("never a path escape")));
+        assert!(l.problems.iter().any(|p| p.rel == "../../etc/passwd" && p.message.contains("never a path escape")));
+        assert!(l.problems.iter().all(|p| p.key.as_ref().is_some_and(|k| k.etag.is_some())));
     }
 }

@@ -109,7 +109,7 @@ fn adopt_dump_ingest_then_noop_sync() {
     assert_eq!(lint.errors, 0, "{:#?}", lint.issues);
     fsck(&root);
     let files = git(&root, &["ls-files"]);
-    assert!(files.lines().all(|l| l.ends_with(".md") || l == ".gitignore"), "{files}");
+    assert!(files.lines().all(|l| l.ends_with(".md") || l == ".gitignore" || l == "_meta/gardener.yaml"), "{files}");
     assert!(git(&root, &["status", "--porcelain", "--untracked-files=no"]).is_empty());
     // Datasets carry a queryable payload with the hash recorded.
     let ds = read_node(&root, "sales/orders-batch-00");
@@ -344,7 +344,8 @@ fn bad_input_costs_one_line_each_and_the_rest_lands() {
     let x = one(&r);
     assert_eq!(x.planted, vec!["ok/good"]);
     assert_eq!(x.unsupported, vec!["ok/blob.bin"]);
-    let line_for = |needle: &str| x.errors.iter().filter(|e| e.path.contains(needle)).count();
+    // Skips (a reason, never partial) and failures (partial) are one line each.
+    let line_for = |needle: &str| x.errors.iter().chain(x.skipped.iter()).filter(|e| e.path.contains(needle)).count();
     assert_eq!(line_for("empty.txt"), 1);
     assert_eq!(line_for("big.txt"), 1);
     assert_eq!(line_for("fake.db"), 1);
@@ -354,6 +355,10 @@ fn bad_input_costs_one_line_each_and_the_rest_lands() {
     if !as_root {
         assert_eq!(line_for("locked.md"), 1);
     }
+    for skip in ["empty.txt", "big.txt", "escape.md", "loop", "bad-"] {
+        assert!(x.skipped.iter().any(|e| e.path.contains(skip)), "{skip}: {:?}", x.skipped);
+    }
+    assert!(x.errors.iter().any(|e| e.path.contains("fake.db")), "{:?}", x.errors);
     assert!(r.partial(), "exit 3");
     assert_eq!(lint_forest(&root).errors, 0);
     fsck(&root);
@@ -662,3 +667,6 @@ fn a_sync_recurates_only_the_changed_document() {
     assert_eq!(read_node(&root, "docs/c").get_str("summary").as_deref(), Some("Hand-written summary of document c."));
     fsck(&root);
 }
+
+#[path = "forest_gardener/ops.rs"]
+mod ops;

@@ -60,6 +60,24 @@ fn number(key: &str, v: &Value) -> Result<f64> {
     }
 }
 
+/// The change that versions `_meta/ranger.yaml` in the run's commit: `Some`
+/// when the work tree's copy differs from HEAD's and validates (an invalid
+/// file fails the run before anything is committed), else `None`.
+pub fn versioned_change(forest: &Path, git: &forest_git::GitForest) -> Result<Option<forest_git::Change>> {
+    let p = forest.join(RANGER_CONFIG_PATH);
+    let bytes = match std::fs::read(&p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(RangerError::io(format!("read {}", p.display()), e)),
+    };
+    if git.read_head_file(RANGER_CONFIG_PATH)?.as_deref() == Some(bytes.as_slice()) {
+        return Ok(None);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| bad("<root>", "not UTF-8"))?;
+    RangerConfig::from_yaml(&text)?;
+    Ok(Some(forest_git::Change::Write { path: RANGER_CONFIG_PATH.to_string(), bytes: text.into_bytes() }))
+}
+
 impl RangerConfig {
     /// Load from a forest; an absent file means the defaults.
     pub fn load(forest: &Path) -> Result<RangerConfig> {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use forest_catalog::{Catalog, HeatStats, Trails};
 use forest_gardener::config::{local_path, GardenerConfig};
+use forest_gardener::outcomes::{known_problems, KnownProblem};
 use forest_model::ids;
 use forest_model::node::Node;
 use forest_model::scent::summary_fingerprint;
@@ -58,6 +59,10 @@ pub struct HealthReport {
     pub summary_stale: Vec<String>,
     /// Passports per source name (`source_name`, else `default`).
     pub sources: BTreeMap<String, usize>,
+    /// Source files the Gardener could not plant and remembers (unsupported,
+    /// skipped, failed), with their reason: not re-read until their bytes
+    /// or the converter change.
+    pub known_problems: Vec<KnownProblem>,
     /// Why `_meta/gardener.yaml` could not be used for the stale check, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources_error: Option<String>,
@@ -160,7 +165,10 @@ impl Agg {
 pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<HealthReport> {
     let (roots, sources_error) = match GardenerConfig::load(forest) {
         Ok(cfg) => (
-            cfg.sources.iter().filter_map(|s| Some((s.name.clone(), local_path(&s.uri)?))).collect::<HashMap<_, _>>(),
+            cfg.sources
+                .iter()
+                .filter_map(|s| Some((s.name.clone(), local_path(&s.resolved_uri().ok()?)?)))
+                .collect::<HashMap<_, _>>(),
             None,
         ),
         Err(e) => (HashMap::new(), Some(e.to_string())),
@@ -185,6 +193,7 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
         heat: trails.stats()?,
         summary_stale: agg.summary_stale,
         sources: agg.sources,
+        known_problems: known_problems(forest)?,
         sources_error,
     })
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
+use crate::config::RANGER_CONFIG_PATH;
 use forest_catalog::{Catalog, CatalogError, Trails};
 use forest_gardener::derived::{catalog_row, open_catalog, TRAILS_PATH};
 use forest_git::{Change, GcOutcome, GitForest};
@@ -146,7 +147,8 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
 
     let t = Instant::now();
     let links = tended.report;
-    let commit = commit_changes(git, &rewritten, &tended.actions, &links, &landmarks)?;
+    let config_change = crate::config::versioned_change(forest, git)?;
+    let commit = commit_changes(git, &rewritten, &tended.actions, &links, &landmarks, config_change)?;
     if commit.is_some() {
         // Files first, catalog after: a crash in between leaves a stale
         // catalog that the next run heals (it re-reads the sources).
@@ -440,13 +442,17 @@ fn commit_changes(
     actions: &[LinkAction],
     links: &LinksReport,
     landmarks: &LandmarksReport,
+    config_change: Option<Change>,
 ) -> Result<Option<String>> {
-    if rewritten.is_empty() {
+    if rewritten.is_empty() && config_change.is_none() {
         return Ok(None);
     }
     let mut subject = format!("ranger: {} promoted, {} pruned", links.promoted.len(), links.pruned.len());
     if landmarks.changed {
         subject.push_str(", landmarks refreshed");
+    }
+    if config_change.is_some() {
+        subject.push_str(&format!(", {RANGER_CONFIG_PATH} recorded"));
     }
     let mut body: Vec<String> = actions.iter().map(LinkAction::body_line).collect();
     if landmarks.changed {
@@ -456,6 +462,7 @@ fn commit_changes(
     let changes: Vec<Change> = rewritten
         .iter()
         .map(|(id, node)| Change::Write { path: ids::id_to_path(id), bytes: node.to_text().into_bytes() })
+        .chain(config_change)
         .collect();
     Ok(git.commit_batch(&changes, &message)?.map(|oid| oid.to_string()))
 }

@@ -398,6 +398,27 @@ fn payload_cache_is_evicted_during_a_run() {
 }
 
 #[test]
+fn ranger_yaml_is_versioned_by_the_run_commit() {
+    let (_d, root, git) = synthetic();
+    let before = commit_count(&root);
+    std::fs::write(root.join("_meta/ranger.yaml"), "half_life_days: 7\n").unwrap();
+    let cfg = RangerConfig::load(&root).unwrap();
+    let r = run(&root, &git, T0, &cfg).unwrap();
+    assert!(r.commit.is_some());
+    assert!(head_message(&root).contains("_meta/ranger.yaml recorded"), "{}", head_message(&root));
+    assert_eq!(git_out(&root, &["show", "HEAD:_meta/ranger.yaml"]), "half_life_days: 7\n");
+    // Recorded once: the next run at the same clock commits nothing.
+    let n = commit_count(&root);
+    assert!(n > before);
+    assert_eq!(run(&root, &git, T0, &cfg).unwrap().commit, None);
+    assert_eq!(commit_count(&root), n);
+    // An invalid edit is refused before anything is committed.
+    std::fs::write(root.join("_meta/ranger.yaml"), "half_life_dayz: 7\n").unwrap();
+    assert_eq!(run(&root, &git, T0, &cfg).unwrap_err().code(), "E_CONFIG");
+    assert_eq!(commit_count(&root), n);
+}
+
+#[test]
 fn ranger_yaml_errors_name_the_key() {
     let (_d, root, _git) = synthetic();
     for (text, key) in [

@@ -114,10 +114,12 @@ fn s3_adopt_paginates_and_sync_classifies() {
     let uri = format!("s3://{b}/corpus/");
     let o = fs3(&["adopt", "--forest", &f(&root), &uri, "--endpoint-url", &ep, "--commit-every", "400", "--json"]);
     let r = json_of(&o);
-    assert_eq!(code(&o), 3, "bad keys make the run partial: {}", String::from_utf8_lossy(&o.stderr));
+    // Refused keys are skipped with a reason (one line each), never partial.
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(count(&r, "planted"), good, "{:#}", src(&r)["errors"]);
+    assert_eq!(count(&r, "errors"), 0, "{:#}", src(&r)["errors"]);
     let errors: Vec<String> =
-        src(&r)["errors"].as_array().unwrap().iter().map(|e| format!("{} {}", e["path"], e["message"])).collect();
+        src(&r)["skipped"].as_array().unwrap().iter().map(|e| format!("{} {}", e["path"], e["message"])).collect();
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors.iter().any(|e| e.contains("../escape.md") && e.contains("never a path escape")), "{errors:?}");
     assert!(errors.iter().any(|e| e.contains("/double.md")), "{errors:?}");
@@ -141,7 +143,10 @@ fn s3_adopt_paginates_and_sync_classifies() {
     let head = git(&root, &["rev-parse", "HEAD"]);
     let o = fs3(&["sync", "--forest", &f(&root), "--json"]);
     let r = json_of(&o);
-    assert_eq!(code(&o), 3, "the hostile keys are still reported");
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // The hostile keys are known problems now: counted, not listed again.
+    assert_eq!(src(&r)["known_problems"].as_u64(), Some(2), "{r:#}");
+    assert_eq!(count(&r, "skipped"), 0);
     assert_eq!(src(&r)["unchanged"].as_u64(), Some(good as u64));
     assert_eq!(src(&r)["bytes_read"].as_u64(), Some(0), "a no-change sync downloads nothing");
     assert_eq!(git(&root, &["rev-parse", "HEAD"]), head);

@@ -17,6 +17,7 @@ fn skeleton() -> Vec<(String, Vec<u8>)> {
         ("_index.md".into(), b"---\nid: _index\n---\n\n# T\n".to_vec()),
         ("_meta/schema.md".into(), b"---\nid: _meta/schema\n---\n\n# S\n".to_vec()),
         ("_meta/gardener.yaml".into(), b"sources: []\n".to_vec()),
+        ("_meta/notes.yaml".into(), b"x: 1\n".to_vec()),
     ]
 }
 
@@ -26,9 +27,10 @@ fn first_second_and_noop_commits() {
     let root = dir.path();
     let f = GitForest::init(root, "init: forest 'T' (empty A.5 skeleton)", &skeleton()).unwrap();
     let first = f.head_oid().unwrap().expect("init commits");
-    // Non-.md files other than the root .gitignore are never versioned.
-    assert_eq!(ls_tree(root), [".gitignore", "_index.md", "_meta/schema.md"]);
-    assert!(!root.join("_meta/gardener.yaml").exists());
+    // Non-.md files other than the root .gitignore and the forest's own
+    // config are never versioned.
+    assert_eq!(ls_tree(root), [".gitignore", "_index.md", "_meta/gardener.yaml", "_meta/schema.md"]);
+    assert!(!root.join("_meta/notes.yaml").exists());
     assert_eq!(status(root), "");
 
     let msg = "gardener(sync): 1 planted, 1 updated\n\na/b\n_index";
@@ -71,7 +73,14 @@ fn non_md_paths_are_filtered() {
     let err =
         f.commit_batch(&[Change::Write { path: "b/x.db".into(), bytes: vec![0, 1, 2] }], "binary only").unwrap_err();
     assert!(matches!(err, GitError::NothingToCommit));
-    assert_eq!(err.to_string(), "nothing to commit: only .md files are versioned");
+    assert_eq!(
+        err.to_string(),
+        "nothing to commit: only .md files and _meta/gardener.yaml, _meta/ranger.yaml are versioned"
+    );
+    // The forest's config is versioned by any batch.
+    let cfg = f.commit_batch(&[write("_meta/ranger.yaml", "half_life_days: 7\n")], "config").unwrap();
+    assert!(cfg.is_some());
+    assert!(ls_tree(root).contains(&"_meta/ranger.yaml".to_string()));
     // .gitignore is only accepted by init.
     let err = f.commit_batch(&[write(".gitignore", "x\n")], "gi").unwrap_err();
     assert!(matches!(err, GitError::NothingToCommit));

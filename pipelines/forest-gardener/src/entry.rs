@@ -1,0 +1,266 @@
+//! Entry points (`forest adopt`, `forest sync`) and the types a caller
+//! passes in: run options, the progress sink and the curate hook.
+//!
+//! In: a forest, its git handle, a source spec or name. Out: a
+//! [`GardenReport`]. Touches `_meta/gardener.yaml` (adopt records the
+//! source before its first batch) and hands everything else to
+//! [`crate::pipeline`].
+
+use crate::config::{local_path, GardenerConfig, SourceConfig};
+use crate::pipeline::run_sources;
+use crate::report::GardenReport;
+use crate::GardenError;
+use forest_git::GitForest;
+use forest_model::node::Node;
+use forest_model::slug::slugify;
+use std::path::Path;
+
+/// Knobs of one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Write nothing; report the plan.
+    pub dry_run: bool,
+    /// Files per checkpoint commit.
+    pub commit_every: usize,
+    /// Allow marking more than `max_stale_fraction` of a source stale.
+    pub allow_mass_stale: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { dry_run: false, commit_every: 5000, allow_mass_stale: false }
+    }
+}
+
+/// Progress sink (the CLI draws a bar on a terminal).
+pub trait Progress: Sync {
+    /// A source is about to be processed with `total` files to convert.
+    fn start(&self, _source: &str, _total: u64) {}
+    /// One file converted (`bytes` read).
+    fn file_done(&self, _bytes: u64) {}
+    /// The source is done.
+    fn finish(&self) {}
+}
+
+/// Progress sink that draws nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// The scent of a new node before it is planted: what the curate hook may change.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    /// Node id.
+    pub id: String,
+    /// Parent branch id.
+    pub parent: String,
+    /// Title.
+    pub title: String,
+    /// Body the summary was derived from.
+    pub body: String,
+    /// Summary (derived before the hook runs).
+    pub summary: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Proposed links.
+    pub links: Vec<DraftLink>,
+    /// `derived` or `llm` after the hook.
+    pub scent: String,
+}
+
+/// A link proposed for a draft.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftLink {
+    /// Relation.
+    pub rel: String,
+    /// Target id (always an existing catalog id for Curator proposals).
+    pub target: String,
+    /// Link-level confidence (0.3 for proposals).
+    pub confidence: f64,
+    /// Optional note (<= 120 chars).
+    pub note: Option<String>,
+}
+
+impl DraftLink {
+    /// A node's frontmatter links as drafts (notes are not carried: links
+    /// the node already has are kept as written, never rewritten).
+    pub fn existing(n: &Node) -> Vec<DraftLink> {
+        n.links()
+            .into_iter()
+            .map(|l| DraftLink { rel: l.rel, target: l.target, confidence: l.confidence.unwrap_or(1.0), note: None })
+            .collect()
+    }
+}
+
+/// The curate hook (the Curator plugs in here; deterministic runs pass None).
+pub trait Curate: Sync {
+    /// Enrich a draft in place; errors are reported per file, never fatal.
+    fn curate(&self, draft: &mut Draft) -> Result<(), String>;
+    /// Requests worth keeping in flight (the curate stage runs this many
+    /// drafts at once on its own threads, independent of the CPU pool).
+    fn concurrency(&self) -> usize {
+        1
+    }
+}
+
+/// What `forest adopt` records about a new source.
+#[derive(Debug, Clone, Default)]
+pub struct AdoptSpec {
+    /// Local folder, `file://` URI or `s3://bucket/prefix`.
+    pub source: String,
+    /// Source name (default: `default` for the first, else the folder slug).
+    pub name: Option<String>,
+    /// Branch prefix.
+    pub dest: Option<String>,
+    /// FLESH policy (`inline` when None).
+    pub content: Option<String>,
+    /// Archive policy (`never` when None).
+    pub archive: Option<String>,
+    /// S3-compatible endpoint.
+    pub endpoint_url: Option<String>,
+    /// Path-style S3 addressing.
+    pub path_style: Option<bool>,
+    /// Walk into directory symlinks of a local source.
+    pub follow_symlinks: bool,
+}
+
+/// `forest adopt SOURCE`: record the source, then sync it.
+pub fn adopt(
+    forest: &Path,
+    git: &GitForest,
+    spec: &AdoptSpec,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+    curate: Option<&dyn Curate>,
+) -> Result<GardenReport, GardenError> {
+    let mut config = GardenerConfig::load(forest)?;
+    let (name, dest) = (spec.name.as_deref(), spec.dest.as_deref());
+    let uri = resolve_source_uri(forest, &spec.source)?;
+    // Re-adopting a recorded source behaves as a sync (no duplicates).
+    let existing = config
+        .sources
+        .iter()
+        .find(|s| {
+            s.uri == uri || s.resolved_uri().ok().and_then(|r| resolve_source_uri(forest, &r).ok()) == Some(uri.clone())
+        })
+        .cloned();
+    let src = match existing {
+        Some(s) => s,
+        None => {
+            let base = name.map(|n| n.to_string()).unwrap_or_else(|| {
+                if config.sources.is_empty() {
+                    "default".to_string()
+                } else {
+                    slugify(
+                        Path::new(uri.trim_end_matches('/'))
+                            .file_name()
+                            .map(|f| f.to_string_lossy().into_owned())
+                            .as_deref()
+                            .unwrap_or("source"),
+                    )
+                }
+            });
+            if config.source(&base).is_some() {
+                return Err(GardenError::Schema(format!("a source named '{base}' already exists with another uri")));
+            }
+            if let Some(d) = dest {
+                validate_dest(d)?;
+            }
+            let src = SourceConfig {
+                name: base,
+                uri: uri.clone(),
+                dest: dest.map(|d| d.trim_matches('/').to_string()).filter(|d| !d.is_empty()),
+                content: spec.content.clone().unwrap_or_else(|| "inline".into()),
+                archive: spec.archive.clone().unwrap_or_else(|| "never".into()),
+                ignore: vec![],
+                endpoint_url: spec.endpoint_url.clone(),
+                path_style: spec.path_style,
+                follow_symlinks: spec.follow_symlinks,
+            };
+            crate::config::check_policies(&src)?;
+            src
+        }
+    };
+    if !opts.dry_run {
+        // Recorded before the first step so an interrupted adopt can be finished by sync.
+        config.add_source(src.clone());
+        config.save(forest)?;
+    }
+    let mut report = run_sources("adopt", forest, git, &config, &[src], None, opts, progress, curate)?;
+    report.command = "adopt".into();
+    Ok(report)
+}
+
+/// `forest sync [--source N] [PATH]`.
+pub fn sync(
+    forest: &Path,
+    git: &GitForest,
+    source: Option<&str>,
+    path: Option<&str>,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+    curate: Option<&dyn Curate>,
+) -> Result<GardenReport, GardenError> {
+    let config = GardenerConfig::load(forest)?;
+    if config.sources.is_empty() {
+        return Err(GardenError::Schema(
+            "this forest has no adopted source to sync (run forest adopt SOURCE first)".into(),
+        ));
+    }
+    let sources: Vec<SourceConfig> = match source {
+        Some(n) => {
+            vec![config.source(n).cloned().ok_or_else(|| GardenError::Schema(format!("no source named '{n}'")))?]
+        }
+        None => config.sources.clone(),
+    };
+    if path.is_some() && sources.len() != 1 {
+        return Err(GardenError::Schema(
+            "a targeted sync PATH needs --source when the forest has several sources".into(),
+        ));
+    }
+    let mut report = run_sources("sync", forest, git, &config, &sources, path, opts, progress, curate)?;
+    report.command = "sync".into();
+    Ok(report)
+}
+
+fn validate_dest(d: &str) -> Result<(), GardenError> {
+    let t = d.trim_matches('/');
+    if t.split('/').any(|c| c.is_empty() || c == "." || c == ".." || c.starts_with('_') || c.starts_with('.')) {
+        return Err(GardenError::Schema(format!("invalid dest branch path '{d}'")));
+    }
+    Ok(())
+}
+
+/// Canonical uri of a source argument, with the containment rules of dialect §3.2.
+/// A uri naming `${VAR}`s is checked resolved and recorded as written.
+fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
+    if crate::config::names_env(source) {
+        let resolved = crate::config::expand_env(source, |k| std::env::var(k).ok())
+            .map_err(|e| GardenError::Config(format!("source uri {source}: {e}")))?;
+        resolve_source_uri(forest, &resolved)?;
+        return Ok(source.to_string());
+    }
+    if source.starts_with("s3://") {
+        let loc = forest_storage::S3Location::parse(source).map_err(|e| GardenError::Schema(e.to_string()))?;
+        return Ok(format!("s3://{}/{}", loc.bucket, loc.prefix));
+    }
+    let p = local_path(source).ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
+    let canon = std::fs::canonicalize(&p)
+        .map_err(|e| GardenError::Schema(format!("source is not a directory: {source} ({e})")))?;
+    if !canon.is_dir() {
+        return Err(GardenError::Schema(format!("source is not a directory: {source}")));
+    }
+    check_containment(forest, &canon)?;
+    canon.to_str().map(|s| s.to_string()).ok_or_else(|| GardenError::Schema("source path is not valid UTF-8".into()))
+}
+
+/// Refuse a source that contains the forest or lies inside it.
+pub(crate) fn check_containment(forest: &Path, canon_source: &Path) -> Result<(), GardenError> {
+    let f = std::fs::canonicalize(forest).map_err(|e| GardenError::Io(format!("{}: {e}", forest.display())))?;
+    if f.starts_with(canon_source) {
+        return Err(GardenError::Schema("source contains the forest itself".into()));
+    }
+    if canon_source.starts_with(&f) && !canon_source.starts_with(f.join("_derived")) {
+        return Err(GardenError::Schema("source is inside the forest".into()));
+    }
+    Ok(())
+}

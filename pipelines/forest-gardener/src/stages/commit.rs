@@ -1,0 +1,253 @@
+//! Commit stage: one batch becomes one git commit, then the derived layer
+//! follows (manifest rows, catalog rows, trail re-keys) and staged payloads
+//! are renamed into place under a journal that survives a crash.
+//!
+//! In: a planned (and curated) [`Batch`]. Out: the commit id. The first
+//! batch also carries `_meta/gardener.yaml` when it differs from HEAD
+//! (validated first; an otherwise empty adopt batch commits it alone).
+//! Touches git,
+//! the work tree (through the git layer), `_derived/` and staged payloads.
+
+use crate::derived::{catalog_row, TRAILS_PATH};
+use crate::manifest::Manifest;
+use crate::pipeline::{err, rss_mib, SourceRun};
+use crate::stages::plan::Batch;
+use crate::stages::{CATALOG_DIRTY, PAYLOAD_JOURNAL};
+use crate::GardenError;
+use forest_catalog::Catalog;
+use forest_git::Change;
+use forest_model::ids;
+use forest_model::index;
+use forest_model::node::Node;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+impl SourceRun<'_> {
+    /// Commit one batch, then bring the derived layer along.
+    pub(crate) fn finish_batch(
+        &mut self,
+        batch: &mut Batch,
+        manifest: &mut Manifest,
+        catalog: Option<&mut Catalog>,
+    ) -> Result<(), GardenError> {
+        batch.render_bodies();
+        // Coverage of every touched branch, then serialise dirty nodes.
+        let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
+        for id in &dirty {
+            if ids::is_branch_id(id) {
+                if let Some(n) = batch.nodes.get_mut(id) {
+                    let cov = index::coverage_of(&n.body);
+                    if n.get_str("coverage").as_deref() != Some(cov.as_str()) {
+                        n.set_str("coverage", &cov);
+                    }
+                    n.set_str("updated", &self.today);
+                }
+            }
+        }
+        let mut changes: Vec<Change> = vec![];
+        let mut rows = vec![];
+        for id in &dirty {
+            let Some(n) = batch.nodes.get(id) else {
+                continue;
+            };
+            let text = n.to_text();
+            let path = ids::id_to_path(id);
+            // Never rewrite a file whose content did not change.
+            if std::fs::read(self.forest.join(&path)).ok().as_deref() == Some(text.as_bytes()) {
+                continue;
+            }
+            rows.push(catalog_row(id, n));
+            changes.push(Change::Write { path, bytes: text.into_bytes() });
+        }
+        for p in &batch.deletes {
+            changes.push(Change::Delete { path: p.clone() });
+        }
+        if self.opts.dry_run {
+            return Ok(());
+        }
+        // The config travels with the first batch that needs it (validated):
+        // an adopt commits it even alone; a sync only alongside real changes,
+        // so a no-change sync (also over a forest another engine wrote, which
+        // never commits it) makes no commit.
+        let config_change = if changes.is_empty() && self.command != "adopt" {
+            None
+        } else {
+            crate::config::versioned_change(self.forest, self.git)?
+        };
+        let config_only = changes.is_empty() && config_change.is_some();
+        changes.extend(config_change);
+        let mut head = None;
+        // Staged payloads are renamed only after the commit; the journal lets
+        // the next start finish (or drop) them after a crash in between.
+        if !batch.renames.is_empty() {
+            write_payload_journal(self.forest, &batch.renames)?;
+        }
+        if !changes.is_empty() {
+            let mut msg = self.commit_message(batch);
+            if config_only {
+                msg = format!(
+                    "gardener({}): record {} [source={}]\n",
+                    self.command,
+                    crate::config::CONFIG_PATH,
+                    self.src.name
+                );
+            }
+            let t = Instant::now();
+            let committed = self.git.commit_batch(&changes, &msg)?;
+            tracing::info!(
+                event = "gardener.stage",
+                stage = "git",
+                files = changes.len(),
+                ms = t.elapsed().as_millis() as u64,
+                rss_mib = rss_mib()
+            );
+            if let Some(oid) = committed {
+                self.commits.push(oid.to_string());
+                head = Some(oid.to_string());
+            }
+        }
+        // Fault injection for the crash tests: die between the commit and the
+        // payload renames, the window the payload journal exists for.
+        if !batch.renames.is_empty() && std::env::var_os("FOREST_FAULT_ABORT_BEFORE_PAYLOAD_RENAME").is_some() {
+            std::process::abort();
+        }
+        for (staged, fin) in batch.renames.drain(..) {
+            if let Err(e) = forest_fs::atomic_rename(&staged, &fin) {
+                self.report.errors.push(err(&fin.to_string_lossy(), format!("payload rename failed: {e}")));
+            }
+        }
+        let _ = std::fs::remove_file(self.forest.join(PAYLOAD_JOURNAL));
+        // An orphan left by a crash here is only a stale, gitignored copy.
+        for old in batch.retired.drain(..) {
+            let _ = std::fs::remove_file(old);
+        }
+        let current_head = match head {
+            Some(h) => Some(h),
+            None => self.git.head_oid()?.map(|o| o.to_string()),
+        };
+        manifest.apply(&self.src.name, &batch.manifest_up, &batch.manifest_del, current_head.as_deref())?;
+        if let Some(cat) = catalog {
+            if !batch.removed_ids.is_empty() {
+                cat.remove(&batch.removed_ids).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            }
+            if !rows.is_empty() {
+                cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            }
+            let _ = std::fs::remove_file(self.forest.join(CATALOG_DIRTY));
+        }
+        if !batch.rekeys.is_empty() {
+            if let Ok(mut trails) = forest_catalog::Trails::open(&self.forest.join(TRAILS_PATH)) {
+                for (old, new) in &batch.rekeys {
+                    let _ = trails.rekey(old, new);
+                }
+            }
+        }
+        // Committed ids are on disk now: `taken` only has to cover the run's
+        // uncommitted ids, so it stays O(batch), not O(corpus).
+        self.taken.clear();
+        Ok(())
+    }
+
+    pub(crate) fn commit_message(&self, batch: &Batch) -> String {
+        let verb = self.command;
+        let mut msg = format!(
+            "gardener({verb}): {} planted, {} updated, {} moved, {} stale [source={}]\n\n",
+            batch.planted, batch.updated, batch.moved, batch.stale, self.src.name
+        );
+        for id in batch.ids.iter().take(200) {
+            msg.push_str(id);
+            msg.push('\n');
+        }
+        if batch.ids.len() > 200 {
+            msg.push_str(&format!("... and {} more\n", batch.ids.len() - 200));
+        }
+        msg
+    }
+}
+
+/// A `.<name>.<pid>.<n>.staged` file name (see [`crate::stages::plan::payload::staged_path_for`]).
+fn is_staged_name(p: &Path) -> bool {
+    p.file_name().map(|n| n.to_string_lossy()).is_some_and(|n| n.starts_with('.') && n.ends_with(".staged"))
+}
+
+fn write_payload_journal(forest: &Path, renames: &[(PathBuf, PathBuf)]) -> Result<(), GardenError> {
+    let list: Vec<serde_json::Value> = renames
+        .iter()
+        .map(|(a, b)| serde_json::json!({"staged": a.to_string_lossy(), "final": b.to_string_lossy()}))
+        .collect();
+    let text = serde_json::to_vec(&list).map_err(|e| GardenError::Derived(format!("payload journal: {e}")))?;
+    forest_fs::atomic_write(&forest.join(PAYLOAD_JOURNAL), &text)
+        .map_err(|e| GardenError::Io(format!("payload journal: {e}")))
+}
+
+/// Finish payload renames interrupted by a crash: a staged payload whose
+/// sha256 is the one its passport (at HEAD, in the work tree) records is
+/// moved into place; anything else is dropped (the next sync rebuilds it).
+pub fn recover_payloads(forest: &Path) {
+    let path = forest.join(PAYLOAD_JOURNAL);
+    let Ok(bytes) = std::fs::read(&path) else { return };
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&bytes).unwrap_or_default();
+    for item in list {
+        let (Some(staged), Some(fin)) = (item["staged"].as_str(), item["final"].as_str()) else { continue };
+        let (staged, fin) = (PathBuf::from(staged), PathBuf::from(fin));
+        if !staged.exists() {
+            continue;
+        }
+        let want = std::fs::read_to_string(fin.with_extension("md"))
+            .ok()
+            .and_then(|t| Node::parse(&t).ok())
+            .and_then(|n| n.get_str("payload_hash"));
+        let have = std::fs::read(&staged).ok().map(|b| hex::encode(Sha256::digest(&b)));
+        if want.is_some() && want == have {
+            let _ = forest_fs::atomic_rename(&staged, &fin);
+        } else if is_staged_name(&staged) {
+            let _ = std::fs::remove_file(&staged);
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::manifest::Manifest;
+    use crate::pipeline::testing::Fixture;
+    use crate::reconcile::ManifestEntry;
+    use crate::stages::plan::Batch;
+    use forest_model::node::Node;
+
+    #[test]
+    fn one_batch_is_one_commit_then_the_manifest_follows() {
+        let fx = Fixture::new();
+        let mut run = fx.run();
+        let mut batch = Batch::default();
+        let n = Node::parse("---\nid: x\ntype: note\ntitle: X\nsummary: About x.\n---\n# X\n").expect("node");
+        run.put("x", n, &mut batch);
+        batch.planted = 1;
+        batch.ids.push("x".into());
+        let e = ManifestEntry {
+            id: "x".into(),
+            size: 1,
+            mtime_ms: 1,
+            hash: "blake3:x".into(),
+            vanished: false,
+            etag: None,
+        };
+        batch.manifest_up.push(("x.md".into(), e));
+        let before = fx.git.head_oid().expect("head");
+        let mut manifest = Manifest::open(std::path::Path::new(":memory:")).expect("manifest");
+        run.finish_batch(&mut batch, &mut manifest, None).expect("commit");
+        let head = fx.git.head_oid().expect("head");
+        assert_ne!(head, before);
+        assert_eq!(run.commits, vec![head.map(|o| o.to_string()).unwrap_or_default()]);
+        assert!(fx.forest.join("x.md").exists());
+        assert_eq!(manifest.head().expect("head"), run.commits.first().cloned());
+        assert_eq!(manifest.count("default").expect("count"), 1);
+        assert!(run
+            .commit_message(&batch)
+            .starts_with("gardener(adopt): 1 planted, 0 updated, 0 moved, 0 stale [source=default]"));
+        // The same batch again writes nothing: no second commit.
+        run.finish_batch(&mut batch, &mut manifest, None).expect("no-op");
+        assert_eq!(run.commits.len(), 1);
+    }
+}

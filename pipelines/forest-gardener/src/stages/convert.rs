@@ -1,0 +1,157 @@
+//! Convert stage: read (S3: download through [`crate::stages::fetch`]),
+//! hash and convert one batch's files on the CPU pool.
+//!
+//! In: the batch's [`Work`] items and the listing. Out: one [`Converted`]
+//! per file to plant or update (a conversion or an error message). Files no
+//! converter claims, empty ones and oversized ones are never read. Both
+//! hashes come from one read pass (sha256 for the passport, blake3 for the
+//! manifest). Touches the source (reads) and S3 download slots; never the
+//! forest.
+
+use crate::pipeline::SourceRun;
+use crate::reconcile::HashPair;
+use crate::stages::plan::Work;
+use crate::stages::text::ext_of;
+use crate::walk::Listed;
+use forest_convert::Conversion;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// One file after read + hash + convert.
+pub(crate) struct Converted {
+    pub(crate) rel: String,
+    pub(crate) abs: PathBuf,
+    /// `file://` or `s3://` URI of the original.
+    pub(crate) origin: String,
+    /// Object ETag (S3 sources).
+    pub(crate) etag: Option<String>,
+    pub(crate) size: u64,
+    pub(crate) mtime_ms: i64,
+    pub(crate) hash: HashPair,
+    pub(crate) outcome: Result<Conversion, String>,
+    pub(crate) unsupported: bool,
+    /// Left out with a reason before any converter ran (empty, too large).
+    pub(crate) skipped: bool,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl SourceRun<'_> {
+    /// Convert the plant/update items of one slice of work.
+    pub(crate) fn convert_all(&self, slice: &[Work], hashes: &HashMap<String, HashPair>) -> HashMap<String, Converted> {
+        let files: Vec<&Listed> = slice
+            .iter()
+            .filter_map(|w| match w {
+                Work::Plant(f) | Work::Update(f, _) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let convert = |fs: &[&Listed], known: &HashMap<String, HashPair>| -> Vec<(String, Converted)> {
+            fs.par_iter()
+                .map(|f| {
+                    let c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)));
+                    self.progress.file_done(c.size);
+                    (f.rel.clone(), c)
+                })
+                .collect()
+        };
+        let Some(pool) = &self.io_pool else {
+            return convert(&files, &HashMap::new()).into_iter().collect();
+        };
+        // Object stores: download a window of objects with many threads,
+        // then convert it on the CPU pool; disk use stays one window.
+        let mut out = HashMap::with_capacity(files.len());
+        for window in files.chunks(64) {
+            let fetched = self.fetch_window(pool, window, hashes);
+            out.extend(convert(window, &fetched));
+        }
+        out
+    }
+
+    /// Read, hash and convert one file; every failure is an `outcome` error.
+    pub(crate) fn convert_one(&self, f: &Listed, known: Option<&HashPair>) -> Converted {
+        let mut c = Converted {
+            rel: f.rel.clone(),
+            abs: f.abs.clone(),
+            origin: self.access.origin(f),
+            etag: f.object.as_ref().map(|o| o.etag.clone()),
+            size: f.size,
+            mtime_ms: f.mtime_ms,
+            hash: HashPair { blake3: String::new(), sha256: String::new() },
+            outcome: Err(String::new()),
+            unsupported: false,
+            skipped: false,
+            warnings: vec![],
+        };
+        if f.size > self.config.max_file_bytes {
+            c.outcome =
+                Err(format!("file is {} bytes, over the {} byte limit: skipped", f.size, self.config.max_file_bytes));
+            c.skipped = true;
+            return c;
+        }
+        if f.size == 0 {
+            c.outcome = Err("empty file (0 bytes): nothing to adopt, skipped".into());
+            c.skipped = true;
+            return c;
+        }
+        // No converter claims it: nothing worth reading (or downloading).
+        if self.registry.claimants(&ext_of(&f.rel)).is_empty() {
+            c.outcome = Err("unsupported file type".into());
+            c.unsupported = true;
+            return c;
+        }
+        // Both hashes in one pass: sha256 for the passport, blake3 for the manifest.
+        let hash = self.access.ensure_local(f, known, true);
+        match hash {
+            Ok(h) => c.hash = h,
+            Err(e) => {
+                c.outcome = Err(e);
+                return c;
+            }
+        }
+        let out = self.registry.convert(&f.abs, &f.rel, self.limits);
+        c.unsupported = out.unsupported;
+        c.warnings = out.warnings;
+        c.outcome = out.result.map_err(|e| e.strip_prefix(&format!("{}: ", f.rel)).map(String::from).unwrap_or(e));
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pipeline::testing::Fixture;
+    use crate::stages::plan::Work;
+    use forest_convert::Conversion;
+    use std::collections::HashMap;
+
+    #[test]
+    fn converts_plants_and_updates_and_reports_empty_files() {
+        let fx = Fixture::new();
+        let a = fx.write("a.md", "# Alpha\n\nSome text.\n");
+        let empty = fx.write("e.md", "");
+        let run = fx.run();
+        let work = vec![Work::Plant(a), Work::Update(empty, "e".into()), Work::MarkStale("x.md".into(), entry())];
+        let out = run.convert_all(&work, &HashMap::new());
+        assert_eq!(out.len(), 2, "stale marks convert nothing");
+        let c = &out["a.md"];
+        assert!(c.hash.blake3.starts_with("blake3:"));
+        assert_eq!(c.hash.sha256.len(), 64, "sha256 for the passport, same read pass");
+        assert!(matches!(&c.outcome, Ok(Conversion::Markdown { body, .. }) if body.contains("Some text")));
+        assert_eq!(
+            out["e.md"].outcome.as_ref().err().map(String::as_str),
+            Some("empty file (0 bytes): nothing to adopt, skipped")
+        );
+        assert!(out["e.md"].skipped);
+    }
+
+    fn entry() -> crate::reconcile::ManifestEntry {
+        crate::reconcile::ManifestEntry {
+            id: "x".into(),
+            size: 1,
+            mtime_ms: 1,
+            hash: "blake3:x".into(),
+            vanished: false,
+            etag: None,
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Curate stage: the batch's drafts (new nodes, changed nodes with
+//! machine-written scent) go to the [`Curate`] hook on its own thread pool,
+//! overlapping the next batch's conversion; results fold back into the
+//! batch (invalid summaries fall back to the derived one).
+//!
+//! In: drafts taken from the [`Batch`]. Out: the same drafts, curated, and
+//! per-draft results, folded into the batch's nodes. Touches nothing on
+//! disk itself (the hook may call the network; [`crate::stages::propose`]
+//! indexes the catalog first).
+
+use crate::entry::{Curate, Draft};
+use crate::pipeline::{err, SourceRun};
+use crate::stages::plan::Batch;
+use crate::stages::propose::merge_proposed_links;
+use forest_model::scent::{derive_summary, summary_fingerprint, validate_summary};
+use rayon::prelude::*;
+
+/// Run the hook over all drafts on `pool` (the Curator bounds in-flight
+/// requests). Without a hook or pool the drafts come back untouched and
+/// without results.
+pub(crate) fn curate_drafts(
+    hook: Option<&dyn Curate>,
+    pool: Option<&rayon::ThreadPool>,
+    mut drafts: Vec<Draft>,
+) -> (Vec<Draft>, Vec<Result<(), String>>) {
+    match (hook, pool) {
+        (Some(h), Some(p)) if !drafts.is_empty() => {
+            let r: Vec<Result<(), String>> = p.install(|| drafts.par_iter_mut().map(|d| h.curate(d)).collect());
+            (drafts, r)
+        }
+        _ => (drafts, vec![]),
+    }
+}
+
+impl SourceRun<'_> {
+    /// Fold curated drafts into the batch (invalid summaries fall back to
+    /// the derived one; every fallback is listed).
+    pub(crate) fn fold_curation(&mut self, drafts: Vec<Draft>, results: Vec<Result<(), String>>, batch: &mut Batch) {
+        if self.curate.is_none() || drafts.is_empty() {
+            return;
+        }
+        let results = results.into_iter().map(Some).chain(std::iter::repeat(None));
+        for (d, r) in drafts.into_iter().zip(results) {
+            match r {
+                Some(Err(e)) => self.report.errors.push(err(&d.id, format!("curate: {e}"))),
+                None => self.report.errors.push(err(&d.id, "curate: the curate stage did not finish")),
+                Some(Ok(())) => {}
+            }
+            let Some(mut n) = batch.nodes.get(&d.id).cloned() else { continue };
+            let summary = if validate_summary(&d.summary).is_ok() {
+                d.summary.clone()
+            } else {
+                derive_summary(&d.body, &d.title)
+            };
+            let scent = if summary == d.summary { d.scent.as_str() } else { "derived" };
+            if scent != "llm" {
+                self.report.curation_fallbacks.push(d.id.clone());
+            }
+            n.set_str("summary", &summary);
+            if !d.tags.is_empty() {
+                n.set_list("tags", &d.tags);
+            }
+            // Links the node already had stay as written; proposals append.
+            let before = batch.curation_existing.remove(&d.id).unwrap_or(0);
+            merge_proposed_links(&mut n, &d.links, before);
+            n.set_str("scent", scent);
+            n.set_str("scent_hash", &summary_fingerprint(&summary));
+            self.put(&d.id, n, batch);
+            self.propagate_summary(&d.id, &summary, batch);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::testing::Fixture;
+    use forest_model::node::Node;
+
+    struct Upper;
+    impl Curate for Upper {
+        fn curate(&self, d: &mut Draft) -> Result<(), String> {
+            if d.id == "bad" {
+                return Err("model down".into());
+            }
+            d.summary = format!("Curated {}.", d.title);
+            d.scent = "llm".into();
+            Ok(())
+        }
+    }
+
+    fn draft(id: &str) -> Draft {
+        Draft {
+            id: id.into(),
+            parent: "_index".into(),
+            title: id.to_uppercase(),
+            body: format!("# {id}\n\nBody of {id}.\n"),
+            summary: "Derived.".into(),
+            tags: vec![],
+            links: vec![],
+            scent: "derived".into(),
+        }
+    }
+
+    #[test]
+    fn curates_on_the_pool_and_folds_with_fallbacks() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+        let (drafts, results) = curate_drafts(Some(&Upper), Some(&pool), vec![draft("ok"), draft("bad")]);
+        assert_eq!(drafts[0].summary, "Curated OK.");
+        assert!(results[0].is_ok() && results[1].is_err());
+        let (same, none) = curate_drafts(None, None, vec![draft("x")]);
+        assert!(none.is_empty() && same[0].summary == "Derived.");
+
+        let fx = Fixture::new();
+        let mut run = fx.run();
+        run.curate = Some(&Upper);
+        let mut batch = Batch::default();
+        for id in ["ok", "bad"] {
+            let n = Node::parse(&format!("---\nid: {id}\nsummary: Derived.\n---\n# {id}\n")).expect("node");
+            batch.nodes.insert(id.into(), n);
+        }
+        run.fold_curation(drafts, results, &mut batch);
+        assert_eq!(batch.nodes["ok"].get_str("scent").as_deref(), Some("llm"));
+        assert_eq!(batch.nodes["ok"].get_str("summary").as_deref(), Some("Curated OK."));
+        assert_eq!(batch.nodes["bad"].get_str("scent").as_deref(), Some("derived"));
+        assert_eq!(run.report.curation_fallbacks, vec!["bad"]);
+        assert!(run.report.errors.iter().any(|e| e.path == "bad" && e.message.contains("model down")));
+    }
+}

@@ -1,0 +1,75 @@
+//! Fetch stage: bytes and hashes. Hashes reconcile suspects and move
+//! candidates (local read or S3 download into a slot, blake3 plus sha256
+//! when a stored hash or a BONE payload needs it), and downloads S3
+//! windows ahead of conversion on the latency-bound I/O pool.
+//!
+//! In: listed files (and hashes already known). Out: [`HashPair`]s per
+//! path, or per-file error messages. Touches the source (reads) and
+//! `_derived/tmp/objects` download slots only.
+
+use crate::pipeline::SourceRun;
+use crate::reconcile::HashPair;
+use crate::stages::text::{ext_of, payload_type_of};
+use crate::walk::Listed;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+impl SourceRun<'_> {
+    /// Hash listed files in parallel; `(file, sha)` asks for sha256 too
+    /// (a stored hash from another engine, or a move candidate that may
+    /// pair with one). BONE payloads always get sha256.
+    pub(crate) fn hash_listed(&self, to_hash: &[(&Listed, bool)]) -> Vec<(String, Result<HashPair, String>)> {
+        let access = &self.access;
+        to_hash
+            .par_iter()
+            .map(|(f, sha)| {
+                let need_sha = *sha || payload_type_of(&ext_of(&f.rel)).is_some();
+                (f.rel.clone(), access.hash(f, need_sha))
+            })
+            .collect()
+    }
+
+    /// Download one window of objects with many threads (files over the
+    /// size limit or empty are left to the convert stage to report).
+    pub(crate) fn fetch_window(
+        &self,
+        pool: &rayon::ThreadPool,
+        window: &[&Listed],
+        hashes: &HashMap<String, HashPair>,
+    ) -> HashMap<String, HashPair> {
+        pool.install(|| {
+            window
+                .par_iter()
+                .filter(|f| f.size > 0 && f.size <= self.config.max_file_bytes)
+                .filter(|f| !self.registry.claimants(&ext_of(&f.rel)).is_empty())
+                .filter_map(|f| {
+                    // sha256 too: the passport records it.
+                    let h = self.access.ensure_local(f, hashes.get(&f.rel), true).ok()?;
+                    Some((f.rel.clone(), h))
+                })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pipeline::testing::Fixture;
+    use crate::source::hash_file;
+
+    #[test]
+    fn hashes_with_sha_only_when_asked_or_for_bone() {
+        let fx = Fixture::new();
+        let a = fx.write("a.md", "alpha");
+        let p = fx.write("p.pdf", "%PDF-1.4 not really");
+        let mut gone = fx.write("gone.md", "x");
+        gone.abs = fx.source.join("never-written.md");
+        let run = fx.run();
+        let got = run.hash_listed(&[(&a, false), (&p, false), (&gone, true)]);
+        let ha = got[0].1.as_ref().expect("hashed");
+        assert_eq!(ha, &hash_file(&a.abs, false).expect("hash"));
+        assert!(ha.sha256.is_empty());
+        assert!(!got[1].1.as_ref().expect("hashed").sha256.is_empty(), "BONE payloads get sha256");
+        assert!(got[2].1.is_err(), "an unreadable file is a per-file error");
+    }
+}

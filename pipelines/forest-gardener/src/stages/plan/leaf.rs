@@ -1,0 +1,336 @@
+//! Leaf writes of the plan stage: plant a new passport, update a changed
+//! one (hand-edited scent and `## Notes` kept), source fields.
+
+use super::Batch;
+use crate::entry::{Draft, DraftLink};
+use crate::outcomes::{kind_of_conversion, report_problem, OutcomeKind, StatKey};
+use crate::pipeline::{err, SourceRun};
+use crate::reconcile::ManifestEntry;
+use crate::stages::convert::Converted;
+use crate::stages::plan::payload::write_cached_body;
+use crate::stages::propose::links_value;
+use crate::stages::text::{
+    clean_tag, ext_of, keep_notes, normalize_body, payload_type_of, replace_map_sections, stem_of, MEDIA_EXTS,
+    TEXT_EXTS,
+};
+use forest_convert::Conversion;
+use forest_model::aliases::{derive_aliases, union_aliases};
+use forest_model::ids;
+use forest_model::index::DIRECT_BANANAS;
+use forest_model::node::Node;
+use forest_model::scent::{derive_summary, summary_fingerprint};
+use forest_model::slug::title_from_stem;
+use forest_model::yaml::Value;
+use std::collections::HashSet;
+
+impl SourceRun<'_> {
+    /// The problem is reported once: it is remembered with the file's stat
+    /// key ([`crate::outcomes`]), and a converted file forgets its old one.
+    pub(crate) fn conversion_or_report(&mut self, c: &Converted) -> Option<Conversion> {
+        if !c.skipped && !c.unsupported {
+            self.report.bytes_read += c.size;
+        }
+        self.report.warnings.extend(c.warnings.iter().cloned());
+        let (kind, msg) = match &c.outcome {
+            Ok(conv) if !c.unsupported => {
+                self.outcomes.resolved(&c.rel);
+                return Some(conv.clone());
+            }
+            Ok(_) => (OutcomeKind::Unsupported, "unsupported file type".to_string()),
+            Err(e) if c.skipped => (OutcomeKind::Skipped, e.clone()),
+            Err(e) => (kind_of_conversion(c.unsupported, e), e.clone()),
+        };
+        report_problem(&mut self.report, kind, &c.rel, &msg);
+        let key = StatKey { size: c.size, mtime_ms: c.mtime_ms, etag: c.etag.clone() };
+        let ck = self.converter_key(&c.rel);
+        self.outcomes.record(&c.rel, kind, &msg, Some(key), &ck);
+        None
+    }
+
+    /// Plant a new passport for a converted file.
+    pub(crate) fn plant(&mut self, c: &Converted, batch: &mut Batch) {
+        let Some(conv) = self.conversion_or_report(c) else {
+            return;
+        };
+        let dir = c.rel.rfind('/').map(|i| &c.rel[..i]).unwrap_or("");
+        let folder = self.folder_prefix(dir);
+        self.ensure_branch(&folder, batch);
+        let id = self.new_leaf_id(&c.rel, batch);
+        let parent = ids::parent_index(&id).unwrap_or_else(|| ids::MASTER.to_string());
+        let ext = ext_of(&c.rel);
+        let title = conv.title().trim().to_string();
+        let title = if title.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { title };
+        let mut tags: Vec<String> = vec![];
+        let mut aliases: Vec<String> = vec![];
+        let (node_type, body, summary, payload) = match &conv {
+            Conversion::Markdown { body, meta, .. } => {
+                tags.extend(meta.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()));
+                aliases
+                    .extend(meta.aliases.iter().filter(|a| !a.trim().is_empty() && a.chars().count() <= 80).cloned());
+                let body = normalize_body(body, &title);
+                let summary = derive_summary(&body, &title);
+                let ty = if TEXT_EXTS.contains(&ext.as_str()) {
+                    "note"
+                } else if MEDIA_EXTS.contains(&ext.as_str()) {
+                    "media"
+                } else {
+                    "document"
+                };
+                (ty, body, summary, None)
+            }
+            Conversion::Dataset { tables, .. } => {
+                let counts: Vec<(String, Option<i64>)> =
+                    tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect();
+                let summary = forest_convert::dataset_summary(&title, &counts);
+                match self.stage_dataset(&id, tables, batch) {
+                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
+                    Err(e) => {
+                        self.report.errors.push(err(&c.rel, e));
+                        return;
+                    }
+                }
+            }
+            Conversion::Payload { tables, .. } => {
+                let counts: Vec<(String, Option<i64>)> = tables.iter().map(|t| (t.name.clone(), t.count)).collect();
+                let summary = forest_convert::dataset_summary(&title, &counts);
+                match self.stage_copy(&id, &c.abs, batch) {
+                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
+                    Err(e) => {
+                        self.report.errors.push(err(&c.rel, e));
+                        return;
+                    }
+                }
+            }
+        };
+        for t in &self.config.default_tags {
+            let t = clean_tag(t);
+            if !t.is_empty() && !tags.contains(&t) {
+                tags.push(t);
+            }
+        }
+        let mut seen = HashSet::new();
+        tags.retain(|t| seen.insert(t.clone()));
+        let derived = derive_aliases(&c.rel, &self.config.aliases, &title);
+        let (aliases, clipped) = union_aliases(&aliases, &derived);
+        self.report.aliases_clipped += clipped;
+        let draft = Draft {
+            id: id.clone(),
+            parent: parent.clone(),
+            title: title.clone(),
+            body: body.clone(),
+            summary,
+            tags,
+            links: vec![],
+            scent: "derived".into(),
+        };
+        let mut n = Node { front: Default::default(), body };
+        n.set_str("id", &id);
+        n.set_str("type", node_type);
+        n.set_str("title", &title);
+        n.set_str("summary", &draft.summary);
+        n.set_str("created", &self.today);
+        n.set_str("updated", &self.today);
+        if !draft.tags.is_empty() {
+            n.set_list("tags", &draft.tags);
+        }
+        if !draft.links.is_empty() {
+            n.set("links", links_value(&draft.links));
+        }
+        n.set("confidence", Value::from(0.7));
+        n.set_str("source", "ingest");
+        if let Some((name, hash)) = &payload {
+            n.set_str("payload", name);
+            n.set_str("payload_type", "sqlite");
+            n.set_str("payload_hash", hash);
+        } else if let Some(pt) = payload_type_of(&ext) {
+            // BONE: the original stays at its source unless archived.
+            match self.bone_payload(&id, c, batch) {
+                Ok(p) => {
+                    n.set_str("payload", &p);
+                    n.set_str("payload_type", pt);
+                    n.set_str("payload_hash", &c.hash.sha256);
+                }
+                Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
+            }
+        }
+        if !aliases.is_empty() {
+            n.set_list("aliases", &aliases);
+        }
+        n.set_str("origin", &c.origin);
+        self.set_source_fields(&mut n, c);
+        n.set_str("scent", &draft.scent);
+        n.set_str("scent_hash", &summary_fingerprint(&draft.summary));
+        if matches!(conv, Conversion::Markdown { .. }) {
+            self.apply_content_policy(&id, &ext, &title, &mut n, &c.rel);
+        }
+        self.put(&id, n, batch);
+        self.taken.insert(id.clone());
+        self.add_entry(&parent, DIRECT_BANANAS, &id, &draft.summary, batch);
+        if self.curate.is_some() {
+            batch.curation.push(draft);
+        }
+        batch.manifest_up.push((c.rel.clone(), self.entry_for(&id, c)));
+        self.report.planted.push(id.clone());
+        batch.planted += 1;
+        batch.ids.push(id);
+    }
+
+    /// The passport's `source_*` fields for a freshly read file.
+    pub(crate) fn set_source_fields(&self, n: &mut Node, c: &Converted) {
+        n.set_str("source_path", &c.rel);
+        // sha256: what the dialect (and the reference's sync) compares.
+        let hash = if c.hash.sha256.is_empty() { &c.hash.blake3 } else { &c.hash.sha256 };
+        n.set_str("source_hash", hash);
+        n.set("source_size", Value::from(c.size));
+        n.set("source_mtime", Value::from(c.mtime_ms as f64 / 1000.0));
+        match &c.etag {
+            Some(e) => n.set_str("source_etag", e),
+            None => {
+                n.remove("source_etag");
+            }
+        }
+        if self.multi || self.src.name != "default" && self.config.sources.len() > 1 {
+            n.set_str("source_name", &self.src.name);
+        }
+    }
+
+    pub(crate) fn entry_for(&self, id: &str, c: &Converted) -> ManifestEntry {
+        ManifestEntry {
+            id: id.to_string(),
+            size: c.size,
+            mtime_ms: c.mtime_ms,
+            hash: c.hash.blake3.clone(),
+            vanished: false,
+            etag: c.etag.clone(),
+        }
+    }
+
+    /// Update a changed source file's passport.
+    pub(crate) fn update(&mut self, c: &Converted, id: &str, batch: &mut Batch) {
+        let Some(mut n) = self.load(id, batch) else {
+            // The passport is gone (deleted by hand): plant it again.
+            self.plant(c, batch);
+            return;
+        };
+        let Some(conv) = self.conversion_or_report(c) else {
+            return;
+        };
+        let title = n.get_str("title").unwrap_or_else(|| conv.title().to_string());
+        let mut fresh_text: Option<String> = None;
+        let (new_body, derived) = match &conv {
+            Conversion::Markdown { body, .. } => {
+                let fresh = normalize_body(body, &title);
+                fresh_text = Some(fresh.clone());
+                let derived = derive_summary(&fresh, &title);
+                let body = match n.get_str("content").as_deref() {
+                    Some("cached") => {
+                        if !self.opts.dry_run {
+                            if let Err(e) = write_cached_body(self.forest, id, &fresh) {
+                                self.report.errors.push(err(&c.rel, format!("cannot cache the body: {e}")));
+                            }
+                        }
+                        n.body.clone()
+                    }
+                    Some(c) if c != "inline" => n.body.clone(),
+                    _ => keep_notes(&n.body, &fresh),
+                };
+                if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
+                    // A source-referenced original: follow the new bytes.
+                    let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
+                    if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
+                        n.set_str("payload", &c.origin);
+                        n.set_str("payload_type", pt);
+                        n.set_str("payload_hash", &c.hash.sha256);
+                    } else if self.src.archive == "always" && !c.hash.sha256.is_empty() {
+                        // Re-archive; the old copy goes once the commit landed.
+                        let old = n.get_str("payload").filter(|p| p.starts_with("_assets/"));
+                        match self.bone_payload(id, c, batch) {
+                            Ok(p) => {
+                                if let Some(o) = old.filter(|o| *o != p) {
+                                    batch.retired.push(self.forest.join(ids::folder_of(id)).join(o));
+                                }
+                                n.set_str("payload", &p);
+                                n.set_str("payload_type", pt);
+                                n.set_str("payload_hash", &c.hash.sha256);
+                            }
+                            Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
+                        }
+                    }
+                }
+                (body, derived)
+            }
+            Conversion::Dataset { .. } | Conversion::Payload { .. } => {
+                let (counts, staged) = match &conv {
+                    Conversion::Dataset { tables, .. } => (
+                        tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect::<Vec<_>>(),
+                        self.stage_dataset(id, tables, batch),
+                    ),
+                    Conversion::Payload { tables, .. } => (
+                        tables.iter().map(|t| (t.name.clone(), t.count)).collect::<Vec<_>>(),
+                        self.stage_copy(id, &c.abs, batch),
+                    ),
+                    Conversion::Markdown { .. } => (vec![], Err("not a dataset".to_string())),
+                };
+                match staged {
+                    Ok((name, hash)) => {
+                        n.set_str("payload", &name);
+                        n.set_str("payload_hash", &hash);
+                    }
+                    Err(e) => {
+                        self.report.errors.push(err(&c.rel, e));
+                        return;
+                    }
+                }
+                (replace_map_sections(&n.body, &conv.render()), forest_convert::dataset_summary(&title, &counts))
+            }
+        };
+        n.body = new_body;
+        self.set_source_fields(&mut n, c);
+        n.remove("source_state");
+        n.set_str("updated", &self.today);
+        let (aliases, clipped) =
+            union_aliases(&n.get_list("aliases"), &derive_aliases(&c.rel, &self.config.aliases, &title));
+        self.report.aliases_clipped += clipped;
+        if !aliases.is_empty() {
+            n.set_list("aliases", &aliases);
+        }
+        if n.get_str("origin").is_none() {
+            n.set_str("origin", &c.origin);
+        }
+        // Scent freshness (DESIGN §5): re-derive machine-written summaries only.
+        let current = n.get_str("summary").unwrap_or_default();
+        let machine = matches!(n.get_str("scent").as_deref(), Some("derived") | Some("llm"))
+            && n.get_str("scent_hash").as_deref() == Some(summary_fingerprint(&current).as_str());
+        if machine {
+            if derived != current {
+                n.set_str("summary", &derived);
+                n.set_str("scent", "derived");
+                n.set_str("scent_hash", &summary_fingerprint(&derived));
+                self.propagate_summary(id, &derived, batch);
+            }
+            // DESIGN §5: machine-written scent follows the source: re-curate
+            // the changed document (and only it).
+            if let (Some(_), Some(body)) = (self.curate, fresh_text) {
+                let links = DraftLink::existing(&n);
+                batch.curation_existing.insert(id.to_string(), links.len());
+                batch.curation.push(Draft {
+                    id: id.to_string(),
+                    parent: ids::parent_index(id).unwrap_or_else(|| ids::MASTER.to_string()),
+                    title: title.clone(),
+                    body,
+                    summary: derived.clone(),
+                    tags: n.get_list("tags"),
+                    links,
+                    scent: "derived".into(),
+                });
+            }
+        } else if derived != current {
+            self.report.summary_stale.push(id.to_string());
+        }
+        self.put(id, n, batch);
+        batch.manifest_up.push((c.rel.clone(), self.entry_for(id, c)));
+        self.report.updated.push(id.to_string());
+        batch.updated += 1;
+        batch.ids.push(id.to_string());
+    }
+}

@@ -1,0 +1,323 @@
+//! Plan stage: turn one batch of reconciled [`Work`] plus its conversions
+//! into pending writes ([`Batch`]): ids, the branch chain, `_index.md`
+//! entries, FLESH/BONE policies, moves and stale marks.
+//!
+//! In: [`Work`] items, [`Converted`] files, the catalog (read-only, for
+//! backlinks of moved nodes). Out: a [`Batch`] (nodes to write, deletes,
+//! staged payloads, manifest rows, drafts for the curate stage). Touches:
+//! reads passports; writes only staged payload files and cached bodies
+//! (regenerable), never a tracked file: that is the commit stage's job.
+
+mod branch;
+mod leaf;
+mod moves;
+pub(crate) mod payload;
+
+use crate::entry::Draft;
+use crate::pipeline::SourceRun;
+use crate::reconcile::{self, ManifestEntry};
+use crate::stages::convert::Converted;
+use crate::stages::text::coverage_suffix;
+use crate::walk::Listed;
+use branch::EntryBody;
+use forest_catalog::Catalog;
+use forest_model::ids;
+use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
+use forest_model::node::Node;
+use forest_model::slug::{slugify, title_from_stem};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+
+/// A unit of work inside a source run, in path order.
+pub(crate) enum Work {
+    /// A new file to plant.
+    Plant(Listed),
+    /// A changed file and its node id.
+    Update(Listed, String),
+    /// A move (vanished path paired with a new file, listed).
+    Transplant(reconcile::Move, Option<Listed>),
+    /// A vanished path to mark stale.
+    MarkStale(String, ManifestEntry),
+}
+
+impl Work {
+    /// The source path this work is ordered by.
+    pub(crate) fn rel(&self) -> &str {
+        match self {
+            Work::Plant(f) | Work::Update(f, _) => &f.rel,
+            Work::Transplant(m, _) => &m.to_rel,
+            Work::MarkStale(r, _) => r,
+        }
+    }
+
+    /// The listed file behind this work, if it was listed.
+    pub(crate) fn listed(&self) -> Option<&Listed> {
+        match self {
+            Work::Plant(f) | Work::Update(f, _) => Some(f),
+            Work::Transplant(_, f) => f.as_ref(),
+            Work::MarkStale(..) => None,
+        }
+    }
+}
+
+/// Pending writes of one batch (one commit).
+#[derive(Default)]
+pub(crate) struct Batch {
+    pub(crate) deletes: BTreeSet<String>,
+    /// Parsed nodes touched in this batch (branches and leaves), by id.
+    pub(crate) nodes: HashMap<String, Node>,
+    pub(crate) dirty: BTreeSet<String>,
+    pub(crate) removed_ids: Vec<String>,
+    /// Staged payload files: (staged, final).
+    pub(crate) renames: Vec<(PathBuf, PathBuf)>,
+    /// Archived copies replaced by this batch, deleted after the commit.
+    pub(crate) retired: Vec<PathBuf>,
+    pub(crate) manifest_up: Vec<(String, ManifestEntry)>,
+    pub(crate) manifest_del: Vec<String>,
+    pub(crate) rekeys: Vec<(String, String)>,
+    /// Drafts waiting for the curate stage (new nodes, and changed nodes
+    /// whose scent was machine-written).
+    pub(crate) curation: Vec<Draft>,
+    /// Links a re-curated draft already had (kept as written; only links
+    /// after them are proposals), by id.
+    pub(crate) curation_existing: HashMap<String, usize>,
+    pub(crate) planted: usize,
+    pub(crate) updated: usize,
+    pub(crate) moved: usize,
+    pub(crate) stale: usize,
+    pub(crate) ids: Vec<String>,
+    /// Branch bodies under entry edits, by id (authoritative over the
+    /// body of the same id in `nodes` until rendered).
+    pub(crate) bodies: HashMap<String, EntryBody>,
+}
+
+impl Batch {
+    /// Write the parsed branch bodies back into their nodes (once per batch).
+    pub(crate) fn render_bodies(&mut self) {
+        for (id, b) in self.bodies.drain() {
+            if let Some(n) = self.nodes.get_mut(&id) {
+                n.body = b.render();
+            }
+        }
+    }
+}
+
+impl SourceRun<'_> {
+    /// Id prefix for a source-relative folder path.
+    pub(crate) fn folder_prefix(&self, rel_dir: &str) -> String {
+        let mut parts: Vec<String> = vec![];
+        if let Some(d) = &self.src.dest {
+            parts.push(d.clone());
+        }
+        for comp in rel_dir.split('/').filter(|c| !c.is_empty()) {
+            parts.push(slugify(comp));
+        }
+        parts.join("/")
+    }
+
+    pub(crate) fn exists(&self, id: &str, batch: &Batch) -> bool {
+        if batch.nodes.contains_key(id) || self.taken.contains(id) {
+            return !batch.removed_ids.iter().any(|r| r == id);
+        }
+        if batch.removed_ids.iter().any(|r| r == id) {
+            return false;
+        }
+        self.forest.join(ids::id_to_path(id)).exists()
+    }
+
+    /// A copy of a node as this batch sees it (read from disk once).
+    pub(crate) fn load(&self, id: &str, batch: &mut Batch) -> Option<Node> {
+        if let Some(n) = batch.nodes.get(id) {
+            let mut n = n.clone();
+            if let Some(b) = batch.bodies.get(id) {
+                n.body = b.render();
+            }
+            return Some(n);
+        }
+        let text = std::fs::read_to_string(self.forest.join(ids::id_to_path(id))).ok()?;
+        let node = Node::parse(&text).ok()?;
+        batch.nodes.insert(id.to_string(), node.clone());
+        Some(node)
+    }
+
+    /// Record a node's new state (its body replaces a parsed branch body).
+    pub(crate) fn put(&self, id: &str, node: Node, batch: &mut Batch) {
+        if let Some(b) = batch.bodies.get_mut(id) {
+            *b = EntryBody::parse(&node.body);
+        }
+        batch.nodes.insert(id.to_string(), node);
+        batch.dirty.insert(id.to_string());
+    }
+
+    /// A branch's body, parsed once per batch for entry edits (the node in
+    /// `batch.nodes` keeps a stale body until [`Batch::render_bodies`]).
+    fn body_mut<'b>(&self, branch: &str, batch: &'b mut Batch) -> Option<&'b mut EntryBody> {
+        if !batch.bodies.contains_key(branch) {
+            if !batch.nodes.contains_key(branch) {
+                self.load(branch, batch)?;
+            }
+            let body = EntryBody::parse(&batch.nodes.get(branch)?.body);
+            batch.bodies.insert(branch.to_string(), body);
+        }
+        batch.bodies.get_mut(branch)
+    }
+
+    /// Make sure the branch for `folder` (id prefix) exists, creating ancestors.
+    pub(crate) fn ensure_branch(&mut self, folder: &str, batch: &mut Batch) {
+        let bid = ids::branch_id_for_folder(folder);
+        if self.exists(&bid, batch) {
+            return;
+        }
+        if let Some(parent) = ids::parent_index(&bid) {
+            self.ensure_branch(ids::folder_of(&parent), batch);
+        }
+        let name = folder.rsplit('/').next().unwrap_or(folder);
+        let title = title_from_stem(name);
+        let summary = format!("Documents adopted from source folder '{name}'.");
+        let mut n = Node { front: Default::default(), body: index::branch_body(&title, &summary) };
+        n.set_str("id", &bid);
+        n.set_str("type", "branch");
+        n.set_str("title", &title);
+        n.set_str("summary", &summary);
+        n.set_str("coverage", "0 bananas, 0 sub-branches");
+        n.set_str("created", &self.today);
+        n.set_str("updated", &self.today);
+        n.set_str("source", "ingest");
+        self.put(&bid, n, batch);
+        self.taken.insert(bid.clone());
+        if let Some(parent) = ids::parent_index(&bid) {
+            self.add_entry(&parent, SUB_BRANCHES, &bid, &summary, batch);
+        }
+        self.report.branches.push(bid.clone());
+        batch.ids.push(bid);
+    }
+
+    /// Upsert `child`'s entry line in a branch's section (O(1) for a new child).
+    pub(crate) fn add_entry(&mut self, branch: &str, section: &str, child: &str, summary: &str, batch: &mut Batch) {
+        let line = entry_line(child, summary, None);
+        let Some(b) = self.body_mut(branch, batch) else {
+            return;
+        };
+        if b.upsert(section, child, &line) {
+            batch.dirty.insert(branch.to_string());
+        }
+    }
+
+    /// Remove `child`'s entry lines from a branch.
+    pub(crate) fn remove_entry(&mut self, branch: &str, child: &str, batch: &mut Batch) {
+        let Some(b) = self.body_mut(branch, batch) else {
+            return;
+        };
+        if b.remove(child) {
+            batch.dirty.insert(branch.to_string());
+        }
+    }
+
+    /// Replace a child's entry line text in its parent (summary propagation).
+    pub(crate) fn propagate_summary(&mut self, child: &str, summary: &str, batch: &mut Batch) {
+        let Some(parent) = ids::parent_index(child) else {
+            return;
+        };
+        let Some(b) = self.body_mut(&parent, batch) else {
+            return;
+        };
+        let section = if ids::is_branch_id(child) { SUB_BRANCHES } else { DIRECT_BANANAS };
+        // Keep a coverage suffix the line carried (dialect §1.6).
+        let suffix = b.entry_in(section, child).and_then(coverage_suffix);
+        let line = entry_line(child, summary, suffix.as_deref());
+        if b.upsert(section, child, &line) {
+            batch.dirty.insert(parent);
+        }
+    }
+
+    /// A fresh id for `rel`; names that collide after slugify get a short
+    /// hash suffix and a report line (never a silent overwrite).
+    pub(crate) fn new_leaf_id(&mut self, rel: &str, batch: &Batch) -> String {
+        let (dir, file) = match rel.rfind('/') {
+            Some(i) => (&rel[..i], &rel[i + 1..]),
+            None => ("", rel),
+        };
+        let stem = match file.rfind('.') {
+            Some(i) if i > 0 => &file[..i],
+            _ => file,
+        };
+        let prefix = self.folder_prefix(dir);
+        let leaf = slugify(stem);
+        let leaf = if leaf == "_index" || leaf.starts_with('_') { format!("n{leaf}") } else { leaf };
+        let base = if prefix.is_empty() { leaf } else { format!("{prefix}/{leaf}") };
+        if !self.exists(&base, batch) {
+            return base;
+        }
+        let h = hex::encode(Sha256::digest(rel.as_bytes()));
+        let mut cand = format!("{base}-{}", &h[..6]);
+        let mut n = 2;
+        while self.exists(&cand, batch) {
+            cand = format!("{base}-{}-{n}", &h[..6]);
+            n += 1;
+        }
+        self.report
+            .warnings
+            .push(format!("{rel}: id '{base}' is already taken (names collide after slugify): planted as '{cand}'"));
+        cand
+    }
+
+    pub(crate) fn apply(
+        &mut self,
+        w: &Work,
+        converted: &HashMap<String, Converted>,
+        batch: &mut Batch,
+        catalog: Option<&Catalog>,
+    ) {
+        match w {
+            Work::Plant(f) => {
+                if let Some(c) = converted.get(&f.rel) {
+                    self.plant(c, batch);
+                }
+            }
+            Work::Update(f, id) => {
+                if let Some(c) = converted.get(&f.rel) {
+                    self.update(c, id, batch);
+                }
+            }
+            Work::Transplant(m, _) => self.transplant(m, batch, catalog),
+            Work::MarkStale(rel, e) => self.mark_stale(rel, e, batch),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::testing::Fixture;
+
+    #[test]
+    fn plants_leaves_under_a_new_branch_chain_with_entries() {
+        let fx = Fixture::new();
+        let a = fx.write("ops/team/a.md", "# Alpha\n\nAlpha text.\n");
+        let b = fx.write("ops/team/b.md", "# Beta\n\nBeta text.\n");
+        let mut run = fx.run();
+        let work = vec![Work::Plant(a), Work::Plant(b)];
+        let converted = run.convert_all(&work, &HashMap::new());
+        let mut batch = Batch::default();
+        for w in &work {
+            run.apply(w, &converted, &mut batch, None);
+        }
+        assert_eq!(batch.planted, 2);
+        assert_eq!(run.report.planted, vec!["ops/team/a", "ops/team/b"]);
+        assert_eq!(run.report.branches, vec!["ops/_index", "ops/team/_index"]);
+        assert_eq!(
+            batch.manifest_up.iter().map(|(p, e)| (p.as_str(), e.id.as_str())).collect::<Vec<_>>(),
+            vec![("ops/team/a.md", "ops/team/a"), ("ops/team/b.md", "ops/team/b")]
+        );
+        batch.render_bodies();
+        let team = &batch.nodes["ops/team/_index"].body;
+        let entries = index::section_entries(team, DIRECT_BANANAS);
+        assert_eq!(entries.len(), 2);
+        assert!(entries[0].starts_with("- [[ops/team/a]]") && entries[1].starts_with("- [[ops/team/b]]"));
+        let ops = &batch.nodes["ops/_index"].body;
+        assert!(index::section_entries(ops, SUB_BRANCHES)[0].starts_with("- [[ops/team/_index]]"));
+        // The root index gained the top branch.
+        assert!(batch.dirty.contains("_index") && batch.dirty.contains("ops/team/_index"));
+    }
+}

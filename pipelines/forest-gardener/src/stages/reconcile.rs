@@ -1,0 +1,549 @@
+//! Reconcile stage (DESIGN §3): the listing against the manifest as a
+//! streaming merge join. The list stage walks on its own thread and sends
+//! files in path order through a bounded channel; the manifest is read in
+//! the same order (`ORDER BY path`). Only what is proportional to the
+//! changes is kept: suspects, vanished entries (move candidates), and new
+//! files up to one batch (beyond that they spill to a temp file, read back
+//! batch by batch). The decisions are the pure functions of
+//! [`crate::reconcile`]; this stage does the I/O around them.
+//!
+//! In: the source's listing and manifest rows. Out: a [`WorkStream`] of
+//! plant/update/move/stale items in path order, the hashes computed on the
+//! way, and the manifest rows of touched files. Known problems (same stat
+//! key and converter as when they failed, [`crate::outcomes`]) are dropped
+//! from the new and suspect files during the join, before anything is
+//! read; walk problems are reported once, then only counted. Touches the
+//! source (reads for hashing), S3 download slots and its spill file under
+//! `_derived/tmp/listing/`; never a tracked file.
+
+use crate::manifest::Manifest;
+use crate::outcomes::{converter_key, report_problem, walk_key, OutcomeKind, RunOutcomes, StatKey};
+use crate::pipeline::{err, SourceRun};
+use crate::reconcile::{self, HashPair, Joined, ManifestEntry, MergeJoin, Move};
+use crate::stages::list::list_each;
+use crate::stages::plan::Work;
+use crate::walk::{Listed, ObjectRef};
+use crate::GardenError;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+impl reconcile::StatKey for Listed {
+    fn rel(&self) -> &str {
+        &self.rel
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn mtime_ms(&self) -> i64 {
+        self.mtime_ms
+    }
+    fn etag(&self) -> Option<&str> {
+        self.object.as_ref().map(|o| o.etag.as_str())
+    }
+}
+
+/// Where new files beyond one batch wait between the join and planting.
+pub const SPILL_DIR: &str = "_derived/tmp/listing";
+
+/// Files buffered between the walk thread and the join.
+const CHANNEL_BOUND: usize = 4096;
+
+/// What the reconcile stage hands to the batch loop.
+pub(crate) struct Reconciled {
+    /// Plant/update/move/stale items in path order, pulled batch by batch.
+    pub(crate) work: WorkStream,
+    /// Files the batches will convert (plants and updates).
+    pub(crate) to_convert: usize,
+    /// Hashes computed while reconciling (reused by conversion).
+    pub(crate) hashes: HashMap<String, HashPair>,
+    /// Manifest rows of touched files, written with the first batch.
+    pub(crate) touched_up: Vec<(String, ManifestEntry)>,
+}
+
+/// What the stat join kept.
+#[derive(Default)]
+pub(crate) struct Scan {
+    /// Files listed.
+    pub(crate) files_seen: usize,
+    /// Manifest rows read.
+    pub(crate) entries_seen: usize,
+    /// Listed with an equal stat key.
+    pub(crate) unchanged: usize,
+    /// Listed, stat differs (file, entry), in path order.
+    pub(crate) suspects: Vec<(Listed, ManifestEntry)>,
+    /// Not listed (path, entry), in path order.
+    pub(crate) vanished: Vec<(String, ManifestEntry)>,
+}
+
+/// Consume a join, keeping the change-proportional sets; new files go to
+/// `new`. Errors on an out-of-order listing (nothing may be decided then).
+#[cfg(test)]
+pub(crate) fn scan_join(join: impl Iterator<Item = Joined<Listed>>, new: &mut NewFiles) -> Result<Scan, GardenError> {
+    scan_join_known(join, new, &mut |_| false)
+}
+
+/// [`scan_join`] where `known(file)` drops a known problem (counted as
+/// seen, neither new nor suspect: it is not read).
+pub(crate) fn scan_join_known(
+    join: impl Iterator<Item = Joined<Listed>>,
+    new: &mut NewFiles,
+    known: &mut dyn FnMut(&Listed) -> bool,
+) -> Result<Scan, GardenError> {
+    let mut s = Scan::default();
+    for j in join {
+        match j {
+            Joined::New(f) if known(&f) => s.files_seen += 1,
+            Joined::Suspect(f, _) if known(&f) => {
+                s.files_seen += 1;
+                s.entries_seen += 1;
+            }
+            Joined::New(f) => {
+                s.files_seen += 1;
+                new.push(f).map_err(GardenError::Io)?;
+            }
+            Joined::Unchanged(_) => {
+                s.files_seen += 1;
+                s.entries_seen += 1;
+                s.unchanged += 1;
+            }
+            Joined::Suspect(f, e) => {
+                s.files_seen += 1;
+                s.entries_seen += 1;
+                s.suspects.push((f, e));
+            }
+            Joined::Vanished(p, e) => {
+                s.entries_seen += 1;
+                s.vanished.push((p, e));
+            }
+            Joined::OutOfOrder(p) => {
+                return Err(GardenError::Io(format!("listing is not in path order at '{p}': nothing decided")));
+            }
+        }
+    }
+    Ok(s)
+}
+
+impl SourceRun<'_> {
+    /// Reconcile the source with the manifest (see the module doc). None
+    /// when the source could not be listed at all (reported, skipped).
+    pub(crate) fn reconcile(
+        &mut self,
+        manifest: &Manifest,
+        path: Option<&str>,
+    ) -> Result<Option<Reconciled>, GardenError> {
+        let (source, only) = self.open_listing(path)?;
+        let ignore = self.ignore_rules();
+        let t = Instant::now();
+        let mut new = NewFiles::new(self.forest.join(SPILL_DIR), self.opts.commit_every);
+        // A targeted sync of one PATH is an operator asking: it always retries.
+        let retry_all = path.is_some();
+        let (registry, hooks, src_name) = (self.registry, &self.config.converters, self.src.name.as_str());
+        let outcomes: &mut RunOutcomes = &mut self.outcomes;
+        let mut known = |f: &Listed| {
+            let key = StatKey { size: f.size, mtime_ms: f.mtime_ms, etag: f.object.as_ref().map(|o| o.etag.clone()) };
+            let hit = outcomes.skip_known(&f.rel, Some(&key), &converter_key(registry, hooks, &f.rel));
+            hit && !retry_all
+        };
+        let (scan, end) = std::thread::scope(|sc| -> Result<_, GardenError> {
+            let (tx, rx) = crossbeam_channel::bounded::<Listed>(CHANNEL_BOUND);
+            let (ignore, only_ref) = (&ignore, only.as_deref());
+            let lister = sc.spawn(move || {
+                list_each(source, ignore, only_ref, &mut |f| {
+                    let _ = tx.send(f);
+                })
+            });
+            let scanned = manifest.scan_sorted(src_name, only_ref, |rows| {
+                scan_join_known(MergeJoin::new(rx.iter(), rows), &mut new, &mut known)
+            });
+            // Let the walk finish even when the join stopped early.
+            for _ in rx.iter() {}
+            let end = lister.join().map_err(|_| GardenError::Io("the listing thread panicked".into()))?;
+            Ok((scanned??, end))
+        })?;
+        let mut scan = scan;
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "list+join",
+            files = scan.files_seen,
+            new = new.count,
+            suspects = scan.suspects.len(),
+            vanished = scan.vanished.len(),
+            ms = t.elapsed().as_millis() as u64,
+            rss_mib = crate::pipeline::rss_mib()
+        );
+        let wk = walk_key();
+        for q in &end.problems {
+            if !self.outcomes.skip_known(&q.rel, q.key.as_ref(), &wk) {
+                report_problem(&mut self.report, q.kind, &q.rel, &q.message);
+                self.outcomes.record(&q.rel, q.kind, &q.message, q.key.clone(), &wk);
+            }
+        }
+        if end.listing_error.is_none() && path.is_none() {
+            self.outcomes.forget_unseen();
+        }
+        self.report.files_seen = scan.files_seen;
+        if let Some(e) = &end.listing_error {
+            // Nothing may be marked stale from a partial listing.
+            if scan.files_seen == 0 && path.is_none() {
+                self.report
+                    .errors
+                    .push(err(&self.src.uri, format!("listing failed, source skipped (nothing marked stale): {e}")));
+                return Ok(None);
+            }
+            self.report
+                .errors
+                .push(err(&self.src.uri, format!("listing incomplete, nothing marked stale this run: {e}")));
+            scan.vanished.clear();
+        }
+        let total_entries = if only.is_some() { manifest.count(&self.src.name)? } else { scan.entries_seen };
+        let new = new.finish().map_err(GardenError::Io)?;
+        self.decide(scan, new, total_entries).map(Some)
+    }
+
+    /// Hash suspects and move candidates, classify, apply the stale guard.
+    fn decide(&mut self, scan: Scan, new: NewFiles, total_entries: usize) -> Result<Reconciled, GardenError> {
+        // Only new files whose size equals a vanished entry's can be moves.
+        let vanished_sizes: HashSet<u64> = scan.vanished.iter().map(|(_, e)| e.size).collect();
+        let mut candidates: Vec<Listed> = vec![];
+        if !vanished_sizes.is_empty() {
+            for f in new.iter().map_err(GardenError::Io)? {
+                let f = f.map_err(GardenError::Io)?;
+                if vanished_sizes.contains(&f.size) {
+                    candidates.push(f);
+                }
+            }
+        }
+        let want_sha_moves = scan.vanished.iter().any(|(_, e)| !e.hash.starts_with("blake3:"));
+        let mut to_hash: Vec<(&Listed, bool)> =
+            scan.suspects.iter().map(|(f, e)| (f, !e.hash.starts_with("blake3:"))).collect();
+        to_hash.extend(candidates.iter().map(|f| (f, want_sha_moves)));
+        let hashed = self.hash_listed(&to_hash);
+        let mut hashes = HashMap::new();
+        let sizes: HashMap<&str, u64> = to_hash.iter().map(|(f, _)| (f.rel.as_str(), f.size)).collect();
+        for (rel, r) in hashed {
+            match r {
+                Ok(h) => {
+                    self.report.bytes_read += sizes.get(rel.as_str()).copied().unwrap_or(0);
+                    hashes.insert(rel, h);
+                }
+                Err(e) => {
+                    let key = to_hash.iter().find(|(f, _)| f.rel == rel).map(|(f, _)| self.stat_key(f));
+                    let ck = self.converter_key(&rel);
+                    self.outcomes.record(&rel, OutcomeKind::Failed, &e, key, &ck);
+                    self.report.errors.push(err(&rel, e));
+                }
+            }
+        }
+        let candidate_rels: Vec<String> = candidates.iter().map(|f| f.rel.clone()).collect();
+        let mut listed: HashMap<String, Listed> = HashMap::new();
+        let mut suspect_rows = Vec::with_capacity(scan.suspects.len());
+        for (f, e) in scan.suspects {
+            suspect_rows.push((f.rel.clone(), e));
+            listed.insert(f.rel.clone(), f);
+        }
+        let entries: HashMap<String, ManifestEntry> = suspect_rows.iter().cloned().collect();
+        let plan = reconcile::decide(suspect_rows, scan.vanished, &candidate_rels, &hashes);
+        self.report.unchanged = scan.unchanged;
+        self.report.touched = plan.touched.len();
+        // Stale guard (DESIGN §3).
+        let newly_stale = plan.vanished.iter().filter(|(_, e)| !e.vanished).count();
+        let mut vanished = plan.vanished;
+        if reconcile::exceeds_stale_guard(newly_stale, total_entries, self.config.max_stale_fraction)
+            && !self.opts.allow_mass_stale
+        {
+            self.report.errors.push(err(
+                &self.src.uri,
+                format!(
+                    "refusing to mark {newly_stale} of {total_entries} files stale (max_stale_fraction {}); rerun with --allow-mass-stale if the source really lost them",
+                    self.config.max_stale_fraction
+                ),
+            ));
+            vanished.retain(|(_, e)| e.vanished);
+        }
+        for (_, e) in &vanished {
+            self.report.stale.push(e.id.clone());
+        }
+        // Touched files only refresh the manifest.
+        let mut touched_up = vec![];
+        for rel in &plan.touched {
+            if let (Some(f), Some(e)) = (listed.get(rel), entries.get(rel)) {
+                // Our own hash from now on: the next suspect needs blake3 only.
+                let hash = hashes.get(rel).map(|h| h.blake3.clone()).unwrap_or_else(|| e.hash.clone());
+                touched_up.push((
+                    rel.clone(),
+                    ManifestEntry {
+                        size: f.size,
+                        mtime_ms: f.mtime_ms,
+                        etag: f.object.as_ref().map(|o| o.etag.clone()),
+                        hash,
+                        ..e.clone()
+                    },
+                ));
+                // Hashed (downloaded) but unchanged: its slot is not needed.
+                self.access.release(f);
+            }
+        }
+        let mut others: Vec<Work> = vec![];
+        for (rel, id) in &plan.changed {
+            if let Some(f) = listed.remove(rel) {
+                others.push(Work::Update(f, id.clone()));
+            }
+        }
+        others.extend(vanished.into_iter().filter(|(_, e)| !e.vanished).map(|(r, e)| Work::MarkStale(r, e)));
+        others.sort_by(|a, b| a.rel().cmp(b.rel()));
+        let to_convert = new.count.saturating_sub(plan.moves.len()) + plan.changed.len();
+        let moves = plan.moves.into_iter().map(|m| (m.to_rel.clone(), m)).collect();
+        let work = WorkStream::new(new, others, moves).map_err(GardenError::Io)?;
+        Ok(Reconciled { work, to_convert, hashes, touched_up })
+    }
+}
+
+/// New files of the join: in memory while they fit one batch, then all
+/// of them in a spill file (one JSON line each), read back in order.
+pub(crate) struct NewFiles {
+    dir: PathBuf,
+    cap: usize,
+    mem: Vec<Listed>,
+    spill: Option<PathBuf>,
+    writer: Option<BufWriter<std::fs::File>>,
+    /// New files seen.
+    pub(crate) count: usize,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SpillRow {
+    rel: String,
+    abs: PathBuf,
+    size: u64,
+    mtime_ms: i64,
+    key: Option<String>,
+    etag: Option<String>,
+}
+
+fn to_row(f: &Listed) -> SpillRow {
+    SpillRow {
+        rel: f.rel.clone(),
+        abs: f.abs.clone(),
+        size: f.size,
+        mtime_ms: f.mtime_ms,
+        key: f.object.as_ref().map(|o| o.key.clone()),
+        etag: f.object.as_ref().map(|o| o.etag.clone()),
+    }
+}
+
+fn from_row(r: SpillRow) -> Listed {
+    let object = match (r.key, r.etag) {
+        (Some(key), Some(etag)) => Some(ObjectRef { key, etag }),
+        _ => None,
+    };
+    Listed { rel: r.rel, abs: r.abs, size: r.size, mtime_ms: r.mtime_ms, object }
+}
+
+impl NewFiles {
+    /// Keep up to `cap` files in memory; beyond that spill under `dir`.
+    pub(crate) fn new(dir: PathBuf, cap: usize) -> NewFiles {
+        NewFiles { dir, cap: cap.max(1), mem: vec![], spill: None, writer: None, count: 0 }
+    }
+
+    /// Add the next new file (in path order).
+    pub(crate) fn push(&mut self, f: Listed) -> Result<(), String> {
+        self.count += 1;
+        if self.writer.is_none() && self.mem.len() < self.cap {
+            self.mem.push(f);
+            return Ok(());
+        }
+        if self.writer.is_none() {
+            static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+            let p = self.dir.join(format!("new-{}-{n}.jsonl", std::process::id()));
+            let file = std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            self.spill = Some(p);
+            self.writer = Some(BufWriter::with_capacity(1 << 20, file));
+            for m in std::mem::take(&mut self.mem) {
+                self.write(&m)?;
+            }
+        }
+        self.write(&f)
+    }
+
+    fn write(&mut self, f: &Listed) -> Result<(), String> {
+        let Some(w) = self.writer.as_mut() else { return Ok(()) };
+        let line = serde_json::to_string(&to_row(f)).map_err(|e| format!("spill: {e}"))?;
+        w.write_all(line.as_bytes()).and_then(|_| w.write_all(b"\n")).map_err(|e| format!("spill: {e}"))
+    }
+
+    /// Flush the spill file; the set is complete.
+    pub(crate) fn finish(mut self) -> Result<NewFiles, String> {
+        if let Some(w) = self.writer.take() {
+            w.into_inner().map_err(|e| format!("spill: {e}"))?;
+        }
+        Ok(self)
+    }
+
+    /// The new files in path order (from memory or the spill file).
+    pub(crate) fn iter(&self) -> Result<NewIter, String> {
+        match &self.spill {
+            None => Ok(NewIter::Mem(self.mem.clone().into_iter())),
+            Some(p) => {
+                let file = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                Ok(NewIter::Spill(BufReader::with_capacity(1 << 20, file).lines()))
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn spill_path(&self) -> Option<&std::path::Path> {
+        self.spill.as_deref()
+    }
+}
+
+impl Drop for NewFiles {
+    fn drop(&mut self) {
+        if let Some(p) = &self.spill {
+            self.writer = None;
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// New files read back in path order.
+pub(crate) enum NewIter {
+    /// Held in memory.
+    Mem(std::vec::IntoIter<Listed>),
+    /// Read from the spill file.
+    Spill(std::io::Lines<BufReader<std::fs::File>>),
+}
+
+impl Iterator for NewIter {
+    type Item = Result<Listed, String>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            NewIter::Mem(it) => it.next().map(Ok),
+            NewIter::Spill(lines) => {
+                let line = lines.next()?;
+                Some(
+                    line.map_err(|e| format!("spill: {e}"))
+                        .and_then(|l| serde_json::from_str::<SpillRow>(&l).map_err(|e| format!("spill: {e}")))
+                        .map(from_row),
+                )
+            }
+        }
+    }
+}
+
+/// The run's work in path order: new files streamed (plants, or
+/// transplants when paired with a vanished entry) merged with the
+/// change-proportional updates and stale marks.
+pub(crate) struct WorkStream {
+    /// Keeps the spill file alive (removed on drop).
+    _new: NewFiles,
+    new_iter: NewIter,
+    peeked: Option<Listed>,
+    others: VecDeque<Work>,
+    moves: HashMap<String, Move>,
+}
+
+impl WorkStream {
+    /// Merge `new` (path order) with `others` (sorted by path).
+    pub(crate) fn new(new: NewFiles, others: Vec<Work>, moves: HashMap<String, Move>) -> Result<WorkStream, String> {
+        let new_iter = new.iter()?;
+        Ok(WorkStream { _new: new, new_iter, peeked: None, others: others.into(), moves })
+    }
+
+    /// The next up to `n` items.
+    pub(crate) fn take(&mut self, n: usize) -> Result<Vec<Work>, GardenError> {
+        let mut out = Vec::with_capacity(n.min(1 << 16));
+        while out.len() < n {
+            if self.peeked.is_none() {
+                self.peeked = self.new_iter.next().transpose().map_err(GardenError::Io)?;
+            }
+            let take_new = match (&self.peeked, self.others.front()) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(f), Some(o)) => f.rel.as_str() < o.rel(),
+            };
+            if take_new {
+                let Some(f) = self.peeked.take() else { break };
+                out.push(match self.moves.remove(&f.rel) {
+                    Some(m) => Work::Transplant(m, Some(f)),
+                    None => Work::Plant(f),
+                });
+            } else if let Some(o) = self.others.pop_front() {
+                out.push(o);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(rel: &str, size: u64) -> Listed {
+        Listed { rel: rel.into(), abs: PathBuf::from("/src").join(rel), size, mtime_ms: 1, object: None }
+    }
+    fn e(id: &str) -> ManifestEntry {
+        ManifestEntry { id: id.into(), size: 1, mtime_ms: 1, hash: format!("blake3:{id}"), vanished: false, etag: None }
+    }
+
+    #[test]
+    fn the_join_keeps_only_changes_and_new_files_spill_beyond_a_batch() {
+        let d = tempfile::tempdir().expect("tmp");
+        let listing = vec![l("a.md", 1), l("b.md", 9), l("c1.md", 2), l("c2.md", 2), l("c3.md", 2), l("d.md", 1)];
+        let manifest =
+            vec![("a.md".to_string(), e("a")), ("b.md".to_string(), e("b")), ("gone.md".to_string(), e("gone"))];
+        let mut new = NewFiles::new(d.path().join("spill"), 2);
+        let scan = scan_join(MergeJoin::new(listing.into_iter(), manifest.into_iter()), &mut new).expect("scan");
+        assert_eq!((scan.files_seen, scan.entries_seen, scan.unchanged), (6, 3, 1));
+        assert_eq!(scan.suspects.iter().map(|(f, _)| f.rel.as_str()).collect::<Vec<_>>(), vec!["b.md"]);
+        assert_eq!(scan.vanished.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), vec!["gone.md"]);
+        let new = new.finish().expect("flush");
+        assert_eq!(new.count, 4);
+        let spill = new.spill_path().map(std::path::Path::to_path_buf).expect("4 new files > cap 2: spilled");
+        assert!(spill.exists());
+        let back: Vec<String> = new.iter().expect("read").map(|f| f.expect("row").rel).collect();
+        assert_eq!(back, vec!["c1.md", "c2.md", "c3.md", "d.md"]);
+
+        // The work stream merges plants, moves and the in-memory items in path order.
+        let others = vec![Work::Update(l("b.md", 9), "b".into()), Work::MarkStale("gone.md".into(), e("gone"))];
+        let mv = Move { from_rel: "gone.md".into(), from_id: "gone".into(), to_rel: "c2.md".into() };
+        let mut ws = WorkStream::new(new, others, [("c2.md".to_string(), mv)].into_iter().collect()).expect("stream");
+        let first = ws.take(3).expect("batch");
+        let rest = ws.take(10).expect("batch");
+        assert!(ws.take(10).expect("end").is_empty());
+        let kinds: Vec<(char, String)> = first
+            .iter()
+            .chain(rest.iter())
+            .map(|w| {
+                let k = match w {
+                    Work::Plant(_) => 'P',
+                    Work::Update(..) => 'U',
+                    Work::Transplant(..) => 'T',
+                    Work::MarkStale(..) => 'S',
+                };
+                (k, w.rel().to_string())
+            })
+            .collect();
+        let want: Vec<(char, String)> =
+            [('U', "b.md"), ('P', "c1.md"), ('T', "c2.md"), ('P', "c3.md"), ('P', "d.md"), ('S', "gone.md")]
+                .iter()
+                .map(|(k, r)| (*k, r.to_string()))
+                .collect();
+        assert_eq!(kinds, want);
+        drop(ws);
+        assert!(!spill.exists(), "the spill file goes with the stream");
+    }
+
+    #[test]
+    fn an_out_of_order_listing_decides_nothing() {
+        let d = tempfile::tempdir().expect("tmp");
+        let mut new = NewFiles::new(d.path().to_path_buf(), 10);
+        let listing = vec![l("b.md", 1), l("a.md", 1)];
+        assert!(scan_join(MergeJoin::new(listing.into_iter(), std::iter::empty()), &mut new).is_err());
+    }
+}
