@@ -123,12 +123,14 @@ mod hostile {
             assert!(!out.unsupported, "{ext}");
             // Text formats may accept bytes; binary ones must fail with a line.
             if matches!(ext, "pdf" | "xlsx" | "docx" | "xls" | "ods" | "db" | "json") {
-                let err = out.result.unwrap_err();
+                let err = out.result.expect_err(ext);
                 assert!(err.starts_with(&format!("garbage.{ext}: ")), "{err}");
             }
         }
-        let err = convert(&data_dir().join("notadb.db"), &Limits::default()).result.unwrap_err();
-        assert_eq!(err, "notadb.db: not a SQLite database: notadb.db");
+        // A text file named .db is read as what it is, with a warning.
+        let out = convert(&data_dir().join("notadb.db"), &Limits::default());
+        assert_eq!(out.result.unwrap().title(), "notadb");
+        assert_eq!(out.warnings, vec!["notadb.db: named .db but its content is text: converted as text"]);
     }
 
     #[test]
@@ -204,12 +206,12 @@ mod hooks {
     #[test]
     fn stdout_and_output_file_are_read() {
         let d = tempfile::tempdir().unwrap();
-        let p = input(d.path(), "doc.rtf", "# From Hook\n\nbody\n");
-        let out = reg(".rtf", "cat {input}", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
+        let p = input(d.path(), "doc.wpd", "# From Hook\n\nbody\n");
+        let out = reg(".wpd", "cat {input}", Duration::from_secs(10)).convert(&p, "doc.wpd", &Limits::default());
         assert_eq!(out.result.unwrap().title(), "From Hook");
-        let out = reg(".rtf", "sh -c 'printf \"plain\" > \"$0\"' {output}", Duration::from_secs(10)).convert(
+        let out = reg(".wpd", "sh -c 'printf \"plain\" > \"$0\"' {output}", Duration::from_secs(10)).convert(
             &p,
-            "doc.rtf",
+            "doc.wpd",
             &Limits::default(),
         );
         match out.result.unwrap() {
@@ -224,15 +226,15 @@ mod hooks {
     #[test]
     fn failures_are_reported_and_fall_back() {
         let d = tempfile::tempdir().unwrap();
-        let p = input(d.path(), "doc.rtf", "x");
-        let out = reg(".rtf", "sh -c 'echo oops >&2; exit 3'", Duration::from_secs(10)).convert(
+        let p = input(d.path(), "doc.wpd", "x");
+        let out = reg(".wpd", "sh -c 'echo oops >&2; exit 3'", Duration::from_secs(10)).convert(
             &p,
-            "doc.rtf",
+            "doc.wpd",
             &Limits::default(),
         );
-        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command failed for doc.rtf (exit 3): oops");
-        let out = reg(".rtf", "true", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
-        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command produced no markdown: doc.rtf");
+        assert_eq!(out.result.unwrap_err(), "doc.wpd: converter command failed for doc.wpd (exit 3): oops");
+        let out = reg(".wpd", "true", Duration::from_secs(10)).convert(&p, "doc.wpd", &Limits::default());
+        assert_eq!(out.result.unwrap_err(), "doc.wpd: converter command produced no markdown: doc.wpd");
         // A failing hook on .md falls back to the built-in passthrough.
         let md = input(d.path(), "n.md", "# Kept\n");
         let out = reg(".md", "false", Duration::from_secs(10)).convert(&md, "n.md", &Limits::default());
@@ -246,9 +248,9 @@ mod hooks {
     #[test]
     fn sleeping_hook_is_killed_at_its_timeout() {
         let d = tempfile::tempdir().unwrap();
-        let p = input(d.path(), "doc.rtf", "x");
+        let p = input(d.path(), "doc.wpd", "x");
         let t0 = Instant::now();
-        let out = reg(".rtf", "sleep 30", Duration::from_millis(300)).convert(&p, "doc.rtf", &Limits::default());
+        let out = reg(".wpd", "sleep 30", Duration::from_millis(300)).convert(&p, "doc.wpd", &Limits::default());
         let err = out.result.unwrap_err();
         assert!(err.contains("timed out"), "{err}");
         assert!(t0.elapsed() < Duration::from_secs(5));
