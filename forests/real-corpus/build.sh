@@ -17,12 +17,13 @@ printf 'path\tpackage\tversion\tlicence\n' > "$PROV"
 DEBS=(bash-doc sqlite3-doc git-doc docutils-doc python3-docutils gnupg gawk-doc
       libpng-dev debian-reference-en asciidoc-base grep sed tar gzip coreutils
       findutils diffutils less nano manpages libjpeg-tools libtiff-tools
-      sound-theme-freedesktop texlive-latex-recommended-doc)
+      sound-theme-freedesktop texlive-latex-recommended-doc r-cran-readxl r-cran-readr)
 # Large documentation packages: only these subtrees are kept (path globs).
-declare -A KEEP=([texlive-latex-recommended-doc]='*/beamer/*|*/koma-script/*|*/caption/*|*/fancyvrb/*|*/listings/*')
+declare -A KEEP=([texlive-latex-recommended-doc]='*/beamer/*|*/koma-script/*|*/caption/*|*/fancyvrb/*|*/listings/*'
+                [r-cran-readxl]='*/extdata/*|*/doc/*' [r-cran-readr]='*/extdata/*|*/doc/*')
 # PyPI sdists of document libraries: their test files are real documents.
 SDISTS=(python-docx python-pptx odfpy xlrd openpyxl pdfminer.six mammoth
-        EbookLib extract-msg striprtf pyexcel-ods3 pikepdf pypdf)
+        EbookLib extract-msg striprtf pyexcel-ods3 pypdf)
 
 licence_of_deb() { # first License: field of the package's copyright file
   local root=$1 pkg=$2 f
@@ -41,14 +42,15 @@ for deb in "$OUT"/debs/*.deb; do
   root="$OUT/files/deb/$pkg"
   rm -rf "$root"; mkdir -p "$root"
   dpkg-deb -x "$deb" "$root"
+  lic=$(licence_of_deb "$root" "$pkg")
   if [ -n "${KEEP[$pkg]:-}" ]; then
     IFS='|' read -ra globs <<< "${KEEP[$pkg]}"
     args=(); for g in "${globs[@]}"; do args+=(-path "$g" -o); done; unset 'args[-1]'
     find "$root" -type f ! \( "${args[@]}" \) -delete
-  fi
-  lic=$(licence_of_deb "$root" "$pkg")
+  else
   # Keep documents only: binaries and libraries are not what a company drive holds.
   find "$root" -type f \( -path '*/usr/bin/*' -o -path '*/usr/sbin/*' -o -path '*/usr/lib/*' -o -path '*/bin/*' -o -name '*.so*' -o -name '*.py' -o -name '*.pyc' -o -name '*.mo' \) -delete
+  fi
   find "$root" -type l -delete
   find "$root" -type f | while read -r f; do
     printf '%s\t%s\t%s\t%s\n' "${f#$OUT/files/}" "deb:$pkg" "$ver" "$lic" >> "$PROV"

@@ -156,9 +156,7 @@ fn text_title(text: &str, ext: &str) -> Option<String> {
             // reStructuredText / setext: a line underlined (and maybe overlined) by = - ~ * #.
             let is_rule = |l: &str| {
                 let t = l.trim_end();
-                t.len() >= 3
-                    && t.chars().all(|c| "=-~*#^".contains(c))
-                    && t.chars().all(|c| t.starts_with(c))
+                t.len() >= 3 && t.chars().all(|c| "=-~*#^".contains(c)) && t.chars().all(|c| t.starts_with(c))
             };
             (1..lines.len()).find_map(|i| {
                 let cand = lines[i - 1].trim();

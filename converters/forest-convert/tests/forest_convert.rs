@@ -310,3 +310,51 @@ mod dataset_db {
         assert_eq!(s, "Tabular data 'Orders': 2 tables orders (3 rows), items. Adopted from source; pending curation.");
     }
 }
+
+mod real_golden {
+    use super::*;
+
+    fn golden_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/real-corpus/golden")
+    }
+
+    /// Real files from Debian packages and PyPI sdists (provenance in
+    /// `forests/real-corpus/golden/PROVENANCE.tsv`), one or more per format:
+    /// each converts to exactly `expected/<name>.md` (`UPDATE_GOLDEN=1` rewrites),
+    /// never panics, and is never a failure or unsupported.
+    #[test]
+    fn real_files_match_expected() {
+        let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+        let reg = Registry::builtin();
+        let mut inputs: Vec<PathBuf> = std::fs::read_dir(golden_dir().join("files"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        inputs.sort();
+        assert!(inputs.len() >= 20, "only {} real golden files", inputs.len());
+        let mut failures = Vec::new();
+        for input in &inputs {
+            let name = input.file_name().unwrap().to_string_lossy().into_owned();
+            let out = reg.convert(input, &name, &Limits::default());
+            let status = format!("{:?}", out.status);
+            if matches!(out.status, forest_convert::Status::Failed | forest_convert::Status::Unsupported) {
+                failures.push(format!("{name}: {status}: {:?}", out.result.as_ref().err()));
+                continue;
+            }
+            let got = format!("<!-- status: {status} -->\n{}", render_outcome(&out));
+            let expected_path = golden_dir().join("expected").join(format!("{name}.md"));
+            if update {
+                std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
+                std::fs::write(&expected_path, &got).unwrap();
+                continue;
+            }
+            match std::fs::read_to_string(&expected_path) {
+                Ok(want) if want == got => {}
+                Ok(_) => failures.push(format!("{name}: differs from {}", expected_path.display())),
+                Err(_) => failures.push(format!("{name}: missing {}", expected_path.display())),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
