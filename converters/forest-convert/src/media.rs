@@ -11,11 +11,11 @@ use forest_model::slug::title_from_stem;
 use std::path::Path;
 
 /// Image, audio and video extensions handled by the stub.
-pub(crate) const MEDIA_EXTS: [&str; 52] = [
+pub(crate) const MEDIA_EXTS: [&str; 54] = [
     ".png", ".jpg", ".jpeg", ".gif", ".webp", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4", ".mov", ".mkv", ".webm",
     ".tif", ".tiff", ".bmp", ".ico", ".cur", ".psd", ".heic", ".heif", ".avif", ".jxl", ".svg", ".svgz", ".ppm",
     ".pgm", ".pbm", ".pnm", ".xcf", ".eps", ".opus", ".oga", ".wma", ".aif", ".aiff", ".aac", ".mid", ".midi", ".amr",
-    ".avi", ".wmv", ".m4v", ".mpg", ".mpeg", ".3gp", ".flv", ".ogv", ".xpm", ".xbm", ".jp2",
+    ".avi", ".wmv", ".m4v", ".mpg", ".mpeg", ".3gp", ".flv", ".ogv", ".xpm", ".xbm", ".jp2", ".wmf", ".emf",
 ];
 
 /// The media stub converter (always last).
