@@ -46,8 +46,28 @@ fn info_title(doc: &Document) -> Option<String> {
     }
 }
 
-/// Tidy extracted page text: trim line ends, at most one blank line in a row.
+/// Expand typographic ligatures (TeX fonts emit `ﬁ` for "fi"), as pdftotext does,
+/// so words are searchable.
+fn expand_ligatures(text: &str) -> std::borrow::Cow<'_, str> {
+    const LIGS: [(char, &str); 7] =
+        [('ﬀ', "ff"), ('ﬁ', "fi"), ('ﬂ', "fl"), ('ﬃ', "ffi"), ('ﬄ', "ffl"), ('ﬅ', "st"), ('ﬆ', "st")];
+    if !text.chars().any(|c| ('\u{fb00}'..='\u{fb06}').contains(&c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match LIGS.iter().find(|(l, _)| *l == c) {
+            Some((_, r)) => out.push_str(r),
+            None => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Tidy extracted page text: ligatures expanded, line ends trimmed, at most
+/// one blank line in a row.
 fn tidy(text: &str) -> String {
+    let text = expand_ligatures(text);
     let mut out: Vec<&str> = Vec::new();
     for line in text.lines().map(str::trim_end) {
         if line.trim().is_empty() && out.last().is_none_or(|l| l.is_empty()) {
@@ -236,6 +256,7 @@ mod tests {
     #[test]
     fn tidy_collapses_blank_runs() {
         assert_eq!(tidy("\n\n a  \n\n\n\nb\n\n"), " a\n\nb");
+        assert_eq!(tidy("a ﬁle, ﬄuent"), "a file, ffluent");
     }
 
     #[test]

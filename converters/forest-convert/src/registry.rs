@@ -310,6 +310,11 @@ impl Registry {
 /// wikilinks: their authors wrote them for this dialect.
 fn finish(conversion: &mut Conversion, ext: &str) {
     if let Conversion::Markdown { body, meta, .. } = conversion {
+        // Control bytes (texinfo's \x1f separators, form feeds, NULs in damaged text) are
+        // not text and make git and grep treat the passport as binary.
+        if body.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r')) {
+            body.retain(|c| !c.is_control() || matches!(c, '\n' | '\t' | '\r'));
+        }
         if !matches!(ext, ".md" | ".markdown") && (body.contains("[[") || body.contains("]]")) {
             *body = escape_wikilinks(body);
         }
@@ -472,6 +477,16 @@ mod tests {
         assert_eq!(escape_wikilinks("see [[1]] and [x]"), "see [\\[1]\\] and [x]");
         assert_eq!(escape_wikilinks("[[[a]]]"), "[\\[\\[a]\\]\\]");
         assert!(forest_model::node::wikilinks(&escape_wikilinks("[[a]] [[[b]]]")).is_empty());
+    }
+
+    #[test]
+    fn control_bytes_leave_text_bodies() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("gzip.info");
+        std::fs::write(&p, "File: gzip.info\n\x1f\nNode: Top\x0c\tok\n").unwrap();
+        let out = Registry::builtin().convert(&p, "gzip.info", &Limits::default());
+        let Ok(Conversion::Markdown { body, .. }) = out.result else { panic!("not text") };
+        assert_eq!(body, "File: gzip.info\n\nNode: Top\tok\n");
     }
 
     #[test]
