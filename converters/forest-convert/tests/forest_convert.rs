@@ -358,3 +358,115 @@ mod real_golden {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }
+
+mod formats {
+    use super::*;
+    use std::io::Write;
+
+    fn md(path: &Path) -> (String, String, forest_convert::Status) {
+        let out = Registry::builtin().convert(path, &path.file_name().unwrap().to_string_lossy(), &Limits::default());
+        let status = out.status.clone();
+        match out.result {
+            Ok(Conversion::Markdown { title, body, .. }) => (title, body, status),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn eml_headers_text_and_attachments() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("mail.eml");
+        std::fs::write(
+            &p,
+            "From: Ana Lima <ana@example.com>\r\nTo: team@example.com\r\nSubject: =?UTF-8?Q?Relat=C3=B3rio?= Q3\r\n\
+Date: Tue, 1 Dec 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+--b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nNumbers attached [[1]].\r\n\
+--b\r\nContent-Type: text/csv; name=\"q3.csv\"\r\nContent-Disposition: attachment; filename=\"q3.csv\"\r\n\r\na,b\r\n1,2\r\n--b--\r\n",
+        )
+        .unwrap();
+        let (title, body, _) = md(&p);
+        assert_eq!(title, "Relatório Q3");
+        assert!(body.contains("- **From:** Ana Lima <ana@example.com>"), "{body}");
+        assert!(body.contains("Numbers attached [\\[1]\\]."), "{body}");
+        assert!(body.contains("## Attachments\n\n- `q3.csv` (text/csv, "), "{body}");
+    }
+
+    #[test]
+    fn epub_chapters_in_spine_order() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("book.epub");
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&p).unwrap());
+        let o = zip::write::SimpleFileOptions::default();
+        let mut put = |name: &str, body: &str| {
+            z.start_file(name, o).unwrap();
+            z.write_all(body.as_bytes()).unwrap();
+        };
+        put("mimetype", "application/epub+zip");
+        put(
+            "META-INF/container.xml",
+            r#"<container><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>"#,
+        );
+        put(
+            "OEBPS/content.opf",
+            r#"<package><metadata><dc:title>Field Book</dc:title></metadata><manifest>
+<item id="a" href="ch%201.xhtml"/><item id="b" href="ch2.xhtml"/></manifest>
+<spine><itemref idref="b"/><itemref idref="a"/></spine></package>"#,
+        );
+        put("OEBPS/ch 1.xhtml", "<html><body><h1>One</h1><p>First written.</p></body></html>");
+        put("OEBPS/ch2.xhtml", "<html><body><h1>Two</h1><p>Read first.</p></body></html>");
+        z.finish().unwrap();
+        let (title, body, _) = md(&p);
+        assert_eq!(title, "Field Book");
+        assert_eq!(body, "# Field Book\n\n## Two\n\nRead first.\n\n## One\n\nFirst written.\n");
+    }
+
+    #[test]
+    fn compressed_csv_is_a_dataset_and_tsv_jsonl_parse() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sales.csv.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(b"region,total\nnorth,10\nsouth,12\n").unwrap();
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        let out = Registry::builtin().convert(&p, "sales.csv.gz", &Limits::default());
+        assert_eq!(out.converter.unwrap().name, "Gzip+Csv");
+        let Ok(Conversion::Dataset { tables, .. }) = out.result else { panic!("not a dataset") };
+        assert_eq!(tables[0].rows.len(), 2);
+        let t = d.path().join("x.tsv");
+        std::fs::write(&t, "a\tb,c\n1\t\"2,3\"\n").unwrap();
+        let Ok(Conversion::Dataset { tables, .. }) =
+            Registry::builtin().convert(&t, "x.tsv", &Limits::default()).result
+        else {
+            panic!("tsv")
+        };
+        assert_eq!(tables[0].columns.len(), 2);
+        let j = d.path().join("x.jsonl");
+        std::fs::write(&j, "{\"a\":1,\"b\":{\"n\":2}}\n\nnot json\n{\"a\":3}\n").unwrap();
+        let out = Registry::builtin().convert(&j, "x.jsonl", &Limits::default());
+        assert_eq!(out.warnings, vec!["x.jsonl: 1 line(s) are not JSON objects and were left out"]);
+        let Ok(Conversion::Dataset { tables, .. }) = out.result else { panic!("jsonl") };
+        assert_eq!(tables[0].rows.len(), 2);
+    }
+
+    #[test]
+    fn extensionless_media_and_tar_listing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("scan");
+        std::fs::write(&p, b"II*\0\x08\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+        let (_, body, status) = md(&p);
+        assert_eq!(status, forest_convert::Status::Stub("media".into()));
+        assert!(body.contains("(TIF format, 16 bytes)"), "{body}");
+        let t = d.path().join("docs.tar");
+        let mut b = tar::Builder::new(std::fs::File::create(&t).unwrap());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(5);
+        h.set_cksum();
+        b.append_data(&mut h, "a/readme.txt", &b"hello"[..]).unwrap();
+        b.finish().unwrap();
+        drop(b);
+        let (_, body, _) = md(&t);
+        assert!(
+            body.contains("Tar archive with 1 member(s), 5 bytes uncompressed.\n\n- `a/readme.txt` (5 bytes)"),
+            "{body}"
+        );
+    }
+}
