@@ -37,7 +37,17 @@ impl Converter for MediaStub {
         let ext = path.extension().map(|e| e.to_string_lossy().to_uppercase()).unwrap_or_default();
         let format = match sniff::sniff(&sniff::head(path)?) {
             Sniffed::Media(f) => {
-                let same = f == ext || (f == "TIF" && ext == "TIFF") || (f == "JPG" && ext == "JPEG");
+                // Extensions that name the same container as the sniffed format.
+                let alias = |a: &str, b: &str| f == a && b.split(',').any(|e| e == ext);
+                let same = f == ext
+                    || alias("TIF", "TIFF")
+                    || alias("JPG", "JPEG,JPE")
+                    || alias("OGG", "OGA,OGV,OPUS,SPX")
+                    || alias("MP4", "M4A,M4V")
+                    || alias("MKV", "WEBM")
+                    || alias("HEIF", "HEIC")
+                    || alias("MID", "MIDI")
+                    || alias("AIFF", "AIF");
                 if !same && !ext.is_empty() {
                     warnings.push(format!("named .{} but its bytes are {f}", ext.to_lowercase()));
                 }
