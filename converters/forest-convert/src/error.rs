@@ -1,4 +1,4 @@
-//! The library error type.
+//! The library error type and the outcome classification callers record.
 
 /// Why a conversion (or a dataset write) failed. `Display` is the message
 /// placed after `"<rel>: "` in report lines.
@@ -7,6 +7,10 @@ pub enum ConvertError {
     /// Content-level refusal (the reference's `E_SCHEMA` VineError).
     #[error("{0}")]
     Schema(String),
+    /// Nothing to adopt and nothing an operator can fix (an empty file, a
+    /// workbook without cells): the caller reports it as skipped, not failed.
+    #[error("{0}")]
+    Skipped(String),
     /// The input is larger than `Limits::max_input_bytes`.
     #[error("input too large: {size} bytes exceeds the limit of {limit} bytes")]
     TooLarge {
@@ -35,4 +39,9 @@ pub enum ConvertError {
 /// Shorthand for a schema-level error.
 pub(crate) fn schema(msg: impl Into<String>) -> ConvertError {
     ConvertError::Schema(msg.into())
+}
+
+/// Shorthand for a skip with a reason.
+pub(crate) fn skipped(msg: impl Into<String>) -> ConvertError {
+    ConvertError::Skipped(msg.into())
 }

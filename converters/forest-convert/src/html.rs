@@ -1,9 +1,12 @@
-//! HTML → readable Markdown with a small tolerant tag scanner (no HTML5
-//! parser crate: the subset below needs no spec-exact tree building).
+//! HTML → readable Markdown: html5ever (through `scraper`) builds the tree
+//! the HTML5 way (entities, implied tags, misnesting), then the main content
+//! is picked and page furniture dropped before rendering.
 //!
 //! Kept: headings, paragraphs, lists, links `[text](url)`, emphasis, code,
 //! pre blocks, blockquotes, tables as pipe tables. Dropped: `head`,
-//! `script`, `style`, `noscript`, `template`, `svg`, images.
+//! `script`, `style`, `noscript`, `template`, `svg`, images, and navigation:
+//! `nav`/`aside`, ARIA navigation roles, generator sidebars and
+//! header/footer bars, "Next:/Previous:/Up:" pagers, man2html CGI headers.
 
 use crate::error::ConvertError;
 use crate::registry::Converter;
@@ -20,9 +23,6 @@ const MAX_DEPTH: usize = 200;
 /// Marker for an explicit `<br>` that survives whitespace collapsing.
 const BR: char = '\u{1}';
 
-const VOID: [&str; 14] =
-    ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param"];
-const RAW: [&str; 4] = ["script", "style", "title", "textarea"];
 const DROP: [&str; 9] = ["head", "script", "style", "noscript", "template", "svg", "iframe", "object", "select"];
 const BLOCK: [&str; 33] = [
     "p",
@@ -83,254 +83,166 @@ fn is_block(tag: &str) -> bool {
     BLOCK.contains(&tag)
 }
 
-/// Decode HTML character references (common named ones plus numeric).
-fn unescape(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_string();
+/// Class/id tokens of page furniture: navigation bars, sidebars, headers and
+/// footers of documentation generators (Sphinx, texinfo, DocBook, MkDocs).
+const FURNITURE: [&str; 24] = [
+    "nav",
+    "navbar",
+    "navigation",
+    "nav-panel",
+    "navheader",
+    "navfooter",
+    "navbox",
+    "menu",
+    "sidebar",
+    "sphinxsidebar",
+    "sphinxsidebarwrapper",
+    "related",
+    "breadcrumb",
+    "breadcrumbs",
+    "footer",
+    "header",
+    "skip-link",
+    "skiplink",
+    "site-header",
+    "site-footer",
+    "top-bar",
+    "topbar",
+    "masthead",
+    "cookie-banner",
+];
+
+fn is_furniture(el: &scraper::node::Element) -> bool {
+    if matches!(el.name(), "nav" | "aside" | "form" | "button" | "menu") {
+        return true;
     }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        let semi = tail[..tail.len().min(12)].find(';');
-        let decoded = semi.and_then(|j| named(&tail[1..j]).map(|c| (c, j)));
-        match decoded {
-            Some((c, j)) => {
-                out.push(c);
-                rest = &tail[j + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &tail[1..];
-            }
-        }
+    if el.attr("role").is_some_and(|r| matches!(r, "navigation" | "banner" | "contentinfo" | "search")) {
+        return true;
     }
-    out.push_str(rest);
-    out
+    let tokens = el.attr("class").into_iter().chain(el.attr("id")).flat_map(|v| v.split_whitespace());
+    tokens.map(str::to_ascii_lowercase).any(|t| FURNITURE.contains(&t.as_str()))
 }
 
-fn named(n: &str) -> Option<char> {
-    Some(match n {
-        "nbsp" => '\u{a0}',
-        "mdash" => '—',
-        "ndash" => '–',
-        "hellip" => '…',
-        "copy" => '©',
-        "reg" => '®',
-        "trade" => '™',
-        "rsquo" => '’',
-        "lsquo" => '‘',
-        "ldquo" => '“',
-        "rdquo" => '”',
-        "laquo" => '«',
-        "raquo" => '»',
-        "euro" => '€',
-        "middot" => '·',
-        "bull" => '•',
-        _ => return crate::xml::decode_entity(n),
-    })
+/// Text of a node with all descendants, iteratively (no recursion on deep trees).
+fn node_text(node: ego_tree::NodeRef<'_, scraper::Node>) -> String {
+    node.descendants().filter_map(|d| d.value().as_text().map(|t| t.to_string())).collect::<Vec<_>>().join("")
 }
 
-/// Scan tags and build a forgiving element tree.
-struct Builder {
-    stack: Vec<Elem>,
-    /// Elements opened beyond `MAX_DEPTH` (their end tags are ignored).
-    overflow: usize,
+/// A short block made of "Next:/Previous:/Up:" links (texinfo and man2html bars).
+fn is_pager(node: ego_tree::NodeRef<'_, scraper::Node>) -> bool {
+    let t = node_text(node);
+    let t = t.trim_start();
+    t.len() < 400
+        && ["Next:", "Previous:", "Prev:", "Up:", "Next ", "Previous ", "Prev "].iter().any(|p| t.starts_with(p))
+        && (t.contains("Previous") || t.contains("Prev") || t.contains("Up:") || t.contains("Next"))
+        && node.descendants().any(|d| d.value().as_element().is_some_and(|e| e.name() == "a"))
 }
 
-impl Builder {
-    fn close_top(&mut self) {
-        if self.stack.len() > 1 {
-            if let Some(e) = self.stack.pop() {
-                if let Some(p) = self.stack.last_mut() {
-                    p.children.push(Child::Elem(e));
-                }
-            }
-        }
-    }
-
-    /// Index of the nearest open `tag`, not looking past any of `stop`.
-    fn find_open(&self, tags: &[&str], stop: &[&str]) -> Option<usize> {
-        for (i, e) in self.stack.iter().enumerate().rev().take(MAX_DEPTH + 1) {
-            if tags.contains(&e.tag.as_str()) {
-                return Some(i);
-            }
-            if stop.contains(&e.tag.as_str()) {
+/// Convert the html5ever tree under `node` into our element tree, dropping
+/// page furniture; deeper than `MAX_DEPTH` the text is kept flat.
+fn convert_node(node: ego_tree::NodeRef<'_, scraper::Node>, depth: usize) -> Option<Child> {
+    match node.value() {
+        scraper::Node::Text(t) => Some(Child::Text(t.to_string())),
+        scraper::Node::Element(el) => {
+            let tag = el.name().to_string();
+            if DROP.contains(&tag.as_str()) || is_furniture(el) {
                 return None;
             }
-        }
-        None
-    }
-
-    fn close_to(&mut self, idx: usize) {
-        while self.stack.len() > idx.max(1) {
-            self.close_top();
-        }
-    }
-
-    fn text(&mut self, t: String) {
-        if let Some(top) = self.stack.last_mut() {
-            top.children.push(Child::Text(t));
-        }
-    }
-
-    fn start(&mut self, tag: String, attrs: Vec<(String, String)>, self_closing: bool) {
-        // Implied end tags (the common cases of the HTML parsing algorithm).
-        let implied: Option<(&[&str], &[&str])> = match tag.as_str() {
-            "li" => Some((&["li"], &["ul", "ol"])),
-            "tr" => Some((&["tr"], &["table"])),
-            "td" | "th" => Some((&["td", "th"], &["tr", "table"])),
-            "dt" | "dd" => Some((&["dt", "dd"], &["dl"])),
-            "option" => Some((&["option"], &["select"])),
-            _ => None,
-        };
-        if let Some((tags, stop)) = implied {
-            if let Some(i) = self.find_open(tags, stop) {
-                self.close_to(i);
+            if matches!(tag.as_str(), "div" | "p" | "table" | "ul") && is_pager(node) {
+                return None;
             }
+            let attrs: Vec<(String, String)> = ["href", "id", "class"]
+                .iter()
+                .filter_map(|k| el.attr(k).map(|v| ((*k).to_string(), v.to_string())))
+                .collect();
+            let children = if depth >= MAX_DEPTH {
+                vec![Child::Text(node_text(node))]
+            } else {
+                node.children().filter_map(|c| convert_node(c, depth + 1)).collect()
+            };
+            Some(Child::Elem(Elem { tag, attrs, children }))
         }
-        if is_block(&tag) && self.stack.last().is_some_and(|e| e.tag == "p") {
-            self.close_top();
-        }
-        let el = Elem { tag, attrs, children: Vec::new() };
-        if self_closing || VOID.contains(&el.tag.as_str()) {
-            if let Some(top) = self.stack.last_mut() {
-                top.children.push(Child::Elem(el));
-            }
-        } else if self.stack.len() > MAX_DEPTH {
-            self.overflow += 1;
-        } else {
-            self.stack.push(el);
-        }
-    }
-
-    fn end(&mut self, tag: &str) {
-        if let Some(i) = self.find_open(&[tag], &[]) {
-            self.close_to(i);
-        } else if self.overflow > 0 {
-            self.overflow -= 1;
-        }
+        _ => None,
     }
 }
 
-/// Parse `<name attr=value ...>` starting after `<`; returns (name, attrs,
-/// self_closing, index after `>`).
-fn parse_tag(s: &str, mut i: usize) -> (String, Vec<(String, String)>, bool, usize) {
-    let b = s.as_bytes();
-    let start = i;
-    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'-' || b[i] == b':') {
-        i += 1;
-    }
-    let name = s[start..i].to_ascii_lowercase();
-    let mut attrs = Vec::new();
-    loop {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= b.len() {
-            return (name, attrs, false, i);
-        }
-        if b[i] == b'>' {
-            return (name, attrs, false, i + 1);
-        }
-        if b[i] == b'/' {
-            if b.get(i + 1) == Some(&b'>') {
-                return (name, attrs, true, i + 2);
+/// The main content element: `main`, `[role=main]`, a lone `article`, or the
+/// usual content containers of documentation generators; else `body`.
+fn main_content(doc: &scraper::Html) -> Option<ego_tree::NodeRef<'_, scraper::Node>> {
+    const SELECTORS: [&str; 8] =
+        ["main", "[role=main]", "article", "div#content", "div.body", "div#main-content", "div.document", "div#main"];
+    for sel in SELECTORS {
+        let Ok(s) = scraper::Selector::parse(sel) else { continue };
+        let mut hits = doc.select(&s);
+        if let Some(first) = hits.next() {
+            if sel == "article" && hits.next().is_some() {
+                continue;
             }
-            i += 1;
-            continue;
-        }
-        let ks = i;
-        while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'=' | b'>' | b'/') {
-            i += 1;
-        }
-        let key = s[ks..i].to_ascii_lowercase();
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let mut val = String::new();
-        if b.get(i) == Some(&b'=') {
-            i += 1;
-            while i < b.len() && b[i].is_ascii_whitespace() {
-                i += 1;
+            // A tiny "main" (a skip target) is not the content.
+            if node_text(*first).split_whitespace().count() >= 20 {
+                return Some(*first);
             }
-            if let Some(&q) = b.get(i).filter(|c| **c == b'"' || **c == b'\'') {
-                let vs = i + 1;
-                let ve = s[vs..].find(q as char).map_or(b.len(), |e| vs + e);
-                val = unescape(&s[vs..ve]);
-                i = (ve + 1).min(b.len());
-            } else {
-                let vs = i;
-                while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
-                    i += 1;
-                }
-                val = unescape(&s[vs..i]);
-            }
-        }
-        if !key.is_empty() {
-            attrs.push((key, val));
         }
     }
+    let body = scraper::Selector::parse("body").ok()?;
+    doc.select(&body).next().map(|e| *e)
 }
 
-fn build_tree(s: &str) -> Elem {
-    // ASCII lowercasing keeps byte offsets, so raw-text end tags are found linearly.
-    let lower = s.to_ascii_lowercase();
+/// Deepest tag nesting handed to html5ever, whose scope checks are linear in
+/// the depth of open elements (quadratic on hostile nesting).
+const MAX_PARSE_DEPTH: usize = 4096;
+
+/// Approximate nesting depth: start tags minus end tags, running maximum.
+fn nesting_exceeds(s: &str, limit: usize) -> bool {
     let b = s.as_bytes();
-    let mut bld = Builder { stack: vec![Elem { tag: "#root".into(), ..Elem::default() }], overflow: 0 };
-    let mut i = 0;
-    let mut text_start = 0;
-    while i < b.len() {
-        if b[i] != b'<' {
-            i += 1;
-            continue;
-        }
-        let next = b.get(i + 1).copied().unwrap_or(0);
-        let is_tag = next.is_ascii_alphabetic() || next == b'!' || next == b'?' || next == b'/';
-        if !is_tag {
-            i += 1;
-            continue;
-        }
-        if text_start < i {
-            bld.text(unescape(&s[text_start..i]));
-        }
-        if s[i..].starts_with("<!--") {
-            i = s[i + 4..].find("-->").map_or(b.len(), |e| i + 4 + e + 3);
-        } else if next == b'!' || next == b'?' {
-            i = s[i..].find('>').map_or(b.len(), |e| i + e + 1);
-        } else if next == b'/' {
-            let (name, _, _, end) = parse_tag(s, i + 2);
-            if !name.is_empty() {
-                bld.end(&name);
+    let mut depth: isize = 0;
+    for i in 0..b.len().saturating_sub(1) {
+        if b[i] == b'<' {
+            match b[i + 1] {
+                b'/' => depth -= 1,
+                c if c.is_ascii_alphabetic() => {
+                    depth += 1;
+                    if depth > limit as isize {
+                        return true;
+                    }
+                }
+                _ => {}
             }
-            i = end;
+        }
+    }
+    false
+}
+
+/// Parse with html5ever (via `scraper`) and keep the main content.
+fn build_tree(s: &str) -> (Elem, Option<String>) {
+    if nesting_exceeds(s, MAX_PARSE_DEPTH) {
+        // Hostile nesting: keep the text, drop the tags (entities still decoded by the parser).
+        static TAG: once_cell::sync::Lazy<regex::Regex> =
+            once_cell::sync::Lazy::new(|| regex::Regex::new(r"<[^>]*>").expect("static regex"));
+        let flat = TAG.replace_all(s, " ");
+        let doc = scraper::Html::parse_document(&flat);
+        let text = node_text(doc.tree.root());
+        return (Elem { tag: "#root".into(), attrs: vec![], children: vec![Child::Text(text)] }, None);
+    }
+    let doc = scraper::Html::parse_document(s);
+    let title = scraper::Selector::parse("title")
+        .ok()
+        .and_then(|sel| doc.select(&sel).next().map(|t| t.text().collect::<Vec<_>>().join(" ")))
+        .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|t| !t.is_empty());
+    let mut root = Elem { tag: "#root".into(), ..Elem::default() };
+    if let Some(main) = main_content(&doc) {
+        root.children = main.children().filter_map(|c| convert_node(c, 1)).collect();
+    }
+    // man2html prints a CGI header as page text; it is never content.
+    while let Some(Child::Text(t)) = root.children.first() {
+        if t.trim().is_empty() || t.trim_start().to_ascii_lowercase().starts_with("content-type:") {
+            root.children.remove(0);
         } else {
-            let (name, attrs, self_closing, end) = parse_tag(s, i + 1);
-            i = end;
-            if RAW.contains(&name.as_str()) && !self_closing {
-                let close = format!("</{name}");
-                let stop = lower[i..].find(&close).map_or(b.len(), |e| i + e);
-                let content = s[i..stop].to_string();
-                i = s[stop..].find('>').map_or(b.len(), |e| stop + e + 1);
-                let mut el = Elem { tag: name, attrs, children: Vec::new() };
-                if el.tag == "title" || el.tag == "textarea" {
-                    el.children.push(Child::Text(unescape(&content)));
-                }
-                if let Some(top) = bld.stack.last_mut() {
-                    top.children.push(Child::Elem(el));
-                }
-            } else {
-                bld.start(name, attrs, self_closing);
-            }
+            break;
         }
-        text_start = i;
     }
-    if text_start < b.len() {
-        bld.text(unescape(&s[text_start..]));
-    }
-    bld.close_to(1);
-    bld.stack.pop().unwrap_or_default()
+    (root, title)
 }
 
 /// Collapse whitespace, keeping `<br>` markers as newlines.
@@ -557,9 +469,24 @@ fn find_tag<'a>(e: &'a Elem, tag: &str) -> Option<&'a Elem> {
     })
 }
 
+/// Main content of an HTML document as Markdown blocks (no title line), and
+/// its `<title>` or first `<h1>`.
+pub(crate) fn html_content(src: &str) -> (Option<String>, String) {
+    let (root, head_title) = build_tree(src);
+    let h1 = find_tag(&root, "h1").map(|e| {
+        let mut s = String::new();
+        raw_text(e, &mut s);
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    });
+    let mut out = Vec::new();
+    let mut h1_seen = false;
+    blocks(&root, &mut out, &mut h1_seen);
+    (head_title.or(h1.filter(|t| !t.is_empty())), out.join("\n\n"))
+}
+
 /// Convert an HTML document to (title, Markdown body).
 pub(crate) fn html_to_markdown(src: &str, stem_title: &str) -> (String, String) {
-    let root = build_tree(src);
+    let (root, head_title) = build_tree(src);
     let text_of = |tag: &str| {
         find_tag(&root, tag).map(|e| {
             let mut s = String::new();
@@ -567,10 +494,8 @@ pub(crate) fn html_to_markdown(src: &str, stem_title: &str) -> (String, String) 
             s.split_whitespace().collect::<Vec<_>>().join(" ")
         })
     };
-    let title = text_of("title")
-        .filter(|t| !t.is_empty())
-        .or_else(|| text_of("h1").filter(|t| !t.is_empty()))
-        .unwrap_or_else(|| stem_title.to_string());
+    let title =
+        head_title.or_else(|| text_of("h1").filter(|t| !t.is_empty())).unwrap_or_else(|| stem_title.to_string());
     let mut out = Vec::new();
     let mut h1_seen = false;
     blocks(&root, &mut out, &mut h1_seen);

@@ -5,18 +5,57 @@
 //! chain under [`Limits`]: input size, zip-bomb guard, wall-clock timeout and
 //! panic containment. Everything here is `Send + Sync` and free of global
 //! state so the pipeline can call it from rayon workers.
+//!
+//! # Routing
+//! A file goes to the claimants of its extension when its bytes agree; a file
+//! without a claimed extension (`README`, `COPYING`, `photo.tiff`) is routed
+//! by content ([`sniff`](crate) via `infer` magic bytes and `content_inspector`
+//! text detection); a file whose bytes contradict its extension (a text file
+//! named `.db`) is converted by content with a warning. `.gz/.bz2/.xz` are
+//! inflated under the limits and converted by their inner name
+//! (`changelog.Debian.gz` → text, `data.csv.gz` → dataset).
+//!
+//! # Outcomes
+//! [`Registry::convert`] returns a [`ConvertOutcome`] whose [`Status`] tells
+//! a caller how to report the file:
+//! - `Converted`: a node with real content;
+//! - `Stub(reason)`: a node whose body says why it has no text (`encrypted`,
+//!   `no text layer`, `media`); [`SourceMeta::stub`] carries the same reason;
+//! - `Skipped(reason)`: nothing to plant and nothing to fix (empty file,
+//!   workbook without cells); not an error, a run with only skips is clean;
+//! - `Unsupported`: nothing claims the file by extension or content;
+//! - `Failed`: an error line for an operator.
+//!
+//! [`ConvertOutcome::converter`] names the converter and its
+//! [`Converter::version`]; [`Registry::claim`] tells which converter would
+//! handle a file today, so a caller can re-try files recorded as unsupported
+//! or failed when a newer converter claims them.
+//!
+//! # Logs and panics
+//! Converters never print. Third-party parsers log through `log`; the binary
+//! decides what reaches stderr. [`quiet_converter_panics`] keeps the default
+//! panic hook from printing messages and backtraces of panics the registry
+//! catches on its converter threads (each becomes one error line).
 
+mod container;
 mod docx;
+mod epub;
 mod error;
 mod hook;
 mod html;
 mod infer;
 mod json;
+mod lang;
+mod mail;
 mod media;
+mod odf;
 mod pdf;
 mod registry;
+mod rtf;
 mod samplemap;
 mod sheet;
+mod slides;
+mod sniff;
 mod sqlite;
 mod tabular;
 mod text;
@@ -24,7 +63,7 @@ mod xml;
 mod zipguard;
 
 pub use error::ConvertError;
-pub use registry::{ConvertOutcome, Converter, Registry};
+pub use registry::{ConvertOutcome, Converter, ConverterId, Registry, Status};
 pub use samplemap::{dataset_summary, python_float_repr, render_cell, render_sample_map, MapTable};
 pub use sqlite::write_dataset_db;
 
@@ -94,7 +133,8 @@ pub struct PayloadTable {
     pub count: Option<i64>,
 }
 
-/// Metadata lifted from a source Markdown file's YAML frontmatter.
+/// Facts about the source beside its body: frontmatter of a source `.md`
+/// file, the detected language, and why a node is only a stub.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceMeta {
     /// `title:` when it is a non-empty string.
@@ -103,6 +143,12 @@ pub struct SourceMeta {
     pub tags: Vec<String>,
     /// `aliases:` (list of strings, or one string).
     pub aliases: Vec<String>,
+    /// BCP-47-shaped language tag (`en`, `pt`) when a detector is confident
+    /// about a long body; `None` on short or mixed text (optional `lang` field).
+    pub lang: Option<String>,
+    /// Why the body holds no text of the file (`encrypted`, `no text layer`,
+    /// `media`); `None` for real conversions.
+    pub stub: Option<String>,
 }
 
 /// Result of one conversion (dialect §3.5).
@@ -157,6 +203,18 @@ impl Conversion {
             }
         }
     }
+}
+
+/// Keep the default panic hook quiet for panics on the registry's converter
+/// threads (they are caught and reported as one error line each); panics
+/// anywhere else still reach the previous hook. Call once from a binary.
+pub fn quiet_converter_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() != Some(registry::CONVERTER_THREAD) {
+            previous(info);
+        }
+    }));
 }
 
 /// Resource limits applied to every converter call (DESIGN §10).

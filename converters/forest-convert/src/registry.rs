@@ -1,7 +1,10 @@
 //! Converter discovery and the guarded fallback chain (dialect §3.5, DESIGN §10).
 
-use crate::error::ConvertError;
-use crate::{docx, hook, html, json, media, pdf, sheet, sqlite, tabular, text, Conversion, Limits};
+use crate::container::{self, Codec};
+use crate::error::{skipped, ConvertError};
+use crate::sniff::{self, Sniffed};
+use crate::{docx, epub, hook, html, json, mail, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text};
+use crate::{Conversion, Limits};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -21,18 +24,81 @@ pub trait Converter: Send + Sync {
     fn time_budget(&self, limits: &Limits) -> Duration {
         limits.timeout
     }
+    /// Version of this converter's output. Bumped whenever it reads more files
+    /// or reads them better, so a caller that recorded an outcome with an older
+    /// version may re-try the file.
+    fn version(&self) -> u32 {
+        1
+    }
+}
+
+/// Which converter (and which version of it) produced an outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConverterId {
+    /// [`Converter::name`], prefixed by the codec for compressed files (`Gzip+Csv`).
+    pub name: String,
+    /// [`Converter::version`] of the converter that ran last.
+    pub version: u32,
+}
+
+impl std::fmt::Display for ConverterId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}", self.name, self.version)
+    }
+}
+
+/// Classification of one file's outcome, for the caller's report and outcome memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// A node with the file's real content.
+    Converted,
+    /// A node without the file's text, with the reason its body and summary
+    /// give: `encrypted`, `no text layer`, `media` (awaiting a describer).
+    Stub(String),
+    /// Nothing to plant and nothing to fix (empty file, workbook without
+    /// cells): report as skipped with this reason, never as an error.
+    Skipped(String),
+    /// No converter claims the file, by extension or by content.
+    Unsupported,
+    /// A converter failed: the error line is for an operator.
+    Failed,
 }
 
 /// What became of one file.
 #[derive(Debug)]
 pub struct ConvertOutcome {
-    /// The conversion, or the final error line `"<rel>: <msg>"`.
+    /// The conversion, or the final line `"<rel>: <msg>"` (error, skip reason
+    /// or `unsupported file type`; [`ConvertOutcome::status`] tells which).
     pub result: Result<Conversion, String>,
     /// Fallback warnings `"<rel>: <Name> failed, falling back: <msg>"` and
     /// converter warnings `"<rel>: <msg>"`.
     pub warnings: Vec<String>,
-    /// True when no converter claims the extension.
+    /// True when no converter claims the file (same as `status == Unsupported`).
     pub unsupported: bool,
+    /// How the file fared.
+    pub status: Status,
+    /// The converter that produced `result` (the last one tried), `None` when unsupported.
+    pub converter: Option<ConverterId>,
+}
+
+impl ConvertOutcome {
+    fn unsupported(rel: &str, warnings: Vec<String>) -> Self {
+        ConvertOutcome {
+            result: Err(format!("{rel}: unsupported file type")),
+            warnings,
+            unsupported: true,
+            status: Status::Unsupported,
+            converter: None,
+        }
+    }
+
+    fn failed(rel: &str, e: ConvertError, warnings: Vec<String>, converter: Option<ConverterId>) -> Self {
+        let status = match &e {
+            ConvertError::Skipped(r) => Status::Skipped(r.clone()),
+            _ => Status::Failed,
+        };
+        ConvertOutcome { result: Err(format!("{rel}: {e}")), warnings, unsupported: false, status, converter }
+    }
 }
 
 /// Converters in discovery order: command hooks, then built-ins (media last).
@@ -41,18 +107,34 @@ pub struct Registry {
     converters: Vec<Arc<dyn Converter>>,
 }
 
+/// Where the registry routes one file.
+enum Route {
+    /// Convert with the claimants of this extension (warning when it is not the file's own).
+    Ext(String, Option<String>),
+    /// Inflate first, then route the inner file.
+    Decompress(Codec),
+}
+
 impl Registry {
-    /// The built-in converters (dialect §3.5 table plus pdf, html, ods).
+    /// The built-in converters (dialect §3.5 table plus pdf, html, ods, office, mail...).
     pub fn builtin() -> Self {
         let converters: Vec<Arc<dyn Converter>> = vec![
             Arc::new(text::Passthrough),
+            Arc::new(text::PlainText),
             Arc::new(tabular::Csv),
+            Arc::new(tabular::JsonLines),
             Arc::new(json::Json),
             Arc::new(sqlite::SqliteAdopt),
             Arc::new(sheet::Workbook),
             Arc::new(docx::Docx),
+            Arc::new(odf::OdfText),
+            Arc::new(slides::Slides),
             Arc::new(html::Html),
             Arc::new(pdf::Pdf),
+            Arc::new(rtf::Rtf),
+            Arc::new(mail::Eml),
+            Arc::new(epub::Epub),
+            Arc::new(container::Archive),
             Arc::new(media::MediaStub),
         ];
         Registry { converters }
@@ -87,51 +169,176 @@ impl Registry {
         self.converters.iter().filter(|c| c.extensions().contains(&ext)).map(|c| c.as_ref()).collect()
     }
 
+    fn claimed(&self, ext: &str) -> bool {
+        !ext.is_empty() && self.converters.iter().any(|c| c.extensions().iter().any(|e| e == ext))
+    }
+
+    /// The converter that would handle `path` now (by extension, else by
+    /// content), without converting. A caller that recorded an unsupported or
+    /// failed outcome re-tries the file when this differs from what it recorded.
+    pub fn claim(&self, path: &Path) -> Option<ConverterId> {
+        let head = sniff::head(path).ok()?;
+        match self.route(path, &head) {
+            Some(Route::Ext(ext, _)) => self
+                .converters
+                .iter()
+                .find(|c| c.extensions().contains(&ext))
+                .map(|c| ConverterId { name: c.name().to_string(), version: c.version() }),
+            Some(Route::Decompress(codec)) => Some(ConverterId { name: codec.name().to_string(), version: 1 }),
+            None => None,
+        }
+    }
+
+    /// Pick the converters for a file: its extension when claimed and its bytes
+    /// agree, else what the bytes are.
+    fn route(&self, path: &Path, head: &[u8]) -> Option<Route> {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy().to_lowercase())).unwrap_or_default();
+        let sniffed = sniff::sniff(head);
+        if container::is_tarball(&name) && self.claimed(".tar") {
+            return Some(Route::Ext(".tar".into(), None));
+        }
+        if let Some(codec) = Codec::of_ext(&ext) {
+            if matches!(sniffed, Sniffed::Format(".gz" | ".bz2" | ".xz")) {
+                return Some(Route::Decompress(codec));
+            }
+        }
+        if self.claimed(&ext) {
+            if sniff::expects_binary(&ext) && sniffed == Sniffed::Text {
+                let w = format!("named {ext} but its content is text: converted as text");
+                return Some(Route::Ext(".txt".into(), Some(w)));
+            }
+            return Some(Route::Ext(ext, None));
+        }
+        let by_content = match sniffed {
+            Sniffed::Media(_) => ".png",
+            Sniffed::Format(".gz") => return Some(Route::Decompress(Codec::Gzip)),
+            Sniffed::Format(".bz2") => return Some(Route::Decompress(Codec::Bzip2)),
+            Sniffed::Format(".xz") => return Some(Route::Decompress(Codec::Xz)),
+            Sniffed::Format(f) => f,
+            Sniffed::Text => ".txt",
+            Sniffed::Binary => return None,
+        };
+        self.claimed(by_content).then(|| Route::Ext(by_content.to_string(), None))
+    }
+
     /// Convert one file through the fallback chain, every call under `limits`.
     pub fn convert(&self, path: &Path, rel: &str, limits: &Limits) -> ConvertOutcome {
-        let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy().to_lowercase())).unwrap_or_default();
-        let claimants: Vec<Arc<dyn Converter>> =
-            self.converters.iter().filter(|c| !ext.is_empty() && c.extensions().contains(&ext)).cloned().collect();
+        self.convert_at(path, rel, limits, 0)
+    }
+
+    fn convert_at(&self, path: &Path, rel: &str, limits: &Limits, depth: usize) -> ConvertOutcome {
         let mut warnings = Vec::new();
-        if claimants.is_empty() {
-            return ConvertOutcome {
-                result: Err(format!("{rel}: unsupported file type")),
-                warnings,
-                unsupported: true,
-            };
-        }
         // Size first: no converter (nor hook) ever sees an oversized input.
         let size = match std::fs::metadata(path) {
             Ok(m) => m.len(),
-            Err(e) => {
-                return ConvertOutcome {
-                    result: Err(format!("{rel}: {}", ConvertError::Io(e))),
-                    warnings,
-                    unsupported: false,
-                }
-            }
+            Err(e) => return ConvertOutcome::failed(rel, ConvertError::Io(e), warnings, None),
         };
+        if size == 0 {
+            return ConvertOutcome::failed(rel, skipped("empty file (0 bytes)"), warnings, None);
+        }
         if size > limits.max_input_bytes {
             let e = ConvertError::TooLarge { size, limit: limits.max_input_bytes };
-            return ConvertOutcome { result: Err(format!("{rel}: {e}")), warnings, unsupported: false };
+            return ConvertOutcome::failed(rel, e, warnings, None);
         }
-        let last = claimants.len() - 1;
+        let head = match sniff::head(path) {
+            Ok(h) => h,
+            Err(e) => return ConvertOutcome::failed(rel, ConvertError::Io(e), warnings, None),
+        };
+        let (ext, note) = match self.route(path, &head) {
+            None => return ConvertOutcome::unsupported(rel, warnings),
+            Some(Route::Decompress(codec)) if depth == 0 => return self.convert_compressed(path, rel, limits, codec),
+            Some(Route::Decompress(_)) => return ConvertOutcome::unsupported(rel, warnings),
+            Some(Route::Ext(ext, note)) => (ext, note),
+        };
+        warnings.extend(note.map(|n| format!("{rel}: {n}")));
+        let claimants: Vec<Arc<dyn Converter>> =
+            self.converters.iter().filter(|c| c.extensions().contains(&ext)).cloned().collect();
+        let last = claimants.len().saturating_sub(1);
         for (i, conv) in claimants.into_iter().enumerate() {
-            let name = conv.name().to_string();
+            let id = ConverterId { name: conv.name().to_string(), version: conv.version() };
             match run_guarded(conv, path, limits) {
-                Ok((conversion, notes)) => {
+                Ok((mut conversion, notes)) => {
                     warnings.extend(notes.into_iter().map(|n| format!("{rel}: {n}")));
-                    return ConvertOutcome { result: Ok(conversion), warnings, unsupported: false };
+                    finish(&mut conversion, &ext);
+                    let status = match &conversion {
+                        Conversion::Markdown { meta, .. } => meta.stub.clone().map_or(Status::Converted, Status::Stub),
+                        _ => Status::Converted,
+                    };
+                    return ConvertOutcome {
+                        result: Ok(conversion),
+                        warnings,
+                        unsupported: false,
+                        status,
+                        converter: Some(id),
+                    };
                 }
-                Err(e) if i < last => {
-                    warnings.push(format!("{rel}: {name} failed, falling back: {e}"));
+                Err(e) if i < last && !matches!(e, ConvertError::Skipped(_)) => {
+                    warnings.push(format!("{rel}: {} failed, falling back: {e}", id.name));
                 }
-                Err(e) => return ConvertOutcome { result: Err(format!("{rel}: {e}")), warnings, unsupported: false },
+                Err(e) => return ConvertOutcome::failed(rel, e, warnings, Some(id)),
             }
         }
-        // Unreachable in practice: the last claimant always returns above.
-        ConvertOutcome { result: Err(format!("{rel}: no converter ran")), warnings, unsupported: false }
+        ConvertOutcome::unsupported(rel, warnings)
     }
+
+    /// Inflate a `.gz/.bz2/.xz` into a temporary directory and convert the
+    /// member by its inner name; the outcome keeps the caller's `rel`.
+    fn convert_compressed(&self, path: &Path, rel: &str, limits: &Limits, codec: Codec) -> ConvertOutcome {
+        let tmp = match tempfile::Builder::new().prefix(".forest-inflate").tempdir() {
+            Ok(t) => t,
+            Err(e) => return ConvertOutcome::failed(rel, ConvertError::Io(e), vec![], None),
+        };
+        let inner = match container::decompress(path, codec, tmp.path(), limits) {
+            Ok(p) => p,
+            Err(e) => {
+                let id = ConverterId { name: codec.name().into(), version: 1 };
+                return ConvertOutcome::failed(rel, e, vec![], Some(id));
+            }
+        };
+        let mut out = self.convert_at(&inner, rel, limits, 1);
+        if let Some(c) = out.converter.as_mut() {
+            c.name = format!("{}+{}", codec.name(), c.name);
+        }
+        out
+    }
+}
+
+/// Post-process a converted text body: `[[`/`]]` that the source did not mean
+/// as wikilinks are broken up (`[\\[`, `]\\]`, which Markdown renders as the
+/// same brackets), and the language is detected. Markdown sources keep their
+/// wikilinks: their authors wrote them for this dialect.
+fn finish(conversion: &mut Conversion, ext: &str) {
+    if let Conversion::Markdown { body, meta, .. } = conversion {
+        // Control bytes (texinfo's \x1f separators, form feeds, NULs in damaged text) are
+        // not text and make git and grep treat the passport as binary.
+        if body.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r')) {
+            body.retain(|c| !c.is_control() || matches!(c, '\n' | '\t' | '\r'));
+        }
+        if !matches!(ext, ".md" | ".markdown") && (body.contains("[[") || body.contains("]]")) {
+            *body = escape_wikilinks(body);
+        }
+        if meta.lang.is_none() && meta.stub.is_none() {
+            meta.lang = crate::lang::detect(body);
+        }
+    }
+}
+
+/// Break every `[[` and `]]` so no reader sees a wikilink.
+pub(crate) fn escape_wikilinks(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut prev = '\0';
+    for c in s.chars() {
+        if (c == '[' || c == ']') && prev == c {
+            // Every bracket after the first of a run is escaped: `[[[` → `[\[\[`.
+            out.push('\\');
+            out.push(c);
+            continue;
+        }
+        out.push(c);
+        prev = c;
+    }
+    out
 }
 
 fn normalize_ext(ext: &str) -> String {
@@ -142,6 +349,9 @@ fn normalize_ext(ext: &str) -> String {
         format!(".{e}")
     }
 }
+
+/// Name of the threads converters run on (the quiet panic hook keys on it).
+pub(crate) const CONVERTER_THREAD: &str = "forest-convert";
 
 type Guarded = Result<(Conversion, Vec<String>), ConvertError>;
 
@@ -157,7 +367,7 @@ fn run_guarded(conv: Arc<dyn Converter>, path: &Path, limits: &Limits) -> Guarde
     let path = path.to_path_buf();
     let lim = limits.clone();
     let spawned =
-        std::thread::Builder::new().name("forest-convert".into()).stack_size(8 * 1024 * 1024).spawn(move || {
+        std::thread::Builder::new().name(CONVERTER_THREAD.into()).stack_size(8 * 1024 * 1024).spawn(move || {
             let r = catch_unwind(AssertUnwindSafe(|| {
                 let mut warnings = Vec::new();
                 conv.convert(&path, &lim, &mut warnings).map(|c| (c, warnings))
@@ -247,13 +457,45 @@ mod tests {
     }
 
     #[test]
-    fn unknown_extension_is_unsupported() {
+    fn unknown_binary_is_unsupported_unknown_text_is_text() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x.weird");
-        std::fs::write(&p, "x").unwrap();
+        std::fs::write(&p, b"\0\x01\x02\x03\xff\xfe\0\x07\x08").unwrap();
         let out = Registry::builtin().convert(&p, "x.weird", &Limits::default());
         assert!(out.unsupported);
+        assert_eq!(out.status, Status::Unsupported);
         assert!(out.result.is_err());
+        let t = d.path().join("README");
+        std::fs::write(&t, "Read me first.\n").unwrap();
+        let out = Registry::builtin().convert(&t, "README", &Limits::default());
+        assert_eq!(out.status, Status::Converted);
+        assert_eq!(out.converter.unwrap().name, "Markdown");
+    }
+
+    #[test]
+    fn wikilink_brackets_are_broken() {
+        assert_eq!(escape_wikilinks("see [[1]] and [x]"), "see [\\[1]\\] and [x]");
+        assert_eq!(escape_wikilinks("[[[a]]]"), "[\\[\\[a]\\]\\]");
+        assert!(forest_model::node::wikilinks(&escape_wikilinks("[[a]] [[[b]]]")).is_empty());
+    }
+
+    #[test]
+    fn control_bytes_leave_text_bodies() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("gzip.info");
+        std::fs::write(&p, "File: gzip.info\n\x1f\nNode: Top\x0c\tok\n").unwrap();
+        let out = Registry::builtin().convert(&p, "gzip.info", &Limits::default());
+        let Ok(Conversion::Markdown { body, .. }) = out.result else { panic!("not text") };
+        assert_eq!(body, "File: gzip.info\n\nNode: Top\tok\n");
+    }
+
+    #[test]
+    fn empty_file_is_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("empty.csv");
+        std::fs::write(&p, "").unwrap();
+        let out = Registry::builtin().convert(&p, "empty.csv", &Limits::default());
+        assert_eq!(out.status, Status::Skipped("empty file (0 bytes)".into()));
     }
 
     #[test]

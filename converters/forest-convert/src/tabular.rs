@@ -1,11 +1,12 @@
-//! CSV → dataset (dialect §3.5): utf-8-sig, delimiter sniffing, quoted fields.
+//! CSV/TSV/any delimiter (the `csv` crate) and JSON Lines → dataset (dialect §3.5):
+//! utf-8-sig, delimiter sniffing, quoted fields; a header-only table is a small document.
 
-use crate::error::{schema, ConvertError};
-use crate::infer::{build_table, column_names, Raw};
+use crate::error::{schema, skipped, ConvertError};
+use crate::infer::{build_table, column_names, dedupe, Raw};
 use crate::registry::Converter;
-use crate::text::{file_name, stem};
-use crate::{Conversion, Limits};
-use forest_model::slug::{sql_name, title_from_stem};
+use crate::text::{decode_text, file_name, stem};
+use crate::{Conversion, Limits, SourceMeta};
+use forest_model::slug::{sql_column, sql_name, title_from_stem};
 use std::path::Path;
 
 /// The CSV converter.
@@ -58,57 +59,60 @@ pub(crate) fn sniff_delimiter(text: &str) -> char {
     best.0
 }
 
-/// Parse CSV with Python `csv` default dialect rules (double-quote escaping,
-/// quoted newlines, text after a closing quote kept).
+/// Parse delimited text with the `csv` crate (RFC 4180 quoting, quoted
+/// newlines, ragged rows kept as they are).
 pub(crate) fn parse_csv(text: &str, delim: char) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let mut row: Vec<String> = Vec::new();
-    let mut field = String::new();
-    let mut in_q = false;
-    let mut at_start = true;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if in_q {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    chars.next();
-                    field.push('"');
-                } else {
-                    in_q = false;
-                }
-            } else {
-                field.push(c);
-            }
-            continue;
-        }
-        match c {
-            '"' if at_start => {
-                in_q = true;
-                at_start = false;
-            }
-            c if c == delim => {
-                row.push(std::mem::take(&mut field));
-                at_start = true;
-            }
-            '\r' | '\n' => {
-                if c == '\r' && chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-                at_start = true;
-            }
-            c => {
-                field.push(c);
-                at_start = false;
-            }
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(u8::try_from(delim).unwrap_or(b','))
+        .from_reader(text.as_bytes());
+    rdr.records().filter_map(Result::ok).map(|r| r.iter().map(str::to_string).collect()).collect()
+}
+
+/// A pipe table of `rows` (first row as header), `|` escaped, padded to the widest row.
+pub(crate) fn pipe_table(rows: &[Vec<String>]) -> String {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0).max(1);
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    for (i, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = (0..width)
+            .map(|k| {
+                r.get(k)
+                    .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|"))
+                    .unwrap_or_default()
+            })
+            .collect();
+        out.push(format!("| {} |", cells.join(" | ")));
+        if i == 0 {
+            out.push(format!("|{}", " --- |".repeat(width)));
         }
     }
-    if !field.is_empty() || !row.is_empty() || in_q {
-        row.push(field);
-        rows.push(row);
+    out.join("\n")
+}
+
+/// Rows (all non-empty) → dataset, or a small document when there is no data row.
+pub(crate) fn rows_to_conversion(
+    path: &Path,
+    mut rows: Vec<Vec<String>>,
+    what: &str,
+) -> Result<Conversion, ConvertError> {
+    let stem = stem(path);
+    let title = title_from_stem(&stem);
+    match rows.len() {
+        0 => Err(skipped(format!("{what} has no rows: {}", file_name(path)))),
+        1 => {
+            let body = format!("# {title}\n\nA {what} with a header row and no data rows.\n\n{}\n", pipe_table(&rows));
+            Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
+        }
+        _ => {
+            let header = rows.remove(0);
+            let columns = column_names(&header);
+            let raw_rows =
+                rows.into_iter().map(|r| r.into_iter().take(columns.len()).map(Raw::Str).collect()).collect();
+            let table = build_table(sql_name(&stem), columns, raw_rows);
+            Ok(Conversion::Dataset { title, tables: vec![table] })
+        }
     }
-    rows
 }
 
 impl Converter for Csv {
@@ -116,23 +120,87 @@ impl Converter for Csv {
         "Csv"
     }
     fn extensions(&self) -> Vec<String> {
-        vec![".csv".into()]
+        [".csv", ".tsv", ".tab", ".psv"].map(String::from).to_vec()
+    }
+    fn version(&self) -> u32 {
+        2
     }
     fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
-        let bytes = std::fs::read(path)?;
-        let text = String::from_utf8_lossy(&bytes);
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let delim = sniff_delimiter(text);
-        let mut rows: Vec<Vec<String>> =
-            parse_csv(text, delim).into_iter().filter(|r| r.iter().any(|c| !c.trim().is_empty())).collect();
-        if rows.len() < 2 {
-            return Err(schema(format!("csv has no data rows: {}", file_name(path))));
+        let text = decode_text(&std::fs::read(path)?);
+        let delim = match path.extension().map(|e| e.to_string_lossy().to_lowercase()).as_deref() {
+            Some("tsv" | "tab") => '\t',
+            Some("psv") => '|',
+            _ => sniff_delimiter(&text),
+        };
+        let rows: Vec<Vec<String>> =
+            parse_csv(&text, delim).into_iter().filter(|r| r.iter().any(|c| !c.trim().is_empty())).collect();
+        rows_to_conversion(path, rows, "table")
+    }
+}
+
+/// JSON Lines / NDJSON: one JSON object per line → dataset (nested values as
+/// JSON text); lines that are not objects are counted in a warning.
+pub(crate) struct JsonLines;
+
+impl Converter for JsonLines {
+    fn name(&self) -> &str {
+        "JsonLines"
+    }
+    fn extensions(&self) -> Vec<String> {
+        [".jsonl", ".ndjson", ".jsonlines"].map(String::from).to_vec()
+    }
+    fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+        use serde_json::Value;
+        let text = decode_text(&std::fs::read(path)?);
+        let mut keys: Vec<String> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        let mut objs = Vec::new();
+        let mut bad = 0usize;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(o)) => {
+                    for k in o.keys() {
+                        if !index.contains_key(k) {
+                            index.insert(k.clone(), keys.len());
+                            keys.push(k.clone());
+                        }
+                    }
+                    objs.push(o);
+                }
+                _ => bad += 1,
+            }
         }
-        let header = rows.remove(0);
-        let columns = column_names(&header);
-        let raw_rows = rows.into_iter().map(|r| r.into_iter().take(columns.len()).map(Raw::Str).collect()).collect();
+        if bad > 0 {
+            warnings.push(format!("{bad} line(s) are not JSON objects and were left out"));
+        }
+        if objs.is_empty() {
+            return Err(if bad > 0 {
+                schema(format!("no JSON object lines in {}", file_name(path)))
+            } else {
+                skipped(format!("no records: {}", file_name(path)))
+            });
+        }
+        let rows: Vec<Vec<Raw>> = objs
+            .iter()
+            .map(|o| {
+                let mut row = vec![Raw::Null; keys.len()];
+                for (k, v) in o {
+                    if let Some(&i) = index.get(k) {
+                        row[i] = match v {
+                            Value::Null => Raw::Null,
+                            Value::Bool(b) => Raw::Bool(*b),
+                            Value::Number(n) => n.as_i64().map_or(Raw::Float(n.as_f64().unwrap_or(f64::NAN)), Raw::Int),
+                            Value::String(s) => Raw::Str(s.clone()),
+                            other => Raw::Str(other.to_string()),
+                        };
+                    }
+                }
+                row
+            })
+            .collect();
         let stem = stem(path);
-        let table = build_table(sql_name(&stem), columns, raw_rows);
+        let columns = dedupe(keys.iter().map(|k| sql_column(k)));
+        let table = build_table(sql_name(&stem), columns, rows);
         Ok(Conversion::Dataset { title: title_from_stem(&stem), tables: vec![table] })
     }
 }

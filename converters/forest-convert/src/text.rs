@@ -75,7 +75,12 @@ pub(crate) fn lift_frontmatter(text: &str) -> Option<(SourceMeta, &str)> {
         Some(yaml_serde::Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
         _ => None,
     };
-    let meta = SourceMeta { title, tags: string_list(map.get("tags")), aliases: string_list(map.get("aliases")) };
+    let meta = SourceMeta {
+        title,
+        tags: string_list(map.get("tags")),
+        aliases: string_list(map.get("aliases")),
+        ..SourceMeta::default()
+    };
     Some((meta, body))
 }
 
@@ -87,10 +92,11 @@ impl Converter for Passthrough {
         [".md", ".markdown", ".txt"].map(String::from).to_vec()
     }
     fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
-        let bytes = std::fs::read(path)?;
-        let text = String::from_utf8_lossy(&bytes);
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let is_md = !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("txt"));
+        let text = decode_text(&std::fs::read(path)?);
+        let text = text.as_str();
+        // Only Markdown sources carry frontmatter; text routed here by content keeps its first lines.
+        let is_md =
+            path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
         let (meta, body) = match is_md.then(|| lift_frontmatter(text)).flatten() {
             Some((meta, body)) => (meta, body.to_string()),
             None => {
@@ -102,6 +108,78 @@ impl Converter for Passthrough {
         };
         let title = meta.title.clone().or_else(|| first_h1(&body)).unwrap_or_else(|| title_from_stem(&stem(path)));
         Ok(Conversion::Markdown { title, body, meta })
+    }
+}
+
+/// Plain-text families read as text documents: reStructuredText, AsciiDoc,
+/// Org, `.text`, and any file the registry routes here by content
+/// (`README`, `COPYING`, `changelog`). Titles follow each family's own
+/// convention; the body is the text (UTF-8, else UTF-16 with BOM, else Latin-1).
+pub(crate) struct PlainText;
+
+/// Decode text bytes: UTF-8 (BOM stripped), UTF-16 with BOM, else Windows-1252.
+pub(crate) fn decode_text(bytes: &[u8]) -> String {
+    let (enc, bom) = encoding_rs::Encoding::for_bom(bytes).unwrap_or((encoding_rs::UTF_8, 0));
+    let body = &bytes[bom..];
+    if enc == encoding_rs::UTF_8 {
+        match std::str::from_utf8(body) {
+            Ok(s) => s.to_string(),
+            Err(_) => {
+                // UTF-8 with a few bad bytes stays UTF-8; no multi-byte sequence at all means 8-bit text.
+                let lossy = String::from_utf8_lossy(body);
+                if lossy.chars().any(|c| !c.is_ascii() && c != '\u{fffd}') {
+                    lossy.into_owned()
+                } else {
+                    encoding_rs::WINDOWS_1252.decode(body).0.into_owned()
+                }
+            }
+        }
+    } else {
+        enc.decode(body).0.into_owned()
+    }
+}
+
+/// Title by the text family's convention, if the text has one.
+fn text_title(text: &str, ext: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().take(60).collect();
+    let clean = |s: &str| {
+        let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!t.is_empty() && t.chars().count() <= 120).then_some(t)
+    };
+    match ext {
+        ".adoc" | ".asciidoc" => lines.iter().find_map(|l| l.strip_prefix("= ").and_then(clean)),
+        ".org" => lines.iter().find_map(|l| {
+            let low = l.to_ascii_lowercase();
+            low.starts_with("#+title:").then(|| clean(&l[8..])).flatten()
+        }),
+        _ => {
+            // reStructuredText / setext: a line underlined (and maybe overlined) by = - ~ * #.
+            let is_rule = |l: &str| {
+                let t = l.trim_end();
+                t.len() >= 3 && t.chars().all(|c| "=-~*#^".contains(c)) && t.chars().all(|c| t.starts_with(c))
+            };
+            (1..lines.len()).find_map(|i| {
+                let cand = lines[i - 1].trim();
+                (is_rule(lines[i]) && !cand.is_empty() && !is_rule(cand) && lines[i].trim().len() >= cand.len().min(3))
+                    .then(|| clean(cand))
+                    .flatten()
+            })
+        }
+    }
+}
+
+impl Converter for PlainText {
+    fn name(&self) -> &str {
+        "PlainText"
+    }
+    fn extensions(&self) -> Vec<String> {
+        [".rst", ".rest", ".adoc", ".asciidoc", ".org", ".text", ".textile", ".nfo"].map(String::from).to_vec()
+    }
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+        let text = decode_text(&std::fs::read(path)?);
+        let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy().to_lowercase())).unwrap_or_default();
+        let title = text_title(&text, &ext).unwrap_or_else(|| title_from_stem(&stem(path)));
+        Ok(Conversion::Markdown { title, body: text, meta: SourceMeta::default() })
     }
 }
 
@@ -124,6 +202,17 @@ mod tests {
         assert!(lift_frontmatter("---\n- a\n---\nx").is_none());
         assert!(lift_frontmatter("---\ntitle: x\nno close").is_none());
         assert!(lift_frontmatter("# just text").is_none());
+    }
+
+    #[test]
+    fn text_family_titles_and_decoding() {
+        assert_eq!(text_title("=====\nThe Guide\n=====\n\nbody", ".rst"), Some("The Guide".into()));
+        assert_eq!(text_title("Intro\n-----\n", ".rst"), Some("Intro".into()));
+        assert_eq!(text_title("= Asciidoc Book\n", ".adoc"), Some("Asciidoc Book".into()));
+        assert_eq!(text_title("#+TITLE: Org notes\n* a", ".org"), Some("Org notes".into()));
+        assert_eq!(text_title("just text\n", ".text"), None);
+        assert_eq!(decode_text(b"caf\xe9"), "café");
+        assert_eq!(decode_text(b"\xff\xfeh\0i\0"), "hi");
     }
 
     #[test]

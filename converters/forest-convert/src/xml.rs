@@ -34,6 +34,26 @@ impl Node {
 /// Parse `bytes` into a tree rooted at a synthetic node. Text is recorded
 /// only inside elements for which `keep_text(name)` is true.
 pub(crate) fn parse(bytes: &[u8], keep_text: impl Fn(&str) -> bool) -> Result<Node, ConvertError> {
+    parse_with(bytes, keep_text, false)
+}
+
+/// Like [`parse`], but kept text becomes `#text` child nodes in document
+/// order, so mixed content (`a <span>b</span> c`) keeps its order (ODF).
+pub(crate) fn parse_mixed(bytes: &[u8], keep_text: impl Fn(&str) -> bool) -> Result<Node, ConvertError> {
+    parse_with(bytes, keep_text, true)
+}
+
+fn push_text(top: &mut Node, t: &str, mixed: bool) {
+    if !mixed {
+        top.text.push_str(t);
+    } else if let Some(last) = top.children.last_mut().filter(|c| c.name == "#text") {
+        last.text.push_str(t);
+    } else {
+        top.children.push(Node { name: "#text".into(), text: t.to_string(), ..Node::default() });
+    }
+}
+
+fn parse_with(bytes: &[u8], keep_text: impl Fn(&str) -> bool, mixed: bool) -> Result<Node, ConvertError> {
     let mut reader = Reader::from_reader(bytes);
     let mut stack: Vec<Node> = vec![Node::default()];
     let mut buf = Vec::new();
@@ -64,21 +84,21 @@ pub(crate) fn parse(bytes: &[u8], keep_text: impl Fn(&str) -> bool) -> Result<No
             Ok(Event::Text(t)) => {
                 if let Some(top) = stack.last_mut() {
                     if keep_text(&top.name) {
-                        top.text.push_str(&unescape(&t));
+                        push_text(top, &unescape(&t), mixed);
                     }
                 }
             }
             Ok(Event::GeneralRef(r)) => {
                 if let Some(top) = stack.last_mut() {
                     if keep_text(&top.name) {
-                        top.text.push_str(&unescape(&format!("&{};", &*r)));
+                        push_text(top, &unescape(&format!("&{};", &*r)), mixed);
                     }
                 }
             }
             Ok(Event::CData(t)) => {
                 if let Some(top) = stack.last_mut() {
                     if keep_text(&top.name) {
-                        top.text.push_str(&t);
+                        push_text(top, &t.into_inner(), mixed);
                     }
                 }
             }

@@ -123,12 +123,14 @@ mod hostile {
             assert!(!out.unsupported, "{ext}");
             // Text formats may accept bytes; binary ones must fail with a line.
             if matches!(ext, "pdf" | "xlsx" | "docx" | "xls" | "ods" | "db" | "json") {
-                let err = out.result.unwrap_err();
+                let err = out.result.expect_err(ext);
                 assert!(err.starts_with(&format!("garbage.{ext}: ")), "{err}");
             }
         }
-        let err = convert(&data_dir().join("notadb.db"), &Limits::default()).result.unwrap_err();
-        assert_eq!(err, "notadb.db: not a SQLite database: notadb.db");
+        // A text file named .db is read as what it is, with a warning.
+        let out = convert(&data_dir().join("notadb.db"), &Limits::default());
+        assert_eq!(out.result.unwrap().title(), "notadb");
+        assert_eq!(out.warnings, vec!["notadb.db: named .db but its content is text: converted as text"]);
     }
 
     #[test]
@@ -204,12 +206,12 @@ mod hooks {
     #[test]
     fn stdout_and_output_file_are_read() {
         let d = tempfile::tempdir().unwrap();
-        let p = input(d.path(), "doc.rtf", "# From Hook\n\nbody\n");
-        let out = reg(".rtf", "cat {input}", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
+        let p = input(d.path(), "doc.wpd", "# From Hook\n\nbody\n");
+        let out = reg(".wpd", "cat {input}", Duration::from_secs(10)).convert(&p, "doc.wpd", &Limits::default());
         assert_eq!(out.result.unwrap().title(), "From Hook");
-        let out = reg(".rtf", "sh -c 'printf \"plain\" > \"$0\"' {output}", Duration::from_secs(10)).convert(
+        let out = reg(".wpd", "sh -c 'printf \"plain\" > \"$0\"' {output}", Duration::from_secs(10)).convert(
             &p,
-            "doc.rtf",
+            "doc.wpd",
             &Limits::default(),
         );
         match out.result.unwrap() {
@@ -224,15 +226,15 @@ mod hooks {
     #[test]
     fn failures_are_reported_and_fall_back() {
         let d = tempfile::tempdir().unwrap();
-        let p = input(d.path(), "doc.rtf", "x");
-        let out = reg(".rtf", "sh -c 'echo oops >&2; exit 3'", Duration::from_secs(10)).convert(
+        let p = input(d.path(), "doc.wpd", "x");
+        let out = reg(".wpd", "sh -c 'echo oops >&2; exit 3'", Duration::from_secs(10)).convert(
             &p,
-            "doc.rtf",
+            "doc.wpd",
             &Limits::default(),
         );
-        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command failed for doc.rtf (exit 3): oops");
-        let out = reg(".rtf", "true", Duration::from_secs(10)).convert(&p, "doc.rtf", &Limits::default());
-        assert_eq!(out.result.unwrap_err(), "doc.rtf: converter command produced no markdown: doc.rtf");
+        assert_eq!(out.result.unwrap_err(), "doc.wpd: converter command failed for doc.wpd (exit 3): oops");
+        let out = reg(".wpd", "true", Duration::from_secs(10)).convert(&p, "doc.wpd", &Limits::default());
+        assert_eq!(out.result.unwrap_err(), "doc.wpd: converter command produced no markdown: doc.wpd");
         // A failing hook on .md falls back to the built-in passthrough.
         let md = input(d.path(), "n.md", "# Kept\n");
         let out = reg(".md", "false", Duration::from_secs(10)).convert(&md, "n.md", &Limits::default());
@@ -246,9 +248,9 @@ mod hooks {
     #[test]
     fn sleeping_hook_is_killed_at_its_timeout() {
         let d = tempfile::tempdir().unwrap();
-        let p = input(d.path(), "doc.rtf", "x");
+        let p = input(d.path(), "doc.wpd", "x");
         let t0 = Instant::now();
-        let out = reg(".rtf", "sleep 30", Duration::from_millis(300)).convert(&p, "doc.rtf", &Limits::default());
+        let out = reg(".wpd", "sleep 30", Duration::from_millis(300)).convert(&p, "doc.wpd", &Limits::default());
         let err = out.result.unwrap_err();
         assert!(err.contains("timed out"), "{err}");
         assert!(t0.elapsed() < Duration::from_secs(5));
@@ -306,5 +308,165 @@ mod dataset_db {
     fn summary_uses_counts() {
         let s = forest_convert::dataset_summary("Orders", &[("orders".into(), Some(3)), ("items".into(), None)]);
         assert_eq!(s, "Tabular data 'Orders': 2 tables orders (3 rows), items. Adopted from source; pending curation.");
+    }
+}
+
+mod real_golden {
+    use super::*;
+
+    fn golden_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/real-corpus/golden")
+    }
+
+    /// Real files from Debian packages and PyPI sdists (provenance in
+    /// `forests/real-corpus/golden/PROVENANCE.tsv`), one or more per format:
+    /// each converts to exactly `expected/<name>.md` (`UPDATE_GOLDEN=1` rewrites),
+    /// never panics, and is never a failure or unsupported.
+    #[test]
+    fn real_files_match_expected() {
+        let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+        let reg = Registry::builtin();
+        let mut inputs: Vec<PathBuf> = std::fs::read_dir(golden_dir().join("files"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        inputs.sort();
+        assert!(inputs.len() >= 20, "only {} real golden files", inputs.len());
+        let mut failures = Vec::new();
+        for input in &inputs {
+            let name = input.file_name().unwrap().to_string_lossy().into_owned();
+            let out = reg.convert(input, &name, &Limits::default());
+            let status = format!("{:?}", out.status);
+            if matches!(out.status, forest_convert::Status::Failed | forest_convert::Status::Unsupported) {
+                failures.push(format!("{name}: {status}: {:?}", out.result.as_ref().err()));
+                continue;
+            }
+            let got = format!("<!-- status: {status} -->\n{}", render_outcome(&out));
+            let expected_path = golden_dir().join("expected").join(format!("{name}.md"));
+            if update {
+                std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
+                std::fs::write(&expected_path, &got).unwrap();
+                continue;
+            }
+            match std::fs::read_to_string(&expected_path) {
+                Ok(want) if want == got => {}
+                Ok(_) => failures.push(format!("{name}: differs from {}", expected_path.display())),
+                Err(_) => failures.push(format!("{name}: missing {}", expected_path.display())),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+mod formats {
+    use super::*;
+    use std::io::Write;
+
+    fn md(path: &Path) -> (String, String, forest_convert::Status) {
+        let out = Registry::builtin().convert(path, &path.file_name().unwrap().to_string_lossy(), &Limits::default());
+        let status = out.status.clone();
+        match out.result {
+            Ok(Conversion::Markdown { title, body, .. }) => (title, body, status),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn eml_headers_text_and_attachments() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("mail.eml");
+        std::fs::write(
+            &p,
+            "From: Ana Lima <ana@example.com>\r\nTo: team@example.com\r\nSubject: =?UTF-8?Q?Relat=C3=B3rio?= Q3\r\n\
+Date: Tue, 1 Dec 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+--b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nNumbers attached [[1]].\r\n\
+--b\r\nContent-Type: text/csv; name=\"q3.csv\"\r\nContent-Disposition: attachment; filename=\"q3.csv\"\r\n\r\na,b\r\n1,2\r\n--b--\r\n",
+        )
+        .unwrap();
+        let (title, body, _) = md(&p);
+        assert_eq!(title, "Relatório Q3");
+        assert!(body.contains("- **From:** Ana Lima <ana@example.com>"), "{body}");
+        assert!(body.contains("Numbers attached [\\[1]\\]."), "{body}");
+        assert!(body.contains("## Attachments\n\n- `q3.csv` (text/csv, "), "{body}");
+    }
+
+    #[test]
+    fn epub_chapters_in_spine_order() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("book.epub");
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&p).unwrap());
+        let o = zip::write::SimpleFileOptions::default();
+        let mut put = |name: &str, body: &str| {
+            z.start_file(name, o).unwrap();
+            z.write_all(body.as_bytes()).unwrap();
+        };
+        put("mimetype", "application/epub+zip");
+        put(
+            "META-INF/container.xml",
+            r#"<container><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>"#,
+        );
+        put(
+            "OEBPS/content.opf",
+            r#"<package><metadata><dc:title>Field Book</dc:title></metadata><manifest>
+<item id="a" href="ch%201.xhtml"/><item id="b" href="ch2.xhtml"/></manifest>
+<spine><itemref idref="b"/><itemref idref="a"/></spine></package>"#,
+        );
+        put("OEBPS/ch 1.xhtml", "<html><body><h1>One</h1><p>First written.</p></body></html>");
+        put("OEBPS/ch2.xhtml", "<html><body><h1>Two</h1><p>Read first.</p></body></html>");
+        z.finish().unwrap();
+        let (title, body, _) = md(&p);
+        assert_eq!(title, "Field Book");
+        assert_eq!(body, "# Field Book\n\n## Two\n\nRead first.\n\n## One\n\nFirst written.\n");
+    }
+
+    #[test]
+    fn compressed_csv_is_a_dataset_and_tsv_jsonl_parse() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sales.csv.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(b"region,total\nnorth,10\nsouth,12\n").unwrap();
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        let out = Registry::builtin().convert(&p, "sales.csv.gz", &Limits::default());
+        assert_eq!(out.converter.unwrap().name, "Gzip+Csv");
+        let Ok(Conversion::Dataset { tables, .. }) = out.result else { panic!("not a dataset") };
+        assert_eq!(tables[0].rows.len(), 2);
+        let t = d.path().join("x.tsv");
+        std::fs::write(&t, "a\tb,c\n1\t\"2,3\"\n").unwrap();
+        let Ok(Conversion::Dataset { tables, .. }) =
+            Registry::builtin().convert(&t, "x.tsv", &Limits::default()).result
+        else {
+            panic!("tsv")
+        };
+        assert_eq!(tables[0].columns.len(), 2);
+        let j = d.path().join("x.jsonl");
+        std::fs::write(&j, "{\"a\":1,\"b\":{\"n\":2}}\n\nnot json\n{\"a\":3}\n").unwrap();
+        let out = Registry::builtin().convert(&j, "x.jsonl", &Limits::default());
+        assert_eq!(out.warnings, vec!["x.jsonl: 1 line(s) are not JSON objects and were left out"]);
+        let Ok(Conversion::Dataset { tables, .. }) = out.result else { panic!("jsonl") };
+        assert_eq!(tables[0].rows.len(), 2);
+    }
+
+    #[test]
+    fn extensionless_media_and_tar_listing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("scan");
+        std::fs::write(&p, b"II*\0\x08\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+        let (_, body, status) = md(&p);
+        assert_eq!(status, forest_convert::Status::Stub("media".into()));
+        assert!(body.contains("(TIF format, 16 bytes)"), "{body}");
+        let t = d.path().join("docs.tar");
+        let mut b = tar::Builder::new(std::fs::File::create(&t).unwrap());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(5);
+        h.set_cksum();
+        b.append_data(&mut h, "a/readme.txt", &b"hello"[..]).unwrap();
+        b.finish().unwrap();
+        drop(b);
+        let (_, body, _) = md(&t);
+        assert!(
+            body.contains("Tar archive with 1 member(s), 5 bytes uncompressed.\n\n- `a/readme.txt` (5 bytes)"),
+            "{body}"
+        );
     }
 }

@@ -294,9 +294,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// Default log filter: our crates at `warn`, third-party targets (pdf_extract,
+/// lopdf, html5ever, aws...) off unless `FOREST_LOG` asks for them.
+const DEFAULT_LOG: &str = "off,forest=warn,forest_cli=warn,forest_gardener=warn,forest_convert=warn,\
+forest_ranger=warn,forest_catalog=warn,forest_curator=warn,forest_storage=warn,forest_git=warn,forest_model=warn,forest_fs=warn";
+
 fn init_tracing() {
+    // Panics caught on converter threads are one report line each, never a backtrace.
+    forest_convert::quiet_converter_panics();
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOREST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 

@@ -320,8 +320,9 @@ fn bad_input_costs_one_line_each_and_the_rest_lands() {
     write(&s.join("ok/good.md"), "# Good\n\nThis one lands.\n");
     write(&s.join("ok/empty.txt"), "");
     write(&s.join("ok/big.txt"), &"x".repeat(4096));
-    write(&s.join("ok/fake.db"), "not sqlite at all, just text");
-    write(&s.join("ok/blob.bin"), "binary");
+    // Binary bytes: text under a wrong extension is converted by content since converters v2.
+    fs::write(s.join("ok/fake.db"), b"\0\x01not sqlite\xff\xfe\0\x02").unwrap();
+    fs::write(s.join("ok/blob.bin"), b"\0\x01\x02binary\xff\0").unwrap();
     let outside = tempfile::tempdir().unwrap();
     write(&outside.path().join("secret.md"), "# Secret\n");
     std::os::unix::fs::symlink(outside.path().join("secret.md"), s.join("ok/escape.md")).unwrap();

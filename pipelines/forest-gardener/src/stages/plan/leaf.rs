@@ -133,6 +133,10 @@ impl SourceRun<'_> {
         if !draft.tags.is_empty() {
             n.set_list("tags", &draft.tags);
         }
+        // Optional `lang` (BCP-47): only when the converter's detector was confident.
+        if let Conversion::Markdown { meta: forest_convert::SourceMeta { lang: Some(l), .. }, .. } = &conv {
+            n.set_str("lang", l);
+        }
         if !draft.links.is_empty() {
             n.set("links", links_value(&draft.links));
         }
