@@ -5,8 +5,10 @@
 # fails fast with a clear message when a server cannot start, runs every test
 # binary even when one fails (--no-fail-fast), and stops what it started.
 #   bash ops/test.sh [extra cargo test args...]
+# It also installs the MCP Python SDK and the reference engine (monkeyllm
+# 0.83) for the MCP and interchange tests.
 # Env: FOREST_TEST_THREADS (2), FOREST_TEST_NO_SERVERS=1 (run without the
-# servers: their end-to-end tests print SKIPPED), FOREST_OPS_DIR.
+# servers and clients: their end-to-end tests print SKIPPED), FOREST_OPS_DIR.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export FOREST_OPS_DIR="${FOREST_OPS_DIR:-/tmp/forest-ops}"
@@ -36,9 +38,23 @@ start() {
   echo "test.sh: $name: $out" >&2
 }
 
+# install NAME VAR: export VAR from ops/NAME/install.sh (a PyPI client, no server).
+install() {
+  local name="$1" var="$2" out
+  [ -n "${!var:-}" ] && return 0
+  echo "test.sh: $name: installing from PyPI (once)" >&2
+  if ! out="$(bash "ops/$name/install.sh")" || [ -z "$out" ]; then
+    echo "test.sh: FATAL: could not install $name (PyPI); see the output above" >&2
+    exit 1
+  fi
+  export "$var=$out"
+}
+
 if [ "${FOREST_TEST_NO_SERVERS:-0}" != 1 ]; then
   start llm FOREST_TEST_LLM_URL
   start s3 FOREST_TEST_S3_ENDPOINT
+  install mcp FOREST_TEST_MCP_PYTHON          # the official MCP Python SDK (client for `forest serve`)
+  install monkeyllm FOREST_TEST_MONKEYLLM     # the reference engine (interchange, snapshots)
 fi
 
 # cargo runs in the background so that SIGTERM/SIGINT reach the trap at once

@@ -11,7 +11,6 @@
 use crate::pipeline::SourceRun;
 use crate::reconcile::HashPair;
 use crate::stages::plan::Work;
-use crate::stages::text::ext_of;
 use crate::walk::Listed;
 use forest_convert::Conversion;
 use rayon::prelude::*;
@@ -94,12 +93,9 @@ impl SourceRun<'_> {
             c.skipped = true;
             return c;
         }
-        // No converter claims it: nothing worth reading (or downloading).
-        if self.registry.claimants(&ext_of(&f.rel)).is_empty() {
-            c.outcome = Err("unsupported file type".into());
-            c.unsupported = true;
-            return c;
-        }
+        // An unclaimed extension is still read once: the registry routes by
+        // content (extensionless README, a TIFF without its suffix); what no
+        // converter takes is remembered in the outcomes and not read again.
         // Both hashes in one pass: sha256 for the passport, blake3 for the manifest.
         let hash = self.access.ensure_local(f, known, true);
         match hash {
@@ -111,6 +107,7 @@ impl SourceRun<'_> {
         }
         let out = self.registry.convert(&f.abs, &f.rel, self.limits);
         c.unsupported = out.unsupported;
+        c.skipped = matches!(out.status, forest_convert::Status::Skipped(_));
         c.warnings = out.warnings;
         c.outcome = out.result.map_err(|e| e.strip_prefix(&format!("{}: ", f.rel)).map(String::from).unwrap_or(e));
         c
