@@ -471,7 +471,7 @@ mod snapshot;
 
 #[path = "cli/interchange.rs"]
 mod interchange;
-#[path = "cli/vine.rs"]
-mod vine;
 #[path = "cli/nightly.rs"]
 mod nightly;
+#[path = "cli/vine.rs"]
+mod vine;
