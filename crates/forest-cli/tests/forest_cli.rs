@@ -103,7 +103,8 @@ fn partial_adopt_is_exit_3_with_json_report() {
     fs::create_dir_all(&src).unwrap();
     fs::write(src.join("good.md"), "# Good\n\nLands.\n").unwrap();
     fs::write(src.join("empty.txt"), "").unwrap();
-    fs::write(src.join("bad.docx"), "not a zip").unwrap();
+    // A zip header and nothing behind it (text bytes would be converted as text).
+    fs::write(src.join("bad.docx"), b"PK\x03\x04 not a zip").unwrap();
     let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--json"]);
     assert_eq!(code(&o), 3);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

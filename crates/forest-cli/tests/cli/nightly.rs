@@ -77,9 +77,11 @@ fn nightly_sync_over_broken_files_is_quiet_and_cheap() {
     let src = d.path().join("drive");
     fs::create_dir_all(&src).unwrap();
     fs::write(src.join("good.md"), "# Good\n\nLands.\n").unwrap();
-    fs::write(src.join("blob.xyz"), "no converter claims this").unwrap();
+    // Binary bytes without a known magic: neither extension nor content is claimed.
+    fs::write(src.join("blob.xyz"), b"\x00\x13\x37\xde\xad\xbe\xef no converter claims this").unwrap();
     fs::write(src.join("empty.txt"), "").unwrap();
-    fs::write(src.join("broken.docx"), "this is not a zip archive").unwrap();
+    // A zip header and nothing behind it: the bytes agree with .docx, the converter fails.
+    fs::write(src.join("broken.docx"), b"PK\x03\x04 truncated zip archive").unwrap();
     std::os::unix::fs::symlink(src.join("gone.md"), src.join("dangling.md")).unwrap();
 
     let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--json"]);
@@ -126,7 +128,7 @@ fn nightly_sync_over_broken_files_is_quiet_and_cheap() {
     assert_eq!(known, ["blob.xyz", "broken.docx", "dangling.md", "empty.txt"], "{h:#}");
 
     // New bytes in one broken file: exactly that file is retried.
-    fs::write(src.join("broken.docx"), "still not a zip archive, but other bytes").unwrap();
+    fs::write(src.join("broken.docx"), b"PK\x03\x04 still truncated, but other bytes").unwrap();
     let size = fs::metadata(src.join("broken.docx")).unwrap().len();
     let o = run(&["sync", "--forest", &f(&root), "--json"]);
     let r = report(&o);
@@ -137,7 +139,7 @@ fn nightly_sync_over_broken_files_is_quiet_and_cheap() {
     assert_eq!(code(&o), 3);
     // Fixed bytes: planted, and no longer a known problem.
     fs::remove_file(src.join("broken.docx")).unwrap();
-    fs::write(src.join("blob.xyz"), "changed, still unsupported").unwrap();
+    fs::write(src.join("blob.xyz"), b"\x00\x13\x37\xde\xad changed, still unsupported").unwrap();
     let o = run(&["sync", "--forest", &f(&root), "--json"]);
     let r = report(&o);
     assert_eq!(strs(&r["sources"][0]["unsupported"]), ["blob.xyz"], "{r:#}");

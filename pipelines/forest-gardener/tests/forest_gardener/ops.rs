@@ -125,7 +125,7 @@ fn known_problem_is_skipped_but_a_targeted_sync_retries_it() {
     let (d, root, g) = setup();
     let src = d.path().join("src");
     write(&src.join("ok.md"), "# Ok\n");
-    write(&src.join("broken.docx"), "not a zip");
+    write(&src.join("broken.docx"), "PK\x03\x04trunc"); // zip magic, 9 bytes, no archive
     let r = do_adopt(&root, &g, &src);
     assert_eq!(one(&r).errors.len(), 1, "{:?}", one(&r).errors);
     let r = do_sync(&root, &g);
