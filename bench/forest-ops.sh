@@ -3,7 +3,7 @@
 # one bench/gardener.sh 100000 leaves in /tmp/forest-bench-100000/forest, or
 # the 10^6-node one `cargo run --release -p forest-ranger --example gen_forest`
 # writes).
-#   bash bench/forest-ops.sh FOREST [QUERIES]
+#   bash bench/forest-ops.sh FOREST [QUERIES]    (FOREST_BIN=path skips the build)
 # locate: QUERIES (default 300) whole `forest locate` processes, queries drawn
 # from the catalog (alternately a node's title and 3-6 consecutive words of a
 # node's summary; fixed seed). ranger: two runs at the same --now instant.
@@ -12,8 +12,11 @@ F="${1:?forest dir}"
 NQ="${2:-300}"
 NOW="${FOREST_BENCH_NOW:-2026-01-01T00:00:00Z}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cargo build --release -q -p forest-cli
-B="$PWD/target/release/forest"
+if [ -z "${FOREST_BIN:-}" ]; then
+  cargo build --release -q -p forest-cli
+  FOREST_BIN="$PWD/target/release/forest"
+fi
+B="$FOREST_BIN"
 peak() { # command... -> prints "wall_s peak_MiB"
   local start end pk=0 pid r
   start=$(date +%s.%N)

@@ -5,7 +5,8 @@
 # LAYOUT: mixed (default; md/txt/csv nested 1-4 deep), wide (~5,000 files
 # per flat folder) or deep (6-8 levels, ~30 files per folder); see
 # forests/gen_corpus.py. FOREST_BIN=path skips the release build;
-# COMMIT_EVERY (default 5000) sets the adopt batch size.
+# COMMIT_EVERY (default 5000) sets the adopt batch size; REUSE_SRC=1 skips
+# regenerating an untouched source tree.
 # Prints wall time, files/s, MB/s, peak RSS (VmHWM polled from /proc), the
 # per-file cost of the first and last tenth of the adopt's batches (from the
 # `gardener.batch` log events), forest size and commits.
@@ -19,8 +20,15 @@ if [ -z "${FOREST_BIN:-}" ]; then
   FOREST_BIN="$PWD/target/release/forest"
 fi
 B="$FOREST_BIN"
-rm -rf "$W"; mkdir -p "$W"
-python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout "$LAYOUT"
+# REUSE_SRC=1 keeps an untouched $W/src from an earlier generation (the
+# generator is deterministic; the change sync below edits src, so only a
+# run that stopped before it leaves src reusable).
+if [ "${REUSE_SRC:-0}" = 1 ] && [ -d "$W/src" ]; then
+  rm -rf "$W/forest" "$W"/*.log "$W"/*.json
+else
+  rm -rf "$W"; mkdir -p "$W"
+  python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout "$LAYOUT"
+fi
 SRC_BYTES=$(du -sb "$W/src" | cut -f1)
 "$B" init "$W/forest" --title Bench >/dev/null
 

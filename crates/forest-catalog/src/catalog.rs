@@ -446,18 +446,18 @@ impl Catalog {
             // is what makes later deletes an O(log n) lookup.
             let rowid = match old_rowid {
                 Some(r) => r,
-                None => tx.query_row("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes", [], |r| r.get(0))?,
+                None => {
+                    tx.prepare_cached("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes")?.query_row([], |r| r.get(0))?
+                }
             };
             match insert_node(&tx, rowid, node, true)? {
                 Inserted::Aligned => index.inserted(&tx, rowid, node)?,
                 Inserted::ForeignRowid => index.invalidate(),
                 Inserted::Duplicate => {}
             }
-            tx.execute(
-                "DELETE FROM sniff_memo WHERE node_id = ?1 AND body_hash != ?2",
-                params![node.id, node.body_hash],
-            )?;
-            tx.execute("DELETE FROM moves WHERE new_id = ?1", params![node.id])?;
+            tx.prepare_cached("DELETE FROM sniff_memo WHERE node_id = ?1 AND body_hash != ?2")?
+                .execute(params![node.id, node.body_hash])?;
+            tx.prepare_cached("DELETE FROM moves WHERE new_id = ?1")?.execute(params![node.id])?;
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
             for old in &node.moved_from {
                 ins_move.execute(params![old, node.id])?;
@@ -479,8 +479,8 @@ impl Catalog {
                 index.removed(&tx, r)?;
                 n += 1;
             }
-            tx.execute("DELETE FROM moves WHERE new_id = ?1", params![id])?;
-            tx.execute("DELETE FROM sniff_memo WHERE node_id = ?1", params![id])?;
+            tx.prepare_cached("DELETE FROM moves WHERE new_id = ?1")?.execute(params![id])?;
+            tx.prepare_cached("DELETE FROM sniff_memo WHERE node_id = ?1")?.execute(params![id])?;
         }
         index.finish(&tx)?;
         tx.commit()?;

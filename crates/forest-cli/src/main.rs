@@ -49,6 +49,10 @@ struct GardenArgs {
     /// Checkpoint commit every N files.
     #[arg(long, default_value_t = 5000)]
     commit_every: usize,
+    /// Also checkpoint once a batch's files add up to this many MiB of
+    /// source bytes (bounds memory on corpora of large documents).
+    #[arg(long, default_value_t = forest_gardener::DEFAULT_BATCH_BYTES >> 20)]
+    batch_mib: u64,
     /// Allow marking more than max_stale_fraction of a source stale.
     #[arg(long)]
     allow_mass_stale: bool,
@@ -645,7 +649,12 @@ fn with_curation(
 }
 
 fn run_options(g: &GardenArgs) -> RunOptions {
-    RunOptions { dry_run: g.dry_run, commit_every: g.commit_every.max(1), allow_mass_stale: g.allow_mass_stale }
+    RunOptions {
+        dry_run: g.dry_run,
+        commit_every: g.commit_every.max(1),
+        batch_bytes: g.batch_mib.max(1) << 20,
+        allow_mass_stale: g.allow_mass_stale,
+    }
 }
 
 fn finish_garden(report: &GardenReport, json: bool) -> Result<u8> {

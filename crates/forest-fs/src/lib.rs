@@ -91,6 +91,19 @@ pub fn atomic_rename(tmp: &Path, path: &Path) -> io::Result<()> {
     sync_dir(path.parent())
 }
 
+/// Move a file into place (parents created) WITHOUT fsync: readers see the
+/// old or the new file, but the rename may not survive a power cut. Only for
+/// callers that keep their own crash journal and call [`sync_filesystem`]
+/// before dropping it (the gardener's staged payloads).
+pub fn rename_unsynced(tmp: &Path, path: &Path) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() {
+            fs::create_dir_all(parent)?;
+        }
+    }
+    fs::rename(tmp, path)
+}
+
 fn sync_dir(dir: Option<&Path>) -> io::Result<()> {
     match dir {
         Some(d) if !d.as_os_str().is_empty() => match File::open(d) {

@@ -13,12 +13,14 @@
 //!   tree and the changed paths only (never a work-tree rescan).
 
 mod error;
+mod index;
 mod lock;
 mod repo;
 mod worktree;
 
 pub use error::GitError;
 pub use git2::Oid;
+pub use index::INDEX_BASE_FILE;
 pub use lock::{break_orphan, probe, LockCard, LockState, WriterLock, LOCK_FILE};
 pub use repo::{
     Change, CommitStage, GcOutcome, GitForest, DEFAULT_EMAIL, DEFAULT_NAME, ENV_EMAIL, ENV_NAME, VERSIONED_CONFIG,

@@ -6,12 +6,14 @@ use std::io::Write;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use git2::build::TreeUpdateBuilder;
 use git2::{ErrorCode, FileMode, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
 use serde::Serialize;
 
+use crate::index;
 use crate::worktree::{self, Journal, Target};
 use crate::GitError;
 
@@ -118,6 +120,9 @@ pub struct GitForest {
     root: PathBuf,
     repo: Mutex<Repository>,
     repaired: usize,
+    /// Batch commits leave the git index behind HEAD until
+    /// [`GitForest::catch_up_index`] (see [`GitForest::defer_index`]).
+    defer_index: AtomicBool,
 }
 
 impl std::fmt::Debug for GitForest {
@@ -141,7 +146,12 @@ impl GitForest {
         let mut opts = RepositoryInitOptions::new();
         opts.no_reinit(true).mkpath(true);
         let repo = Repository::init_opts(root, &opts)?;
-        let forest = GitForest { root: workdir(&repo, root)?, repo: Mutex::new(repo), repaired: 0 };
+        let forest = GitForest {
+            root: workdir(&repo, root)?,
+            repo: Mutex::new(repo),
+            repaired: 0,
+            defer_index: AtomicBool::new(false),
+        };
         let changes: Vec<Change> =
             files.iter().map(|(path, bytes)| Change::Write { path: path.clone(), bytes: bytes.clone() }).collect();
         forest.commit_inner(&changes, message, true, &mut |_| {})?;
@@ -164,9 +174,12 @@ impl GitForest {
         if canon(&wd) != canon(root) {
             return Err(GitError::NotAForest(root.to_path_buf()));
         }
-        let mut forest = GitForest { root: wd, repo: Mutex::new(repo), repaired: 0 };
+        let mut forest =
+            GitForest { root: wd, repo: Mutex::new(repo), repaired: 0, defer_index: AtomicBool::new(false) };
         let repaired = forest.repair_if_needed(&forest.lock_repo())?;
         forest.repaired = repaired;
+        // A deferred run that died before its catch-up left the index behind.
+        forest.catch_up_index()?;
         Ok(forest)
     }
 
@@ -200,6 +213,31 @@ impl GitForest {
         self.commit_inner(changes, message, false, observer)
     }
 
+    /// From now on, batch commits do not edit git's index (whose rewrite
+    /// costs O(forest) per commit); the index is brought up to HEAD once by
+    /// [`Self::catch_up_index`], or by the next [`Self::open`] if this
+    /// process dies first. For runs of many batches (adopt, sync).
+    pub fn defer_index(&self) {
+        self.defer_index.store(true, Ordering::SeqCst);
+    }
+
+    /// Bring git's index up to HEAD after deferred commits and stop
+    /// deferring. Costs what changed since the index last matched HEAD (a
+    /// tree-to-tree diff) plus one index rewrite; returns the entries set
+    /// or removed (0 when the index was current).
+    pub fn catch_up_index(&self) -> Result<usize, GitError> {
+        self.defer_index.store(false, Ordering::SeqCst);
+        let repo = self.lock_repo();
+        if !index::is_behind(&repo) {
+            return Ok(0);
+        }
+        let branch = branch_ref(&repo)?;
+        let head = branch_tip(&repo, &branch)?;
+        let n = index::catch_up(&repo, &self.root, head)?;
+        tracing::info!(event = "git.index_catch_up", entries = n);
+        Ok(n)
+    }
+
     /// The commit HEAD points at (`None` before the first commit).
     pub fn head_oid(&self) -> Result<Option<Oid>, GitError> {
         let repo = self.lock_repo();
@@ -230,7 +268,12 @@ impl GitForest {
 
     /// True when none of `paths` differs between HEAD, the index and the
     /// work tree (ignored and absent-everywhere paths count as clean).
+    /// A deferred index is caught up first.
     pub fn is_clean_for(&self, paths: &[&str]) -> Result<bool, GitError> {
+        if self.defer_index.load(Ordering::SeqCst) {
+            self.catch_up_index()?;
+            self.defer_index();
+        }
         let repo = self.lock_repo();
         for p in paths {
             match repo.status_file(Path::new(p)) {
@@ -402,6 +445,10 @@ impl GitForest {
         let journal =
             Journal { commit: commit.to_string(), paths: targets.iter().map(|(p, _)| (*p).to_string()).collect() };
         worktree::write_journal(&repo, &journal)?;
+        let deferred = self.defer_index.load(Ordering::SeqCst);
+        if deferred {
+            index::mark_behind(&repo, old)?;
+        }
         // Durability barrier: objects must be on disk before a ref names them.
         sync_fs(repo.path());
 
@@ -423,7 +470,17 @@ impl GitForest {
         observer(CommitStage::RefUpdated { commit });
 
         let total = targets.len();
-        worktree::apply(&repo, &self.root, &targets, &mut |done| observer(CommitStage::WorkTree { done, total }))?;
+        worktree::apply(
+            &repo,
+            &self.root,
+            &targets,
+            &mut |done| observer(CommitStage::WorkTree { done, total }),
+            !deferred,
+        )?;
+        if !deferred && index::is_behind(&repo) {
+            // A lag left by someone else's deferred run: close it now.
+            index::catch_up(&repo, &self.root, Some(commit))?;
+        }
         // Work-tree files were written without per-file fsync; make them
         // durable once before the journal that could repair them goes.
         let _ = forest_fs::sync_filesystem(&self.root);

@@ -70,12 +70,14 @@ const CHUNK: usize = 256;
 
 /// Write / delete each path in the work tree so it matches its target,
 /// calling `progress(done)` after each chunk, then update the index entries
-/// of exactly those paths.
+/// of exactly those paths (unless `index` is false: a deferred run
+/// catches the index up once at its end, see `crate::index`).
 pub(crate) fn apply(
     repo: &Repository,
     root: &Path,
     targets: &[Target<'_>],
     progress: &mut dyn FnMut(usize),
+    index: bool,
 ) -> Result<(), GitError> {
     let writes: Vec<(&str, &[u8])> = targets.iter().filter_map(|(p, t)| t.map(|(_, bytes)| (*p, bytes))).collect();
     let mut done = 0;
@@ -91,7 +93,10 @@ pub(crate) fn apply(
         done += 1;
         progress(done);
     }
-    update_index(repo, root, targets)
+    if index {
+        update_index(repo, root, targets)?;
+    }
+    Ok(())
 }
 
 fn write_parallel(root: &Path, items: &[(&str, &[u8])]) -> Result<(), GitError> {
@@ -149,12 +154,25 @@ fn remove_file_and_empty_dirs(root: &Path, abs: &Path) -> Result<(), GitError> {
 }
 
 fn update_index(repo: &Repository, root: &Path, targets: &[Target<'_>]) -> Result<(), GitError> {
+    let sized: Vec<(&str, Option<(Oid, u64)>)> =
+        targets.iter().map(|(rel, t)| (*rel, t.map(|(oid, bytes)| (oid, bytes.len() as u64)))).collect();
+    update_index_sized(repo, root, &sized)
+}
+
+/// Set (blob id, size) or remove the index entry of each path, reading the
+/// stat data of written paths from the work tree, and write the index.
+pub(crate) fn update_index_sized<S: AsRef<str>>(
+    repo: &Repository,
+    root: &Path,
+    targets: &[(S, Option<(Oid, u64)>)],
+) -> Result<(), GitError> {
     let mut index = repo.index()?;
     // Another git process may have rewritten the index since we loaded it.
     index.read(false)?;
     for (rel, target) in targets {
+        let rel = rel.as_ref();
         match target {
-            Some((oid, bytes)) => index.add(&index_entry(root, rel, *oid, bytes.len()))?,
+            Some((oid, len)) => index.add(&index_entry(root, rel, *oid, *len))?,
             None => {
                 if index.get_path(Path::new(rel), 0).is_some() {
                     index.remove_path(Path::new(rel))?;
@@ -168,7 +186,7 @@ fn update_index(repo: &Repository, root: &Path, targets: &[Target<'_>]) -> Resul
 
 /// An index entry carrying the file's stat data, so `git status` sees the
 /// path clean without re-hashing it.
-fn index_entry(root: &Path, rel: &str, id: Oid, len: usize) -> IndexEntry {
+fn index_entry(root: &Path, rel: &str, id: Oid, len: u64) -> IndexEntry {
     // Truncations below follow git's own index format (32-bit fields).
     let (ctime, mtime, dev, ino, uid, gid, size) = match fs::metadata(root.join(rel)) {
         Ok(m) => (
@@ -228,7 +246,7 @@ pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result
     }
     let targets: Vec<Target<'_>> =
         blobs.iter().map(|(p, c)| (p.as_str(), c.as_ref().map(|(id, b)| (*id, b.as_slice())))).collect();
-    apply(repo, root, &targets, &mut |_| {})?;
+    apply(repo, root, &targets, &mut |_| {}, true)?;
     remove_temp_orphans(root, paths)
 }
 

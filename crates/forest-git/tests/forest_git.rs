@@ -5,6 +5,8 @@
 mod commit;
 #[path = "forest_git/crash.rs"]
 mod crash;
+#[path = "forest_git/deferred.rs"]
+mod deferred;
 #[path = "forest_git/lock.rs"]
 mod lock;
 #[path = "forest_git/util.rs"]

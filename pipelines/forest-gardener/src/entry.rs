@@ -15,6 +15,9 @@ use forest_model::node::Node;
 use forest_model::slug::slugify;
 use std::path::Path;
 
+/// Default [`RunOptions::batch_bytes`]: 64 MiB of source bytes.
+pub const DEFAULT_BATCH_BYTES: u64 = 64 << 20;
+
 /// Knobs of one run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -22,13 +25,18 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// Files per checkpoint commit.
     pub commit_every: usize,
+    /// Source bytes per checkpoint commit: a batch also ends once the files
+    /// it holds add up to this many bytes, so a corpus of large documents
+    /// (manuals, scans) keeps at most two batches of conversions in memory
+    /// however many of them fit under `commit_every`.
+    pub batch_bytes: u64,
     /// Allow marking more than `max_stale_fraction` of a source stale.
     pub allow_mass_stale: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { dry_run: false, commit_every: 5000, allow_mass_stale: false }
+        RunOptions { dry_run: false, commit_every: 5000, batch_bytes: DEFAULT_BATCH_BYTES, allow_mass_stale: false }
     }
 }
 

@@ -31,7 +31,9 @@ pub mod tiers;
 pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
-pub use entry::{adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions};
+pub use entry::{
+    adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES,
+};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
 
 /// Errors that stop a whole run (per-file problems go into the report).

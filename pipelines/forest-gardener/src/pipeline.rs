@@ -45,6 +45,9 @@ pub(crate) fn run_sources(
     if !opts.dry_run {
         recover_payloads(forest);
     }
+    // Batch commits skip git's index (an O(forest) rewrite each); it
+    // catches up once at the end, or on drop if the run fails.
+    let index = DeferredIndex::start(git);
     let registry =
         Registry::builtin().with_command_hooks(&config.converters, Duration::from_secs(config.convert_timeout_secs));
     let limits = Limits {
@@ -106,8 +109,39 @@ pub(crate) fn run_sources(
         report.sources.push(ctx.report);
     }
     Access::sweep_slots(forest);
+    index.finish()?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// Defers git-index updates for the length of a run (see
+/// `forest_git::GitForest::defer_index`).
+struct DeferredIndex<'a>(Option<&'a GitForest>);
+
+impl<'a> DeferredIndex<'a> {
+    fn start(git: &'a GitForest) -> DeferredIndex<'a> {
+        git.defer_index();
+        DeferredIndex(Some(git))
+    }
+
+    /// Catch the index up, reporting a failure.
+    fn finish(mut self) -> Result<(), GardenError> {
+        match self.0.take() {
+            Some(git) => git.catch_up_index().map(|_| ()).map_err(GardenError::from),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for DeferredIndex<'_> {
+    fn drop(&mut self) {
+        if let Some(git) = self.0.take() {
+            if let Err(e) = git.catch_up_index() {
+                // The next GitForest::open retries from the marker.
+                tracing::warn!(event = "git.index_catch_up_failed", error = %e);
+            }
+        }
+    }
 }
 
 /// The state of one source's run, shared by its stages.
@@ -163,7 +197,8 @@ impl SourceRun<'_> {
         let chunk = self.opts.commit_every.max(1);
         let mut first = true;
         let t = Instant::now();
-        let mut slice = work.take(chunk)?;
+        let budget = self.opts.batch_bytes.max(1);
+        let mut slice = work.take(chunk, budget)?;
         let mut next_converted = Some(self.convert_all(&slice, &hashes));
         tracing::info!(event = "gardener.stage", stage = "convert", ms = t.elapsed().as_millis() as u64);
         while !slice.is_empty() || first {
@@ -192,7 +227,7 @@ impl SourceRun<'_> {
             // the next slice converts on the CPU pool: the model never
             // waits for conversion, and conversion never waits for the model.
             let drafts = self.prepare_curation(&mut batch, catalog.as_deref_mut())?;
-            let next_slice = work.take(chunk)?;
+            let next_slice = work.take(chunk, budget)?;
             let t = Instant::now();
             let (results, upcoming) = {
                 let hook = self.curate;

@@ -112,10 +112,20 @@ impl SourceRun<'_> {
         if !batch.renames.is_empty() && std::env::var_os("FOREST_FAULT_ABORT_BEFORE_PAYLOAD_RENAME").is_some() {
             std::process::abort();
         }
-        for (staged, fin) in batch.renames.drain(..) {
-            if let Err(e) = forest_fs::atomic_rename(&staged, &fin) {
-                self.report.errors.push(err(&fin.to_string_lossy(), format!("payload rename failed: {e}")));
+        if !batch.renames.is_empty() {
+            // Staged payloads were written without fsync: the commit's
+            // barrier (a filesystem-wide sync before the ref moves) made
+            // them durable; without a commit, sync here.
+            if head.is_none() {
+                let _ = forest_fs::sync_filesystem(self.forest);
             }
+            for (staged, fin) in batch.renames.drain(..) {
+                if let Err(e) = forest_fs::rename_unsynced(&staged, &fin) {
+                    self.report.errors.push(err(&fin.to_string_lossy(), format!("payload rename failed: {e}")));
+                }
+            }
+            // One sync for all renames, before the journal that redoes them goes.
+            let _ = forest_fs::sync_filesystem(self.forest);
         }
         let _ = std::fs::remove_file(self.forest.join(PAYLOAD_JOURNAL));
         // An orphan left by a crash here is only a stale, gitignored copy.

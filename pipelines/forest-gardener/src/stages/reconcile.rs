@@ -454,9 +454,10 @@ impl WorkStream {
     }
 
     /// The next up to `n` items.
-    pub(crate) fn take(&mut self, n: usize) -> Result<Vec<Work>, GardenError> {
+    pub(crate) fn take(&mut self, n: usize, max_bytes: u64) -> Result<Vec<Work>, GardenError> {
         let mut out = Vec::with_capacity(n.min(1 << 16));
-        while out.len() < n {
+        let mut bytes = 0u64;
+        while out.len() < n && (out.is_empty() || bytes < max_bytes) {
             if self.peeked.is_none() {
                 self.peeked = self.new_iter.next().transpose().map_err(GardenError::Io)?;
             }
@@ -468,11 +469,13 @@ impl WorkStream {
             };
             if take_new {
                 let Some(f) = self.peeked.take() else { break };
+                bytes += f.size;
                 out.push(match self.moves.remove(&f.rel) {
                     Some(m) => Work::Transplant(m, Some(f)),
                     None => Work::Plant(f),
                 });
             } else if let Some(o) = self.others.pop_front() {
+                bytes += o.listed().map_or(0, |f| f.size);
                 out.push(o);
             }
         }
@@ -513,9 +516,11 @@ mod tests {
         let others = vec![Work::Update(l("b.md", 9), "b".into()), Work::MarkStale("gone.md".into(), e("gone"))];
         let mv = Move { from_rel: "gone.md".into(), from_id: "gone".into(), to_rel: "c2.md".into() };
         let mut ws = WorkStream::new(new, others, [("c2.md".to_string(), mv)].into_iter().collect()).expect("stream");
-        let first = ws.take(3).expect("batch");
-        let rest = ws.take(10).expect("batch");
-        assert!(ws.take(10).expect("end").is_empty());
+        // A byte budget ends the batch once it is reached: b.md (9) + c1.md (2) >= 10.
+        let first = ws.take(10, 10).expect("batch");
+        assert_eq!(first.len(), 2);
+        let rest = ws.take(10, u64::MAX).expect("batch");
+        assert!(ws.take(10, u64::MAX).expect("end").is_empty());
         let kinds: Vec<(char, String)> = first
             .iter()
             .chain(rest.iter())

@@ -91,7 +91,8 @@ impl SourceRun<'_> {
         }
         let bytes = std::fs::read(src).map_err(|e| format!("cannot read payload: {e}"))?;
         let hash = hex::encode(Sha256::digest(&bytes));
-        forest_fs::atomic_write(&staged, &bytes).map_err(|e| format!("cannot stage payload: {e}"))?;
+        // Made durable by the commit barrier (see stage_dataset).
+        forest_fs::write_replace_unsynced(&staged, &bytes).map_err(|e| format!("cannot stage payload: {e}"))?;
         batch.renames.push((staged, fin));
         Ok((name, hash))
     }
