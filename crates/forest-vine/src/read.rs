@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use forest_catalog::pyjson::round4;
 use forest_catalog::sanitize_query;
-use rusqlite::params_from_iter;
+use rusqlite::{params_from_iter, OptionalExtension};
 use serde_json::{json, Map, Value};
 
 use crate::budget::{clip, estimate_map, id_of, shrink_list};
@@ -103,7 +103,7 @@ impl Vine {
         let k = k as usize;
         let limit = if lang.is_some() { 100_000 } else { (5 * k).max(25) };
         let hits = match sanitize_query(&a.query) {
-            Some(expr) => self.fts_hits(&expr, limit, win.as_ref())?,
+            Some(expr) => self.fts_hits(&a.query, &expr, limit, win.as_ref())?,
             None => vec![],
         };
         let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
@@ -210,7 +210,24 @@ impl Vine {
         Ok(())
     }
 
-    fn fts_hits(&self, expr: &str, limit: usize, win: Option<&Window>) -> VResult<Vec<Hit>> {
+    fn fts_hits(&self, query: &str, expr: &str, limit: usize, win: Option<&Window>) -> VResult<Vec<Hit>> {
+        if win.is_none() {
+            // Without a date window the candidates are the catalog's ranked
+            // list: the derived top-k index answers it exactly (same ids,
+            // ranks and order as the FTS5 query below) at a fraction of the
+            // cost on large forests, falling back to FTS5 itself.
+            let ranked = self.catalog.ranked(query, limit)?;
+            let mut st = self.catalog.connection().prepare_cached(
+                "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE id = ?1",
+            )?;
+            let mut out = Vec::with_capacity(ranked.len());
+            for (id, rank) in ranked {
+                if let Some(row) = st.query_row([&id], |r| hit_row(r)).optional()? {
+                    out.push(Hit { row, rank });
+                }
+            }
+            return Ok(out);
+        }
         let (pred, wargs) = match win {
             Some(w) => {
                 let (p, a) = window_sql(w, "n2.");
@@ -228,24 +245,7 @@ impl Vine {
         args.extend(wargs.into_iter().map(Into::into));
         args.push((limit as i64).into());
         let mut st = self.catalog.connection().prepare_cached(&sql)?;
-        let rows = st.query_map(params_from_iter(args.iter()), |r| {
-            let kind: String = r.get(1)?;
-            let trail: Option<String> = r.get(5)?;
-            let outline: Option<String> = r.get(8)?;
-            let coverage: Option<String> = r.get(7)?;
-            let mut m = Map::new();
-            m.insert("id".into(), json!(r.get::<_, String>(0)?));
-            m.insert("kind".into(), json!(wire_kind(&kind)));
-            m.insert("type".into(), json!(r.get::<_, String>(2)?));
-            m.insert("title".into(), json!(r.get::<_, String>(3)?));
-            m.insert("summary".into(), json!(r.get::<_, String>(4)?));
-            m.insert("trail".into(), json_list(trail.as_deref()));
-            m.insert("body_tokens".into(), json!(r.get::<_, Option<i64>>(6)?.unwrap_or(0)));
-            let cov = if kind == "branch" { coverage_value(coverage.as_deref()) } else { None };
-            m.insert("coverage".into(), cov.unwrap_or(Value::Null));
-            m.insert("outline".into(), json_list(outline.as_deref()));
-            Ok(Hit { row: m, rank: r.get(9)? })
-        })?;
+        let rows = st.query_map(params_from_iter(args.iter()), |r| Ok(Hit { row: hit_row(r)?, rank: r.get(9)? }))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
@@ -555,4 +555,25 @@ pub(crate) fn window_sql(w: &Window, p: &str) -> (String, Vec<String>) {
 /// Heat map helper shared by the list primitives.
 pub(crate) fn heat_or_zero(m: &HashMap<String, f64>, id: &str) -> f64 {
     m.get(id).copied().unwrap_or(0.0)
+}
+
+/// A locate hit's row fields from columns `id, kind, type, title, summary,
+/// trail, body_tokens, coverage, outline` (in that order).
+fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Map<String, Value>> {
+    let kind: String = r.get(1)?;
+    let trail: Option<String> = r.get(5)?;
+    let outline: Option<String> = r.get(8)?;
+    let coverage: Option<String> = r.get(7)?;
+    let mut m = Map::new();
+    m.insert("id".into(), json!(r.get::<_, String>(0)?));
+    m.insert("kind".into(), json!(wire_kind(&kind)));
+    m.insert("type".into(), json!(r.get::<_, String>(2)?));
+    m.insert("title".into(), json!(r.get::<_, String>(3)?));
+    m.insert("summary".into(), json!(r.get::<_, String>(4)?));
+    m.insert("trail".into(), json_list(trail.as_deref()));
+    m.insert("body_tokens".into(), json!(r.get::<_, Option<i64>>(6)?.unwrap_or(0)));
+    let cov = if kind == "branch" { coverage_value(coverage.as_deref()) } else { None };
+    m.insert("coverage".into(), cov.unwrap_or(Value::Null));
+    m.insert("outline".into(), json_list(outline.as_deref()));
+    Ok(m)
 }
