@@ -50,6 +50,8 @@ mod mail;
 mod media;
 mod odf;
 mod pdf;
+mod pdfoutline;
+mod pdftext;
 mod registry;
 mod rtf;
 mod samplemap;
