@@ -133,6 +133,7 @@ impl Registry {
             Arc::new(pdf::Pdf),
             Arc::new(rtf::Rtf),
             Arc::new(mail::Eml),
+            Arc::new(mail::Msg),
             Arc::new(epub::Epub),
             Arc::new(container::Archive),
             Arc::new(media::MediaStub),

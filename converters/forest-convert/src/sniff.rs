@@ -123,6 +123,7 @@ pub(crate) fn expects_binary(ext: &str) -> bool {
             | ".odp"
             | ".pptx"
             | ".epub"
+            | ".msg"
             | ".zip"
             | ".gz"
             | ".bz2"

@@ -116,13 +116,13 @@ mod hostile {
         let err = convert(&hostile_dir().join("truncated.docx"), &Limits::default()).result.unwrap_err();
         assert!(err.starts_with("truncated.docx: zip container rejected"), "{err}");
         let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
-        for ext in ["pdf", "xlsx", "docx", "xls", "ods", "db", "json", "html", "csv"] {
+        for ext in ["pdf", "xlsx", "docx", "xls", "ods", "db", "json", "html", "csv", "msg"] {
             let p = d.path().join(format!("garbage.{ext}"));
             std::fs::write(&p, &garbage).unwrap();
             let out = convert(&p, &Limits::default());
             assert!(!out.unsupported, "{ext}");
             // Text formats may accept bytes; binary ones must fail with a line.
-            if matches!(ext, "pdf" | "xlsx" | "docx" | "xls" | "ods" | "db" | "json") {
+            if matches!(ext, "pdf" | "xlsx" | "docx" | "xls" | "ods" | "db" | "json" | "msg") {
                 let err = out.result.expect_err(ext);
                 assert!(err.starts_with(&format!("garbage.{ext}: ")), "{err}");
             }
