@@ -47,6 +47,7 @@ mod infer;
 mod json;
 mod lang;
 mod mail;
+mod man;
 mod media;
 mod odf;
 mod pdf;
