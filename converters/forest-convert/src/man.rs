@@ -289,12 +289,10 @@ impl Render {
                     t => self.out.push(format!("- **{t}**")),
                 }
             }
-            "nf" | "EX" | "Bd" => {
-                if !self.literal {
-                    self.para();
-                    self.out.push("```".into());
-                    self.literal = true;
-                }
+            "nf" | "EX" | "Bd" if !self.literal => {
+                self.para();
+                self.out.push("```".into());
+                self.literal = true;
             }
             "fi" | "EE" | "Ed" => self.close_literal(),
             "B" | "I" | "SM" | "SB" | "UR" | "MT" => self.text(joined),
