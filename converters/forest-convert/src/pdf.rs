@@ -34,12 +34,24 @@ fn info_title(doc: &Document) -> Option<String> {
     let title = dict.get(b"Title").ok()?;
     let (_, title) = doc.dereference(title).ok()?;
     match title {
-        Object::String(bytes, _) => {
-            let t = decode_pdf_string(bytes).split_whitespace().collect::<Vec<_>>().join(" ");
-            (!t.is_empty()).then_some(t)
-        }
+        Object::String(bytes, _) => usable_title(&decode_pdf_string(bytes)),
         _ => None,
     }
+}
+
+/// A title as a reader would want it, or `None` for a placeholder: the
+/// word processor's "Microsoft Word - report.docx" becomes "report",
+/// "Untitled" and tables of contents are no titles.
+fn usable_title(raw: &str) -> Option<String> {
+    let t = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let t = t.strip_prefix("Microsoft Word - ").unwrap_or(&t);
+    let t = [".docx", ".doc", ".odt", ".rtf"].iter().find_map(|e| t.strip_suffix(e)).unwrap_or(t);
+    let t = t.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != '"' && c != '‘').trim();
+    let placeholder = matches!(
+        t.to_lowercase().as_str(),
+        "" | "untitled" | "untitled document" | "contents" | "table of contents" | "toc" | "index"
+    );
+    (!placeholder).then(|| t.to_string())
 }
 
 /// Expand typographic ligatures (TeX fonts emit `ﬁ` for "fi"), as pdftotext does,
@@ -86,23 +98,35 @@ fn no_text(title: &str, reason: &str, stub: &str, warnings: &mut Vec<String>) ->
 }
 
 /// Text of one page: pdf-extract first (layout-aware spacing); when it fails
-/// or panics, lopdf's own content-stream text extraction.
-fn page_text(doc: &Document, n: u32) -> (String, bool) {
+/// or panics, lopdf's own content-stream text extraction. Also whether the
+/// first path worked, and the page's title line (largest type) if any.
+fn page_text(doc: &Document, n: u32) -> (String, bool, Option<String>) {
     let primary = catch_unwind(AssertUnwindSafe(|| {
         let mut dev = TextDev::default();
-        pdf_extract::output_doc_page(doc, &mut dev, n).map(|_| dev.text)
+        pdf_extract::output_doc_page(doc, &mut dev, n).map(|_| {
+            let title = dev.title_line();
+            (dev.text, title)
+        })
     }));
     let primary_ok = matches!(primary, Ok(Ok(_)));
-    if let Ok(Ok(s)) = primary {
+    if let Ok(Ok((s, title))) = primary {
         if !s.trim().is_empty() {
-            return (s, true);
+            return (s, true, title);
         }
     }
     let second = catch_unwind(AssertUnwindSafe(|| doc.extract_text(&[n])));
     match second {
-        Ok(Ok(s)) => (s, primary_ok),
-        _ => (String::new(), primary_ok),
+        Ok(Ok(s)) => (s, primary_ok, None),
+        _ => (String::new(), primary_ok, None),
     }
+}
+
+/// Title when the metadata has none: the first page's title line, else the
+/// first outline entry that is not a table of contents.
+fn derived_title(first_page_title: Option<String>, toc: &[(usize, String, u32)]) -> Option<String> {
+    first_page_title
+        .and_then(|t| usable_title(&expand_ligatures(&t)))
+        .or_else(|| toc.iter().find_map(|e| usable_title(&e.1)))
 }
 
 /// Normalised form of a running header/footer line (page numbers vary).
@@ -253,19 +277,25 @@ impl Converter for Pdf {
             return Ok(Conversion::Markdown { title: stem_title, body, meta });
         }
         normalise_content(&mut doc);
-        let title = info_title(&doc).unwrap_or(stem_title);
         let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
         let mut failed = 0usize;
+        let mut first_title: Option<Option<String>> = None;
         let texts: Vec<String> = numbers
             .iter()
             .map(|n| {
-                let (t, primary_ok) = page_text(&doc, *n);
+                let (t, primary_ok, title) = page_text(&doc, *n);
                 if !primary_ok {
                     failed += 1;
+                }
+                // The title line of the first page that has text.
+                if first_title.is_none() && !t.trim().is_empty() {
+                    first_title = Some(title);
                 }
                 tidy(&t)
             })
             .collect();
+        let toc = outline(&doc);
+        let title = info_title(&doc).or_else(|| derived_title(first_title.flatten(), &toc)).unwrap_or(stem_title);
         if failed > 0 {
             warnings.push(format!("{failed} of {} page(s) read by the fallback extractor (lopdf)", numbers.len()));
         }
@@ -275,7 +305,6 @@ impl Converter for Pdf {
             return Ok(no_text(&title, reason, "no text layer", warnings));
         }
         let pages = strip_running_lines(numbers.into_iter().zip(texts).collect());
-        let toc = outline(&doc);
         let body = format!("# {title}\n\n{}\n", sections(&pages, &toc).join("\n\n"));
         Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
     }
@@ -284,6 +313,18 @@ impl Converter for Pdf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn title_from_the_first_page_else_the_outline() {
+        let toc = vec![(1, "Contents".to_string(), 1), (1, "Getting started".to_string(), 2)];
+        assert_eq!(derived_title(Some("The ﬁrst Report".into()), &toc).as_deref(), Some("The first Report"));
+        assert_eq!(derived_title(None, &toc).as_deref(), Some("Getting started"));
+        assert_eq!(derived_title(None, &[]), None);
+        assert_eq!(derived_title(Some("Contents".into()), &toc).as_deref(), Some("Getting started"));
+        assert_eq!(usable_title("Microsoft Word - Q3 report.docx").as_deref(), Some("Q3 report"));
+        assert_eq!(usable_title("- Text und Bedeutung").as_deref(), Some("Text und Bedeutung"));
+        assert_eq!(usable_title(" Untitled "), None);
+    }
 
     #[test]
     fn tidy_collapses_blank_runs() {

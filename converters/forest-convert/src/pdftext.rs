@@ -28,11 +28,53 @@ pub(crate) struct TextDev {
     /// The last glyph's baseline direction (unit vector).
     last_dir: (f64, f64),
     started: bool,
+    /// Closed lines: (largest glyph size, byte range in `text`).
+    lines: Vec<(f64, usize, usize)>,
+    line_start: usize,
+    line_size: f64,
+    /// Characters per glyph size (tenths of a point): the body size is the mode.
+    sizes: std::collections::HashMap<u32, usize>,
 }
 
 impl TextDev {
     fn ends_with_space(&self) -> bool {
         self.text.chars().next_back().is_none_or(char::is_whitespace)
+    }
+
+    fn newline(&mut self) {
+        self.close_line();
+        self.text.push('\n');
+        self.line_start = self.text.len();
+    }
+
+    fn close_line(&mut self) {
+        if self.text.len() > self.line_start && !self.text[self.line_start..].trim().is_empty() {
+            self.lines.push((self.line_size, self.line_start, self.text.len()));
+        }
+        self.line_size = 0.0;
+    }
+
+    /// The page's title line: the first run (up to three lines) set in the
+    /// largest size, when that size stands out from the body text (at least
+    /// 1.2 times the most common size) and reads like a title.
+    pub(crate) fn title_line(&mut self) -> Option<String> {
+        self.close_line();
+        self.line_start = self.text.len();
+        let body = self.sizes.iter().max_by_key(|(s, n)| (**n, **s)).map(|(s, _)| f64::from(*s) / 10.0)?;
+        let max = self.lines.iter().map(|l| l.0).fold(0.0, f64::max);
+        if max < body * 1.2 {
+            return None;
+        }
+        let first = self.lines.iter().position(|l| l.0 >= max * 0.99)?;
+        let words: Vec<&str> = self.lines[first..]
+            .iter()
+            .take(3)
+            .take_while(|l| l.0 >= max * 0.99)
+            .flat_map(|l| self.text[l.1..l.2].split_whitespace())
+            .collect();
+        let title = words.join(" ");
+        let n = title.chars().count();
+        ((2..=100).contains(&n) && title.chars().filter(|c| c.is_alphabetic()).count() >= 2).then_some(title)
     }
 }
 
@@ -66,11 +108,11 @@ impl OutputDev for TextDev {
             let turned = dir.0 * self.last_dir.0 + dir.1 * self.last_dir.1 < 0.9;
             let d = (across - self.last_across).abs();
             if d > size * 1.5 {
-                self.text.push('\n');
+                self.newline();
             }
             if turned || (d > size * 0.5 && (along < self.last_end || d > size * 1.5)) {
                 // Left and down: a new line (after a big jump, a blank one).
-                self.text.push('\n');
+                self.newline();
             } else if (along > self.last_end + size * WORD_GAP || along < self.last_end - size)
                 && !self.ends_with_space()
                 && !ch.starts_with(char::is_whitespace)
@@ -82,6 +124,10 @@ impl OutputDev for TextDev {
             }
         }
         self.text.push_str(ch);
+        if !ch.trim().is_empty() {
+            self.line_size = self.line_size.max(size);
+            *self.sizes.entry((size * 10.0).round() as u32).or_default() += ch.chars().count();
+        }
         self.started = true;
         self.last_across = across;
         self.last_dir = dir;
@@ -248,6 +294,26 @@ mod tests {
         d.output_character(&at(0.0, 688.0), 0.5, 0.0, 10.0, "x").unwrap();
         d.output_character(&at(0.0, 650.0), 0.5, 0.0, 10.0, "y").unwrap();
         assert_eq!(d.text, "d as\nx\n\ny");
+    }
+
+    #[test]
+    fn the_title_is_the_first_run_in_the_largest_size() {
+        let mut d = TextDev::default();
+        let put = |d: &mut TextDev, x: f64, y: f64, size: f64, s: &str| {
+            for (i, c) in s.chars().enumerate() {
+                let t = Transform::row_major(size, 0., 0., size, x + i as f64 * size * 0.5, y);
+                d.output_character(&t, 0.5, 0.0, 1.0, &c.to_string()).unwrap();
+            }
+        };
+        put(&mut d, 0.0, 760.0, 9.0, "Journal 12");
+        put(&mut d, 0.0, 720.0, 20.0, "Annual");
+        put(&mut d, 0.0, 696.0, 20.0, "Report");
+        put(&mut d, 0.0, 650.0, 10.0, "The body text of the page is set in ten point.");
+        put(&mut d, 0.0, 638.0, 10.0, "More body text.");
+        assert_eq!(d.title_line().as_deref(), Some("Annual Report"));
+        let mut flat = TextDev::default();
+        put(&mut flat, 0.0, 700.0, 10.0, "Only body text here.");
+        assert_eq!(flat.title_line(), None);
     }
 
     #[test]
