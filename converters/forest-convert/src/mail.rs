@@ -1,6 +1,8 @@
-//! E-mail (`.eml`, RFC 5322/MIME) → Markdown via `mail-parser`: headers,
-//! the text part (else the HTML part rendered by the HTML converter), and
-//! the attachments listed by name, type and size (not converted).
+//! E-mail → Markdown: `.eml` (RFC 5322/MIME) via `mail-parser`, Outlook
+//! `.msg` (OLE compound file, MS-OXMSG) via `msg_parser`. Both give the
+//! headers, the text body (else the HTML body rendered by the HTML
+//! converter), and the attachments listed by name, type and size (not
+//! converted).
 
 use crate::error::{schema, ConvertError};
 use crate::registry::Converter;
@@ -71,13 +73,78 @@ impl Converter for Eml {
                 format!("- `{name}` ({}, {} bytes)", ty.unwrap_or_else(|| "unknown type".into()), a.contents().len())
             })
             .collect();
-        let mut body = format!("# {title}\n\n{}\n", head.join("\n"));
-        if !text.is_empty() {
-            body.push_str(&format!("\n{text}\n"));
+        Ok(render(title, &head, &text, &attachments))
+    }
+}
+
+/// The common layout of a message node.
+fn render(title: String, head: &[String], text: &str, attachments: &[String]) -> Conversion {
+    let mut body = format!("# {title}\n\n{}\n", head.join("\n"));
+    if !text.is_empty() {
+        body.push_str(&format!("\n{text}\n"));
+    }
+    if !attachments.is_empty() {
+        body.push_str(&format!("\n## Attachments\n\n{}\n", attachments.join("\n")));
+    }
+    Conversion::Markdown { title, body, meta: SourceMeta::default() }
+}
+
+/// The Outlook `.msg` converter.
+pub(crate) struct Msg;
+
+fn person(p: &msg_parser::Person) -> Option<String> {
+    let (n, e) = (p.name.trim(), p.email.trim());
+    match (n.is_empty(), e.is_empty()) {
+        (false, false) if n != e => Some(format!("{n} <{e}>")),
+        (_, false) => Some(e.to_string()),
+        (false, true) => Some(n.to_string()),
+        (true, true) => None,
+    }
+}
+
+fn people(list: &[msg_parser::Person]) -> Option<String> {
+    let v: Vec<String> = list.iter().filter_map(person).collect();
+    (!v.is_empty()).then(|| v.join(", "))
+}
+
+impl Converter for Msg {
+    fn name(&self) -> &str {
+        "Msg"
+    }
+    fn extensions(&self) -> Vec<String> {
+        vec![".msg".into()]
+    }
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+        let bytes = std::fs::read(path)?;
+        let msg = msg_parser::Outlook::from_slice(&bytes)
+            .map_err(|e| schema(format!("not an Outlook message: {}: {e}", file_name(path))))?;
+        let title = Some(msg.subject.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| title_from_stem(&stem(path)));
+        let date = [&msg.message_delivery_time, &msg.client_submit_time].into_iter().find(|d| !d.is_empty()).cloned();
+        let mut head = Vec::new();
+        for (k, v) in [("From", person(&msg.sender)), ("To", people(&msg.to)), ("Cc", people(&msg.cc)), ("Date", date)]
+        {
+            if let Some(v) = v {
+                head.push(format!("- **{k}:** {v}"));
+            }
         }
-        if !attachments.is_empty() {
-            body.push_str(&format!("\n## Attachments\n\n{}\n", attachments.join("\n")));
-        }
-        Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
+        let text = match msg.body.trim() {
+            "" if !msg.html.trim().is_empty() => html::html_content(&msg.html).1,
+            t => t.replace("\r\n", "\n"),
+        };
+        let attachments: Vec<String> = msg
+            .attachments
+            .iter()
+            .map(|a| {
+                let name = [&a.long_file_name, &a.display_name, &a.file_name]
+                    .into_iter()
+                    .find(|n| !n.trim().is_empty())
+                    .map_or("(unnamed)".to_string(), |n| n.replace('`', "'"));
+                let ty = if a.mime_tag.is_empty() { "unknown type" } else { a.mime_tag.as_str() };
+                format!("- `{name}` ({ty}, {} bytes)", a.payload_bytes.len())
+            })
+            .collect();
+        Ok(render(title, &head, &text, &attachments))
     }
 }

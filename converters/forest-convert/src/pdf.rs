@@ -1,34 +1,30 @@
-//! PDF → Markdown via pdf-extract, with lopdf's text extraction as the second
-//! path for pages pdf-extract cannot read (or panics on: each page is caught).
+//! PDF → Markdown via pdf-extract's interpreter (glyphs to text in
+//! [`pdftext`](crate::pdftext): word breaks per glyph, `%` comments and the
+//! `'`/`"` operators normalised first), with lopdf's text extraction as the
+//! second path for pages pdf-extract cannot read (or panics on: each page is
+//! caught).
 //!
-//! Structure: the outline (bookmarks) becomes headings at its levels; without
-//! one, long documents are grouped into sections of ten pages. Running
-//! headers/footers and bare page numbers are dropped. Encrypted PDFs that do
-//! not open with the empty password become stubs saying so.
+//! Structure: the outline (bookmarks, [`pdfoutline`](crate::pdfoutline))
+//! becomes headings at its levels; without one, long documents are grouped
+//! into sections of ten pages. Running headers/footers leave the page bodies
+//! and come back once at the end of each section (their words stay
+//! searchable, a summary never starts with them); bare page numbers are
+//! dropped. Encrypted PDFs that do not open with the empty password become
+//! stubs saying so.
 
 use crate::error::{schema, ConvertError};
+use crate::pdfoutline::{decode_pdf_string, outline};
+use crate::pdftext::{dehyphenate, normalise_content, TextDev};
 use crate::registry::Converter;
 use crate::text::{file_name, stem};
 use crate::{Conversion, Limits, SourceMeta};
 use forest_model::slug::title_from_stem;
-use pdf_extract::{Document, Object, PlainTextOutput};
+use pdf_extract::{Document, Object};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 /// The PDF converter.
 pub(crate) struct Pdf;
-
-/// Decode a PDF text string: UTF-16BE with BOM, else byte-per-char.
-fn decode_pdf_string(b: &[u8]) -> String {
-    if let Some(rest) = b.strip_prefix(&[0xfe, 0xff]) {
-        let units: Vec<u16> = rest.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
-        String::from_utf16_lossy(&units)
-    } else if let Ok(s) = std::str::from_utf8(b) {
-        s.to_string()
-    } else {
-        b.iter().map(|&c| char::from(c)).collect()
-    }
-}
 
 /// `/Info /Title` when present and non-empty.
 fn info_title(doc: &Document) -> Option<String> {
@@ -38,12 +34,24 @@ fn info_title(doc: &Document) -> Option<String> {
     let title = dict.get(b"Title").ok()?;
     let (_, title) = doc.dereference(title).ok()?;
     match title {
-        Object::String(bytes, _) => {
-            let t = decode_pdf_string(bytes).split_whitespace().collect::<Vec<_>>().join(" ");
-            (!t.is_empty()).then_some(t)
-        }
+        Object::String(bytes, _) => usable_title(&decode_pdf_string(bytes)),
         _ => None,
     }
+}
+
+/// A title as a reader would want it, or `None` for a placeholder: the
+/// word processor's "Microsoft Word - report.docx" becomes "report",
+/// "Untitled" and tables of contents are no titles.
+fn usable_title(raw: &str) -> Option<String> {
+    let t = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let t = t.strip_prefix("Microsoft Word - ").unwrap_or(&t);
+    let t = [".docx", ".doc", ".odt", ".rtf"].iter().find_map(|e| t.strip_suffix(e)).unwrap_or(t);
+    let t = t.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != '"' && c != '‘').trim();
+    let placeholder = matches!(
+        t.to_lowercase().as_str(),
+        "" | "untitled" | "untitled document" | "contents" | "table of contents" | "toc" | "index"
+    );
+    (!placeholder).then(|| t.to_string())
 }
 
 /// Expand typographic ligatures (TeX fonts emit `ﬁ` for "fi"), as pdftotext does,
@@ -64,20 +72,21 @@ fn expand_ligatures(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Tidy extracted page text: ligatures expanded, line ends trimmed, at most
-/// one blank line in a row.
+/// Tidy extracted page text: ligatures expanded, line ends trimmed, words
+/// hyphenated across line ends joined, at most one blank line in a row.
 fn tidy(text: &str) -> String {
     let text = expand_ligatures(text);
-    let mut out: Vec<&str> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for line in text.lines().map(str::trim_end) {
         if line.trim().is_empty() && out.last().is_none_or(|l| l.is_empty()) {
             continue;
         }
-        out.push(if line.trim().is_empty() { "" } else { line });
+        out.push(if line.trim().is_empty() { String::new() } else { line.to_string() });
     }
     while out.last().is_some_and(|l| l.is_empty()) {
         out.pop();
     }
+    dehyphenate(&mut out);
     out.join("\n")
 }
 
@@ -89,23 +98,35 @@ fn no_text(title: &str, reason: &str, stub: &str, warnings: &mut Vec<String>) ->
 }
 
 /// Text of one page: pdf-extract first (layout-aware spacing); when it fails
-/// or panics, lopdf's own content-stream text extraction.
-fn page_text(doc: &Document, n: u32) -> (String, bool) {
+/// or panics, lopdf's own content-stream text extraction. Also whether the
+/// first path worked, and the page's title line (largest type) if any.
+fn page_text(doc: &Document, n: u32) -> (String, bool, Option<String>) {
     let primary = catch_unwind(AssertUnwindSafe(|| {
-        let mut s = String::new();
-        pdf_extract::output_doc_page(doc, &mut PlainTextOutput::new(&mut s), n).map(|_| s)
+        let mut dev = TextDev::default();
+        pdf_extract::output_doc_page(doc, &mut dev, n).map(|_| {
+            let title = dev.title_line();
+            (dev.text, title)
+        })
     }));
     let primary_ok = matches!(primary, Ok(Ok(_)));
-    if let Ok(Ok(s)) = primary {
+    if let Ok(Ok((s, title))) = primary {
         if !s.trim().is_empty() {
-            return (s, true);
+            return (s, true, title);
         }
     }
     let second = catch_unwind(AssertUnwindSafe(|| doc.extract_text(&[n])));
     match second {
-        Ok(Ok(s)) => (s, primary_ok),
-        _ => (String::new(), primary_ok),
+        Ok(Ok(s)) => (s, primary_ok, None),
+        _ => (String::new(), primary_ok, None),
     }
+}
+
+/// Title when the metadata has none: the first page's title line, else the
+/// first outline entry that is not a table of contents.
+fn derived_title(first_page_title: Option<String>, toc: &[(usize, String, u32)]) -> Option<String> {
+    first_page_title
+        .and_then(|t| usable_title(&expand_ligatures(&t)))
+        .or_else(|| toc.iter().find_map(|e| usable_title(&e.1)))
 }
 
 /// Normalised form of a running header/footer line (page numbers vary).
@@ -113,9 +134,18 @@ fn furniture_key(line: &str) -> String {
     line.trim().chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect()
 }
 
-/// Drop running headers and footers: first/last lines repeated on many pages,
-/// and bare page numbers.
-fn strip_running_lines(pages: &mut [String]) {
+/// One page: its body text and the running headers/footers taken out of it.
+#[derive(Debug, Clone, PartialEq)]
+struct Page {
+    n: u32,
+    text: String,
+    furniture: Vec<String>,
+}
+
+/// Take running headers and footers (first/last lines repeated on many
+/// pages) out of the page bodies, and drop bare page numbers. The headers
+/// and footers are returned per page so a section can keep them once.
+fn strip_running_lines(pages: Vec<(u32, String)>) -> Vec<Page> {
     use std::collections::HashMap;
     let edge = |p: &str| -> Vec<String> {
         let lines: Vec<&str> = p.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -126,77 +156,103 @@ fn strip_running_lines(pages: &mut [String]) {
         v
     };
     let mut counts: HashMap<String, usize> = HashMap::new();
-    for p in pages.iter() {
+    for (_, p) in &pages {
         for k in edge(p) {
             *counts.entry(k).or_default() += 1;
         }
     }
     let threshold = (pages.len() / 2).max(3);
-    for p in pages.iter_mut() {
-        let keys = edge(p);
-        let kept: Vec<&str> = p
-            .lines()
-            .filter(|l| {
-                let k = furniture_key(l);
+    pages
+        .into_iter()
+        .map(|(n, p)| {
+            let keys = edge(&p);
+            let (mut kept, mut furniture) = (Vec::new(), Vec::new());
+            for l in p.lines() {
                 let t = l.trim();
                 let page_no = !t.is_empty() && t.len() <= 4 && t.chars().all(|c| c.is_ascii_digit());
-                !(page_no || (keys.contains(&k) && counts.get(&k).copied().unwrap_or(0) >= threshold && !t.is_empty()))
-            })
-            .collect();
-        *p = kept.join("\n");
-    }
+                let k = furniture_key(l);
+                if page_no {
+                    continue;
+                }
+                if !t.is_empty() && keys.contains(&k) && counts.get(&k).copied().unwrap_or(0) >= threshold {
+                    furniture.push(t.to_string());
+                } else {
+                    kept.push(l);
+                }
+            }
+            Page { n, text: kept.join("\n").trim_matches('\n').to_string(), furniture }
+        })
+        .collect()
 }
 
 /// Pages per section when the PDF has no outline.
 const PAGES_PER_SECTION: usize = 10;
 
-/// Lay out page texts under the outline's headings, or in groups of pages.
-fn sections(pages: &[(u32, String)], toc: &[(usize, String, u32)]) -> Vec<String> {
-    let mut out = Vec::new();
-    if toc.is_empty() {
-        let texts: Vec<&(u32, String)> = pages.iter().filter(|(_, t)| !t.is_empty()).collect();
-        if pages.len() <= PAGES_PER_SECTION {
-            out.extend(texts.iter().map(|(_, t)| t.clone()));
-            return out;
+/// Running headers/footers of a section, each kept once, in first-seen order.
+#[derive(Default)]
+struct Furniture {
+    lines: Vec<String>,
+    keys: std::collections::HashSet<String>,
+}
+
+impl Furniture {
+    fn add(&mut self, page: &Page) {
+        for l in &page.furniture {
+            if self.keys.insert(furniture_key(l)) {
+                self.lines.push(l.clone());
+            }
         }
-        for chunk in pages.chunks(PAGES_PER_SECTION) {
-            let body: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).filter(|t| !t.is_empty()).collect();
-            if body.is_empty() {
+    }
+    /// Close a section: its headers/footers as one paragraph at its end
+    /// (never before the body, so a summary starts at real text).
+    fn flush(&mut self, out: &mut Vec<String>) {
+        if !self.lines.is_empty() {
+            out.push(std::mem::take(&mut self.lines).join("\n"));
+        }
+        self.keys.clear();
+    }
+}
+
+/// Lay out page texts under the outline's headings, or in groups of pages;
+/// each section ends with its running headers/footers, once.
+fn sections(pages: &[Page], toc: &[(usize, String, u32)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut furniture = Furniture::default();
+    if toc.is_empty() {
+        let groups: Vec<&[Page]> =
+            if pages.len() <= PAGES_PER_SECTION { vec![pages] } else { pages.chunks(PAGES_PER_SECTION).collect() };
+        for chunk in groups {
+            let body: Vec<&str> = chunk.iter().map(|p| p.text.as_str()).filter(|t| !t.is_empty()).collect();
+            chunk.iter().for_each(|p| furniture.add(p));
+            if body.is_empty() && furniture.lines.is_empty() {
                 continue;
             }
-            let (a, b) = (chunk[0].0, chunk[chunk.len() - 1].0);
-            out.push(format!("## Pages {a}–{b}\n\n{}", body.join("\n\n")));
+            if pages.len() > PAGES_PER_SECTION {
+                let (a, b) = (chunk[0].n, chunk[chunk.len() - 1].n);
+                out.push(format!("## Pages {a}–{b}"));
+            }
+            out.extend(body.iter().map(|t| t.to_string()));
+            furniture.flush(&mut out);
         }
         return out;
     }
     let mut entries = toc.to_vec();
     entries.sort_by_key(|e| e.2);
     let mut ei = 0;
-    for (n, text) in pages {
-        while ei < entries.len() && entries[ei].2 <= *n {
+    for page in pages {
+        while ei < entries.len() && entries[ei].2 <= page.n {
+            furniture.flush(&mut out);
             let (level, title, _) = &entries[ei];
             out.push(format!("{} {title}", "#".repeat((level + 1).min(6))));
             ei += 1;
         }
-        if !text.is_empty() {
-            out.push(text.clone());
+        if !page.text.is_empty() {
+            out.push(page.text.clone());
         }
+        furniture.add(page);
     }
+    furniture.flush(&mut out);
     out
-}
-
-/// Outline entries as (level, title, page); empty when there is none.
-fn outline(doc: &Document) -> Vec<(usize, String, u32)> {
-    let toc = catch_unwind(AssertUnwindSafe(|| doc.get_toc()));
-    match toc {
-        Ok(Ok(t)) => t
-            .toc
-            .into_iter()
-            .map(|e| (e.level.max(1), e.title.split_whitespace().collect::<Vec<_>>().join(" "), e.page as u32))
-            .filter(|e| !e.1.is_empty())
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 impl Converter for Pdf {
@@ -207,7 +263,7 @@ impl Converter for Pdf {
         vec![".pdf".into()]
     }
     fn version(&self) -> u32 {
-        2
+        3
     }
     fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
@@ -220,19 +276,26 @@ impl Converter for Pdf {
             let meta = SourceMeta { stub: Some("encrypted".into()), ..SourceMeta::default() };
             return Ok(Conversion::Markdown { title: stem_title, body, meta });
         }
-        let title = info_title(&doc).unwrap_or(stem_title);
+        normalise_content(&mut doc);
         let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
         let mut failed = 0usize;
-        let mut texts: Vec<String> = numbers
+        let mut first_title: Option<Option<String>> = None;
+        let texts: Vec<String> = numbers
             .iter()
             .map(|n| {
-                let (t, primary_ok) = page_text(&doc, *n);
+                let (t, primary_ok, title) = page_text(&doc, *n);
                 if !primary_ok {
                     failed += 1;
+                }
+                // The title line of the first page that has text.
+                if first_title.is_none() && !t.trim().is_empty() {
+                    first_title = Some(title);
                 }
                 tidy(&t)
             })
             .collect();
+        let toc = outline(&doc);
+        let title = info_title(&doc).or_else(|| derived_title(first_title.flatten(), &toc)).unwrap_or(stem_title);
         if failed > 0 {
             warnings.push(format!("{failed} of {} page(s) read by the fallback extractor (lopdf)", numbers.len()));
         }
@@ -241,9 +304,7 @@ impl Converter for Pdf {
                 if numbers.is_empty() { "the PDF has no pages" } else { "no text layer (scanned or image-only PDF)" };
             return Ok(no_text(&title, reason, "no text layer", warnings));
         }
-        strip_running_lines(&mut texts);
-        let pages: Vec<(u32, String)> = numbers.into_iter().zip(texts).collect();
-        let toc = outline(&doc);
+        let pages = strip_running_lines(numbers.into_iter().zip(texts).collect());
         let body = format!("# {title}\n\n{}\n", sections(&pages, &toc).join("\n\n"));
         Ok(Conversion::Markdown { title, body, meta: SourceMeta::default() })
     }
@@ -254,34 +315,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn title_from_the_first_page_else_the_outline() {
+        let toc = vec![(1, "Contents".to_string(), 1), (1, "Getting started".to_string(), 2)];
+        assert_eq!(derived_title(Some("The ﬁrst Report".into()), &toc).as_deref(), Some("The first Report"));
+        assert_eq!(derived_title(None, &toc).as_deref(), Some("Getting started"));
+        assert_eq!(derived_title(None, &[]), None);
+        assert_eq!(derived_title(Some("Contents".into()), &toc).as_deref(), Some("Getting started"));
+        assert_eq!(usable_title("Microsoft Word - Q3 report.docx").as_deref(), Some("Q3 report"));
+        assert_eq!(usable_title("- Text und Bedeutung").as_deref(), Some("Text und Bedeutung"));
+        assert_eq!(usable_title(" Untitled "), None);
+    }
+
+    #[test]
     fn tidy_collapses_blank_runs() {
         assert_eq!(tidy("\n\n a  \n\n\n\nb\n\n"), " a\n\nb");
         assert_eq!(tidy("a ﬁle, ﬄuent"), "a file, ffluent");
     }
 
+    fn page(n: u32, text: &str, furniture: &[&str]) -> Page {
+        Page { n, text: text.to_string(), furniture: furniture.iter().map(|s| s.to_string()).collect() }
+    }
+
     #[test]
     fn outline_headings_and_page_groups() {
-        let pages: Vec<(u32, String)> = (1..=3).map(|n| (n, format!("text {n}"))).collect();
+        let pages: Vec<Page> = (1..=3).map(|n| page(n, &format!("text {n}"), &[])).collect();
         let toc = vec![(1, "Intro".to_string(), 1), (2, "Detail".to_string(), 2), (1, "End".to_string(), 3)];
         assert_eq!(sections(&pages, &toc), vec!["## Intro", "text 1", "### Detail", "text 2", "## End", "text 3"]);
-        let many: Vec<(u32, String)> = (1..=12).map(|n| (n, format!("p{n}"))).collect();
+        let many: Vec<Page> = (1..=12).map(|n| page(n, &format!("p{n}"), &[])).collect();
         let s = sections(&many, &[]);
-        assert_eq!(s.len(), 2);
-        assert!(s[1].starts_with("## Pages 11–12\n\np11"));
+        assert_eq!(s.len(), 14);
+        assert_eq!(s[11..], ["## Pages 11–12", "p11", "p12"]);
     }
 
     #[test]
-    fn running_headers_and_page_numbers_go() {
+    fn running_headers_leave_the_body_and_come_back_once_per_section() {
         let words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
-        let mut pages: Vec<String> =
-            words.iter().enumerate().map(|(n, w)| format!("ACME Manual\n{w} text\n{n}")).collect();
-        strip_running_lines(&mut pages);
-        assert_eq!(pages[2], "gamma text");
-    }
-
-    #[test]
-    fn decodes_utf16_titles() {
-        assert_eq!(decode_pdf_string(&[0xfe, 0xff, 0, b'H', 0, b'i']), "Hi");
-        assert_eq!(decode_pdf_string(b"Plain"), "Plain");
+        let pages: Vec<(u32, String)> =
+            words.iter().enumerate().map(|(n, w)| (n as u32 + 1, format!("ACME Manual {n}\n{w} text\n{n}"))).collect();
+        let pages = strip_running_lines(pages);
+        assert_eq!(pages[2], page(3, "gamma text", &["ACME Manual 2"]));
+        let toc = vec![(1, "One".to_string(), 1), (1, "Two".to_string(), 4)];
+        let s = sections(&pages, &toc);
+        assert_eq!(s[..5], ["## One", "alpha text", "beta text", "gamma text", "ACME Manual 0"]);
+        assert_eq!(s[5..], ["## Two", "delta text", "epsilon text", "zeta text", "ACME Manual 3"]);
     }
 }

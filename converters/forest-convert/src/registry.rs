@@ -3,7 +3,7 @@
 use crate::container::{self, Codec};
 use crate::error::{skipped, ConvertError};
 use crate::sniff::{self, Sniffed};
-use crate::{docx, epub, hook, html, json, mail, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text};
+use crate::{docx, epub, hook, html, json, mail, man, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text};
 use crate::{Conversion, Limits};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -133,6 +133,8 @@ impl Registry {
             Arc::new(pdf::Pdf),
             Arc::new(rtf::Rtf),
             Arc::new(mail::Eml),
+            Arc::new(mail::Msg),
+            Arc::new(man::Man),
             Arc::new(epub::Epub),
             Arc::new(container::Archive),
             Arc::new(media::MediaStub),

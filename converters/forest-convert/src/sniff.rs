@@ -99,6 +99,9 @@ fn text_format(head: &[u8]) -> Option<&'static str> {
     if s.starts_with("{\\rtf") {
         return Some(".rtf");
     }
+    if crate::man::looks_like_man(&String::from_utf8_lossy(head)) {
+        return Some(".man");
+    }
     None
 }
 
@@ -123,6 +126,7 @@ pub(crate) fn expects_binary(ext: &str) -> bool {
             | ".odp"
             | ".pptx"
             | ".epub"
+            | ".msg"
             | ".zip"
             | ".gz"
             | ".bz2"
@@ -157,5 +161,6 @@ mod tests {
         assert_eq!(sniff(b"P6\n2 2\n255\n\x00\x01\x02"), Sniffed::Media("PNM".into()));
         assert_eq!(sniff(b"\0\x01\x02\x03\x04\xff\xfe\0\0"), Sniffed::Binary);
         assert_eq!(sniff(b"<!DOCTYPE html><html>"), Sniffed::Format(".html"));
+        assert_eq!(sniff(b".\\\" page\n.TH LS 1\n.SH NAME\n"), Sniffed::Format(".man"));
     }
 }

@@ -116,13 +116,13 @@ mod hostile {
         let err = convert(&hostile_dir().join("truncated.docx"), &Limits::default()).result.unwrap_err();
         assert!(err.starts_with("truncated.docx: zip container rejected"), "{err}");
         let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
-        for ext in ["pdf", "xlsx", "docx", "xls", "ods", "db", "json", "html", "csv"] {
+        for ext in ["pdf", "xlsx", "docx", "xls", "ods", "db", "json", "html", "csv", "msg"] {
             let p = d.path().join(format!("garbage.{ext}"));
             std::fs::write(&p, &garbage).unwrap();
             let out = convert(&p, &Limits::default());
             assert!(!out.unsupported, "{ext}");
             // Text formats may accept bytes; binary ones must fail with a line.
-            if matches!(ext, "pdf" | "xlsx" | "docx" | "xls" | "ods" | "db" | "json") {
+            if matches!(ext, "pdf" | "xlsx" | "docx" | "xls" | "ods" | "db" | "json" | "msg") {
                 let err = out.result.expect_err(ext);
                 assert!(err.starts_with(&format!("garbage.{ext}: ")), "{err}");
             }
@@ -361,6 +361,10 @@ mod real_golden {
 
 mod formats {
     use super::*;
+
+    fn real_golden_file(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/real-corpus/golden/files").join(name)
+    }
     use std::io::Write;
 
     fn md(path: &Path) -> (String, String, forest_convert::Status) {
@@ -389,6 +393,25 @@ Date: Tue, 1 Dec 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: multi
         assert!(body.contains("- **From:** Ana Lima <ana@example.com>"), "{body}");
         assert!(body.contains("Numbers attached [\\[1]\\]."), "{body}");
         assert!(body.contains("## Attachments\n\n- `q3.csv` (text/csv, "), "{body}");
+    }
+
+    #[test]
+    fn man_page_reads_as_sections_and_its_summary_starts_at_the_name_line() {
+        let gz = real_golden_file("gzexe.1.gz");
+        let (title, body, _) = md(&gz);
+        assert_eq!(title, "gzexe(1)");
+        assert!(body.starts_with("# gzexe(1)\n\n## NAME\n\ngzexe - compress executable files in place\n"), "{body}");
+        assert!(!body.contains("\\f") && !body.contains("\n.SH"), "{body}");
+        let summary = forest_model::scent::derive_summary(&body, &title);
+        assert!(summary.starts_with("gzexe - compress executable files in place"), "{summary}");
+        // The same page without a name that says it is one is found by content.
+        let d = tempfile::tempdir().unwrap();
+        let bare = d.path().join("gzexe");
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()), &mut raw)
+            .unwrap();
+        std::fs::write(&bare, raw).unwrap();
+        assert_eq!(md(&bare).1, body);
     }
 
     #[test]
