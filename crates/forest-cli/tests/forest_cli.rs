@@ -474,5 +474,7 @@ mod snapshot;
 mod interchange;
 #[path = "cli/nightly.rs"]
 mod nightly;
+#[path = "cli/split.rs"]
+mod split;
 #[path = "cli/vine.rs"]
 mod vine;

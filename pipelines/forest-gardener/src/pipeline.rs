@@ -212,6 +212,8 @@ impl SourceRun<'_> {
             for w in &slice {
                 self.apply(w, &converted, &mut batch, catalog.as_deref());
             }
+            // Navigable branches: split what this batch made overflow.
+            self.rebalance(&mut batch, catalog.as_deref());
             drop(converted);
             tracing::info!(
                 event = "gardener.stage",

@@ -90,6 +90,38 @@ impl EntryBody {
         self.slow(|b| index::upsert_entry(b, heading, id, line))
     }
 
+    /// Every id some entry line names.
+    pub(crate) fn entry_ids(&self) -> impl Iterator<Item = &str> {
+        self.ids.keys().map(String::as_str)
+    }
+
+    /// `(id, line)` of the entry lines in `heading`'s section.
+    pub(crate) fn section_entries(&self, heading: &str) -> Vec<(String, String)> {
+        let Some((start, end)) = self.section(heading) else { return vec![] };
+        self.lines[start..end]
+            .iter()
+            .filter(|l| l.starts_with("- [["))
+            .filter_map(|l| Some((entry_id(l)?.to_string(), l.clone())))
+            .collect()
+    }
+
+    /// `index::remove_entry` for every id of `gone` in one pass (a split
+    /// moves many children at once); true when a line went.
+    pub(crate) fn remove_many(&mut self, gone: &std::collections::HashSet<String>) -> bool {
+        if !gone.iter().any(|id| self.has(id)) {
+            return false;
+        }
+        let old = self.render();
+        let kept: Vec<&str> = old
+            .lines()
+            .filter(|l| !(l.starts_with("- [[") && entry_id(l).is_some_and(|id| gone.contains(id))))
+            .collect();
+        let mut text = kept.join("\n");
+        text.push('\n');
+        *self = EntryBody::parse(&text);
+        true
+    }
+
     /// `index::remove_entry` on this body; true when a line went.
     pub(crate) fn remove(&mut self, id: &str) -> bool {
         if !self.has(id) {
@@ -174,6 +206,15 @@ mod tests {
                 assert_eq!(changed, before != want);
             }
             assert_eq!(got.entry_in(DIRECT_BANANAS, "n2"), Some(entry_line("n2", "back", None).as_str()));
+            // One-pass removal gives the text of removals one after the other.
+            let gone: std::collections::HashSet<String> =
+                ["n1", "a", "missing"].iter().map(|s| s.to_string()).collect();
+            for id in &gone {
+                want = remove_entry(&want, id).0;
+            }
+            got.remove_many(&gone);
+            assert_eq!(got.render(), want);
+            assert!(!got.remove_many(&gone));
         }
     }
 }

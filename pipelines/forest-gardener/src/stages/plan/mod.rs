@@ -12,6 +12,8 @@ mod branch;
 mod leaf;
 mod moves;
 pub(crate) mod payload;
+mod rebalance;
+pub(crate) mod split;
 
 use crate::entry::Draft;
 use crate::pipeline::SourceRun;
@@ -103,6 +105,37 @@ impl Batch {
     }
 }
 
+/// A leaf's last id component for a source path: the slug of its stem
+/// (`_`-led names get an `n`, they would read as `_meta`-like prefixes).
+pub(crate) fn leaf_component(rel: &str) -> String {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = match file.rfind('.') {
+        Some(i) if i > 0 => &file[..i],
+        _ => file,
+    };
+    let leaf = slugify(stem);
+    if leaf.starts_with('_') {
+        format!("n{leaf}")
+    } else {
+        leaf
+    }
+}
+
+/// Title and summary of a new branch: a source folder's, or a bucket's
+/// (the name range it holds, so `look` can steer by name).
+fn branch_scent(folder: &str) -> (String, String) {
+    let source = split::source_folder_of(folder);
+    let name = source.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("root");
+    let prefix = split::folder_prefix_of(folder);
+    if prefix.is_empty() {
+        return (title_from_stem(name), format!("Documents adopted from source folder '{name}'."));
+    }
+    (
+        format!("{}: {prefix}…", title_from_stem(name)),
+        format!("Files of source folder '{name}' whose names start with '{prefix}'."),
+    )
+}
+
 impl SourceRun<'_> {
     /// Id prefix for a source-relative folder path.
     pub(crate) fn folder_prefix(&self, rel_dir: &str) -> String {
@@ -152,7 +185,7 @@ impl SourceRun<'_> {
 
     /// A branch's body, parsed once per batch for entry edits (the node in
     /// `batch.nodes` keeps a stale body until [`Batch::render_bodies`]).
-    fn body_mut<'b>(&self, branch: &str, batch: &'b mut Batch) -> Option<&'b mut EntryBody> {
+    pub(super) fn body_mut<'b>(&self, branch: &str, batch: &'b mut Batch) -> Option<&'b mut EntryBody> {
         if !batch.bodies.contains_key(branch) {
             if !batch.nodes.contains_key(branch) {
                 self.load(branch, batch)?;
@@ -172,9 +205,7 @@ impl SourceRun<'_> {
         if let Some(parent) = ids::parent_index(&bid) {
             self.ensure_branch(ids::folder_of(&parent), batch);
         }
-        let name = folder.rsplit('/').next().unwrap_or(folder);
-        let title = title_from_stem(name);
-        let summary = format!("Documents adopted from source folder '{name}'.");
+        let (title, summary) = branch_scent(folder);
         let mut n = Node { front: Default::default(), body: index::branch_body(&title, &summary) };
         n.set_str("id", &bid);
         n.set_str("type", "branch");
@@ -231,21 +262,20 @@ impl SourceRun<'_> {
         }
     }
 
-    /// A fresh id for `rel`; names that collide after slugify get a short
-    /// hash suffix and a report line (never a silent overwrite).
-    pub(crate) fn new_leaf_id(&mut self, rel: &str, batch: &Batch) -> String {
-        let (dir, file) = match rel.rfind('/') {
-            Some(i) => (&rel[..i], &rel[i + 1..]),
-            None => ("", rel),
-        };
-        let stem = match file.rfind('.') {
-            Some(i) if i > 0 => &file[..i],
-            _ => file,
-        };
-        let prefix = self.folder_prefix(dir);
-        let leaf = slugify(stem);
-        let leaf = if leaf == "_index" || leaf.starts_with('_') { format!("n{leaf}") } else { leaf };
-        let base = if prefix.is_empty() { leaf } else { format!("{prefix}/{leaf}") };
+    /// A fresh id for `rel`, in the bucket its name routes to when its
+    /// folder is split ([`split`]); names that collide after slugify get a
+    /// short hash suffix and a report line (never a silent overwrite).
+    pub(crate) fn new_leaf_id(&mut self, rel: &str, batch: &mut Batch) -> String {
+        let dir = rel.rfind('/').map(|i| &rel[..i]).unwrap_or("");
+        let leaf = leaf_component(rel);
+        let folder = self.folder_prefix(dir);
+        let home = self.route_leaf(&folder, &split::routing_key(&leaf), batch);
+        self.free_leaf_id(&home, &leaf, rel, batch)
+    }
+
+    /// `<home>/<leaf>`, or with a short hash of `rel` when that id is taken.
+    pub(crate) fn free_leaf_id(&mut self, home: &str, leaf: &str, rel: &str, batch: &Batch) -> String {
+        let base = if home.is_empty() { leaf.to_string() } else { format!("{home}/{leaf}") };
         if !self.exists(&base, batch) {
             return base;
         }

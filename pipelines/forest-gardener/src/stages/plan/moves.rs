@@ -118,7 +118,7 @@ impl SourceRun<'_> {
 }
 
 /// The manifest row of a node as the batch holds it.
-fn batch_entry_from_node(id: &str, n: Option<&Node>) -> Option<ManifestEntry> {
+pub(super) fn batch_entry_from_node(id: &str, n: Option<&Node>) -> Option<ManifestEntry> {
     let n = n?;
     Some(ManifestEntry {
         id: id.to_string(),
