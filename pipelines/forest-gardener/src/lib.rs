@@ -22,6 +22,7 @@ pub mod manifest;
 pub mod outcomes;
 pub mod pending;
 mod pipeline;
+pub mod prepared;
 pub mod reconcile;
 pub mod report;
 pub mod rollup;
@@ -32,6 +33,7 @@ pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
 pub use entry::{adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions};
+pub use prepared::worker::{prepare, PrepareReport, PrepareSourceReport};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
 
 /// Errors that stop a whole run (per-file problems go into the report).

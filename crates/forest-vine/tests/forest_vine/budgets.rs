@@ -168,8 +168,9 @@ fn every_node_of_an_adopted_dump_within_budget() {
         endpoint_url: None,
         path_style: None,
         follow_symlinks: false,
+        ..Default::default()
     };
-    let opts = forest_gardener::RunOptions { dry_run: false, commit_every: 5000, allow_mass_stale: false };
+    let opts = forest_gardener::RunOptions { dry_run: false, commit_every: 5000, ..Default::default() };
     let rep = forest_gardener::adopt(&root, &git, &spec, &opts, &forest_gardener::NoProgress, None).unwrap();
     assert!(!rep.partial(), "adopt: {:?}", rep.sources.iter().map(|s| &s.errors).collect::<Vec<_>>());
     drop(git);
