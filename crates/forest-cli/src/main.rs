@@ -2,6 +2,7 @@
 //! stdout, progress and logs to stderr. Exit codes (DESIGN §9): 0 ok,
 //! 1 error, 3 partial, 10 not a forest, 11 locked.
 
+mod dist_cmd;
 mod progress;
 mod schemas;
 mod snapshot_cmd;
@@ -115,6 +116,10 @@ enum Cmd {
         /// outside it are still refused).
         #[arg(long)]
         follow_symlinks: bool,
+        /// Only record the source in `_meta/gardener.yaml` and commit it (no
+        /// sync): workers and the committer of a distributed run agree on it.
+        #[arg(long)]
+        record_only: bool,
         #[command(flatten)]
         g: GardenArgs,
     },
@@ -127,6 +132,20 @@ enum Cmd {
         source: Option<String>,
         /// Only this source-relative path (targeted sync).
         path: Option<String>,
+        /// Distributed ingest worker: prepare shard I of N (`I/N`, or `N`
+        /// with I from JOB_COMPLETION_INDEX) into --store, then exit. No
+        /// writer lock, no commit.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// Prepared store (s3://bucket/prefix or a directory): workers fill
+        /// it; a sync without --shard (the committer) looks files up in it
+        /// before converting or curating them.
+        #[arg(long, value_name = "URI")]
+        store: Option<String>,
+        /// Committer: leave files the store does not hold yet for the next
+        /// run (workers still running) instead of converting them here.
+        #[arg(long, requires = "store")]
+        prepared_only: bool,
         #[command(flatten)]
         g: GardenArgs,
     },
@@ -370,7 +389,19 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Ok(if report.errors > 0 || (deny_warnings && report.warnings > 0) { EXIT_ERROR } else { 0 })
         }
-        Cmd::Adopt { f, source, name, dest, content, archive, endpoint_url, path_style, follow_symlinks, g } => {
+        Cmd::Adopt {
+            f,
+            source,
+            name,
+            dest,
+            content,
+            archive,
+            endpoint_url,
+            path_style,
+            follow_symlinks,
+            record_only,
+            g,
+        } => {
             let root = forest_root(&f)?;
             let _lock = WriterLock::acquire(&root)?;
             let git = GitForest::open(&root)?;
@@ -386,18 +417,26 @@ fn run(cli: Cli) -> Result<u8> {
                     endpoint_url: endpoint_url.clone(),
                     path_style,
                     follow_symlinks,
+                    record_only,
                 };
                 forest_gardener::adopt(&root, &git, &spec, &opts, &bar, hook)
             })?;
             finish_garden(&report, g.json)
         }
-        Cmd::Sync { f, source, path, g } => {
+        Cmd::Sync { f, source, path, shard, store, prepared_only, g } => {
             let root = forest_root(&f)?;
+            let prepared = match &store {
+                Some(u) => Some(std::sync::Arc::new(forest_gardener::prepared::PreparedRun::open(u, prepared_only)?)),
+                None => None,
+            };
+            if let Some(spec) = &shard {
+                return dist_cmd::worker(&root, spec, source.as_deref(), prepared, &g);
+            }
             let _lock = WriterLock::acquire(&root)?;
             let git = GitForest::open(&root)?;
-            let opts = run_options(&g);
+            let opts = RunOptions { store: prepared.clone(), ..run_options(&g) };
             let bar = progress::Bar::new();
-            let report = with_curation(&root, &git, &g, |hook| {
+            let report = with_curation_from(&root, &git, &g, prepared.as_ref(), |hook| {
                 forest_gardener::sync(&root, &git, source.as_deref(), path.as_deref(), &opts, &bar, hook)
             })?;
             finish_garden(&report, g.json)
@@ -637,11 +676,27 @@ fn with_curation(
     g: &GardenArgs,
     run: impl FnOnce(Option<&dyn forest_gardener::Curate>) -> Result<GardenReport, forest_gardener::GardenError>,
 ) -> Result<GardenReport> {
+    with_curation_from(root, git, g, None, run)
+}
+
+/// [`with_curation`] for a committer: summaries a worker stored in the
+/// prepared store are taken from there (the model id keys the store).
+fn with_curation_from(
+    root: &Path,
+    git: &GitForest,
+    g: &GardenArgs,
+    prepared: Option<&std::sync::Arc<forest_gardener::prepared::PreparedRun>>,
+    run: impl FnOnce(Option<&dyn forest_gardener::Curate>) -> Result<GardenReport, forest_gardener::GardenError>,
+) -> Result<GardenReport> {
     if !g.curate {
         return Ok(run(None)?);
     }
     let (curator, cands, directives) = curation_parts(root)?;
-    let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
+    let mut hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
+    if let Some(p) = prepared {
+        p.set_model(curator.model());
+        hook = hook.with_prepared(p.clone());
+    }
     let mut report = run(Some(&hook))?;
     report.rollup = Some(forest_gardener::rollup::rollup(root, git, Some(&curator), false, g.dry_run)?);
     report.curation = Some(serde_json::to_value(curator.stats())?);
@@ -654,6 +709,7 @@ fn run_options(g: &GardenArgs) -> RunOptions {
         commit_every: g.commit_every.max(1),
         batch_bytes: g.batch_mib.max(1) << 20,
         allow_mass_stale: g.allow_mass_stale,
+        ..Default::default()
     }
 }
 

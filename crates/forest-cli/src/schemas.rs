@@ -7,6 +7,7 @@ use std::path::Path;
 fn all() -> Vec<(&'static str, schemars::Schema)> {
     vec![
         ("garden-report.schema.json", schemars::schema_for!(forest_gardener::GardenReport)),
+        ("prepare-report.schema.json", schemars::schema_for!(forest_gardener::PrepareReport)),
         ("lint-report.schema.json", schemars::schema_for!(forest_model::lint::LintReport)),
         ("locate-result.schema.json", schemars::schema_for!(forest_catalog::LocateResult)),
         ("reindex-report.schema.json", schemars::schema_for!(crate::ReindexReport)),

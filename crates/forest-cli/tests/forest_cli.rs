@@ -467,6 +467,9 @@ extern "C" {
 #[path = "cli/s3.rs"]
 mod s3;
 
+#[path = "cli/dist.rs"]
+mod dist;
+
 #[path = "cli/snapshot.rs"]
 mod snapshot;
 

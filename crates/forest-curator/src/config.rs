@@ -20,8 +20,15 @@ pub const NO_KEY: &str = "no-key";
 /// or logged (DESIGN §6).
 #[derive(Clone)]
 pub struct CuratorConfig {
-    /// Base URL of a `/v1` API, without trailing `/`.
+    /// Base URL of a `/v1` API, without trailing `/` (the first of
+    /// [`CuratorConfig::endpoints`]).
     pub endpoint: String,
+    /// Every endpoint requests are spread over (`MONKEYLLM_LLM_ENDPOINT`
+    /// may list several, separated by commas or spaces).
+    pub endpoints: Vec<String>,
+    /// How long an endpoint whose request failed in transport stays out of
+    /// rotation (`FOREST_LLM_ENDPOINT_BACKOFF_SECS`, default 30 s).
+    pub endpoint_backoff: Duration,
     /// Model id; `local` asks `GET {endpoint}/models` for the first id.
     pub model: String,
     api_key: String,
@@ -32,7 +39,8 @@ pub struct CuratorConfig {
     pub reasoning: bool,
     /// Per-request timeout.
     pub timeout: Duration,
-    /// Maximum requests in flight across all threads sharing the Curator.
+    /// Maximum requests in flight per endpoint; once a Curator is built,
+    /// its config holds the total over all endpoints.
     pub concurrency: usize,
     /// Lower `concurrency` to the server's parallel slots when it reports
     /// them (llama.cpp `GET /props` -> `total_slots`): requests beyond the
@@ -55,6 +63,8 @@ impl std::fmt::Debug for CuratorConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CuratorConfig")
             .field("endpoint", &self.endpoint)
+            .field("endpoints", &self.endpoints)
+            .field("endpoint_backoff", &self.endpoint_backoff)
             .field("model", &self.model)
             .field("api_key", &"<redacted>")
             .field("max_tokens", &self.max_tokens)
@@ -72,10 +82,21 @@ impl std::fmt::Debug for CuratorConfig {
 }
 
 impl CuratorConfig {
-    /// A config for `endpoint` with every default (model `local`, no key).
+    /// A config for `endpoint` (or a comma/space separated list of
+    /// endpoints) with every default (model `local`, no key).
     pub fn new(endpoint: &str) -> Self {
+        let mut endpoints: Vec<String> = endpoint
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .map(|e| e.trim().trim_end_matches('/').to_string())
+            .filter(|e| !e.is_empty())
+            .collect();
+        if endpoints.is_empty() {
+            endpoints.push(endpoint.trim().trim_end_matches('/').to_string());
+        }
         CuratorConfig {
-            endpoint: endpoint.trim().trim_end_matches('/').to_string(),
+            endpoint: endpoints[0].clone(),
+            endpoints,
+            endpoint_backoff: Duration::from_secs(30),
             model: "local".into(),
             api_key: NO_KEY.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
@@ -139,6 +160,9 @@ impl CuratorConfig {
         }
         if let Some(v) = get("FOREST_LLM_TIMEOUT_SECS") {
             cfg.timeout = Duration::from_secs(parse_num("FOREST_LLM_TIMEOUT_SECS", &v, 1)?);
+        }
+        if let Some(v) = get("FOREST_LLM_ENDPOINT_BACKOFF_SECS") {
+            cfg.endpoint_backoff = Duration::from_secs(parse_num("FOREST_LLM_ENDPOINT_BACKOFF_SECS", &v, 0)?);
         }
         if let Some(v) = get("FOREST_LLM_TRANSPORT_RETRIES") {
             cfg.max_transport_retries = parse_num("FOREST_LLM_TRANSPORT_RETRIES", &v, 0)?;
@@ -255,6 +279,19 @@ mod tests {
                 CuratorConfig::from_lookup(lookup(&[("MONKEYLLM_LLM_ENDPOINT", "http://x/v1"), (k, v)])).unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
+    }
+
+    #[test]
+    fn endpoint_lists() {
+        let c = CuratorConfig::from_lookup(lookup(&[
+            ("MONKEYLLM_LLM_ENDPOINT", " http://a:1/v1/, http://b:2/v1  http://c:3/v1"),
+            ("FOREST_LLM_ENDPOINT_BACKOFF_SECS", "5"),
+        ]))
+        .unwrap();
+        assert_eq!(c.endpoints, vec!["http://a:1/v1", "http://b:2/v1", "http://c:3/v1"]);
+        assert_eq!(c.endpoint, "http://a:1/v1");
+        assert_eq!(c.endpoint_backoff, Duration::from_secs(5));
+        assert_eq!(CuratorConfig::new("http://x/v1").endpoints, vec!["http://x/v1"]);
     }
 
     #[test]

@@ -148,16 +148,22 @@ impl Curator {
     /// (first id served; on failure `local` is sent as is).
     pub fn new(config: CuratorConfig) -> Result<Self, CuratorError> {
         let mut config = config;
+        // Slots per endpoint: `concurrency` each, lowered to what a server
+        // reports; `concurrency` then holds the total worth keeping in flight.
+        let mut slots = vec![config.concurrency; config.endpoints.len().max(1)];
         if config.auto_concurrency {
-            if let Some(slots) = crate::http::server_slots(&config) {
-                if slots < config.concurrency {
-                    tracing::info!(event = "curator.concurrency", slots, was = config.concurrency);
-                    config.concurrency = slots;
+            for (i, url) in config.endpoints.iter().enumerate() {
+                if let Some(s) = crate::http::server_slots(&config, url) {
+                    if s < slots[i] {
+                        tracing::info!(event = "curator.concurrency", endpoint = %url, slots = s, was = slots[i]);
+                        slots[i] = s;
+                    }
                 }
             }
         }
+        config.concurrency = crate::endpoints::EndpointPool::capacity(&slots);
         let want = config.model.clone();
-        let http = Http::new(config)?;
+        let http = Http::new(config, &slots)?;
         let stats = CuratorStats::default();
         let model = if want == "local" { http.first_model(&stats).unwrap_or(want) } else { want };
         Ok(Curator { http, model, stats, cache: None })

@@ -4,8 +4,9 @@
 //! downgrade for servers that refuse `response_format`.
 
 use crate::config::CuratorConfig;
+use crate::endpoints::EndpointPool;
 use crate::error::CuratorError;
-use crate::pacing::{backoff_delay, parse_retry_after, Jitter, RateLimiter, Semaphore};
+use crate::pacing::{backoff_delay, parse_retry_after, Jitter, RateLimiter};
 use crate::stats::{bump, clip_chars, CuratorStats};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,17 +36,18 @@ enum Attempt {
 pub(crate) struct Http {
     client: reqwest::blocking::Client,
     pub(crate) config: CuratorConfig,
-    sem: Semaphore,
+    pool: EndpointPool,
     rate: RateLimiter,
     jitter: Jitter,
     schema_ok: AtomicBool,
 }
 
-/// Parallel slots a llama.cpp server reports at `GET {root}/props`
-/// (`total_slots`); None for other servers or on any failure (3 s budget).
-pub(crate) fn server_slots(config: &CuratorConfig) -> Option<usize> {
+/// Parallel slots a llama.cpp server at `endpoint` reports at
+/// `GET {root}/props` (`total_slots`); None for other servers or on any
+/// failure (3 s budget).
+pub(crate) fn server_slots(config: &CuratorConfig, endpoint: &str) -> Option<usize> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let root = config.endpoint.trim_end_matches('/');
+    let root = endpoint.trim_end_matches('/');
     let root = root.strip_suffix("/v1").unwrap_or(root);
     let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(3)).build().ok()?;
     let resp = client.get(format!("{root}/props")).bearer_auth(config.api_key()).send().ok()?;
@@ -57,7 +59,8 @@ pub(crate) fn server_slots(config: &CuratorConfig) -> Option<usize> {
 }
 
 impl Http {
-    pub(crate) fn new(config: CuratorConfig) -> Result<Self, CuratorError> {
+    /// `slots[i]`: concurrent requests of `config.endpoints[i]`.
+    pub(crate) fn new(config: CuratorConfig, slots: &[usize]) -> Result<Self, CuratorError> {
         // reqwest is built without a bundled provider (no aws-lc): use ring.
         // Err only means a provider is already installed, which is fine.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -68,7 +71,7 @@ impl Http {
             .map_err(|e| CuratorError::Client(error_chain(&e)))?;
         Ok(Http {
             client,
-            sem: Semaphore::new(config.concurrency),
+            pool: EndpointPool::new(config.endpoints.clone(), slots, config.endpoint_backoff),
             rate: RateLimiter::new(config.requests_per_minute),
             jitter: Jitter::new(),
             schema_ok: AtomicBool::new(true),
@@ -84,7 +87,7 @@ impl Http {
     fn hint(&self) -> String {
         format!(
             "is the LLM server at {} running and reachable? (ops/llm/start.sh starts a local one)",
-            self.config.endpoint
+            self.config.endpoints.join(", ")
         )
     }
 
@@ -98,12 +101,13 @@ impl Http {
         }
     }
 
-    fn timed<T>(&self, stats: &CuratorStats, f: impl FnOnce() -> T) -> T {
+    /// Run one request on a leased endpoint slot (rate limit first).
+    fn timed<T>(&self, stats: &CuratorStats, f: impl FnOnce(&crate::endpoints::Lease<'_>) -> T) -> T {
         self.rate.wait();
-        let _permit = self.sem.acquire();
+        let lease = self.pool.acquire();
         bump(&stats.requests);
         let t = Instant::now();
-        let out = f();
+        let out = f(&lease);
         let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
         stats.request_ms.fetch_add(ms, Ordering::Relaxed);
         out
@@ -111,8 +115,8 @@ impl Http {
 
     /// `GET {endpoint}/models` → first id; any failure → None (dialect §4.7).
     pub(crate) fn first_model(&self, stats: &CuratorStats) -> Option<String> {
-        let url = format!("{}/models", self.config.endpoint);
-        self.timed(stats, || {
+        self.timed(stats, |lease| {
+            let url = format!("{}/models", lease.url());
             let resp = self.client.get(&url).bearer_auth(self.config.api_key()).send().ok()?;
             if !resp.status().is_success() {
                 return None;
@@ -123,8 +127,22 @@ impl Http {
     }
 
     fn send_once(&self, body: &Value, stats: &CuratorStats) -> Attempt {
-        let url = format!("{}/chat/completions", self.config.endpoint);
-        self.timed(stats, || {
+        self.timed(stats, |lease| {
+            let attempt = self.post_chat(lease.url(), body);
+            // Transport faults take the endpoint out of rotation for a while;
+            // any other answer shows it is up.
+            match &attempt {
+                Attempt::Failed { retryable: true, .. } => lease.failed(),
+                Attempt::Status { code, .. } if *code == 429 || *code >= 500 => lease.failed(),
+                _ => lease.succeeded(),
+            }
+            attempt
+        })
+    }
+
+    fn post_chat(&self, endpoint: &str, body: &Value) -> Attempt {
+        let url = format!("{endpoint}/chat/completions");
+        {
             let resp = match self.client.post(&url).bearer_auth(self.config.api_key()).json(body).send() {
                 Ok(r) => r,
                 Err(e) => return Attempt::Failed { retryable: !e.is_builder(), message: error_chain(&e) },
@@ -152,7 +170,7 @@ impl Http {
                     message: format!("LLM endpoint returned a non-JSON body ({e}): {}", clip_chars(&text, 200)),
                 },
             }
-        })
+        }
     }
 
     /// POST a chat completion and return `choices[0].message.content` (or "").

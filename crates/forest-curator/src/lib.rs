@@ -15,6 +15,7 @@
 mod cache;
 mod config;
 mod curator;
+mod endpoints;
 mod error;
 mod http;
 mod pacing;

@@ -1,44 +1,10 @@
-//! Pacing of model requests (DESIGN §6): a counting semaphore bounding
-//! in-flight requests, a requests-per-minute limiter and jittered
-//! exponential backoff.
+//! Pacing of model requests (DESIGN §6): a requests-per-minute limiter and
+//! jittered exponential backoff (in-flight requests are bounded per
+//! endpoint by [`crate::endpoints`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// Counting semaphore shared by all threads using one Curator.
-#[derive(Debug)]
-pub(crate) struct Semaphore {
-    free: Mutex<usize>,
-    cv: Condvar,
-}
-
-/// Releases its permit on drop.
-pub(crate) struct Permit<'a>(&'a Semaphore);
-
-impl Semaphore {
-    pub(crate) fn new(permits: usize) -> Self {
-        Semaphore { free: Mutex::new(permits.max(1)), cv: Condvar::new() }
-    }
-
-    pub(crate) fn acquire(&self) -> Permit<'_> {
-        // Poisoning cannot corrupt a counter: recover the guard.
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        while *free == 0 {
-            free = self.cv.wait(free).unwrap_or_else(|p| p.into_inner());
-        }
-        *free -= 1;
-        Permit(self)
-    }
-}
-
-impl Drop for Permit<'_> {
-    fn drop(&mut self) {
-        let mut free = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
-        *free += 1;
-        self.0.cv.notify_one();
-    }
-}
 
 /// Spaces request starts `60 s / rpm` apart, first come first served.
 #[derive(Debug)]
@@ -114,28 +80,6 @@ pub(crate) fn parse_retry_after(v: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
-    use std::sync::Arc;
-
-    #[test]
-    fn semaphore_bounds_concurrency() {
-        let sem = Arc::new(Semaphore::new(2));
-        let active = Arc::new(AtomicUsize::new(0));
-        let peak = Arc::new(AtomicUsize::new(0));
-        std::thread::scope(|s| {
-            for _ in 0..6 {
-                let (sem, active, peak) = (sem.clone(), active.clone(), peak.clone());
-                s.spawn(move || {
-                    let _p = sem.acquire();
-                    let now = active.fetch_add(1, Ordering::SeqCst) + 1;
-                    peak.fetch_max(now, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(30));
-                    active.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
-        });
-        assert_eq!(peak.load(Ordering::SeqCst), 2);
-    }
 
     #[test]
     fn rate_limiter_spaces_starts() {

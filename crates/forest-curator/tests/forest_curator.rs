@@ -3,6 +3,8 @@
 
 #[path = "forest_curator/cache.rs"]
 mod cache;
+#[path = "forest_curator/endpoints.rs"]
+mod endpoints;
 #[path = "forest_curator/faults.rs"]
 mod faults;
 #[path = "forest_curator/live.rs"]

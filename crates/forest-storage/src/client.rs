@@ -470,6 +470,30 @@ impl S3Client {
         Ok(out.e_tag().map(strip_quotes).unwrap_or_default())
     }
 
+    /// Upload `bytes` only if no object exists under `key` (`If-None-Match: *`,
+    /// the S3 conditional put). `Ok(true)`: written; `Ok(false)`: an object
+    /// was already there (412) or a concurrent conditional write won (409),
+    /// and nothing was changed. A server that ignores the header overwrites.
+    pub fn put_object_if_absent(&self, bucket: &str, key: &str, bytes: &[u8]) -> Result<bool, StorageError> {
+        let target = s3_target(bucket, key);
+        let body = ByteStream::from(bytes.to_vec());
+        match self.rt.block_on(self.inner.put_object().bucket(bucket).key(key).if_none_match("*").body(body).send()) {
+            Ok(_) => Ok(true),
+            Err(e) if matches!(e.raw_response().map(|r| r.status().as_u16()), Some(412 | 409)) => Ok(false),
+            Err(e) => Err(map_sdk_error("PutObject", &target, e)),
+        }
+    }
+
+    /// The whole body of a small object in memory; `Ok(None)` when absent.
+    pub fn get_object_bytes(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let mut out = Vec::new();
+        match self.download_to_writer(bucket, key, &mut out) {
+            Ok(_) => Ok(Some(out)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Upload a local file as one object, streamed from disk; returns the ETag.
     pub fn put_object_file(&self, bucket: &str, key: &str, path: &Path) -> Result<String, StorageError> {
         let target = s3_target(bucket, key);

@@ -36,12 +36,21 @@ pub struct CuratorHook<'a> {
     curator: &'a Curator,
     candidates: Option<&'a dyn CandidateProvider>,
     directives: String,
+    prepared: Option<std::sync::Arc<crate::prepared::PreparedRun>>,
 }
 
 impl<'a> CuratorHook<'a> {
     /// A hook over a shared Curator (its pacing and stats are per Curator).
     pub fn new(curator: &'a Curator, candidates: Option<&'a dyn CandidateProvider>, directives: &str) -> Self {
-        CuratorHook { curator, candidates, directives: directives.to_string() }
+        CuratorHook { curator, candidates, directives: directives.to_string(), prepared: None }
+    }
+
+    /// Take summaries a distributed-ingest worker already curated for the
+    /// very draft this hook is handed ([`crate::prepared::draft_key`]):
+    /// no model call for those; proposals are still made here.
+    pub fn with_prepared(mut self, prepared: std::sync::Arc<crate::prepared::PreparedRun>) -> Self {
+        self.prepared = Some(prepared);
+        self
     }
 }
 
@@ -51,11 +60,21 @@ impl Curate for CuratorHook<'_> {
     }
 
     fn curate(&self, d: &mut Draft) -> Result<(), String> {
-        let out = self.curator.summarize(&d.title, &d.body, &self.directives);
-        if out.is_llm() {
-            d.summary = out.summary;
-            d.scent = "llm".into();
-            d.tags = append_tags(&d.tags, &out.tags);
+        let stored = self
+            .prepared
+            .as_ref()
+            .and_then(|p| p.curation_for(&crate::prepared::draft_key(&d.title, &d.body, &d.tags, &self.directives)));
+        if let Some(c) = stored {
+            d.summary = c.summary;
+            d.scent = c.scent;
+            d.tags = c.tags;
+        } else {
+            let out = self.curator.summarize(&d.title, &d.body, &self.directives);
+            if out.is_llm() {
+                d.summary = out.summary;
+                d.scent = "llm".into();
+                d.tags = append_tags(&d.tags, &out.tags);
+            }
         }
         if let Some(c) = self.candidates {
             let existing: Vec<Link> = d

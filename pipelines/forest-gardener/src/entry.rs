@@ -32,11 +32,20 @@ pub struct RunOptions {
     pub batch_bytes: u64,
     /// Allow marking more than `max_stale_fraction` of a source stale.
     pub allow_mass_stale: bool,
+    /// Distributed ingest: look files up in this prepared store before
+    /// converting or curating them ([`crate::prepared`]).
+    pub store: Option<std::sync::Arc<crate::prepared::PreparedRun>>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { dry_run: false, commit_every: 5000, batch_bytes: DEFAULT_BATCH_BYTES, allow_mass_stale: false }
+        RunOptions {
+            dry_run: false,
+            commit_every: 5000,
+            batch_bytes: DEFAULT_BATCH_BYTES,
+            allow_mass_stale: false,
+            store: None,
+        }
     }
 }
 
@@ -129,6 +138,9 @@ pub struct AdoptSpec {
     pub path_style: Option<bool>,
     /// Walk into directory symlinks of a local source.
     pub follow_symlinks: bool,
+    /// Only record the source in `_meta/gardener.yaml` and commit that file
+    /// (workers and the committer of a distributed run agree on it); no sync.
+    pub record_only: bool,
 }
 
 /// `forest adopt SOURCE`: record the source, then sync it.
@@ -193,8 +205,38 @@ pub fn adopt(
         config.add_source(src.clone());
         config.save(forest)?;
     }
+    if spec.record_only {
+        return record_only(forest, git, &src, opts);
+    }
     let mut report = run_sources("adopt", forest, git, &config, &[src], None, opts, progress, curate)?;
     report.command = "adopt".into();
+    Ok(report)
+}
+
+/// `forest adopt SOURCE --record-only`: commit the (already saved) config
+/// alone, nothing is listed or planted. A dry run commits nothing.
+fn record_only(
+    forest: &Path,
+    git: &GitForest,
+    src: &SourceConfig,
+    opts: &RunOptions,
+) -> Result<GardenReport, GardenError> {
+    let mut report = GardenReport {
+        version: crate::report::REPORT_VERSION,
+        command: "adopt".into(),
+        dry_run: opts.dry_run,
+        sources: vec![crate::report::SourceReport { source: src.name.clone(), ..Default::default() }],
+        ..Default::default()
+    };
+    if opts.dry_run {
+        return Ok(report);
+    }
+    if let Some(change) = crate::config::versioned_change(forest, git)? {
+        let msg = format!("gardener(adopt): record {} [source={}]\n", crate::config::CONFIG_PATH, src.name);
+        if let Some(oid) = git.commit_batch(&[change], &msg)? {
+            report.commits.push(oid.to_string());
+        }
+    }
     Ok(report)
 }
 

@@ -22,6 +22,7 @@ pub mod manifest;
 pub mod outcomes;
 pub mod pending;
 mod pipeline;
+pub mod prepared;
 pub mod reconcile;
 pub mod report;
 pub mod rollup;
@@ -34,6 +35,7 @@ pub use config::{GardenerConfig, SourceConfig};
 pub use entry::{
     adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES,
 };
+pub use prepared::worker::{prepare, PrepareReport, PrepareSourceReport};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
 
 /// Errors that stop a whole run (per-file problems go into the report).

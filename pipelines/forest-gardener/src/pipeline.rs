@@ -203,7 +203,7 @@ impl SourceRun<'_> {
         tracing::info!(event = "gardener.stage", stage = "convert", ms = t.elapsed().as_millis() as u64);
         while !slice.is_empty() || first {
             let batch_started = Instant::now();
-            let converted = next_converted.take().unwrap_or_default();
+            let converted = self.account_conversions(next_converted.take().unwrap_or_default());
             let t = Instant::now();
             let mut batch = Batch::default();
             if first {
@@ -273,6 +273,7 @@ impl SourceRun<'_> {
             slice = next_slice;
         }
         self.progress.finish();
+        self.account_store();
         self.report.known_problems = self.outcomes.known_count;
         if !self.opts.dry_run {
             self.outcomes.flush(manifest, &self.src.name)?;

@@ -65,6 +65,18 @@ pub struct SourceReport {
     pub files_seen: usize,
     /// Bytes read for hashing and conversion.
     pub bytes_read: u64,
+    /// Conversions run by this process (distributed ingest: the files the
+    /// prepared store did not hold).
+    pub local_conversions: usize,
+    /// Conversions served from the prepared store (`--store`).
+    pub store_hits: usize,
+    /// Summaries served from the prepared store (no model call).
+    pub store_curations: usize,
+    /// Store objects that failed verification (truncated, tampered) and
+    /// were redone here.
+    pub store_corrupt: usize,
+    /// Files the store did not hold, left for the next run (`--prepared-only`).
+    pub deferred: usize,
 }
 
 /// The whole run.

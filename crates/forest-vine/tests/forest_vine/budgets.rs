@@ -168,6 +168,7 @@ fn every_node_of_an_adopted_dump_within_budget() {
         endpoint_url: None,
         path_style: None,
         follow_symlinks: false,
+        ..Default::default()
     };
     let opts = forest_gardener::RunOptions::default();
     let rep = forest_gardener::adopt(&root, &git, &spec, &opts, &forest_gardener::NoProgress, None).unwrap();

@@ -33,6 +33,13 @@ pub(crate) struct Converted {
     /// Left out with a reason before any converter ran (empty, too large).
     pub(crate) skipped: bool,
     pub(crate) warnings: Vec<String>,
+    /// Served from the prepared store (distributed ingest): no converter ran.
+    pub(crate) from_store: bool,
+    /// A converter ran in this process.
+    pub(crate) converted_locally: bool,
+    /// Not in the prepared store and the run takes prepared files only:
+    /// left for the next run (neither planted nor remembered).
+    pub(crate) deferred: bool,
 }
 
 impl SourceRun<'_> {
@@ -81,6 +88,9 @@ impl SourceRun<'_> {
             unsupported: false,
             skipped: false,
             warnings: vec![],
+            from_store: false,
+            converted_locally: false,
+            deferred: false,
         };
         if f.size > self.config.max_file_bytes {
             c.outcome =
@@ -105,6 +115,22 @@ impl SourceRun<'_> {
                 return c;
             }
         }
+        // Distributed ingest: what a worker prepared is not converted again.
+        if let Some(p) = self.opts.store.as_deref() {
+            let key = p.key(&self.src.name, &f.rel, &c.hash.sha256, &self.converter_key(&f.rel));
+            match p.lookup(&key) {
+                Some(o) => {
+                    p.fill(&mut c, o);
+                    return c;
+                }
+                None if p.prepared_only => {
+                    c.deferred = true;
+                    return c;
+                }
+                None => {}
+            }
+        }
+        c.converted_locally = true;
         let out = self.registry.convert(&f.abs, &f.rel, self.limits);
         c.unsupported = out.unsupported;
         c.skipped = matches!(out.status, forest_convert::Status::Skipped(_));

@@ -134,3 +134,21 @@ fn known_problem_is_skipped_but_a_targeted_sync_retries_it() {
     assert_eq!(one(&r).errors.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["broken.docx"]);
     assert_eq!(one(&r).bytes_read, 9, "read once, on request");
 }
+
+#[test]
+fn record_only_commits_the_config_alone_and_a_later_sync_plants() {
+    let (d, root, g) = setup();
+    let src = d.path().join("src");
+    write(&src.join("a.md"), "# A\n\nText.\n");
+    let s = AdoptSpec { record_only: true, ..spec(&src, Some("drive")) };
+    let r = adopt(&root, &g, &s, &opts(), &NoProgress, None).unwrap();
+    assert_eq!(r.commits.len(), 1);
+    assert!(one(&r).planted.is_empty() && one(&r).files_seen == 0, "nothing listed or planted");
+    assert_eq!(head_files(&root), vec!["_meta/gardener.yaml".to_string()]);
+    assert!(git(&root, &["show", "HEAD:_meta/gardener.yaml"]).contains("name: drive"));
+    // Recording again changes nothing: no second commit.
+    let r = adopt(&root, &g, &s, &opts(), &NoProgress, None).unwrap();
+    assert!(r.commits.is_empty());
+    let r = do_sync(&root, &g);
+    assert_eq!(one(&r).planted, vec!["drive/a"]);
+}

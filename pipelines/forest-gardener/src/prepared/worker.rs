@@ -1,0 +1,382 @@
+//! Worker mode of distributed ingest: `forest sync --shard I/N --store URI`
+//! in a clone of the forest.
+//!
+//! In: the recorded sources, the clone's manifest (rebuilt in memory from
+//! its passports when the clone has none), the shard. Out: one store object
+//! per new or changed file of the shard that converted to Markdown, with
+//! its curated summary when a curate hook is given; a [`PrepareReport`].
+//! Touches the store and the clone's `_derived/` (download slots, the
+//! manifest cache); never the clone's git repository or its writer lock:
+//! nothing here commits, and the run options are a dry run.
+
+use super::{draft_key, PreparedConversion, PreparedCuration, PreparedObject, PreparedRun, Provenance, Shard};
+use crate::config::{GardenerConfig, SourceConfig};
+use crate::entry::{Curate, Draft, DraftLink, Progress, RunOptions};
+use crate::outcomes::RunOutcomes;
+use crate::pipeline::SourceRun;
+use crate::report::{FileError, SourceReport};
+use crate::source::Access;
+use crate::stages::catchup::open_manifest;
+use crate::stages::convert::Converted;
+use crate::stages::curate::curate_drafts;
+use crate::stages::list::list_each;
+use crate::stages::plan::Work;
+use crate::stages::text::{clean_tag, normalize_body, stem_of};
+use crate::GardenError;
+use forest_convert::{Limits, Registry};
+use forest_git::GitForest;
+use forest_model::ids;
+use forest_model::node::{today, Node};
+use forest_model::scent::derive_summary;
+use forest_model::slug::title_from_stem;
+use forest_prepared::Put;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Files converted (then curated, then written) per round: bounds memory
+/// and what a killed worker loses (`FOREST_PREPARE_ROUND` overrides it).
+const ROUND: usize = 256;
+
+/// What one worker did for one source.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct PrepareSourceReport {
+    /// Source name.
+    pub source: String,
+    /// Files listed in the source.
+    pub files_seen: usize,
+    /// Files whose key falls in this shard.
+    pub in_shard: usize,
+    /// Files of the shard the forest already has unchanged (not read).
+    pub unchanged: usize,
+    /// Files already in the store (a retried shard skips them).
+    pub already_prepared: usize,
+    /// Objects this worker wrote.
+    pub prepared: usize,
+    /// Of those, with a model-written summary.
+    pub curated: usize,
+    /// Objects another writer stored first (same key, kept).
+    pub raced: usize,
+    /// Files not stored (datasets, SQLite payloads, unsupported, empty or
+    /// failing files): the committer handles and reports them.
+    pub left_to_committer: usize,
+    /// Store objects that failed verification and were redone.
+    pub redone_corrupt: usize,
+    /// Per-file problems (store writes, listing).
+    pub errors: Vec<FileError>,
+}
+
+/// The `forest sync --shard --json` report.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct PrepareReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Always `prepare`.
+    pub command: String,
+    /// `I/N`.
+    pub shard: String,
+    /// Store URI.
+    pub store: String,
+    /// Model of the stored summaries (empty without `--curate`).
+    pub model: String,
+    /// One entry per source.
+    pub sources: Vec<PrepareSourceReport>,
+    /// Curator counters when `--curate` ran.
+    pub curation: Option<serde_json::Value>,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl PrepareReport {
+    /// True when any file could not be stored (exit 3).
+    pub fn partial(&self) -> bool {
+        self.sources.iter().any(|s| !s.errors.is_empty())
+    }
+}
+
+/// Prepare this shard's new and changed files of `source` (all sources
+/// when None) into `run`'s store, curating with `curate` when given (a
+/// hook without a candidate set: proposals are the committer's).
+pub fn prepare(
+    forest: &Path,
+    git: &GitForest,
+    source: Option<&str>,
+    shard: Shard,
+    run: &Arc<PreparedRun>,
+    curate: Option<&dyn Curate>,
+    progress: &dyn Progress,
+) -> Result<PrepareReport, GardenError> {
+    let started = Instant::now();
+    let config = GardenerConfig::load(forest)?;
+    let sources: Vec<SourceConfig> = match source {
+        Some(n) => {
+            vec![config.source(n).cloned().ok_or_else(|| GardenError::Schema(format!("no source named '{n}'")))?]
+        }
+        None => config.sources.clone(),
+    };
+    if sources.is_empty() {
+        return Err(GardenError::Schema(
+            "this forest has no recorded source (forest adopt SOURCE --record-only)".into(),
+        ));
+    }
+    let registry =
+        Registry::builtin().with_command_hooks(&config.converters, Duration::from_secs(config.convert_timeout_secs));
+    let limits = Limits {
+        max_input_bytes: config.max_file_bytes,
+        timeout: Duration::from_secs(config.convert_timeout_secs),
+        ..Limits::default()
+    };
+    // Dry-run options: nothing below may commit; the store is consulted so
+    // a retried shard skips what it already wrote.
+    let opts = RunOptions { dry_run: true, store: Some(run.clone()), ..Default::default() };
+    let (manifest, _) = open_manifest(forest, git, &config, true)?;
+    let curate_pool =
+        curate.and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok());
+    let mut report = PrepareReport {
+        version: 1,
+        command: "prepare".into(),
+        shard: format!("{}/{}", shard.index, shard.count),
+        store: run.store.uri(),
+        model: run.model().to_string(),
+        ..Default::default()
+    };
+    Access::sweep_slots(forest);
+    for src in &sources {
+        let access = Access::open(forest, src)?;
+        let io_pool = if access.is_remote() {
+            let n = std::env::var("FOREST_S3_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(16usize);
+            rayon::ThreadPoolBuilder::new().num_threads(n.clamp(1, 256)).build().ok()
+        } else {
+            None
+        };
+        let ctx = SourceRun {
+            command: "sync",
+            forest,
+            git,
+            config: &config,
+            src,
+            multi: config.sources.len() > 1,
+            registry: &registry,
+            limits: &limits,
+            opts: &opts,
+            progress,
+            curate: None,
+            today: today(),
+            report: SourceReport { source: src.name.clone(), ..Default::default() },
+            commits: vec![],
+            taken: HashSet::new(),
+            access,
+            io_pool,
+            curate_pool: None,
+            outcomes: RunOutcomes::default(),
+        };
+        let entries = manifest.entries(&src.name)?;
+        let mut out = PrepareSourceReport { source: src.name.clone(), ..Default::default() };
+        let (listing, _) = ctx.open_listing(None)?;
+        let mut mine = vec![];
+        let end = list_each(listing, &ctx.ignore_rules(), None, &mut |f| {
+            out.files_seen += 1;
+            if !shard.owns(&src.name, &f.rel) {
+                return;
+            }
+            out.in_shard += 1;
+            let same = entries.get(&f.rel).is_some_and(|e| {
+                !e.vanished
+                    && e.size == f.size
+                    && e.mtime_ms == f.mtime_ms
+                    && f.object.as_ref().is_none_or(|o| e.etag.as_deref() == Some(o.etag.as_str()))
+            });
+            if same {
+                out.unchanged += 1;
+            } else {
+                mine.push(f);
+            }
+        });
+        if let Some(e) = end.listing_error {
+            out.errors.push(FileError { path: String::new(), message: format!("listing failed: {e}") });
+        }
+        progress.start(&src.name, mine.len() as u64);
+        let round_len = std::env::var("FOREST_PREPARE_ROUND").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUND).max(1);
+        for round in mine.chunks(round_len) {
+            let work: Vec<Work> = round.iter().cloned().map(Work::Plant).collect();
+            let converted = ctx.convert_all(&work, &HashMap::new());
+            for f in round {
+                ctx.access.release(f);
+            }
+            let mut items: Vec<(Converted, PreparedConversion, Draft)> = vec![];
+            for c in converted.into_values() {
+                if c.from_store {
+                    out.already_prepared += 1;
+                    continue;
+                }
+                let storable = match (&c.outcome, c.unsupported) {
+                    (Ok(conv), false) => PreparedConversion::of(conv),
+                    _ => None,
+                };
+                let Some(pc) = storable else {
+                    out.left_to_committer += 1;
+                    continue;
+                };
+                let existing = entries.get(&c.rel).and_then(|e| {
+                    let text = std::fs::read_to_string(forest.join(ids::id_to_path(&e.id))).ok()?;
+                    Node::parse(&text).ok()
+                });
+                let draft = ctx.draft_for(&c, &pc, existing.as_ref());
+                items.push((c, pc, draft));
+            }
+            let inputs: Vec<String> =
+                items.iter().map(|(_, _, d)| draft_key(&d.title, &d.body, &d.tags, &config.directives)).collect();
+            let derived: Vec<(String, String)> =
+                items.iter().map(|(_, _, d)| (d.title.clone(), d.summary.clone())).collect();
+            let drafts: Vec<Draft> = items.iter_mut().map(|(_, _, d)| std::mem::replace(d, empty_draft())).collect();
+            let (drafts, _) = curate_drafts(curate, curate_pool.as_ref(), drafts);
+            let writes: Vec<(String, Result<Put, String>, bool)> = items
+                .par_iter()
+                .zip(drafts.par_iter())
+                .zip(inputs.par_iter().zip(derived.par_iter()))
+                .map(|(((c, pc, _), d), (input, (title, summary)))| {
+                    let curation = (curate.is_some() && d.scent == "llm").then(|| PreparedCuration {
+                        input: input.clone(),
+                        summary: d.summary.clone(),
+                        tags: d.tags.clone(),
+                        scent: d.scent.clone(),
+                    });
+                    let curated = curation.is_some();
+                    let object = PreparedObject {
+                        version: super::OBJECT_VERSION,
+                        provenance: Provenance {
+                            source: src.name.clone(),
+                            path: c.rel.clone(),
+                            sha256: c.hash.sha256.clone(),
+                            blake3: c.hash.blake3.clone(),
+                            size: c.size,
+                            converter: ctx.converter_key(&c.rel),
+                            prompt_version: forest_curator::PROMPT_VERSION.to_string(),
+                            model: run.model().to_string(),
+                            shard: format!("{}/{}", shard.index, shard.count),
+                        },
+                        conversion: pc.clone(),
+                        warnings: c.warnings.clone(),
+                        draft_title: title.clone(),
+                        draft_summary: summary.clone(),
+                        curation,
+                    };
+                    let key = run.key(&src.name, &c.rel, &c.hash.sha256, &object.provenance.converter);
+                    (c.rel.clone(), run.write(&key, &object), curated)
+                })
+                .collect();
+            for (rel, r, curated) in writes {
+                match r {
+                    Ok(Put::Written) => {
+                        out.prepared += 1;
+                        out.curated += usize::from(curated);
+                    }
+                    Ok(Put::Exists) => out.raced += 1,
+                    Err(e) => out.errors.push(FileError { path: rel, message: format!("store write: {e}") }),
+                }
+            }
+        }
+        progress.finish();
+        let (_, corrupt, _) = run.take_counts();
+        out.redone_corrupt = corrupt;
+        report.sources.push(out);
+    }
+    Access::sweep_slots(forest);
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+fn empty_draft() -> Draft {
+    Draft {
+        id: String::new(),
+        parent: String::new(),
+        title: String::new(),
+        body: String::new(),
+        summary: String::new(),
+        tags: vec![],
+        links: vec![],
+        scent: String::new(),
+    }
+}
+
+impl SourceRun<'_> {
+    /// The draft the plan stage will hand the curate hook for this
+    /// conversion: a plant's (title from the converter, else the file
+    /// stem; source tags then default tags) or, when the clone has the
+    /// passport, an update's (its title and tags). Mirrors
+    /// `stages/plan/leaf.rs`; a test holds the two together.
+    pub(crate) fn draft_for(&self, c: &Converted, pc: &PreparedConversion, existing: Option<&Node>) -> Draft {
+        let (title, tags, links) = match existing {
+            Some(n) => {
+                (n.get_str("title").unwrap_or_else(|| pc.title.clone()), n.get_list("tags"), DraftLink::existing(n))
+            }
+            None => {
+                let t = pc.title.trim().to_string();
+                let title = if t.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { t };
+                let mut tags: Vec<String> = pc.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()).collect();
+                for t in &self.config.default_tags {
+                    let t = clean_tag(t);
+                    if !t.is_empty() && !tags.contains(&t) {
+                        tags.push(t);
+                    }
+                }
+                let mut seen = HashSet::new();
+                tags.retain(|t| seen.insert(t.clone()));
+                (title, tags, vec![])
+            }
+        };
+        let body = normalize_body(&pc.body, &title);
+        let summary = derive_summary(&body, &title);
+        Draft { id: String::new(), parent: String::new(), title, body, summary, tags, links, scent: "derived".into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::testing::Fixture;
+    use crate::stages::plan::Batch;
+
+    struct Recorder;
+    impl Curate for Recorder {
+        fn curate(&self, _d: &mut Draft) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    /// The worker's draft is the plant stage's draft, field by field, so a
+    /// stored summary matches the committer's request.
+    #[test]
+    fn worker_drafts_match_the_plant_stage() {
+        let mut fx = Fixture::new();
+        fx.config.default_tags = vec!["Drive".into(), "notes".into()];
+        let a = fx.write("team/a.md", "---\ntags: [notes, Budget]\n---\n# Alpha plan\n\nSome text about it.\n");
+        let b = fx.write("team/untitled.txt", "plain words without a heading\n");
+        let mut run = fx.run();
+        run.curate = Some(&Recorder);
+        let work = vec![Work::Plant(a), Work::Plant(b)];
+        let converted = run.convert_all(&work, &HashMap::new());
+        let mut batch = Batch::default();
+        for w in &work {
+            run.apply(w, &converted, &mut batch, None);
+        }
+        assert_eq!(batch.curation.len(), 2);
+        for planted in &batch.curation {
+            let rel = if planted.id.ends_with("/a") { "team/a.md" } else { "team/untitled.txt" };
+            let c = &converted[rel];
+            let pc = PreparedConversion::of(c.outcome.as_ref().unwrap()).unwrap();
+            let mine = run.draft_for(c, &pc, None);
+            assert_eq!(
+                (&mine.title, &mine.body, &mine.summary, &mine.tags),
+                (&planted.title, &planted.body, &planted.summary, &planted.tags),
+                "{rel}"
+            );
+        }
+        // Source tags, then default tags, deduplicated: notes, budget, drive.
+        let a = batch.curation.iter().find(|d| d.id.ends_with("/a")).unwrap();
+        assert_eq!(a.tags.len(), 3, "{:?}", a.tags);
+    }
+}
