@@ -3,7 +3,7 @@
 //! the first crossing is one transplant (aliases, links and heat follow),
 //! growth after it moves nobody. Checked end to end with the binary:
 //! `validate`, `health`, `look` digests, `heat`, and the reference engine's
-//! `vine validate` when `FOREST_TEST_MONKEYLLM` is set.
+//! `vine validate` and `vine sync` when `FOREST_TEST_MONKEYLLM` is set.
 
 use super::snapshot::{ok, reference_bin, vine};
 use super::*;
@@ -237,5 +237,13 @@ fn crossing_the_threshold_moves_once_then_growth_moves_nobody() {
         ok(&o, "vine validate");
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(out.contains("0 error(s)"), "{out}");
+        // Its sync maps sources by `source_path`: it finds every re-homed
+        // passport and plants or rewrites nothing.
+        let head = git(&root, &["rev-parse", "HEAD"]);
+        let o = vine(&bin, &["sync", "--forest", root.to_str().unwrap()]);
+        ok(&o, "vine sync");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(!out.contains("planted (") && !out.contains("updated ("), "vine sync: {out}");
+        assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "vine sync: {out}");
     }
 }

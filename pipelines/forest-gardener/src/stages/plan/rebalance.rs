@@ -322,8 +322,9 @@ mod tests {
     use std::collections::HashMap;
 
     fn plant_batch(fx: &Fixture, run: &mut crate::pipeline::SourceRun<'_>, range: std::ops::Range<usize>) -> Batch {
-        let work: Vec<Work> =
-            range.map(|i| Work::Plant(fx.write(&format!("big/memo-{i:04}.md"), &format!("# M{i}\n\nMemo {i}.\n")))).collect();
+        let work: Vec<Work> = range
+            .map(|i| Work::Plant(fx.write(&format!("big/memo-{i:04}.md"), &format!("# M{i}\n\nMemo {i}.\n"))))
+            .collect();
         let converted = run.convert_all(&work, &HashMap::new());
         let mut batch = Batch::default();
         for w in &work {
@@ -391,7 +392,7 @@ mod tests {
         assert!(fx.forest.join("big/memo-0001.md").exists(), "140 short memos fit one branch");
         let mut second = plant_batch(&fx, &mut run, 140..160);
         assert_eq!(second.moved, 140);
-        let to = &run.report.moved.iter().find(|m| m.from == "big/memo-0001").expect("moved").to;
+        let to = &run.report.moved.iter().find(|m| m.from == "big/memo-0001").expect("moved").to.clone();
         let n = &second.nodes[to];
         assert!(n.get_list("aliases").contains(&"big/memo-0001".to_string()));
         assert_eq!(n.get_list("moved_from"), vec!["big/memo-0001"]);
@@ -405,7 +406,11 @@ mod tests {
         // One more file: routed into its bucket, nobody moves.
         let mut third = plant_batch(&fx, &mut run, 160..161);
         assert_eq!(third.moved, 0);
-        assert!(run.report.planted.last().is_some_and(|id| id.starts_with("big/~memo-01")), "{:?}", run.report.planted.last());
+        assert!(
+            run.report.planted.last().is_some_and(|id| id.starts_with("big/~memo-01")),
+            "{:?}",
+            run.report.planted.last()
+        );
         run.finish_batch(&mut third, &mut manifest, None).expect("commit");
     }
 }
