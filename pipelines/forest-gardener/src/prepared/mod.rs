@@ -337,6 +337,33 @@ impl PreparedRun {
     }
 }
 
+impl crate::pipeline::SourceRun<'_> {
+    /// Count one slice's conversions by where they came from and drop the
+    /// deferred ones (neither planted nor remembered: the next run sees
+    /// them as new again).
+    pub(crate) fn account_conversions(
+        &mut self,
+        mut converted: HashMap<String, Converted>,
+    ) -> HashMap<String, Converted> {
+        let local = converted.values().filter(|c| c.converted_locally).count();
+        self.report.local_conversions += local;
+        let before = converted.len();
+        converted.retain(|_, c| !c.deferred);
+        self.report.deferred += before - converted.len();
+        converted
+    }
+
+    /// Move the store counters of this source into its report.
+    pub(crate) fn account_store(&mut self) {
+        if let Some(p) = self.opts.store.as_deref() {
+            let (hits, corrupt, curations) = p.take_counts();
+            self.report.store_hits += hits;
+            self.report.store_corrupt += corrupt;
+            self.report.store_curations += curations;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,32 +436,5 @@ mod tests {
         assert!(run.lookup(&run.key("drive", "zzz.md", "abc", "c")).is_none());
         assert_eq!(draft_key("A", "b", &["x".into()], " d "), draft_key("A", "b", &["x".into()], "d"));
         assert_ne!(draft_key("A", "b", &["x".into()], ""), draft_key("A", "b", &[], ""));
-    }
-}
-
-impl crate::pipeline::SourceRun<'_> {
-    /// Count one slice's conversions by where they came from and drop the
-    /// deferred ones (neither planted nor remembered: the next run sees
-    /// them as new again).
-    pub(crate) fn account_conversions(
-        &mut self,
-        mut converted: HashMap<String, Converted>,
-    ) -> HashMap<String, Converted> {
-        let local = converted.values().filter(|c| c.converted_locally).count();
-        self.report.local_conversions += local;
-        let before = converted.len();
-        converted.retain(|_, c| !c.deferred);
-        self.report.deferred += before - converted.len();
-        converted
-    }
-
-    /// Move the store counters of this source into its report.
-    pub(crate) fn account_store(&mut self) {
-        if let Some(p) = self.opts.store.as_deref() {
-            let (hits, corrupt, curations) = p.take_counts();
-            self.report.store_hits += hits;
-            self.report.store_corrupt += corrupt;
-            self.report.store_curations += curations;
-        }
     }
 }
