@@ -41,9 +41,13 @@ python3 forests/gen_corpus.py --files "$DOCS" --out "$W/corpus" >/dev/null
 for i in 0 1 2 3; do git clone -q "$W/forest" "$W/clone$i"; done
 
 # run_workers WORKERS ENDPOINTS -> prints docs/s of curated documents
+run=0
 run_workers() {
-  local workers=$1 eps=$2 store="$W/store-$1-$2"
+  run=$((run + 1))
+  local workers=$1 eps=$2 store="$W/store-$run"
   local t0 t1 curated=0 wpids=()
+  # Fresh state per run: no curation cache hits from an earlier run.
+  for ((i = 0; i < workers; i++)); do rm -rf "$W/clone$i/_derived"; done
   t0=$(date +%s.%N)
   for ((i = 0; i < workers; i++)); do
     MONKEYLLM_LLM_ENDPOINT="$(endpoints "$eps")" "$BIN" sync --forest "$W/clone$i" --shard "$i/$workers" \

@@ -86,7 +86,7 @@ impl EndpointPool {
                 .max_by_key(|&i| (st[i].free, std::cmp::Reverse(i)))
                 .or_else(|| {
                     // Only backed-off endpoints have room: soonest back in first.
-                    let any_healthy_busy = st.iter().any(|s| healthy(s));
+                    let any_healthy_busy = st.iter().any(healthy);
                     if any_healthy_busy {
                         return None;
                     }

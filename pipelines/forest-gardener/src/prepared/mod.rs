@@ -13,6 +13,13 @@
 //! ([`draft_key`]). Closed-catalog link proposals and branch rollups stay
 //! with the committer, the only place the whole catalog is known.
 //!
+//! Proposals are kept at the committer (chosen split). The split leaves
+//! room for a second worker pass: once the committer has landed the run's
+//! nodes, workers in fresh clones would propose for the new ids of their
+//! shard against the clone's catalog and store the links keyed by (node
+//! id, summary, catalog HEAD), which the hook would take as it takes
+//! summaries; not built.
+//!
 //! In: listed files, conversions, curated drafts. Out: store objects
 //! (worker) or conversions and summaries served from them (committer).
 //! Touches the store only; the worker also reads the clone's passports.
@@ -169,8 +176,11 @@ pub struct PreparedObject {
     pub version: u32,
     /// Inputs and versions.
     pub provenance: Provenance,
-    /// The converted body.
-    pub conversion: PreparedConversion,
+    /// The converted body; None when the worker leaves the file to the
+    /// committer (datasets, SQLite payloads, unsupported, empty or failing
+    /// files): the committer converts and reports those itself, also under
+    /// `--prepared-only` (the file was seen, nothing is waiting for it).
+    pub conversion: Option<PreparedConversion>,
     /// Converter warnings.
     pub warnings: Vec<String>,
     /// Draft passport fields the worker derived (title, derived summary,
@@ -212,6 +222,9 @@ pub struct PreparedRun {
     curations: Mutex<HashMap<String, PreparedCuration>>,
     /// Counters since the last [`PreparedRun::take_counts`].
     pub counters: StoreCounters,
+    /// Set by the worker: an object of any kind means "done" (a marker
+    /// left to the committer included).
+    pub(crate) worker: std::sync::atomic::AtomicBool,
 }
 
 impl PreparedRun {
@@ -224,6 +237,7 @@ impl PreparedRun {
             model: OnceLock::new(),
             curations: Mutex::new(HashMap::new()),
             counters: StoreCounters::default(),
+            worker: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -279,7 +293,8 @@ impl PreparedRun {
 
     /// Serve `c` from the store object `o` (the committer's convert stage).
     pub(crate) fn fill(&self, c: &mut Converted, o: PreparedObject) {
-        c.outcome = Ok(o.conversion.conversion());
+        let Some(conv) = o.conversion else { return };
+        c.outcome = Ok(conv.conversion());
         c.warnings = o.warnings;
         c.from_store = true;
         self.counters.hits.fetch_add(1, Ordering::Relaxed);
@@ -319,6 +334,33 @@ impl PreparedRun {
             self.counters.corrupt.swap(0, Ordering::Relaxed),
             self.counters.curations.swap(0, Ordering::Relaxed),
         )
+    }
+}
+
+impl crate::pipeline::SourceRun<'_> {
+    /// Count one slice's conversions by where they came from and drop the
+    /// deferred ones (neither planted nor remembered: the next run sees
+    /// them as new again).
+    pub(crate) fn account_conversions(
+        &mut self,
+        mut converted: HashMap<String, Converted>,
+    ) -> HashMap<String, Converted> {
+        let local = converted.values().filter(|c| c.converted_locally).count();
+        self.report.local_conversions += local;
+        let before = converted.len();
+        converted.retain(|_, c| !c.deferred);
+        self.report.deferred += before - converted.len();
+        converted
+    }
+
+    /// Move the store counters of this source into its report.
+    pub(crate) fn account_store(&mut self) {
+        if let Some(p) = self.opts.store.as_deref() {
+            let (hits, corrupt, curations) = p.take_counts();
+            self.report.store_hits += hits;
+            self.report.store_corrupt += corrupt;
+            self.report.store_curations += curations;
+        }
     }
 }
 
@@ -376,7 +418,7 @@ mod tests {
                 model: "m1".into(),
                 shard: "0/1".into(),
             },
-            conversion: PreparedConversion::of(&conv).unwrap(),
+            conversion: PreparedConversion::of(&conv),
             warnings: vec![],
             draft_title: "A".into(),
             draft_summary: "Text.".into(),
@@ -390,36 +432,9 @@ mod tests {
         assert_eq!(run.write(&k, &o).unwrap(), Put::Written);
         let back = run.lookup(&k).unwrap();
         assert_eq!(back, o);
-        assert_eq!(back.conversion.conversion(), conv);
+        assert_eq!(back.conversion.as_ref().map(|c| c.conversion()), Some(conv));
         assert!(run.lookup(&run.key("drive", "zzz.md", "abc", "c")).is_none());
         assert_eq!(draft_key("A", "b", &["x".into()], " d "), draft_key("A", "b", &["x".into()], "d"));
         assert_ne!(draft_key("A", "b", &["x".into()], ""), draft_key("A", "b", &[], ""));
-    }
-}
-
-impl crate::pipeline::SourceRun<'_> {
-    /// Count one slice's conversions by where they came from and drop the
-    /// deferred ones (neither planted nor remembered: the next run sees
-    /// them as new again).
-    pub(crate) fn account_conversions(
-        &mut self,
-        mut converted: HashMap<String, Converted>,
-    ) -> HashMap<String, Converted> {
-        let local = converted.values().filter(|c| c.converted_locally).count();
-        self.report.local_conversions += local;
-        let before = converted.len();
-        converted.retain(|_, c| !c.deferred);
-        self.report.deferred += before - converted.len();
-        converted
-    }
-
-    /// Move the store counters of this source into its report.
-    pub(crate) fn account_store(&mut self) {
-        if let Some(p) = self.opts.store.as_deref() {
-            let (hits, corrupt, curations) = p.take_counts();
-            self.report.store_hits += hits;
-            self.report.store_corrupt += corrupt;
-            self.report.store_curations += curations;
-        }
     }
 }

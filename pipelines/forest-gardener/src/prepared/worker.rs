@@ -132,6 +132,7 @@ pub fn prepare(
     // Dry-run options: nothing below may commit; the store is consulted so
     // a retried shard skips what it already wrote.
     let opts = RunOptions { dry_run: true, store: Some(run.clone()), ..Default::default() };
+    run.worker.store(true, std::sync::atomic::Ordering::Relaxed);
     let (manifest, _) = open_manifest(forest, git, &config, true)?;
     let curate_pool =
         curate.and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok());
@@ -206,7 +207,7 @@ pub fn prepare(
             for f in round {
                 ctx.access.release(f);
             }
-            let mut items: Vec<(Converted, PreparedConversion, Draft)> = vec![];
+            let mut items: Vec<(Converted, Option<PreparedConversion>, Draft)> = vec![];
             for c in converted.into_values() {
                 if c.from_store {
                     out.already_prepared += 1;
@@ -217,7 +218,8 @@ pub fn prepare(
                     _ => None,
                 };
                 let Some(pc) = storable else {
-                    out.left_to_committer += 1;
+                    // A marker: seen, left to the committer (never deferred).
+                    items.push((c, None, empty_draft()));
                     continue;
                 };
                 let existing = entries.get(&c.rel).and_then(|e| {
@@ -225,20 +227,27 @@ pub fn prepare(
                     Node::parse(&text).ok()
                 });
                 let draft = ctx.draft_for(&c, &pc, existing.as_ref());
-                items.push((c, pc, draft));
+                items.push((c, Some(pc), draft));
             }
             let inputs: Vec<String> =
                 items.iter().map(|(_, _, d)| draft_key(&d.title, &d.body, &d.tags, &config.directives)).collect();
             let derived: Vec<(String, String)> =
                 items.iter().map(|(_, _, d)| (d.title.clone(), d.summary.clone())).collect();
-            let drafts: Vec<Draft> = items.iter_mut().map(|(_, _, d)| std::mem::replace(d, empty_draft())).collect();
-            let (drafts, _) = curate_drafts(curate, curate_pool.as_ref(), drafts);
-            let writes: Vec<(String, Result<Put, String>, bool)> = items
+            // Markers have no draft: only conversions go to the model.
+            let (with, markers): (Vec<usize>, Vec<usize>) = (0..items.len()).partition(|&i| items[i].1.is_some());
+            let drafts: Vec<Draft> = with.iter().map(|&i| std::mem::replace(&mut items[i].2, empty_draft())).collect();
+            let (curated, _) = curate_drafts(curate, curate_pool.as_ref(), drafts);
+            let mut drafts: Vec<Draft> = (0..items.len()).map(|_| empty_draft()).collect();
+            for (i, d) in with.into_iter().zip(curated) {
+                drafts[i] = d;
+            }
+            out.left_to_committer += markers.len();
+            let writes: Vec<(String, Result<Put, String>, bool, bool)> = items
                 .par_iter()
                 .zip(drafts.par_iter())
                 .zip(inputs.par_iter().zip(derived.par_iter()))
                 .map(|(((c, pc, _), d), (input, (title, summary)))| {
-                    let curation = (curate.is_some() && d.scent == "llm").then(|| PreparedCuration {
+                    let curation = (curate.is_some() && pc.is_some() && d.scent == "llm").then(|| PreparedCuration {
                         input: input.clone(),
                         summary: d.summary.clone(),
                         tags: d.tags.clone(),
@@ -265,15 +274,16 @@ pub fn prepare(
                         curation,
                     };
                     let key = run.key(&src.name, &c.rel, &c.hash.sha256, &object.provenance.converter);
-                    (c.rel.clone(), run.write(&key, &object), curated)
+                    (c.rel.clone(), run.write(&key, &object), curated, pc.is_some())
                 })
                 .collect();
-            for (rel, r, curated) in writes {
+            for (rel, r, curated, converted) in writes {
                 match r {
-                    Ok(Put::Written) => {
+                    Ok(Put::Written) if converted => {
                         out.prepared += 1;
                         out.curated += usize::from(curated);
                     }
+                    Ok(Put::Written) => {}
                     Ok(Put::Exists) => out.raced += 1,
                     Err(e) => out.errors.push(FileError { path: rel, message: format!("store write: {e}") }),
                 }

@@ -119,10 +119,17 @@ impl SourceRun<'_> {
         if let Some(p) = self.opts.store.as_deref() {
             let key = p.key(&self.src.name, &f.rel, &c.hash.sha256, &self.converter_key(&f.rel));
             match p.lookup(&key) {
-                Some(o) => {
+                Some(o) if o.conversion.is_some() => {
                     p.fill(&mut c, o);
                     return c;
                 }
+                // A worker already left this file to the committer.
+                Some(_) if p.worker.load(std::sync::atomic::Ordering::Relaxed) => {
+                    c.from_store = true;
+                    return c;
+                }
+                // A worker saw the file and left its conversion to us.
+                Some(_) => {}
                 None if p.prepared_only => {
                     c.deferred = true;
                     return c;
