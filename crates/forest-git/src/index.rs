@@ -6,9 +6,10 @@
 //! in memory, every batch). A run of many batches instead marks the index
 //! as behind HEAD once ([`INDEX_BASE_FILE`] names the commit the index last
 //! matched), skips the per-batch edit, and catches up once at the end by a
-//! tree-to-tree diff from that commit to HEAD: unchanged subtrees are
-//! skipped by id, so the diff costs what the run changed, and the index
-//! file is rewritten once per run instead of once per batch.
+//! tree-to-tree walk from that commit to HEAD: unchanged subtrees are
+//! skipped by id, so the walk costs what the run changed, changes stream
+//! into the index one by one, and the index file is rewritten once per run
+//! instead of once per batch.
 //!
 //! In: the repository, the marker, HEAD. Out: index entries (with stat data,
 //! so `git status` stays clean without re-hashing) for exactly the paths
@@ -19,7 +20,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use git2::{Delta, DiffOptions, Oid, Repository};
+use std::cmp::Ordering;
+
+use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 
 use crate::worktree;
 use crate::GitError;
@@ -67,34 +70,111 @@ pub(crate) fn catch_up(repo: &Repository, root: &Path, head: Option<Oid>) -> Res
     };
     let old_tree = base.as_ref().map(|c| c.tree()).transpose()?;
     let new_tree = head.map(|o| repo.find_commit(o).and_then(|c| c.tree())).transpose()?;
-    let mut opts = DiffOptions::new();
-    opts.skip_binary_check(true);
-    let diff = repo.diff_tree_to_tree(old_tree.as_ref(), new_tree.as_ref(), Some(&mut opts))?;
-    let mut targets: Vec<(String, Option<(Oid, u64)>)> = Vec::with_capacity(diff.deltas().len());
-    for d in diff.deltas() {
-        let rel = |f: git2::DiffFile<'_>| f.path().and_then(Path::to_str).map(str::to_string);
-        match d.status() {
-            Delta::Deleted => {
-                if let Some(p) = rel(d.old_file()) {
-                    targets.push((p, None));
-                }
+    let mut index = repo.index()?;
+    index.read(false)?;
+    if old_tree.is_none() {
+        // From nothing: start from an empty index so entries of paths no
+        // longer in HEAD cannot survive (e.g. an unreadable marker).
+        index.clear()?;
+    }
+    let mut changed = 0usize;
+    diff_trees(repo, old_tree.as_ref(), new_tree.as_ref(), "", &mut |rel, target| {
+        changed += 1;
+        worktree::set_index_entry(&mut index, root, rel, target.map(|oid| (oid, 0)))
+    })?;
+    index.write()?;
+    fs::remove_file(&path).map_err(|e| GitError::io(format!("remove {}", path.display()), e))?;
+    Ok(changed)
+}
+
+/// A tree entry's name as git orders it within a tree (a subtree sorts as
+/// if its name ended in `/`).
+fn order_key(e: &TreeEntry<'_>) -> Vec<u8> {
+    let mut k = e.name_bytes().to_vec();
+    if e.kind() == Some(ObjectType::Tree) {
+        k.push(b'/');
+    }
+    k
+}
+
+/// Call `f(path, Some(blob))` for every blob added or changed from `old` to
+/// `new` and `f(path, None)` for every blob removed, merge-joining the two
+/// trees level by level and skipping equal subtrees by id: cost follows the
+/// changes, memory the depth (libgit2's diff would hold every delta of an
+/// adopt, ~250 B each, at once).
+fn diff_trees(
+    repo: &Repository,
+    old: Option<&Tree<'_>>,
+    new: Option<&Tree<'_>>,
+    prefix: &str,
+    f: &mut dyn FnMut(&str, Option<Oid>) -> Result<(), GitError>,
+) -> Result<(), GitError> {
+    let olds: Vec<TreeEntry<'_>> = old.map(|t| t.iter().collect()).unwrap_or_default();
+    let news: Vec<TreeEntry<'_>> = new.map(|t| t.iter().collect()).unwrap_or_default();
+    let (mut i, mut j) = (0, 0);
+    while i < olds.len() || j < news.len() {
+        let ord = match (olds.get(i), news.get(j)) {
+            (Some(a), Some(b)) => order_key(a).cmp(&order_key(b)),
+            (Some(_), None) => Ordering::Less,
+            (None, _) => Ordering::Greater,
+        };
+        match ord {
+            Ordering::Less => {
+                side(repo, &olds[i], prefix, false, f)?;
+                i += 1;
             }
-            _ => {
-                if let Some(p) = rel(d.new_file()) {
-                    targets.push((p, Some((d.new_file().id(), d.new_file().size()))));
+            Ordering::Greater => {
+                side(repo, &news[j], prefix, true, f)?;
+                j += 1;
+            }
+            Ordering::Equal => {
+                let (a, b) = (&olds[i], &news[j]);
+                if a.id() != b.id() || a.filemode() != b.filemode() {
+                    let rel = join(prefix, b);
+                    if b.kind() == Some(ObjectType::Tree) {
+                        let (ta, tb) = (repo.find_tree(a.id())?, repo.find_tree(b.id())?);
+                        diff_trees(repo, Some(&ta), Some(&tb), &rel, f)?;
+                    } else if b.kind() == Some(ObjectType::Blob) {
+                        f(&rel, Some(b.id()))?;
+                    }
                 }
+                i += 1;
+                j += 1;
             }
         }
     }
-    let changed = targets.len();
-    if base.is_none() && old_tree.is_none() {
-        // From nothing: start from an empty index so entries of paths no
-        // longer in HEAD cannot survive (e.g. an unreadable marker).
-        let mut index = repo.index()?;
-        index.clear()?;
-        index.write()?;
+    Ok(())
+}
+
+/// An entry present on one side only: all its blobs are added (`added`) or
+/// removed.
+fn side(
+    repo: &Repository,
+    e: &TreeEntry<'_>,
+    prefix: &str,
+    added: bool,
+    f: &mut dyn FnMut(&str, Option<Oid>) -> Result<(), GitError>,
+) -> Result<(), GitError> {
+    let rel = join(prefix, e);
+    match e.kind() {
+        Some(ObjectType::Tree) => {
+            let t = repo.find_tree(e.id())?;
+            if added {
+                diff_trees(repo, None, Some(&t), &rel, f)
+            } else {
+                diff_trees(repo, Some(&t), None, &rel, f)
+            }
+        }
+        Some(ObjectType::Blob) => f(&rel, added.then(|| e.id())),
+        _ => Ok(()),
     }
-    worktree::update_index_sized(repo, root, &targets)?;
-    fs::remove_file(&path).map_err(|e| GitError::io(format!("remove {}", path.display()), e))?;
-    Ok(changed)
+}
+
+fn join(prefix: &str, e: &TreeEntry<'_>) -> String {
+    let name = String::from_utf8_lossy(e.name_bytes());
+    if prefix.is_empty() {
+        name.into_owned()
+    } else {
+        format!("{prefix}/{name}")
+    }
 }

@@ -170,17 +170,27 @@ pub(crate) fn update_index_sized<S: AsRef<str>>(
     // Another git process may have rewritten the index since we loaded it.
     index.read(false)?;
     for (rel, target) in targets {
-        let rel = rel.as_ref();
-        match target {
-            Some((oid, len)) => index.add(&index_entry(root, rel, *oid, *len))?,
-            None => {
-                if index.get_path(Path::new(rel), 0).is_some() {
-                    index.remove_path(Path::new(rel))?;
-                }
+        set_index_entry(&mut index, root, rel.as_ref(), *target)?;
+    }
+    index.write()?;
+    Ok(())
+}
+
+/// Set one path's index entry to `target` (blob id, size) or remove it.
+pub(crate) fn set_index_entry(
+    index: &mut git2::Index,
+    root: &Path,
+    rel: &str,
+    target: Option<(Oid, u64)>,
+) -> Result<(), GitError> {
+    match target {
+        Some((oid, len)) => index.add(&index_entry(root, rel, oid, len))?,
+        None => {
+            if index.get_path(Path::new(rel), 0).is_some() {
+                index.remove_path(Path::new(rel))?;
             }
         }
     }
-    index.write()?;
     Ok(())
 }
 
