@@ -87,6 +87,9 @@ pub(crate) fn catch_up(repo: &Repository, root: &Path, head: Option<Oid>) -> Res
     Ok(changed)
 }
 
+/// Receives each changed path: `Some(blob)` set, `None` removed.
+type OnChange<'a> = dyn FnMut(&str, Option<Oid>) -> Result<(), GitError> + 'a;
+
 /// A tree entry's name as git orders it within a tree (a subtree sorts as
 /// if its name ended in `/`).
 fn order_key(e: &TreeEntry<'_>) -> Vec<u8> {
@@ -107,7 +110,7 @@ fn diff_trees(
     old: Option<&Tree<'_>>,
     new: Option<&Tree<'_>>,
     prefix: &str,
-    f: &mut dyn FnMut(&str, Option<Oid>) -> Result<(), GitError>,
+    f: &mut OnChange<'_>,
 ) -> Result<(), GitError> {
     let olds: Vec<TreeEntry<'_>> = old.map(|t| t.iter().collect()).unwrap_or_default();
     let news: Vec<TreeEntry<'_>> = new.map(|t| t.iter().collect()).unwrap_or_default();
@@ -153,7 +156,7 @@ fn side(
     e: &TreeEntry<'_>,
     prefix: &str,
     added: bool,
-    f: &mut dyn FnMut(&str, Option<Oid>) -> Result<(), GitError>,
+    f: &mut OnChange<'_>,
 ) -> Result<(), GitError> {
     let rel = join(prefix, e);
     match e.kind() {

@@ -222,7 +222,7 @@ impl Vine {
             )?;
             let mut out = Vec::with_capacity(ranked.len());
             for (id, rank) in ranked {
-                if let Some(row) = st.query_row([&id], |r| hit_row(r)).optional()? {
+                if let Some(row) = st.query_row([&id], hit_row).optional()? {
                     out.push(Hit { row, rank });
                 }
             }
