@@ -133,7 +133,11 @@ mod hostile {
         ole.extend_from_slice(&garbage);
         std::fs::write(&thumbs, ole).unwrap();
         let out = convert(&thumbs, &Limits::default());
-        assert!(matches!(&out.status, forest_convert::Status::Skipped(r) if r.contains("thumbnail")), "{:?}", out.status);
+        assert!(
+            matches!(&out.status, forest_convert::Status::Skipped(r) if r.contains("thumbnail")),
+            "{:?}",
+            out.status
+        );
         // A text file named .db is read as what it is, with a warning.
         let out = convert(&data_dir().join("notadb.db"), &Limits::default());
         assert_eq!(out.result.unwrap().title(), "notadb");
