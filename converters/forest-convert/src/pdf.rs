@@ -363,7 +363,10 @@ mod tests {
             words.iter().enumerate().map(|(n, w)| (n as u32 + 1, format!("ACME Manual {n}\n{w} text\n{n}"))).collect();
         let pages = strip_running_lines(pages);
         assert_eq!(pages[2], page(3, "gamma text", &["ACME Manual 2"]));
-        assert_eq!(furniture_key("GNU Bash 5.2 2022 September 19 10"), furniture_key("GNU Bash 5.2 2022 September 19 9"));
+        assert_eq!(
+            furniture_key("GNU Bash 5.2 2022 September 19 10"),
+            furniture_key("GNU Bash 5.2 2022 September 19 9")
+        );
         let toc = vec![(1, "One".to_string(), 1), (1, "Two".to_string(), 4)];
         let s = sections(&pages, &toc);
         assert_eq!(s[..5], ["## One", "alpha text", "beta text", "gamma text", "ACME Manual 0"]);
