@@ -40,7 +40,8 @@ impl Converter for Eml {
         let bytes = std::fs::read(path)?;
         let msg = MessageParser::default()
             .parse(&bytes)
-            .filter(|m| m.subject().is_some() || m.from().is_some() || m.date().is_some())
+            // A MIME entity without Subject/From/Date (a saved part) is still mail.
+            .filter(|m| m.subject().is_some() || m.from().is_some() || m.date().is_some() || m.content_type().is_some())
             .ok_or_else(|| schema(format!("not an e-mail message: {}", file_name(path))))?;
         let title = msg
             .subject()

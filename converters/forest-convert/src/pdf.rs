@@ -130,8 +130,17 @@ fn derived_title(first_page_title: Option<String>, toc: &[(usize, String, u32)])
 }
 
 /// Normalised form of a running header/footer line (page numbers vary).
+/// A digit run is one `#`, so "Page 9" and "Page 10" share a key.
 fn furniture_key(line: &str) -> String {
-    line.trim().chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect()
+    let mut key = String::with_capacity(line.len());
+    for c in line.trim().chars() {
+        if !c.is_ascii_digit() {
+            key.push(c);
+        } else if !key.ends_with('#') {
+            key.push('#');
+        }
+    }
+    key
 }
 
 /// One page: its body text and the running headers/footers taken out of it.
@@ -354,6 +363,10 @@ mod tests {
             words.iter().enumerate().map(|(n, w)| (n as u32 + 1, format!("ACME Manual {n}\n{w} text\n{n}"))).collect();
         let pages = strip_running_lines(pages);
         assert_eq!(pages[2], page(3, "gamma text", &["ACME Manual 2"]));
+        assert_eq!(
+            furniture_key("GNU Bash 5.2 2022 September 19 10"),
+            furniture_key("GNU Bash 5.2 2022 September 19 9")
+        );
         let toc = vec![(1, "One".to_string(), 1), (1, "Two".to_string(), 4)];
         let s = sections(&pages, &toc);
         assert_eq!(s[..5], ["## One", "alpha text", "beta text", "gamma text", "ACME Manual 0"]);

@@ -198,6 +198,26 @@ fn strip_comments(b: &[u8]) -> Option<Vec<u8>> {
     stripped.then_some(out)
 }
 
+/// Whether a content stream has `'`/`"` operators and `%` comments: bytes
+/// outside literal strings (text with apostrophes is the common case and
+/// must not cost a second parse of the page).
+fn operators_outside_strings(b: &[u8]) -> (bool, bool) {
+    let (mut quotes, mut comments) = (false, false);
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < b.len() && !(quotes && comments) {
+        match (b[i], depth) {
+            (b'\\', d) if d > 0 => i += 1,
+            (b'(', d) => depth = d + 1,
+            (b')', d) if d > 0 => depth = d - 1,
+            (b'\'' | b'"', 0) => quotes = true,
+            (b'%', 0) => comments = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    (quotes, comments)
+}
+
 /// Make page content streams readable by pdf-extract's interpreter: drop
 /// `%` comments (lopdf's parser stops at them) and rewrite the `'` and `"`
 /// text operators (next line and show text), which the interpreter skips,
@@ -207,8 +227,8 @@ fn strip_comments(b: &[u8]) -> Option<Vec<u8>> {
 pub(crate) fn normalise_content(doc: &mut Document) {
     for (_, page_id) in doc.get_pages() {
         let Ok(bytes) = doc.get_page_content(page_id) else { continue };
-        let quotes = bytes.iter().any(|&b| b == b'\'' || b == b'"');
-        let stripped = if bytes.contains(&b'%') { strip_comments(&bytes) } else { None };
+        let (quotes, comments) = operators_outside_strings(&bytes);
+        let stripped = if comments { strip_comments(&bytes) } else { None };
         if !quotes && stripped.is_none() {
             continue;
         }
@@ -365,6 +385,14 @@ mod tests {
 #[cfg(test)]
 mod strip_tests {
     use super::strip_comments;
+
+    #[test]
+    fn operator_scan_ignores_string_contents() {
+        use super::operators_outside_strings as scan;
+        assert_eq!(scan(b"BT (don't 100%) Tj ET"), (false, false));
+        assert_eq!(scan(b"BT (a) Tj (b)' ET % c"), (true, true));
+        assert_eq!(scan(b"BT (a\\) ') Tj ET"), (false, false));
+    }
 
     #[test]
     fn comments_outside_strings_only() {

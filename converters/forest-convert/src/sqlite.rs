@@ -66,6 +66,11 @@ impl Converter for SqliteAdopt {
         let name = file_name(path);
         let mut header = [0u8; 16];
         let ok = std::fs::File::open(path)?.read_exact(&mut header).is_ok();
+        if ok && header.starts_with(&[0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]) {
+            // An OLE compound file named .db: Windows' Thumbs.db thumbnail
+            // cache, found in every folder of a company drive; nothing to plant.
+            return Err(crate::error::skipped("Windows thumbnail cache (OLE file named .db), not a document"));
+        }
         if !ok || &header != b"SQLite format 3\0" {
             return Err(schema(format!("not a SQLite database: {name}")));
         }

@@ -127,6 +127,17 @@ mod hostile {
                 assert!(err.starts_with(&format!("garbage.{ext}: ")), "{err}");
             }
         }
+        // Windows' thumbnail cache is skipped, not an error.
+        let thumbs = d.path().join("Thumbs.db");
+        let mut ole = vec![0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+        ole.extend_from_slice(&garbage);
+        std::fs::write(&thumbs, ole).unwrap();
+        let out = convert(&thumbs, &Limits::default());
+        assert!(
+            matches!(&out.status, forest_convert::Status::Skipped(r) if r.contains("thumbnail")),
+            "{:?}",
+            out.status
+        );
         // A text file named .db is read as what it is, with a warning.
         let out = convert(&data_dir().join("notadb.db"), &Limits::default());
         assert_eq!(out.result.unwrap().title(), "notadb");
