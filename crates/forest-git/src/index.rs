@@ -151,13 +151,7 @@ fn diff_trees(
 
 /// An entry present on one side only: all its blobs are added (`added`) or
 /// removed.
-fn side(
-    repo: &Repository,
-    e: &TreeEntry<'_>,
-    prefix: &str,
-    added: bool,
-    f: &mut OnChange<'_>,
-) -> Result<(), GitError> {
+fn side(repo: &Repository, e: &TreeEntry<'_>, prefix: &str, added: bool, f: &mut OnChange<'_>) -> Result<(), GitError> {
     let rel = join(prefix, e);
     match e.kind() {
         Some(ObjectType::Tree) => {
