@@ -48,13 +48,7 @@ pub(crate) fn run_sources(
     // Batch commits skip git's index (an O(forest) rewrite each); it
     // catches up once at the end, or on drop if the run fails.
     let index = DeferredIndex::start(git);
-    let registry =
-        Registry::builtin().with_command_hooks(&config.converters, Duration::from_secs(config.convert_timeout_secs));
-    let limits = Limits {
-        max_input_bytes: config.max_file_bytes,
-        timeout: Duration::from_secs(config.convert_timeout_secs),
-        ..Limits::default()
-    };
+    let (registry, limits) = converters_of(config);
     let (mut manifest, refresh) = open_manifest(forest, git, config, opts.dry_run)?;
     // Full integrity check here (a nightly run can afford it); locate uses the cheap open.
     let mut catalog = None;
@@ -112,6 +106,19 @@ pub(crate) fn run_sources(
     index.finish()?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// The converter registry (with the config's command hooks) and limits a
+/// run converts with.
+pub(crate) fn converters_of(config: &GardenerConfig) -> (Registry, Limits) {
+    let registry =
+        Registry::builtin().with_command_hooks(&config.converters, Duration::from_secs(config.convert_timeout_secs));
+    let limits = Limits {
+        max_input_bytes: config.max_file_bytes,
+        timeout: Duration::from_secs(config.convert_timeout_secs),
+        ..Limits::default()
+    };
+    (registry, limits)
 }
 
 /// Defers git-index updates for the length of a run (see

@@ -21,9 +21,8 @@ use crate::stages::convert::Converted;
 use crate::stages::curate::curate_drafts;
 use crate::stages::list::list_each;
 use crate::stages::plan::Work;
-use crate::stages::text::{clean_tag, normalize_body, stem_of};
+use crate::stages::text::{clean_tag, normalize_body, stem_of, with_default_tags};
 use crate::GardenError;
-use forest_convert::{Limits, Registry};
 use forest_git::GitForest;
 use forest_model::ids;
 use forest_model::node::{today, Node};
@@ -35,7 +34,7 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Files converted (then curated, then written) per round: bounds memory
 /// and what a killed worker loses (`FOREST_PREPARE_ROUND` overrides it).
@@ -122,13 +121,7 @@ pub fn prepare(
             "this forest has no recorded source (forest adopt SOURCE --record-only)".into(),
         ));
     }
-    let registry =
-        Registry::builtin().with_command_hooks(&config.converters, Duration::from_secs(config.convert_timeout_secs));
-    let limits = Limits {
-        max_input_bytes: config.max_file_bytes,
-        timeout: Duration::from_secs(config.convert_timeout_secs),
-        ..Limits::default()
-    };
+    let (registry, limits) = crate::pipeline::converters_of(&config);
     // Dry-run options: nothing below may commit; the store is consulted so
     // a retried shard skips what it already wrote.
     let opts = RunOptions { dry_run: true, store: Some(run.clone()), ..Default::default() };
@@ -327,14 +320,7 @@ impl SourceRun<'_> {
                 let t = pc.title.trim().to_string();
                 let title = if t.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { t };
                 let mut tags: Vec<String> = pc.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()).collect();
-                for t in &self.config.default_tags {
-                    let t = clean_tag(t);
-                    if !t.is_empty() && !tags.contains(&t) {
-                        tags.push(t);
-                    }
-                }
-                let mut seen = HashSet::new();
-                tags.retain(|t| seen.insert(t.clone()));
+                with_default_tags(&mut tags, &self.config.default_tags);
                 (title, tags, vec![])
             }
         };

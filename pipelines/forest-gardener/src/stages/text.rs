@@ -52,6 +52,19 @@ pub(crate) fn normalize_body(body: &str, title: &str) -> String {
 pub(crate) fn clean_tag(t: &str) -> String {
     slugify(t).replace('.', "-").trim_matches('-').to_string()
 }
+
+/// Append the config's default tags (cleaned, not yet present), then drop
+/// duplicates keeping first occurrences.
+pub(crate) fn with_default_tags(tags: &mut Vec<String>, defaults: &[String]) {
+    for t in defaults {
+        let t = clean_tag(t);
+        if !t.is_empty() && !tags.contains(&t) {
+            tags.push(t);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    tags.retain(|t| seen.insert(t.clone()));
+}
 /// The `N bananas, M sub-branches` suffix an entry line carries, if any.
 pub(crate) fn coverage_suffix(line: &str) -> Option<String> {
     let t = line.trim_end().trim_end_matches('.');

@@ -10,8 +10,8 @@ use crate::stages::convert::Converted;
 use crate::stages::plan::payload::write_cached_body;
 use crate::stages::propose::links_value;
 use crate::stages::text::{
-    clean_tag, ext_of, keep_notes, normalize_body, payload_type_of, replace_map_sections, stem_of, MEDIA_EXTS,
-    TEXT_EXTS,
+    clean_tag, ext_of, keep_notes, normalize_body, payload_type_of, replace_map_sections, stem_of, with_default_tags,
+    MEDIA_EXTS, TEXT_EXTS,
 };
 use forest_convert::Conversion;
 use forest_model::aliases::{derive_aliases, union_aliases};
@@ -21,7 +21,6 @@ use forest_model::node::Node;
 use forest_model::scent::{derive_summary, summary_fingerprint};
 use forest_model::slug::title_from_stem;
 use forest_model::yaml::Value;
-use std::collections::HashSet;
 
 impl SourceRun<'_> {
     /// The problem is reported once: it is remembered with the file's stat
@@ -102,14 +101,7 @@ impl SourceRun<'_> {
                 }
             }
         };
-        for t in &self.config.default_tags {
-            let t = clean_tag(t);
-            if !t.is_empty() && !tags.contains(&t) {
-                tags.push(t);
-            }
-        }
-        let mut seen = HashSet::new();
-        tags.retain(|t| seen.insert(t.clone()));
+        with_default_tags(&mut tags, &self.config.default_tags);
         let derived = derive_aliases(&c.rel, &self.config.aliases, &title);
         let (aliases, clipped) = union_aliases(&aliases, &derived);
         self.report.aliases_clipped += clipped;
