@@ -4,6 +4,7 @@
 //! request, so every run gets the same answers) and, for the S3 store, the
 //! real moto server (`FOREST_TEST_S3_ENDPOINT`, skipped without it).
 
+use super::s3::endpoint;
 use super::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -275,16 +276,6 @@ fn tampered_store_objects_are_redone_and_workers_take_no_lock() {
     assert_eq!(w["already_prepared"].as_u64(), Some(rels.len() as u64 - 2), "{w:#}");
     assert_eq!(w["prepared"].as_u64(), Some(2));
     assert_eq!(w["redone_corrupt"].as_u64(), Some(2));
-}
-
-fn endpoint() -> Option<String> {
-    match std::env::var("FOREST_TEST_S3_ENDPOINT") {
-        Ok(e) if !e.is_empty() => Some(e),
-        _ => {
-            eprintln!("skip: FOREST_TEST_S3_ENDPOINT is not set (run ops/s3/start.sh)");
-            None
-        }
-    }
 }
 
 fn s3env<'a>(c: &'a mut Command, ep: &str) -> &'a mut Command {

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 const PNG_HEAD: &[u8] = include_bytes!("../../../../converters/forest-convert/tests/data/team_photo-2026.png");
 
-fn endpoint() -> Option<String> {
+/// The moto endpoint of the test run, or a skip note.
+pub(crate) fn endpoint() -> Option<String> {
     match std::env::var("FOREST_TEST_S3_ENDPOINT") {
         Ok(e) if !e.is_empty() => Some(e),
         _ => {
