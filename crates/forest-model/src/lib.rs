@@ -8,6 +8,7 @@ pub mod aliases;
 pub mod ids;
 pub mod index;
 pub mod lint;
+pub mod lint_cache;
 pub mod node;
 pub mod scent;
 pub mod schema;

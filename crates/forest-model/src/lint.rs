@@ -9,13 +9,13 @@ use crate::schema::{Dialect, ENTITY_KINDS, MAX_LINKS, PAYLOAD_TYPES, SOURCES};
 use crate::walk::node_paths;
 use crate::yaml::Value;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Severity of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// Breaks the contract.
@@ -60,11 +60,6 @@ pub struct LintReport {
     pub issues: Vec<Issue>,
 }
 
-struct Parsed {
-    id: String,
-    node: Result<Node, String>,
-}
-
 /// Lint a whole forest. Nodes are read, parsed and checked in parallel and
 /// dropped right after: memory holds the id set, not the bodies.
 pub fn lint_forest(root: &Path) -> LintReport {
@@ -86,25 +81,17 @@ where
     let paths = node_paths(root);
     // Ids borrow from the paths: one copy of 10^6 names, not two.
     let all_ids: Vec<&str> = paths.iter().map(|rel| rel.strip_suffix(".md").unwrap_or(rel)).collect();
-    let dialect = std::fs::read_to_string(root.join("_meta/schema.md"))
-        .ok()
-        .and_then(|t| Node::parse(&t).ok())
-        .map(|n| Dialect::from_schema_body(&n.body))
-        .unwrap_or_default();
+    let dialect = forest_dialect(root);
     let ids: HashSet<&str> = all_ids.iter().copied().collect();
-    let (mut issues, agg) = all_ids
+    let (issues, agg) = all_ids
         .par_iter()
         .zip(paths.par_iter())
         .fold(
             || (Vec::new(), identity()),
             |(mut issues, acc): (Vec<Issue>, A), (id, rel)| {
-                let node = std::fs::read(root.join(rel)).map_err(|e| format!("unreadable: {e}")).and_then(|b| {
-                    let text = String::from_utf8(b).map_err(|_| "file is not valid UTF-8".to_string())?;
-                    Node::parse(&text).map_err(|e| e.to_string())
-                });
-                let p = Parsed { id: id.to_string(), node };
-                issues.extend(lint_one(root, &p, &dialect, &ids));
-                let acc = match &p.node {
+                let node = read_node(&root.join(rel));
+                issues.extend(check_node(root, id, &node, &dialect).resolve(id, &ids));
+                let acc = match &node {
                     Ok(n) if !ids::is_meta(id) => fold(acc, id, n),
                     _ => acc,
                 };
@@ -118,6 +105,27 @@ where
                 (a, merge(x, y))
             },
         );
+    (finish(issues, &all_ids, &ids), agg)
+}
+
+/// Read and parse one node file (the error is the lint message).
+pub(crate) fn read_node(path: &Path) -> Result<Node, String> {
+    let b = std::fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
+    let text = String::from_utf8(b).map_err(|_| "file is not valid UTF-8".to_string())?;
+    Node::parse(&text).map_err(|e| e.to_string())
+}
+
+/// The dialect a forest declares in `_meta/schema.md` (default when absent).
+pub(crate) fn forest_dialect(root: &Path) -> Dialect {
+    std::fs::read_to_string(root.join("_meta/schema.md"))
+        .ok()
+        .and_then(|t| Node::parse(&t).ok())
+        .map(|n| Dialect::from_schema_body(&n.body))
+        .unwrap_or_default()
+}
+
+/// Add the forest-wide findings (ids differing only by case) and count.
+pub(crate) fn finish(mut issues: Vec<Issue>, all_ids: &[&str], ids: &HashSet<&str>) -> LintReport {
     // Ours: ids that differ only by case collide on case-insensitive
     // filesystems. Two distinct ids that lowercase to themselves never
     // collide, so groups are keyed by the ids that change when lowercased
@@ -144,27 +152,70 @@ where
             });
         }
     }
-    // Stable: per-node issue order stays as lint_one wrote it.
+    // Stable: per-node issue order stays as check_node wrote it.
     issues.sort_by(|a, b| a.id.cmp(&b.id));
     let errors = issues.iter().filter(|i| i.level == Level::Error).count();
-    (LintReport { version: 1, nodes: all_ids.len(), errors, warnings: issues.len() - errors, issues }, agg)
+    LintReport { version: 1, nodes: all_ids.len(), errors, warnings: issues.len() - errors, issues }
 }
 
-fn err(id: &str, m: impl Into<String>) -> Issue {
-    Issue { id: id.into(), level: Level::Error, message: m.into() }
-}
-fn warn(id: &str, m: impl Into<String>) -> Issue {
-    Issue { id: id.into(), level: Level::Warning, message: m.into() }
+/// One node's findings that do not depend on the other nodes, in report
+/// order around the two target lists that are checked against the id set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct NodeCheck {
+    /// Findings before the link checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) head: Vec<(Level, String)>,
+    /// Frontmatter link targets (a missing one is an error).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) links: Vec<String>,
+    /// Body wikilink targets (a missing one is a warning).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) wikilinks: Vec<String>,
+    /// Findings after the link checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tail: Vec<(Level, String)>,
+    /// Forest-relative path of the local payload file the tail read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) payload: Option<String>,
 }
 
-fn lint_one(root: &Path, p: &Parsed, dialect: &Dialect, ids: &HashSet<&str>) -> Vec<Issue> {
-    let id = p.id.as_str();
-    let node = match &p.node {
+impl NodeCheck {
+    /// The node's issues given the forest's id set.
+    pub(crate) fn resolve(&self, id: &str, ids: &HashSet<&str>) -> Vec<Issue> {
+        let issue = |(level, m): &(Level, String)| Issue { id: id.into(), level: *level, message: m.clone() };
+        let mut out: Vec<Issue> = self.head.iter().map(issue).collect();
+        for t in self.links.iter().filter(|t| !ids.contains(t.as_str())) {
+            out.push(Issue { id: id.into(), level: Level::Error, message: format!("broken link target: {t}") });
+        }
+        for w in self.wikilinks.iter().filter(|w| !ids.contains(w.as_str())) {
+            out.push(Issue { id: id.into(), level: Level::Warning, message: format!("broken wikilink: [[{w}]]") });
+        }
+        out.extend(self.tail.iter().map(issue));
+        out
+    }
+}
+
+fn err(m: impl Into<String>) -> (Level, String) {
+    (Level::Error, m.into())
+}
+fn warn(m: impl Into<String>) -> (Level, String) {
+    (Level::Warning, m.into())
+}
+
+/// Everything lint checks on one node by itself (`node` is the parse
+/// result; an error becomes the node's only finding). Changing a rule
+/// here means bumping `lint_cache::RULES`.
+pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, String>, dialect: &Dialect) -> NodeCheck {
+    let mut out = NodeCheck::default();
+    let node = match node {
         Ok(n) => n,
-        Err(e) => return vec![err(id, e.clone())],
+        Err(e) => {
+            out.head.push(err(e.clone()));
+            return out;
+        }
     };
     if ids::is_meta(id) {
-        return vec![];
+        return out;
     }
     let mut node = node.clone();
     let is_branch = node.get_str("type").as_deref() == Some("branch") || ids::is_branch_id(id);
@@ -184,61 +235,55 @@ fn lint_one(root: &Path, p: &Parsed, dialect: &Dialect, ids: &HashSet<&str>) -> 
         }
     }
     if let Err(m) = validate_frontmatter(&node, dialect) {
-        return vec![err(id, m)];
+        out.head.push(err(m));
+        return out;
     }
-    let mut out = vec![];
     let fid = node.get_str("id").unwrap_or_default();
     if fid != id {
-        out.push(err(id, format!("frontmatter id '{fid}' != canonical id")));
+        out.head.push(err(format!("frontmatter id '{fid}' != canonical id")));
     }
     if let Err(e) = validate_summary(&node.get_str("summary").unwrap_or_default()) {
-        out.push(warn(id, format!("summary: {}", e.message())));
+        out.head.push(warn(format!("summary: {}", e.message())));
     }
-    for l in node.links() {
-        if !ids.contains(l.target.as_str()) {
-            out.push(err(id, format!("broken link target: {}", l.target)));
-        }
-    }
-    for w in wikilinks(&node.body) {
-        if !ids.contains(w.as_str()) {
-            out.push(warn(id, format!("broken wikilink: [[{w}]]")));
-        }
-    }
+    out.links = node.links().into_iter().map(|l| l.target).collect();
+    out.wikilinks = wikilinks(&node.body);
+    let tail = &mut out.tail;
     if let Some(payload) = node.get_str("payload") {
         if !is_remote(&payload) {
             let folder = ids::folder_of(id);
             let path = root.join(folder).join(&payload);
             match std::fs::read(&path) {
-                Err(_) => out.push(err(id, format!("payload missing: {payload}"))),
+                Err(_) => tail.push(err(format!("payload missing: {payload}"))),
                 Ok(bytes) => {
                     if let Some(h) = node.get_str("payload_hash") {
                         if hex::encode(Sha256::digest(&bytes)) != h.trim().to_lowercase() {
-                            out.push(warn(
-                                id,
-                                format!("payload drift: sha256 mismatch for {payload} (edited outside tend?)"),
-                            ));
+                            tail.push(warn(format!(
+                                "payload drift: sha256 mismatch for {payload} (edited outside tend?)"
+                            )));
                         }
                     }
                 }
             }
+            // Relative to the root when inside it (an absolute one stays).
+            out.payload = Some(path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned());
         }
     }
     // Ours.
     let aliases = node.get_list("aliases");
     if aliases.len() > 16 {
-        out.push(warn(id, format!("aliases: {} items (max 16)", aliases.len())));
+        tail.push(warn(format!("aliases: {} items (max 16)", aliases.len())));
     }
     if aliases.iter().any(|a| a.trim().is_empty() || a.chars().count() > 80) {
-        out.push(warn(id, "aliases: every alias must be non-empty and <= 80 chars"));
+        tail.push(warn("aliases: every alias must be non-empty and <= 80 chars"));
     }
     for t in node.get_list("tags") {
         if !valid_tag(&t) {
-            out.push(warn(id, format!("tag '{t}' is not lowercase ASCII (a-z0-9_-)")));
+            tail.push(warn(format!("tag '{t}' is not lowercase ASCII (a-z0-9_-)")));
         }
     }
     if let Some(h) = node.get_str("source_hash") {
         if !valid_source_hash(&h) {
-            out.push(err(id, format!("source_hash '{h}' is neither blake3:<64 hex> nor 64-hex sha256")));
+            tail.push(err(format!("source_hash '{h}' is neither blake3:<64 hex> nor 64-hex sha256")));
         }
     }
     out

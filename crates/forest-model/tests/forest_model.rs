@@ -92,3 +92,85 @@ fn emitted_yaml_is_read_identically_by_pyyaml_when_available() {
     let out = std::process::Command::new("python3").args(["-c", &script]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// The cached lint equals the uncached one after every kind of change, and
+/// re-reads only what changed.
+#[test]
+fn cached_lint_equals_fresh_lint() {
+    use forest_model::lint_cache::lint_forest_cached;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("f");
+    copy_dir(&fixtures().join("lint-cases"), &root);
+    let cache = root.join("_derived/lint.jsonl");
+    let titles = |root: &Path| {
+        lint_forest_cached(
+            root,
+            &cache,
+            "t1",
+            |_, n| n.get_str("title").unwrap_or_default(),
+            Vec::new,
+            |mut acc: Vec<String>, id, t: &String| {
+                acc.push(format!("{id}={t}"));
+                acc
+            },
+            |mut a, b| {
+                a.extend(b);
+                a
+            },
+        )
+    };
+    let shown = |r: &forest_model::lint::LintReport| r.issues.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+    let check = |want_misses: usize| {
+        let fresh = lint_forest(&root);
+        let (cached, mut facts, stats) = titles(&root);
+        assert_eq!(shown(&cached), shown(&fresh));
+        assert_eq!((cached.errors, cached.warnings, cached.nodes), (fresh.errors, fresh.warnings, fresh.nodes));
+        assert_eq!(stats.misses, want_misses, "{stats:?}");
+        assert_eq!(stats.hits + stats.misses, fresh.nodes);
+        facts.sort();
+        facts
+    };
+    let n = lint_forest(&root).nodes;
+    assert!(lint_forest(&root).errors > 0, "the cases must have findings to compare");
+    let first = check(n);
+    assert_eq!(check(0), first);
+
+    // An edited node is re-read; its new title reaches the fold.
+    let paths = node_paths(&root);
+    let victim = paths.iter().find(|p| !p.starts_with("_meta")).unwrap().clone();
+    let text = std::fs::read_to_string(root.join(&victim)).unwrap();
+    std::fs::write(root.join(&victim), text.replacen("title:", "title: Edited", 1)).unwrap();
+    let after_edit = check(1);
+    assert_ne!(after_edit, first);
+
+    // A deleted node: nothing re-read, but links to it now break.
+    let target = paths.iter().rev().find(|p| !p.starts_with("_meta") && **p != victim).unwrap();
+    std::fs::remove_file(root.join(target)).unwrap();
+    check(0);
+    // A new node is read once; a different facts version reads everything.
+    std::fs::write(
+        root.join("fresh-node.md"),
+        "---\nid: fresh-node\ntype: note\ntitle: Fresh\nsummary: A fresh node.\ncreated: '2026-01-01'\nupdated: '2026-01-01'\n---\n\n# Fresh\n",
+    )
+    .unwrap();
+    check(1);
+    let (_, _, stats) = lint_forest_cached(&root, &cache, "t2", |_, _| (), || (), |(), _, _| (), |(), ()| ());
+    assert_eq!(stats.hits, 0);
+    // A corrupt cache is ignored, never an error.
+    std::fs::write(&cache, "not json\n").unwrap();
+    let (report, _, stats) = lint_forest_cached(&root, &cache, "t2", |_, _| (), || (), |(), _, _| (), |(), ()| ());
+    assert_eq!((stats.hits, report.errors), (0, lint_forest(&root).errors));
+}

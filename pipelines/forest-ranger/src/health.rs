@@ -12,7 +12,7 @@ use forest_model::node::Node;
 use forest_model::scent::summary_fingerprint;
 use forest_model::tokens::estimate_tokens;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Result;
 
@@ -68,18 +68,33 @@ pub struct HealthReport {
     pub sources_error: Option<String>,
 }
 
-/// What one node contributes to the report.
-#[derive(Default)]
+/// What one node contributes to the report, as cached with its lint
+/// record ([`HEALTH_CACHE_PATH`]): everything but the live check that the
+/// source file still exists.
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 struct NodeFacts {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     needs_split: bool,
-    stale_passport: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    vanished: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     needs_description: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     summary_stale: bool,
-    passport_source: Option<String>,
+    /// `(source_name or "default", source_path)` of a passport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    passport: Option<(String, String)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     buckets: Vec<String>,
 }
 
-fn facts(id: &str, node: &Node, roots: &HashMap<String, PathBuf>) -> NodeFacts {
+/// Bump when [`NodeFacts`] or [`facts`] changes: older caches are dropped.
+const FACTS_VERSION: &str = "health-1";
+
+/// Where the health cache lives (derived, never committed).
+pub const HEALTH_CACHE_PATH: &str = "_derived/health-cache.jsonl";
+
+fn facts(id: &str, node: &Node) -> NodeFacts {
     let mut f = NodeFacts::default();
     let node_type = node.get_str("type").unwrap_or_default();
     if ids::is_branch_id(id) || node_type == "branch" {
@@ -89,11 +104,8 @@ fn facts(id: &str, node: &Node, roots: &HashMap<String, PathBuf>) -> NodeFacts {
     f.needs_description = node_type == "media" && node.body.contains(MEDIA_STUB_SENTENCE);
     if let Some(path) = node.get_str("source_path") {
         let source = node.get_str("source_name").unwrap_or_else(|| "default".into());
-        let vanished = node.get_str("source_state").as_deref() == Some("vanished");
-        // Only a configured local source can be checked (remote: unknown).
-        let missing = roots.get(&source).is_some_and(|root| !root.join(&path).exists());
-        f.stale_passport = vanished || missing;
-        f.passport_source = Some(source);
+        f.vanished = node.get_str("source_state").as_deref() == Some("vanished");
+        f.passport = Some((source, path));
     }
     if let (Some(hash), Some(scent)) = (node.get_str("scent_hash"), node.get_str("scent")) {
         if scent == "derived" || scent == "llm" {
@@ -111,6 +123,13 @@ fn facts(id: &str, node: &Node, roots: &HashMap<String, PathBuf>) -> NodeFacts {
     f
 }
 
+/// A passport is stale when marked vanished or, for a configured local
+/// source, when its file is gone (remote sources: unknown, not stale).
+fn is_stale(f: &NodeFacts, roots: &HashMap<String, PathBuf>) -> bool {
+    f.vanished
+        || f.passport.as_ref().is_some_and(|(source, path)| roots.get(source).is_some_and(|r| !r.join(path).exists()))
+}
+
 /// Per-node facts summed over the forest (one accumulator per thread).
 #[derive(Default)]
 struct Agg {
@@ -123,10 +142,10 @@ struct Agg {
 }
 
 impl Agg {
-    fn add(mut self, id: &str, f: NodeFacts) -> Agg {
+    fn add(mut self, id: &str, f: &NodeFacts, roots: &HashMap<String, PathBuf>) -> Agg {
         for (flag, list) in [
             (f.needs_split, &mut self.needs_split),
-            (f.stale_passport, &mut self.stale_passports),
+            (is_stale(f, roots), &mut self.stale_passports),
             (f.needs_description, &mut self.needs_description),
             (f.summary_stale, &mut self.summary_stale),
         ] {
@@ -134,11 +153,11 @@ impl Agg {
                 list.push(id.to_string());
             }
         }
-        if let Some(s) = f.passport_source {
-            *self.sources.entry(s).or_default() += 1;
+        if let Some((s, _)) = &f.passport {
+            *self.sources.entry(s.clone()).or_default() += 1;
         }
-        for b in f.buckets {
-            *self.uncertain_links.entry(b).or_default() += 1;
+        for b in &f.buckets {
+            *self.uncertain_links.entry(b.clone()).or_default() += 1;
         }
         self
     }
@@ -173,13 +192,18 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
         ),
         Err(e) => (HashMap::new(), Some(e.to_string())),
     };
-    // Unparseable files are lint's business, not health's.
-    let (lint, mut agg) = forest_model::lint::lint_forest_fold(
+    // Unparseable files are lint's business, not health's. Unchanged
+    // nodes come from the cache: a run reads what changed since the last.
+    let (lint, mut agg, cache) = forest_model::lint_cache::lint_forest_cached(
         forest,
+        &forest.join(HEALTH_CACHE_PATH),
+        FACTS_VERSION,
+        facts,
         Agg::default,
-        |acc, id, node| acc.add(id, facts(id, node, &roots)),
+        |acc, id, f| acc.add(id, f, &roots),
         Agg::merge,
     );
+    tracing::info!(event = "ranger.health_cache", hits = cache.hits, misses = cache.misses);
     for list in [&mut agg.needs_split, &mut agg.stale_passports, &mut agg.needs_description, &mut agg.summary_stale] {
         list.sort();
     }
@@ -223,12 +247,15 @@ mod tests {
              confidence: 0.3\n- rel: part-of\n  target: c\n---\n\n# A\n\n{MEDIA_STUB_SENTENCE}\n"
         );
         let n = Node::parse(&text).unwrap();
-        let f = facts("a", &n, &roots);
-        assert!(f.stale_passport && f.needs_description && f.summary_stale && !f.needs_split);
-        assert_eq!(f.passport_source.as_deref(), Some("default"));
+        let f = facts("a", &n);
+        assert!(is_stale(&f, &roots) && f.needs_description && f.summary_stale && !f.needs_split);
+        assert_eq!(f.passport, Some(("default".to_string(), "a.png".to_string())));
         assert_eq!(f.buckets, vec!["0.3"]);
         let manual = text.replace("scent: derived", "scent: manual");
-        let f = facts("a", &Node::parse(&manual).unwrap(), &HashMap::new());
-        assert!(!f.summary_stale && !f.stale_passport);
+        let f = facts("a", &Node::parse(&manual).unwrap());
+        assert!(!f.summary_stale && !is_stale(&f, &HashMap::new()));
+        // The cached form round-trips.
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(serde_json::from_str::<NodeFacts>(&json).unwrap(), f);
     }
 }
