@@ -183,7 +183,8 @@ struct Tended {
 
 type LinkKey = (String, String, u64);
 /// A source's id with its text and parse, or why it could not be read.
-type ReadNode = (String, std::result::Result<(String, Node), String>);
+/// A source's managed links and, when the catalog disagreed, its row.
+type Scanned = (String, std::result::Result<(Vec<ManagedLink>, Option<forest_catalog::CatalogNode>), String>);
 
 fn key(rel: &str, target: &str, confidence: f64) -> LinkKey {
     (rel.to_string(), target.to_string(), confidence.to_bits())
@@ -242,41 +243,38 @@ fn tend_links(
         }
     }
 
+    // Pass 1: each source's managed links, one node parsed at a time per
+    // thread; only the links stay (10^5 parsed passports would not fit).
     let mut report = LinksReport::default();
-    let read: Vec<ReadNode> = by_src
-        .keys()
-        .cloned()
+    let scanned: Vec<Scanned> = by_src
+        .iter()
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|id| {
-            let n = read_node(forest, &id);
-            (id, n)
+        .map(|(id, keys)| {
+            let read = read_node(forest, id).map(|(_, node)| {
+                let links = managed_of(id, &node);
+                let file_keys: HashSet<LinkKey> = links.iter().map(|l| key(&l.rel, &l.target, l.confidence)).collect();
+                // The catalog disagreed with the file (e.g. a run killed
+                // between its commit and its catalog upsert): its row.
+                let heal = (keys != &file_keys).then(|| catalog_row(id, &node));
+                (links, heal)
+            });
+            (id.clone(), read)
         })
         .collect();
-    let mut nodes: BTreeMap<String, (String, Node)> = BTreeMap::new();
     let mut managed: Vec<ManagedLink> = vec![];
-    let mut heal: Vec<String> = vec![];
-    for (id, node) in read {
-        let (text, node) = match node {
-            Ok(n) => n,
-            Err(reason) => {
-                report.skipped.push(format!("{id}: {reason}"));
-                continue;
+    let mut heal = vec![];
+    for (id, read) in scanned {
+        match read {
+            Ok((links, row)) => {
+                managed.extend(links);
+                heal.extend(row);
             }
-        };
-        let links = managed_of(&id, &node);
-        let file_keys: HashSet<LinkKey> = links.iter().map(|l| key(&l.rel, &l.target, l.confidence)).collect();
-        if by_src.get(&id) != Some(&file_keys) {
-            heal.push(id.clone());
+            Err(reason) => report.skipped.push(format!("{id}: {reason}")),
         }
-        managed.extend(links);
-        nodes.insert(id, (text, node));
     }
-    // The catalog disagreed with a file (e.g. a run killed between its
-    // commit and its catalog upsert): bring those rows back in line.
     if !heal.is_empty() {
-        let rows: Vec<_> = heal.iter().filter_map(|id| nodes.get(id).map(|(_, n)| catalog_row(id, n))).collect();
-        catalog.upsert(&rows)?;
+        catalog.upsert(&heal)?;
     }
 
     let mut endpoints: Vec<String> =
@@ -293,14 +291,26 @@ fn tend_links(
     let mut applied = vec![];
     let mut pruned_edges = vec![];
     let day = today();
+    // Pass 2: re-read only the sources something happens to.
     for (src, acts) in per_src {
-        let Some((text, mut node)) = nodes.remove(src) else {
-            continue;
+        let (text, mut node) = match read_node(forest, src) {
+            Ok(n) => n,
+            Err(reason) => {
+                report.skipped.push(format!("{src}: {reason}"));
+                continue;
+            }
         };
         let path = ids::id_to_path(src);
         // Never sweep someone's uncommitted edit into the Ranger's commit.
         if !committed(git, &path, &text)? {
             report.skipped.push(format!("{src}: uncommitted changes in {path}"));
+            continue;
+        }
+        // Only actions on links the file still has (it may have changed
+        // back to HEAD since pass 1).
+        let now = managed_of(src, &node);
+        let acts: Vec<&LinkAction> = acts.into_iter().filter(|a| now.contains(a.link())).collect();
+        if acts.is_empty() {
             continue;
         }
         apply_actions(&mut node, &acts);
