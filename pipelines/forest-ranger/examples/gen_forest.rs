@@ -13,6 +13,14 @@
 //! carry one uncertain `discovered-shortcut` link. Heat rows land on real
 //! ids with a spread of values and ages, so a Ranger run has work.
 //!
+//! `gen_forest --augment DIR [MANAGED] [HEAT_ROWS]` instead adds the same
+//! Ranger work to an existing forest (for example the 10^6-file
+//! `bench/gardener.sh` forest, whose branches are already split): MANAGED
+//! leaves spread over the whole forest get one uncertain
+//! `discovered-shortcut` link (one fast-import commit of just those
+//! files) and HEAT_ROWS heat rows land on its ids. Run `forest reindex`
+//! afterwards (bench/forest-ops.sh does).
+//!
 //! Git: files are written to the work tree and streamed once into
 //! `git fast-import` (one packed commit on top of `forest init`'s), then
 //! `git read-tree HEAD` fills the index. No catalog is built: time
@@ -184,7 +192,10 @@ impl Import {
         Ok(())
     }
 
-    fn commit(mut self, root: &Path, message: &str) -> Res<()> {
+    /// Commit every blob on top of HEAD; `refresh_all` re-reads the whole
+    /// index from the tree (a fresh forest), else only the written paths
+    /// are updated in it (an existing forest keeps its index stat data).
+    fn commit(mut self, root: &Path, message: &str, refresh_all: bool) -> Res<()> {
         let out = Command::new("git").args(["symbolic-ref", "HEAD"]).current_dir(root).output()?;
         let head_ref = String::from_utf8(out.stdout)?.trim().to_string();
         let out = Command::new("git").args(["rev-parse", "HEAD"]).current_dir(root).output()?;
@@ -204,16 +215,101 @@ impl Import {
         if !self.child.wait()?.success() {
             return Err("git fast-import failed".into());
         }
-        let st = Command::new("git").args(["read-tree", "HEAD"]).current_dir(root).status()?;
-        if !st.success() {
-            return Err("git read-tree failed".into());
+        if refresh_all {
+            let st = Command::new("git").args(["read-tree", "HEAD"]).current_dir(root).status()?;
+            if !st.success() {
+                return Err("git read-tree failed".into());
+            }
+            return Ok(());
+        }
+        let mut child =
+            Command::new("git").args(["update-index", "--stdin"]).current_dir(root).stdin(Stdio::piped()).spawn()?;
+        let w = child.stdin.as_mut().ok_or("update-index stdin")?;
+        for (_, path) in &self.files {
+            writeln!(w, "{path}")?;
+        }
+        drop(child.stdin.take());
+        if !child.wait()?.success() {
+            return Err("git update-index failed".into());
         }
         Ok(())
     }
 }
 
+/// Heat rows on `ids` (bucketed by amount and age: one transaction each).
+fn deposit_heat(root: &Path, ids: &[String], heat_rows: usize) -> Res<()> {
+    let mut trails = Trails::open(&root.join(TRAILS_PATH))?;
+    let mut buckets: std::collections::BTreeMap<(u64, u64), Vec<String>> = Default::default();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for k in 0..heat_rows {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let id = if k < ids.len() { ids[k].clone() } else { format!("gone/n{k}") };
+        let h = x % 600;
+        if h > 0 {
+            buckets.entry((h, x % 90)).or_default().push(id);
+        }
+    }
+    for ((h, age), ids) in buckets {
+        trails.deposit_at(&ids, h as f64 / 1000.0, "", T0 - age as f64 * 86_400.0)?;
+    }
+    Ok(())
+}
+
+fn augment(args: &[String]) -> Res<()> {
+    use forest_model::node::Node;
+    use forest_model::yaml::Value;
+    let dir = args.first().ok_or("usage: gen_forest --augment DIR [MANAGED] [HEAT_ROWS]")?;
+    let root = Path::new(dir);
+    let managed: usize = args.get(1).map_or(Ok(100_000), |s| s.parse())?;
+    let heat_rows: usize = args.get(2).map_or(Ok(1_000_000), |s| s.parse())?;
+    let t = Instant::now();
+    let leaves: Vec<String> = forest_model::walk::node_paths(root)
+        .into_iter()
+        .filter(|p| !p.starts_with("_meta/") && !p.ends_with("_index.md"))
+        .filter_map(|p| p.strip_suffix(".md").map(str::to_string))
+        .collect();
+    let n = leaves.len();
+    let stride = n.checked_div(managed).map_or(usize::MAX, |s| s.max(1));
+    let mut import = Import::start(root)?;
+    let mut linked = 0;
+    for (i, id) in leaves.iter().enumerate() {
+        if !i.is_multiple_of(stride) || i / stride >= managed {
+            continue;
+        }
+        let path = format!("{id}.md");
+        let mut node = Node::parse(&std::fs::read_to_string(root.join(&path))?)?;
+        let target = &leaves[(i * 7 + 3) % n];
+        let c = if i.is_multiple_of(2) { 0.3 } else { 0.5 };
+        let mut links = match node.front.get("links") {
+            Some(Value::Sequence(s)) => s.clone(),
+            _ => vec![],
+        };
+        let link = forest_model::yaml::parse_mapping(&format!(
+            "rel: discovered-shortcut\ntarget: {target}\nconfidence: {c}\n"
+        ))?;
+        links.push(Value::Mapping(link));
+        node.set("links", Value::Sequence(links));
+        import.blob(root, path, node.to_text().as_bytes())?;
+        linked += 1;
+    }
+    import.commit(root, "bench: uncertain shortcut links", false)?;
+    let files_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    deposit_heat(root, &leaves, heat_rows)?;
+    println!(
+        "linked {linked} of {n} leaves in {files_s:.1}s; {heat_rows} heat rows in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--augment") {
+        return augment(&args[1..]);
+    }
     let dir = args.first().ok_or("usage: gen_forest DIR N [FOLDERS] [MANAGED] [HEAT_ROWS]")?;
     let root = Path::new(dir);
     let n: usize = args.get(1).map_or(Ok(1_000_000), |s| s.parse())?;
@@ -250,27 +346,11 @@ fn main() -> Res<()> {
         import.blob(root, format!("{}/_index.md", folder_id(f)), text.as_bytes())?;
     }
     import.blob(root, "_index.md".into(), master_text(folders, n).as_bytes())?;
-    import.commit(root, "bench: generated forest")?;
+    import.commit(root, "bench: generated forest", true)?;
     let files_s = t.elapsed().as_secs_f64();
 
-    // Heat: bucket rows by (amount, age) so each bucket is one transaction.
     let t = Instant::now();
-    let mut trails = Trails::open(&root.join(TRAILS_PATH))?;
-    let mut buckets: std::collections::BTreeMap<(u64, u64), Vec<String>> = Default::default();
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    for k in 0..heat_rows {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let id = if k < ids.len() { ids[k].clone() } else { format!("gone/n{k}") };
-        let h = x % 600;
-        if h > 0 {
-            buckets.entry((h, x % 90)).or_default().push(id);
-        }
-    }
-    for ((h, age), ids) in buckets {
-        trails.deposit_at(&ids, h as f64 / 1000.0, "", T0 - age as f64 * 86_400.0)?;
-    }
+    deposit_heat(root, &ids, heat_rows)?;
     println!(
         "generated {n} leaves in {folders} folders ({managed} managed links) in {files_s:.1}s; \
          {heat_rows} heat rows in {:.1}s",

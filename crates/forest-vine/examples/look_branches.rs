@@ -1,0 +1,73 @@
+//! `look` on every branch of a forest (issue 14: do branch digests fit the
+//! 500-token budget?).
+//!
+//! usage: cargo run --release -p forest-vine --example look_branches FOREST
+//!
+//! Prints the number of branches, how many digests the budget clipped and
+//! which fields it clipped, the most children a branch lists, and the
+//! children shown vs listed for the worst clipped branch.
+
+use std::collections::BTreeMap;
+
+use forest_vine::{Vine, VineOptions};
+use serde_json::{json, Value};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(root) = args.get(1) else {
+        eprintln!("usage: look_branches FOREST");
+        std::process::exit(2);
+    };
+    let mut v = match Vine::open(std::path::Path::new(root), VineOptions::default()) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("open: {e}");
+            std::process::exit(1);
+        }
+    };
+    let branches: Vec<String> = forest_model::walk::node_paths(std::path::Path::new(root))
+        .into_iter()
+        .filter(|p| p.ends_with("_index.md") && !p.starts_with("_meta/"))
+        .filter_map(|p| p.strip_suffix(".md").map(str::to_string))
+        .collect();
+    let (mut clipped, mut failed, mut most_children) = (0usize, 0usize, (0usize, String::new()));
+    let mut fields: BTreeMap<String, usize> = BTreeMap::new();
+    let mut worst: Option<(usize, usize, String)> = None;
+    for id in &branches {
+        let args = json!({ "id": id });
+        let digest = match v.call("look", args.as_object().expect("object")) {
+            Ok(d) => d,
+            Err(e) => {
+                failed += 1;
+                eprintln!("look {id}: {e}");
+                continue;
+            }
+        };
+        let shown = digest.get("children").and_then(Value::as_array).map_or(0, Vec::len);
+        let listed = std::fs::read_to_string(std::path::Path::new(root).join(format!("{id}.md")))
+            .map(|t| t.lines().filter(|l| l.starts_with("- [[")).count())
+            .unwrap_or(0);
+        if listed > most_children.0 {
+            most_children = (listed, id.clone());
+        }
+        if digest.get("truncated").and_then(Value::as_bool) == Some(true) {
+            clipped += 1;
+            for f in digest.get("truncated_fields").and_then(Value::as_array).into_iter().flatten() {
+                *fields.entry(f.as_str().unwrap_or("?").to_string()).or_default() += 1;
+            }
+            if worst.as_ref().is_none_or(|w| listed.saturating_sub(shown) > w.0.saturating_sub(w.1)) {
+                worst = Some((listed, shown, id.clone()));
+            }
+        }
+    }
+    println!(
+        "branches {}: look failed {failed}, clipped by the 500-token budget {clipped} (fields {fields:?}); \
+         most entry lines {} ({})",
+        branches.len(),
+        most_children.0,
+        most_children.1
+    );
+    if let Some((listed, shown, id)) = worst {
+        println!("worst clipped: {id} lists {listed} entries, look shows {shown} children");
+    }
+}
