@@ -494,8 +494,9 @@ impl Catalog {
     where
         I: IntoIterator<Item = CatalogNode>,
     {
-        // Bigger page cache for the bulk load only; restored below.
-        self.conn.execute_batch("PRAGMA cache_size = -131072;")?;
+        // Bigger page cache for the bulk load only (32 MiB: the top-k
+        // index's blobs are in memory beside it); restored below.
+        self.conn.execute_batch("PRAGMA cache_size = -32768;")?;
         let tx = self.conn.transaction()?;
         // DROP is O(pages) where DELETE on FTS5 is row by row.
         tx.execute_batch(

@@ -28,7 +28,7 @@
 //! not maintain these tables) falls back to FTS5 until the next rebuild.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
@@ -230,6 +230,12 @@ struct BlobBuilder {
 
 impl BlobBuilder {
     fn push(&mut self, p: Posting) {
+        // Grow by a quarter, not Vec's doubling: a rebuild holds every
+        // term's blob at once (~110 MB at 10^6 nodes), and doubling left up
+        // to half of it as slack. Three varints take at most 30 bytes.
+        if self.bytes.capacity() - self.bytes.len() < 30 {
+            self.bytes.reserve_exact(30 + self.bytes.len() / 4);
+        }
         put_varint(&mut self.bytes, (p.doc - self.last) as u64);
         put_varint(&mut self.bytes, u64::from(p.wf));
         put_varint(&mut self.bytes, u64::from(p.dl));
@@ -238,9 +244,12 @@ impl BlobBuilder {
     }
 }
 
-fn decode(blob: &[u8], dead: &HashSet<i64>, out: &mut Vec<Posting>) -> Result<()> {
+/// Decode a blob into `out`, leaving out the `dead` docs (ascending, like
+/// the blob's: one merge pass instead of a set probe per posting).
+fn decode(blob: &[u8], dead: &[i64], out: &mut Vec<Posting>) -> Result<()> {
     let mut pos = 0;
     let mut doc = 0i64;
+    let mut dead_at = 0usize;
     while pos < blob.len() {
         let (Some(d), Some(wf), Some(dl)) =
             (get_varint(blob, &mut pos), get_varint(blob, &mut pos), get_varint(blob, &mut pos))
@@ -248,7 +257,10 @@ fn decode(blob: &[u8], dead: &HashSet<i64>, out: &mut Vec<Posting>) -> Result<()
             return Err(crate::CatalogError::Schema("topk: corrupt posting blob".into()));
         };
         doc += d as i64;
-        if !dead.contains(&doc) {
+        while dead.get(dead_at).is_some_and(|&x| x < doc) {
+            dead_at += 1;
+        }
+        if dead.get(dead_at) != Some(&doc) {
             out.push(Posting { doc, wf: wf as u32, dl: dl as u32 });
         }
     }
@@ -416,8 +428,7 @@ pub(crate) fn compact(tx: &Transaction<'_>) -> Result<()> {
             decode(b, &dead, &mut buf)?;
         }
         if let Some(d) = delta.get(term) {
-            buf.extend_from_slice(d);
-            buf.sort_by_key(|p| p.doc);
+            buf = merge_sorted(std::mem::take(&mut buf), d.clone());
         }
         if buf.is_empty() {
             tx.prepare_cached("DELETE FROM topk_terms WHERE term = ?1")?.execute([term])?;
@@ -440,10 +451,33 @@ pub(crate) fn compact(tx: &Transaction<'_>) -> Result<()> {
     set_meta(tx, "dead", 0)
 }
 
-fn dead_set(conn: &Connection) -> Result<HashSet<i64>> {
-    let mut st = conn.prepare_cached("SELECT doc FROM topk_dead")?;
-    let set = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<HashSet<i64>>>()?;
-    Ok(set)
+/// The void docs, ascending (the table's primary key order).
+fn dead_set(conn: &Connection) -> Result<Vec<i64>> {
+    let mut st = conn.prepare_cached("SELECT doc FROM topk_dead ORDER BY doc")?;
+    let docs = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
+    Ok(docs)
+}
+
+/// Merge two doc-ordered posting lists (a doc is in at most one of them:
+/// a re-inserted doc's blob postings are dead).
+fn merge_sorted(a: Vec<Posting>, b: Vec<Posting>) -> Vec<Posting> {
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].doc <= b[j].doc {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// `(nRow, total tokens)` from FTS5's averages record (`%_data` id 1:
@@ -486,7 +520,7 @@ fn sqlite_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 /// Postings of `term` (blob minus void docs, plus delta), by doc.
-fn postings(conn: &Connection, term: &str, dead: &HashSet<i64>) -> Result<Vec<Posting>> {
+fn postings(conn: &Connection, term: &str, dead: &[i64]) -> Result<Vec<Posting>> {
     let mut out = vec![];
     let blob: Option<Vec<u8>> = conn
         .prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?
@@ -497,15 +531,11 @@ fn postings(conn: &Connection, term: &str, dead: &HashSet<i64>) -> Result<Vec<Po
     }
     let mut st = conn.prepare_cached("SELECT doc, wf, dl FROM topk_delta WHERE term = ?1 ORDER BY doc")?;
     let mut rows = st.query([term])?;
-    let mut extra = false;
+    let mut extra = vec![];
     while let Some(r) = rows.next()? {
-        out.push(Posting { doc: r.get(0)?, wf: r.get(1)?, dl: r.get(2)? });
-        extra = true;
+        extra.push(Posting { doc: r.get(0)?, wf: r.get(1)?, dl: r.get(2)? });
     }
-    if extra {
-        out.sort_by_key(|p| p.doc);
-    }
-    Ok(out)
+    Ok(merge_sorted(out, extra))
 }
 
 /// A scored doc; `Ord` puts the better (higher score, then lower rowid) first.
@@ -547,7 +577,7 @@ pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Opt
     if phrases.is_empty() || limit == 0 {
         return Ok(Some(vec![]));
     }
-    let dead = if meta(conn, "dead")?.unwrap_or(0) > 0 { dead_set(conn)? } else { HashSet::new() };
+    let dead = if meta(conn, "dead")?.unwrap_or(0) > 0 { dead_set(conn)? } else { Vec::new() };
     // One posting list per distinct term; phrases index into them.
     let mut lists: Vec<Vec<Posting>> = vec![];
     let mut slot: HashMap<&str, usize> = HashMap::new();
@@ -594,7 +624,14 @@ pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Opt
     for (k, &li) in order.iter().enumerate() {
         prefix[k + 1] = prefix[k] + ub[li];
     }
+    // Seed: exact scores of real docs (those of the rarest terms) bound
+    // the final `limit`-th best from below, so lists whose bounds sum
+    // under it are only probed from the start, never walked doc by doc.
+    let theta = seed_threshold(&lists, &phrase_list, &idf, avgdl, limit);
     let mut ne = 0usize;
+    while ne < order.len() && prefix[ne + 1] < theta {
+        ne += 1;
+    }
     let mut cursor = vec![0usize; lists.len()];
     let mut freq = vec![0.0f64; lists.len()];
     // A bounded max-heap keeps the `limit` best (its top is the worst kept).
@@ -639,7 +676,8 @@ pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Opt
         }
         if heap.len() == limit {
             if let Some(worst) = heap.peek() {
-                while ne < order.len() && prefix[ne + 1] < worst.score {
+                let bound = worst.score.max(theta);
+                while ne < order.len() && prefix[ne + 1] < bound {
                     ne += 1;
                 }
             }
@@ -648,6 +686,54 @@ pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Opt
     let mut top = heap.into_vec();
     top.sort();
     Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
+}
+
+/// Most docs scored for the seed threshold (beyond this the seed would
+/// cost as much as the search it shortens).
+const SEED_MAX: usize = 50_000;
+
+/// A lower bound of the final `limit`-th best score: the `limit`-th best
+/// exact score among the docs of the shortest lists (rarest terms first,
+/// while they hold at most [`SEED_MAX`] docs together); `-inf` when they
+/// hold fewer than `limit` docs.
+fn seed_threshold(lists: &[Vec<Posting>], phrase_list: &[usize], idf: &[f64], avgdl: f64, limit: usize) -> f64 {
+    if lists.len() < 2 || limit == 0 {
+        return f64::NEG_INFINITY;
+    }
+    let mut by_len: Vec<&Vec<Posting>> = lists.iter().filter(|l| !l.is_empty()).collect();
+    by_len.sort_by_key(|l| l.len());
+    let mut docs: Vec<(i64, u32)> = vec![];
+    for l in by_len {
+        if docs.len() + l.len() > SEED_MAX {
+            break;
+        }
+        docs.extend(l.iter().map(|p| (p.doc, p.dl)));
+    }
+    docs.sort_unstable();
+    docs.dedup_by_key(|d| d.0);
+    if docs.len() < limit {
+        return f64::NEG_INFINITY;
+    }
+    let mut scores: Vec<f64> = docs
+        .iter()
+        .map(|&(doc, dl)| {
+            let d = f64::from(dl);
+            let mut score = 0.0f64;
+            // Same terms, same order and same arithmetic as the main loop.
+            for (ph, &li) in phrase_list.iter().enumerate() {
+                let l = &lists[li];
+                let f = match l.binary_search_by_key(&doc, |q| q.doc) {
+                    Ok(i) => f64::from(l[i].wf),
+                    Err(_) => 0.0,
+                };
+                score += idf[ph] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+            }
+            score
+        })
+        .collect();
+    let k = limit - 1;
+    scores.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+    scores[k]
 }
 
 /// term -> `(doc, wf, dl)` by doc.
