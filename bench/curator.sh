@@ -36,7 +36,7 @@ t = e - s
 r = json.load(open(out))
 st = r.get("curation") or {}
 log = re.sub(r"\x1b\[[0-9;]*m", "", open(err).read())
-curate_ms = sum(int(m) for m in re.findall(r'stage="curate\+convert-next".*?ms=(\d+)', log))
+curate_ms = sum(int(m) for m in re.findall(r'stage="curate".*?ms=(\d+)', log))
 docs = st.get("llm_summaries", 0) + st.get("fallbacks", 0) + st.get("skipped", 0)
 first = st.get("first_attempt", 0)
 print(f"concurrency {c}: {t:6.1f} s  {n/t:5.2f} docs/s  curate stage {100*curate_ms/1000/t:5.1f}% of wall  "

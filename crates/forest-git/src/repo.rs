@@ -392,6 +392,14 @@ impl GitForest {
             }
         };
 
+        // Blobs first, on several threads when there are many (a loose
+        // object is a zlib pass plus a file create each).
+        let contents: Vec<&[u8]> = latest.values().filter_map(|c| *c).collect();
+        let mut blob_ids = match &mempack {
+            Some(_) => contents.iter().map(|b| w_odb.write(ObjectType::Blob, b)).collect::<Result<Vec<_>, _>>()?,
+            None => write_blobs(&repo, &w_odb, &contents)?,
+        }
+        .into_iter();
         let mut update = TreeUpdateBuilder::new();
         let mut targets: Vec<Target<'_>> = Vec::new();
         for (&path, content) in &latest {
@@ -402,7 +410,8 @@ impl GitForest {
             };
             match content {
                 Some(bytes) => {
-                    let id = w_odb.write(ObjectType::Blob, bytes)?;
+                    let id =
+                        blob_ids.next().ok_or_else(|| GitError::io("write blobs", std::io::ErrorKind::Other.into()))?;
                     if existing != Some(id) {
                         update.upsert(path, id, FileMode::Blob);
                         targets.push((path, Some((id, bytes))));
@@ -487,6 +496,41 @@ impl GitForest {
         worktree::remove_journal(&repo)?;
         Ok(Some(commit))
     }
+}
+
+/// Blobs written per thread before another one is worth starting.
+const BLOBS_PER_WRITER: usize = 256;
+/// Most blob-writer threads (each opens its own handle on the repository).
+const BLOB_WRITERS: usize = 4;
+
+/// Write `contents` as blobs, in order; big batches on several threads.
+fn write_blobs(repo: &Repository, odb: &git2::Odb<'_>, contents: &[&[u8]]) -> Result<Vec<Oid>, GitError> {
+    let writers = (contents.len() / BLOBS_PER_WRITER).min(BLOB_WRITERS);
+    if writers < 2 {
+        return contents.iter().map(|b| Ok(odb.write(ObjectType::Blob, b)?)).collect();
+    }
+    let per = contents.len().div_ceil(writers);
+    let path = repo.path();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = contents
+            .chunks(per)
+            .map(|part| {
+                s.spawn(move || -> Result<Vec<Oid>, GitError> {
+                    let own = Repository::open(path)?;
+                    let odb = own.odb()?;
+                    part.iter().map(|b| Ok(odb.write(ObjectType::Blob, b)?)).collect()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(contents.len());
+        for h in handles {
+            match h.join() {
+                Ok(ids) => out.extend(ids?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(out)
+    })
 }
 
 fn workdir(repo: &Repository, root: &Path) -> Result<PathBuf, GitError> {

@@ -1,6 +1,7 @@
 //! The wiring of the Gardener's stages (see [`crate::stages`]): per source,
-//! list -> reconcile -> (fetch + convert of batch N+1 overlapping the curate
-//! stage of batch N) -> plan -> commit, one git commit per batch.
+//! list -> reconcile -> plan -> curate -> commit, one git commit per batch,
+//! with the fetch + convert of batch N+1 overlapping the curate and commit
+//! of batch N.
 //!
 //! In: the loaded config and the sources to run. Out: the run's
 //! [`GardenReport`]. Owns the per-source state ([`SourceRun`]) the stages
@@ -92,8 +93,8 @@ pub(crate) fn run_sources(
             report: SourceReport { source: src.name.clone(), ..Default::default() },
             commits: vec![],
             taken: HashSet::new(),
-            access,
-            io_pool,
+            access: &access,
+            io_pool: io_pool.as_ref(),
             curate_pool: curate
                 .and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok()),
             outcomes: RunOutcomes::new(manifest.outcomes(&src.name)?, &today()),
@@ -171,10 +172,10 @@ pub(crate) struct SourceRun<'a> {
     /// Ids planted during this run (dry runs never touch the disk).
     pub(crate) taken: HashSet<String>,
     /// How the source's bytes are reached.
-    pub(crate) access: Access,
+    pub(crate) access: &'a Access,
     /// Download threads for object-store sources (latency-bound, so many
     /// more than cores; conversion stays on the global pool).
-    pub(crate) io_pool: Option<rayon::ThreadPool>,
+    pub(crate) io_pool: Option<&'a rayon::ThreadPool>,
     /// Threads of the curate stage (network-bound: sized by the endpoint's
     /// concurrency, not by cores), so it overlaps the next conversion.
     pub(crate) curate_pool: Option<rayon::ThreadPool>,
@@ -232,42 +233,47 @@ impl SourceRun<'_> {
             for f in slice.iter().filter_map(Work::listed) {
                 self.access.release(f);
             }
-            // The curate stage of this batch runs on its own threads while
-            // the next slice converts on the CPU pool: the model never
-            // waits for conversion, and conversion never waits for the model.
+            // The next slice converts on the CPU pool while this batch is
+            // curated (its own threads, network-bound) and committed (git,
+            // SQLite, the fsync barrier): the model never waits for
+            // conversion, and conversion never waits for the commit.
             let drafts = self.prepare_curation(&mut batch, catalog.as_deref_mut())?;
             let next_slice = work.take(chunk, budget)?;
-            let t = Instant::now();
-            let (results, upcoming) = {
-                let hook = self.curate;
-                let pool = self.curate_pool.as_ref();
-                let this = &*self;
+            let cx = self.converter();
+            let (hook, hashes_ref) = (self.curate, &hashes);
+            let (upcoming, finished) = std::thread::scope(|sc| {
                 let next = &next_slice;
-                let hashes = &hashes;
-                std::thread::scope(|sc| {
-                    let curating = sc.spawn(move || curate_drafts(hook, pool, drafts));
-                    let upcoming = if next.is_empty() { None } else { Some(this.convert_all(next, hashes)) };
-                    let res = curating.join().unwrap_or_else(|_| (vec![], vec![]));
-                    (res, upcoming)
-                })
-            };
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "curate+convert-next",
-                drafts = results.0.len(),
-                next_files = next_slice.len(),
-                ms = t.elapsed().as_millis() as u64
-            );
+                let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_all(next, hashes_ref)));
+                let t = Instant::now();
+                let (curated, failed) = curate_drafts(hook, self.curate_pool.as_ref(), drafts);
+                tracing::info!(
+                    event = "gardener.stage",
+                    stage = "curate",
+                    drafts = curated.len(),
+                    ms = t.elapsed().as_millis() as u64
+                );
+                self.fold_curation(curated, failed, &mut batch);
+                let t = Instant::now();
+                let finished = self.finish_batch(&mut batch, manifest, catalog.as_deref_mut());
+                tracing::info!(
+                    event = "gardener.stage",
+                    stage = "commit+derived",
+                    ms = t.elapsed().as_millis() as u64,
+                    rss_mib = rss_mib()
+                );
+                let t = Instant::now();
+                // A panic in a converter thread is a bug: surface it as one.
+                let upcoming = converting.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+                tracing::info!(
+                    event = "gardener.stage",
+                    stage = "convert-next-wait",
+                    next_files = next.len(),
+                    ms = t.elapsed().as_millis() as u64
+                );
+                (upcoming, finished)
+            });
+            finished?;
             next_converted = upcoming;
-            self.fold_curation(results.0, results.1, &mut batch);
-            let t = Instant::now();
-            self.finish_batch(&mut batch, manifest, catalog.as_deref_mut())?;
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "commit+derived",
-                ms = t.elapsed().as_millis() as u64,
-                rss_mib = rss_mib()
-            );
             // Wall time of the whole batch (its plan, curate, commit and the
             // next batch's conversion): bench/gardener.sh compares these.
             tracing::info!(
@@ -329,6 +335,7 @@ pub(crate) mod testing {
         pub(crate) src: SourceConfig,
         registry: Registry,
         limits: Limits,
+        access: Access,
         pub(crate) opts: RunOptions,
     }
 
@@ -355,7 +362,19 @@ pub(crate) mod testing {
             };
             let registry = Registry::builtin();
             let limits = Limits::default();
-            Fixture { _dir: dir, forest, source, git, config, src, registry, limits, opts: RunOptions::default() }
+            let access = Access::Local { root: std::fs::canonicalize(&source).expect("canon"), follow_symlinks: false };
+            Fixture {
+                _dir: dir,
+                forest,
+                source,
+                git,
+                config,
+                src,
+                registry,
+                limits,
+                access,
+                opts: RunOptions::default(),
+            }
         }
 
         /// Write a source file.
@@ -392,10 +411,7 @@ pub(crate) mod testing {
                 report: SourceReport::default(),
                 commits: vec![],
                 taken: HashSet::new(),
-                access: Access::Local {
-                    root: std::fs::canonicalize(&self.source).expect("canon"),
-                    follow_symlinks: false,
-                },
+                access: &self.access,
                 io_pool: None,
                 curate_pool: None,
                 outcomes: RunOutcomes::default(),

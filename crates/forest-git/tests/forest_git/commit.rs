@@ -179,3 +179,31 @@ fn gc_auto_never_fails() {
     assert_eq!(f.head_oid().unwrap(), head, "gc never commits");
     assert_eq!(serde_json::to_string(&outcome).unwrap(), "\"ran\"", "report spelling");
 }
+
+/// A batch big enough for the multi-threaded blob writers: every path gets
+/// its own content (and duplicates share one blob), in the order given.
+#[test]
+fn big_batch_blobs_written_in_parallel_land_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let f = GitForest::init(root, "init", &skeleton()).unwrap();
+    let mut changes: Vec<Change> =
+        (0..1500).map(|i| write(&format!("d{}/n{i:05}.md", i % 7), &format!("leaf {i}\n"))).collect();
+    // Two paths with equal bytes, and a path changed twice (last wins).
+    changes.push(write("same/a.md", "twin\n"));
+    changes.push(write("same/b.md", "twin\n"));
+    changes.push(write("d0/n00000.md", "leaf 0, second version\n"));
+    f.commit_batch(&changes, "big").unwrap().expect("commits");
+    for i in [1usize, 749, 1499] {
+        let p = format!("d{}/n{i:05}.md", i % 7);
+        assert_eq!(f.read_head_file(&p).unwrap().unwrap(), format!("leaf {i}\n").as_bytes(), "{p}");
+        assert_eq!(fs::read_to_string(root.join(&p)).unwrap(), format!("leaf {i}\n"));
+    }
+    assert_eq!(f.read_head_file("d0/n00000.md").unwrap().unwrap(), b"leaf 0, second version\n");
+    let (_, a, _) = git(root, &["rev-parse", "HEAD:same/a.md"]);
+    let (_, b, _) = git(root, &["rev-parse", "HEAD:same/b.md"]);
+    assert_eq!(a, b);
+    assert_eq!(ls_tree(root).len(), 4 + 1502, "the skeleton's 4 versioned files and the batch");
+    assert_eq!(status(root), "");
+    assert_fsck_clean(root);
+}

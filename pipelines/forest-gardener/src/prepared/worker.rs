@@ -162,8 +162,8 @@ pub fn prepare(
             report: SourceReport { source: src.name.clone(), ..Default::default() },
             commits: vec![],
             taken: HashSet::new(),
-            access,
-            io_pool,
+            access: &access,
+            io_pool: io_pool.as_ref(),
             curate_pool: None,
             outcomes: RunOutcomes::default(),
         };

@@ -8,11 +8,15 @@
 //! manifest). Touches the source (reads) and S3 download slots; never the
 //! forest.
 
+use crate::config::{GardenerConfig, SourceConfig};
+use crate::entry::{Progress, RunOptions};
+use crate::outcomes::converter_key;
 use crate::pipeline::SourceRun;
 use crate::reconcile::HashPair;
+use crate::source::Access;
 use crate::stages::plan::Work;
 use crate::walk::Listed;
-use forest_convert::Conversion;
+use forest_convert::{Conversion, Limits, Registry};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -42,7 +46,48 @@ pub(crate) struct Converted {
     pub(crate) deferred: bool,
 }
 
-impl SourceRun<'_> {
+/// What the convert stage reads: copies of the run's shared references,
+/// so the next batch converts on its own thread while the run (`&mut`)
+/// commits the current one.
+#[derive(Clone, Copy)]
+pub(crate) struct Converter<'a> {
+    pub(crate) config: &'a GardenerConfig,
+    pub(crate) src: &'a SourceConfig,
+    pub(crate) registry: &'a Registry,
+    pub(crate) limits: &'a Limits,
+    pub(crate) opts: &'a RunOptions,
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) access: &'a Access,
+    pub(crate) io_pool: Option<&'a rayon::ThreadPool>,
+}
+
+impl<'a> SourceRun<'a> {
+    /// The convert stage's view of this run.
+    pub(crate) fn converter(&self) -> Converter<'a> {
+        Converter {
+            config: self.config,
+            src: self.src,
+            registry: self.registry,
+            limits: self.limits,
+            opts: self.opts,
+            progress: self.progress,
+            access: self.access,
+            io_pool: self.io_pool,
+        }
+    }
+
+    /// [`Converter::convert_all`] of this run.
+    pub(crate) fn convert_all(&self, slice: &[Work], hashes: &HashMap<String, HashPair>) -> HashMap<String, Converted> {
+        self.converter().convert_all(slice, hashes)
+    }
+}
+
+impl Converter<'_> {
+    /// The converter version tag of `rel` ([`converter_key`]).
+    pub(crate) fn converter_key(&self, rel: &str) -> String {
+        converter_key(self.registry, &self.config.converters, rel)
+    }
+
     /// Convert the plant/update items of one slice of work.
     pub(crate) fn convert_all(&self, slice: &[Work], hashes: &HashMap<String, HashPair>) -> HashMap<String, Converted> {
         let files: Vec<&Listed> = slice
@@ -61,7 +106,7 @@ impl SourceRun<'_> {
                 })
                 .collect()
         };
-        let Some(pool) = &self.io_pool else {
+        let Some(pool) = self.io_pool else {
             return convert(&files, &HashMap::new()).into_iter().collect();
         };
         // Object stores: download a window of objects with many threads,

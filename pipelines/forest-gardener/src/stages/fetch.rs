@@ -28,7 +28,9 @@ impl SourceRun<'_> {
             })
             .collect()
     }
+}
 
+impl crate::stages::convert::Converter<'_> {
     /// Download one window of objects with many threads (files over the
     /// size limit or empty are left to the convert stage to report).
     pub(crate) fn fetch_window(
