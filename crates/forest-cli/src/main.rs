@@ -307,9 +307,20 @@ enum HeatCmd {
     },
 }
 
+/// mimalloc instead of glibc malloc: a 10^6-file adopt allocates on the
+/// converter threads and frees on the committing thread, and glibc's
+/// per-thread arenas kept that memory (anonymous RSS grew ~2 MiB per batch).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     init_tracing();
     let cli = Cli::parse();
+    let server = matches!(&cli.cmd, Cmd::Vine(vine_cmd::VineCmd::Serve { .. }))
+        || matches!(&cli.cmd, Cmd::Ranger { cmd: RangerCmd::Daemon { .. } });
+    if !server {
+        quiet_on_closed_stdout();
+    }
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -317,6 +328,17 @@ fn main() -> ExitCode {
             eprintln!("forest: {e:#}");
             ExitCode::from(code)
         }
+    }
+}
+
+/// `forest locate … | head` ends quietly, like any Unix filter: a closed
+/// stdout ends the process (default SIGPIPE) instead of panicking in
+/// `println!`. Not for the servers, whose sockets must not kill them.
+fn quiet_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
