@@ -11,6 +11,7 @@ mod locate;
 pub mod pyjson;
 mod topk;
 mod trails;
+pub mod verified;
 
 pub use catalog::{
     body_hash_of, Candidate, Catalog, CatalogDump, CatalogLink, CatalogNode, CatalogState, EdgeRow, FtsRow, MoveRow,

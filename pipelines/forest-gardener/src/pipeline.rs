@@ -105,6 +105,12 @@ pub(crate) fn run_sources(
     }
     Access::sweep_slots(forest);
     index.finish()?;
+    // Every connection closed: the run vouches for the catalog it leaves
+    // (it started from a full check or from a verified catalog).
+    drop(catalog);
+    if !opts.dry_run {
+        forest_catalog::verified::mark_verified(&forest.join(crate::derived::CATALOG_PATH));
+    }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }

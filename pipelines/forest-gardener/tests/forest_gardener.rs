@@ -427,6 +427,38 @@ fn manifest_is_rebuilt_from_passports() {
     assert!(cat.get("d/a").unwrap().is_some());
 }
 
+/// A run vouches for the catalog it leaves; a foreign write voids that, and
+/// the next run's full check finds and repairs what the write broke.
+#[test]
+fn catalog_full_check_runs_after_any_foreign_write() {
+    use forest_catalog::verified::is_verified;
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    write(&src.path().join("d/a.md"), "# A\n\nOne.\n");
+    write(&src.path().join("d/b.md"), "# B\n\nTwo.\n");
+    do_adopt(&root, &g, src.path());
+    let db = root.join(CATALOG_PATH);
+    assert!(is_verified(&db), "an adopt vouches for its catalog");
+    do_sync(&root, &g);
+    assert!(is_verified(&db), "so does a sync that started from it");
+    // Another writer empties the FTS index: rows and FTS disagree.
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute("DELETE FROM nodes_fts", []).unwrap();
+    }
+    assert!(!is_verified(&db), "a foreign write changes the files");
+    do_sync(&root, &g);
+    let cat = forest_catalog::Catalog::open(&db).unwrap();
+    let fts: i64 = cat.connection().query_row("SELECT COUNT(*) FROM nodes_fts", [], |r| r.get(0)).unwrap();
+    assert_eq!(fts, cat.count_nodes().unwrap(), "the full check saw the damage and rebuilt");
+    assert!(fts >= 5);
+    drop(cat);
+    // Opening the catalog outside a run (as Catalog::open just did) may
+    // checkpoint it: the next run checks again, and vouches again.
+    do_sync(&root, &g);
+    assert!(is_verified(&db));
+}
+
 const PNG: &[u8] = include_bytes!("../../../converters/forest-convert/tests/data/team_photo-2026.png");
 
 fn adopt_with(root: &Path, git: &GitForest, src: &Path, content: &str, archive: &str) -> GardenReport {

@@ -136,6 +136,10 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     timings.payload_cache = ms(t);
 
     let t = Instant::now();
+    // Chain of trust (forest_catalog::verified): only a run that found the
+    // catalog as a verified run left it may vouch for what it leaves.
+    let catalog_path = forest.join(forest_gardener::derived::CATALOG_PATH);
+    let trusted = forest_catalog::verified::is_verified(&catalog_path);
     let mut catalog = open_catalog(forest)?;
     let tended = tend_links(forest, git, &mut catalog, &trails, cfg)?;
     timings.links = ms(t);
@@ -159,6 +163,10 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     let t = Instant::now();
     let health = health(forest, &catalog, &trails)?;
     timings.health = ms(t);
+    drop(catalog);
+    if trusted {
+        forest_catalog::verified::mark_verified(&catalog_path);
+    }
 
     let t = Instant::now();
     let gc = match git.gc_auto() {
