@@ -393,8 +393,14 @@ fn forest_root(f: &ForestArg) -> Result<PathBuf> {
     Ok(root)
 }
 
+/// Streamed, not built as one string: a 10^6-file adopt's report lists a
+/// million ids.
 fn print_json<T: Serialize>(v: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    out.flush()?;
     Ok(())
 }
 
