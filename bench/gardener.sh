@@ -29,7 +29,8 @@ else
   rm -rf "$W"; mkdir -p "$W"
   python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout "$LAYOUT"
 fi
-SRC_BYTES=$(du -sb "$W/src" | cut -f1)
+# Trailing slash: a symlinked src (shared between workdirs) is followed.
+SRC_BYTES=$(du -sb "$W/src/" | cut -f1)
 "$B" init "$W/forest" --title Bench >/dev/null
 
 measure() { # label, log file, command...
