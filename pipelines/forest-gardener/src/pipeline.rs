@@ -251,7 +251,12 @@ impl SourceRun<'_> {
                 let next = &next_slice;
                 let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_all(next, hashes_ref)));
                 let t = Instant::now();
-                let (curated, failed) = curate_drafts(hook, self.curate_pool.as_ref(), drafts);
+                // A panicking hook costs this batch its curation (the
+                // deterministic scent stays), never the run.
+                let pool = self.curate_pool.as_ref();
+                let (curated, failed) =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| curate_drafts(hook, pool, drafts)))
+                        .unwrap_or_else(|_| (vec![], vec![]));
                 tracing::info!(
                     event = "gardener.stage",
                     stage = "curate",
