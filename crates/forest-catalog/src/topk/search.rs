@@ -1,0 +1,213 @@
+//! The query side of the top-k index: exact FTS5 bm25 top-`limit` over
+//! the posting lists of a query's terms, with MaxScore pruning seeded by
+//! the rarest terms' exact scores.
+//!
+//! In: a fresh index (see the parent module) and a query. Out: `(nodes
+//! rowid, bm25 rank)` best first, or `None` when FTS5 must answer. Reads
+//! the `topk_*` tables and FTS5's averages record; writes nothing.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+use rusqlite::Connection;
+
+use super::{dead_set, fts_totals, meta, postings, query_terms, Posting, B, K1};
+use crate::Result;
+
+/// A scored doc; `Ord` puts the better (higher score, then lower rowid) first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Scored {
+    score: f64,
+    doc: i64,
+}
+
+impl Eq for Scored {}
+
+impl Ord for Scored {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.score.total_cmp(&self.score).then(self.doc.cmp(&o.doc))
+    }
+}
+
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// Exact FTS5 top-`limit` for `query` as `(nodes rowid, bm25 rank)`,
+/// best first; `None` when FTS5 must answer (see the module doc).
+pub(crate) fn search(conn: &Connection, query: &str, limit: usize) -> Result<Option<Vec<(i64, f64)>>> {
+    if meta(conn, "fresh")? != Some(1) {
+        return Ok(None);
+    }
+    let Some(phrases) = query_terms(query) else {
+        return Ok(None);
+    };
+    let Some((n_row, n_token)) = fts_totals(conn)? else {
+        return Ok(None);
+    };
+    if meta(conn, "docs")? != Some(n_row) || n_row <= 0 {
+        return Ok(None);
+    }
+    if phrases.is_empty() || limit == 0 {
+        return Ok(Some(vec![]));
+    }
+    let dead = if meta(conn, "dead")?.unwrap_or(0) > 0 { dead_set(conn)? } else { Vec::new() };
+    // One posting list per distinct term; phrases index into them.
+    let mut lists: Vec<Vec<Posting>> = vec![];
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let mut phrase_list = Vec::with_capacity(phrases.len());
+    for p in &phrases {
+        let i = match slot.get(p.as_str()) {
+            Some(&i) => i,
+            None => {
+                lists.push(postings(conn, p, &dead)?);
+                slot.insert(p.as_str(), lists.len() - 1);
+                lists.len() - 1
+            }
+        };
+        phrase_list.push(i);
+    }
+    let nrow = n_row as f64;
+    let avgdl = n_token as f64 / nrow;
+    let idf: Vec<f64> = phrase_list
+        .iter()
+        .map(|&i| {
+            let n_hit = lists[i].len() as f64;
+            let idf = ((nrow - n_hit + 0.5) / (n_hit + 0.5)).ln();
+            if idf <= 0.0 {
+                1e-6
+            } else {
+                idf
+            }
+        })
+        .collect();
+
+    // Upper bound of each list's contribution (bm25's saturation: a
+    // phrase adds less than idf * (k1 + 1)), with a margin for rounding.
+    let mut ub = vec![0.0f64; lists.len()];
+    for (ph, &li) in phrase_list.iter().enumerate() {
+        ub[li] += idf[ph] * (K1 + 1.0) * (1.0 + 1e-9);
+    }
+    // MaxScore: lists by bound ascending; once the `limit`-th best score
+    // exceeds the summed bounds of the first `ne` lists, a doc found only
+    // in those cannot enter, so candidates come from the others and the
+    // first `ne` are only probed (binary search) for those candidates.
+    let mut order: Vec<usize> = (0..lists.len()).collect();
+    order.sort_by(|&a, &b| ub[a].total_cmp(&ub[b]));
+    let mut prefix = vec![0.0f64; order.len() + 1];
+    for (k, &li) in order.iter().enumerate() {
+        prefix[k + 1] = prefix[k] + ub[li];
+    }
+    // Seed: exact scores of real docs (those of the rarest terms) bound
+    // the final `limit`-th best from below, so lists whose bounds sum
+    // under it are only probed from the start, never walked doc by doc.
+    let theta = seed_threshold(&lists, &phrase_list, &idf, avgdl, limit);
+    let mut ne = 0usize;
+    while ne < order.len() && prefix[ne + 1] < theta {
+        ne += 1;
+    }
+    let mut cursor = vec![0usize; lists.len()];
+    let mut freq = vec![0.0f64; lists.len()];
+    // A bounded max-heap keeps the `limit` best (its top is the worst kept).
+    let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(limit + 1);
+    loop {
+        let mut doc = i64::MAX;
+        for &li in &order[ne..] {
+            if let Some(p) = lists[li].get(cursor[li]) {
+                doc = doc.min(p.doc);
+            }
+        }
+        if doc == i64::MAX {
+            break;
+        }
+        let mut dl = 0u32;
+        for (k, &li) in order.iter().enumerate() {
+            freq[li] = 0.0;
+            let l = &lists[li];
+            if k < ne {
+                cursor[li] += l[cursor[li]..].partition_point(|p| p.doc < doc);
+            }
+            if let Some(p) = l.get(cursor[li]) {
+                if p.doc == doc {
+                    freq[li] = f64::from(p.wf);
+                    dl = p.dl;
+                    cursor[li] += 1;
+                }
+            }
+        }
+        let d = f64::from(dl);
+        let mut score = 0.0f64;
+        for (ph, &li) in phrase_list.iter().enumerate() {
+            let f = freq[li];
+            score += idf[ph] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+        }
+        let s = Scored { score, doc };
+        if heap.len() < limit {
+            heap.push(s);
+        } else if heap.peek().is_some_and(|worst| s < *worst) {
+            heap.pop();
+            heap.push(s);
+        }
+        if heap.len() == limit {
+            if let Some(worst) = heap.peek() {
+                let bound = worst.score.max(theta);
+                while ne < order.len() && prefix[ne + 1] < bound {
+                    ne += 1;
+                }
+            }
+        }
+    }
+    let mut top = heap.into_vec();
+    top.sort();
+    Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
+}
+
+/// Most docs scored for the seed threshold (beyond this the seed would
+/// cost as much as the search it shortens).
+const SEED_MAX: usize = 50_000;
+
+/// A lower bound of the final `limit`-th best score: the `limit`-th best
+/// exact score among the docs of the shortest lists (rarest terms first,
+/// while they hold at most [`SEED_MAX`] docs together); `-inf` when they
+/// hold fewer than `limit` docs.
+fn seed_threshold(lists: &[Vec<Posting>], phrase_list: &[usize], idf: &[f64], avgdl: f64, limit: usize) -> f64 {
+    if lists.len() < 2 || limit == 0 {
+        return f64::NEG_INFINITY;
+    }
+    let mut by_len: Vec<&Vec<Posting>> = lists.iter().filter(|l| !l.is_empty()).collect();
+    by_len.sort_by_key(|l| l.len());
+    let mut docs: Vec<(i64, u32)> = vec![];
+    for l in by_len {
+        if docs.len() + l.len() > SEED_MAX {
+            break;
+        }
+        docs.extend(l.iter().map(|p| (p.doc, p.dl)));
+    }
+    docs.sort_unstable();
+    docs.dedup_by_key(|d| d.0);
+    if docs.len() < limit {
+        return f64::NEG_INFINITY;
+    }
+    let mut scores: Vec<f64> = docs
+        .iter()
+        .map(|&(doc, dl)| {
+            let d = f64::from(dl);
+            let mut score = 0.0f64;
+            // Same terms, same order and same arithmetic as the main loop.
+            for (ph, &li) in phrase_list.iter().enumerate() {
+                let l = &lists[li];
+                let f = match l.binary_search_by_key(&doc, |q| q.doc) {
+                    Ok(i) => f64::from(l[i].wf),
+                    Err(_) => 0.0,
+                };
+                score += idf[ph] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+            }
+            score
+        })
+        .collect();
+    let k = limit - 1;
+    scores.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+    scores[k]
+}
