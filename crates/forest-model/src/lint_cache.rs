@@ -182,28 +182,18 @@ where
     };
     let mut old: Reader<T> = Reader::open(cache_file, &header);
 
+    // The new file is started at the first slice that differs from the
+    // old one (slices before it were all hits: their lines are copied), so
+    // a run that changed nothing writes nothing.
     let tmp = forest_fs::temp_path_for(cache_file);
-    let mut out = cache_file
-        .parent()
-        .map(std::fs::create_dir_all)
-        .and_then(|r| r.ok())
-        .and_then(|_| File::create(&tmp).ok())
-        .map(BufWriter::new);
-    let write_line = |line: String, out: &mut Option<BufWriter<File>>| {
-        if let Some(w) = out.as_mut() {
-            if writeln!(w, "{line}").is_err() {
-                *out = None;
-            }
-        }
-    };
-    if let Ok(h) = serde_json::to_string(&header) {
-        write_line(h, &mut out);
-    }
+    let mut out: Option<NewCache> = None;
+    let mut done = 0usize;
 
     let mut stats = CacheStats::default();
     let mut issues: Vec<Issue> = Vec::new();
     let mut acc = identity();
     for (slice_paths, slice_ids) in paths.chunks(SLICE).zip(all_ids.chunks(SLICE)) {
+        let skipped_before = old.skipped;
         let cached: Vec<Option<Record<T>>> = slice_paths.iter().map(|p| old.take(p)).collect();
         let records: Vec<(Record<T>, bool)> = slice_paths
             .par_iter()
@@ -228,16 +218,21 @@ where
                 (Record { p: rel.clone(), s, c, ps, f }, false)
             })
             .collect();
+        let changed = old.skipped != skipped_before || records.iter().any(|(_, hit)| !hit);
+        if changed && out.is_none() {
+            out = Some(NewCache::start(cache_file, &tmp, &header, done));
+        }
         for (r, hit) in &records {
             if *hit {
                 stats.hits += 1;
             } else {
                 stats.misses += 1;
             }
-            if let Ok(line) = serde_json::to_string(r) {
-                write_line(line, &mut out);
+            if let Some(w) = out.as_mut() {
+                w.record(r);
             }
         }
+        done += records.len();
         let (slice_issues, slice_acc) = records
             .par_iter()
             .zip(slice_ids.par_iter())
@@ -262,18 +257,56 @@ where
         issues.extend(slice_issues);
         acc = merge(acc, slice_acc);
     }
-    // A run that read nothing new and dropped nothing keeps the old file.
-    let unchanged = old.finish() && stats.misses == 0;
-    match out.map(|w| w.into_inner()) {
-        Some(Ok(_)) if !unchanged => {
-            // A derived cache: a torn file after a crash reads as empty.
-            if forest_fs::rename_unsynced(&tmp, cache_file).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-        }
-        _ => {
-            let _ = std::fs::remove_file(&tmp);
-        }
+    // Records dropped at the end, or an old file that was not usable.
+    if !old.finish() && out.is_none() {
+        out = Some(NewCache::start(cache_file, &tmp, &header, done));
+    }
+    if let Some(w) = out {
+        w.commit(&tmp, cache_file);
     }
     (finish(issues, &all_ids, &ids), acc, stats)
+}
+
+/// The cache file being rewritten (temp + rename); an I/O error abandons
+/// it, which costs the next run, never this one.
+struct NewCache(Option<BufWriter<File>>);
+
+impl NewCache {
+    /// A temp file with `header` and the first `prior` records of the old
+    /// cache file (which matched this run up to there).
+    fn start(cache_file: &Path, tmp: &Path, header: &Header, prior: usize) -> NewCache {
+        let open = || -> std::io::Result<BufWriter<File>> {
+            if let Some(dir) = cache_file.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let mut w = BufWriter::new(File::create(tmp)?);
+            writeln!(w, "{}", serde_json::to_string(header)?)?;
+            if prior > 0 {
+                let mut lines = BufReader::new(File::open(cache_file)?).lines().skip(1);
+                for _ in 0..prior {
+                    let line = lines.next().ok_or(std::io::ErrorKind::UnexpectedEof)??;
+                    writeln!(w, "{line}")?;
+                }
+            }
+            Ok(w)
+        };
+        NewCache(open().ok())
+    }
+
+    fn record<F: Serialize>(&mut self, r: &Record<F>) {
+        let ok = self.0.as_mut().is_some_and(|w| {
+            serde_json::to_string(r).map_err(std::io::Error::from).and_then(|l| writeln!(w, "{l}")).is_ok()
+        });
+        if !ok {
+            self.0 = None;
+        }
+    }
+
+    fn commit(self, tmp: &Path, cache_file: &Path) {
+        let written = self.0.is_some_and(|w| w.into_inner().is_ok());
+        // A derived cache: a torn file after a crash reads as empty.
+        if !written || forest_fs::rename_unsynced(tmp, cache_file).is_err() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }
