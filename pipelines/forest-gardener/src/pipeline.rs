@@ -71,12 +71,7 @@ pub(crate) fn run_sources(
     let _ = std::fs::remove_dir_all(forest.join(crate::stages::reconcile::SPILL_DIR));
     for src in sources {
         let access = Access::open(forest, src)?;
-        let io_pool = if access.is_remote() {
-            let n = std::env::var("FOREST_S3_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(16usize);
-            rayon::ThreadPoolBuilder::new().num_threads(n.clamp(1, 256)).build().ok()
-        } else {
-            None
-        };
+        let io_pool = io_pool_for(&access);
         let mut ctx = SourceRun {
             command,
             forest,
@@ -113,6 +108,16 @@ pub(crate) fn run_sources(
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// Download threads for an object-store source (`FOREST_S3_CONCURRENCY`,
+/// default 16: latency-bound, so many more than cores); none for local.
+pub(crate) fn io_pool_for(access: &Access) -> Option<rayon::ThreadPool> {
+    if !access.is_remote() {
+        return None;
+    }
+    let n = std::env::var("FOREST_S3_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(16usize);
+    rayon::ThreadPoolBuilder::new().num_threads(n.clamp(1, 256)).build().ok()
 }
 
 /// The converter registry (with the config's command hooks) and limits a

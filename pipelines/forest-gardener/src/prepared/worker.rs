@@ -140,12 +140,7 @@ pub fn prepare(
     Access::sweep_slots(forest);
     for src in &sources {
         let access = Access::open(forest, src)?;
-        let io_pool = if access.is_remote() {
-            let n = std::env::var("FOREST_S3_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(16usize);
-            rayon::ThreadPoolBuilder::new().num_threads(n.clamp(1, 256)).build().ok()
-        } else {
-            None
-        };
+        let io_pool = crate::pipeline::io_pool_for(&access);
         let ctx = SourceRun {
             command: "sync",
             forest,
