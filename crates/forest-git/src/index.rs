@@ -7,9 +7,10 @@
 //! as behind HEAD once ([`INDEX_BASE_FILE`] names the commit the index last
 //! matched), skips the per-batch edit, and catches up once at the end by a
 //! tree-to-tree walk from that commit to HEAD: unchanged subtrees are
-//! skipped by id, so the walk costs what the run changed, changes stream
-//! into the index one by one, and the index file is rewritten once per run
-//! instead of once per batch.
+//! skipped by id, so the walk costs what the run changed, and its changes,
+//! which come in git's path order, are merged into the index file as it
+//! is streamed (`crate::index_file`): once per run instead of once per
+//! batch, and in memory independent of the forest's size.
 //!
 //! In: the repository, the marker, HEAD. Out: index entries (with stat data,
 //! so `git status` stays clean without re-hashing) for exactly the paths
@@ -24,7 +25,7 @@ use std::cmp::Ordering;
 
 use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 
-use crate::worktree;
+use crate::index_file;
 use crate::GitError;
 
 /// Marker inside `.git/`: present while the index lags HEAD; holds the
@@ -68,21 +69,23 @@ pub(crate) fn catch_up(repo: &Repository, root: &Path, head: Option<Oid>) -> Res
         // An unreadable marker: rebuild from nothing (correct, just slower).
         s => Oid::from_str(s).ok().and_then(|o| repo.find_commit(o).ok()),
     };
+    // A catch-up killed while writing left git's lock file: the marker says
+    // a deferred run died, and the forest's writer lock (held by whoever
+    // opens or commits) keeps other forest writers out, so it is stale.
+    let stale = repo.path().join("index.lock");
+    if stale.exists() {
+        tracing::warn!(path = %stale.display(), "removing the index.lock of an interrupted index catch-up");
+        fs::remove_file(&stale).map_err(|e| GitError::io(format!("remove {}", stale.display()), e))?;
+    }
     let old_tree = base.as_ref().map(|c| c.tree()).transpose()?;
     let new_tree = head.map(|o| repo.find_commit(o).and_then(|c| c.tree())).transpose()?;
-    let mut index = repo.index()?;
-    index.read(false)?;
-    if old_tree.is_none() {
-        // From nothing: start from an empty index so entries of paths no
-        // longer in HEAD cannot survive (e.g. an unreadable marker).
-        index.clear()?;
-    }
-    let mut changed = 0usize;
-    diff_trees(repo, old_tree.as_ref(), new_tree.as_ref(), "", &mut |rel, target| {
-        changed += 1;
-        worktree::set_index_entry(&mut index, root, rel, target.map(|oid| (oid, 0)))
+    // From nothing (`clear`): entries of paths no longer in HEAD cannot
+    // survive (e.g. an unreadable marker).
+    let changed = index_file::update_or_fallback(repo, root, old_tree.is_none(), &mut |sink| {
+        diff_trees(repo, old_tree.as_ref(), new_tree.as_ref(), "", &mut |rel, target| {
+            sink.set(rel, target.map(|oid| (oid, 0)))
+        })
     })?;
-    index.write()?;
     fs::remove_file(&path).map_err(|e| GitError::io(format!("remove {}", path.display()), e))?;
     Ok(changed)
 }

@@ -14,6 +14,7 @@
 
 mod error;
 mod index;
+mod index_file;
 mod lock;
 mod repo;
 mod worktree;

@@ -160,19 +160,29 @@ fn update_index(repo: &Repository, root: &Path, targets: &[Target<'_>]) -> Resul
 }
 
 /// Set (blob id, size) or remove the index entry of each path, reading the
-/// stat data of written paths from the work tree, and write the index.
+/// stat data of written paths from the work tree, and write the index
+/// (streamed: the last target of a path wins).
 pub(crate) fn update_index_sized<S: AsRef<str>>(
     repo: &Repository,
     root: &Path,
     targets: &[(S, Option<(Oid, u64)>)],
 ) -> Result<(), GitError> {
-    let mut index = repo.index()?;
-    // Another git process may have rewritten the index since we loaded it.
-    index.read(false)?;
-    for (rel, target) in targets {
-        set_index_entry(&mut index, root, rel.as_ref(), *target)?;
+    let mut order: Vec<usize> = (0..targets.len()).collect();
+    // Stable: equal paths keep their order, so the last one is the winner.
+    order.sort_by(|&a, &b| targets[a].0.as_ref().as_bytes().cmp(targets[b].0.as_ref().as_bytes()));
+    let mut last: Vec<usize> = Vec::with_capacity(order.len());
+    for i in order {
+        match last.last_mut() {
+            Some(l) if targets[*l].0.as_ref() == targets[i].0.as_ref() => *l = i,
+            _ => last.push(i),
+        }
     }
-    index.write()?;
+    crate::index_file::update_or_fallback(repo, root, false, &mut |sink| {
+        for &i in &last {
+            sink.set(targets[i].0.as_ref(), targets[i].1)?;
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 

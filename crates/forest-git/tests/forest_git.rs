@@ -7,6 +7,8 @@ mod commit;
 mod crash;
 #[path = "forest_git/deferred.rs"]
 mod deferred;
+#[path = "forest_git/index_file.rs"]
+mod index_file;
 #[path = "forest_git/lock.rs"]
 mod lock;
 #[path = "forest_git/util.rs"]
