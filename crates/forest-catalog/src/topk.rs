@@ -35,6 +35,8 @@ use crate::{CatalogNode, Result};
 
 mod search;
 pub(crate) use search::search;
+#[cfg(test)]
+use search::{search_with, Strategy};
 
 /// Side tables (created with the catalog; harmless to dialect readers).
 pub(crate) const TABLES_SQL: &str = r#"
@@ -642,6 +644,66 @@ mod tests {
                 })
                 .collect();
             assert_eq!(ours, fts, "{q}");
+        }
+    }
+
+    /// Ids and ranks of a top-k answer, for comparison with FTS5's.
+    fn named(cat: &crate::Catalog, top: Vec<(i64, f64)>) -> Vec<(String, f64)> {
+        top.into_iter()
+            .map(|(doc, rank)| {
+                let id: String =
+                    cat.connection().query_row("SELECT id FROM nodes WHERE rowid = ?1", [doc], |r| r.get(0)).unwrap();
+                (id, rank)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn both_strategies_equal_fts5_on_common_words_with_side_tables() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let mut cat = crate::Catalog::open(&dir.path().join("c.db")).unwrap();
+        // Few words, so every one is common (the case Dense is for), and
+        // repeated words, so weighted frequencies and lengths vary.
+        let words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"];
+        let mut seed = 0x2545_F491_u64;
+        let mut text = |n: usize| {
+            (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    words[((seed >> 33) % words.len() as u64) as usize]
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut nodes: Vec<CatalogNode> = (0..400)
+            .map(|i| {
+                let (t, sm) = (text(1 + i % 4), text(3 + i % 9));
+                let mut n = CatalogNode::new(format!("d{}/n{i}", i / 50), "note", t, sm);
+                if i % 3 == 0 {
+                    n.tags = vec![text(1)];
+                }
+                n
+            })
+            .collect();
+        cat.rebuild(nodes.clone()).unwrap();
+        // Edits, additions and removals leave dead docs and delta rows.
+        for n in nodes.iter_mut().step_by(7) {
+            n.summary = text(6);
+        }
+        let edited: Vec<CatalogNode> = nodes.iter().step_by(7).cloned().collect();
+        let added: Vec<CatalogNode> =
+            (0..30).map(|i| CatalogNode::new(format!("new/n{i}"), "note", text(2), text(5))).collect();
+        cat.upsert(&edited.into_iter().chain(added).collect::<Vec<_>>()).unwrap();
+        cat.remove(&["d1/n51".to_string(), "d3/n160".to_string()]).unwrap();
+        assert!(meta(cat.connection(), "dead").unwrap().unwrap_or(0) > 0, "the side tables are in play");
+        for q in ["alpha", "beta gamma", "alpha alpha delta", "eta theta zeta eps", "nothing", "gamma, beta alpha"] {
+            for limit in [1, 10, 25, 500] {
+                let fts = cat.ranked_fts(q, limit).unwrap();
+                for strategy in [Strategy::MaxScore, Strategy::Dense] {
+                    let ours = search_with(cat.connection(), q, limit, Some(strategy)).unwrap().unwrap();
+                    assert_eq!(named(&cat, ours), fts, "{q} limit {limit} {strategy:?}");
+                }
+            }
         }
     }
 }

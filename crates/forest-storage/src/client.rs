@@ -242,12 +242,31 @@ impl S3Client {
     /// markers (`…/` of size 0) are skipped. Any page error fails the whole
     /// listing: a partial listing must never pass for a complete one.
     pub fn list(&self, loc: &S3Location) -> Result<Vec<ObjectMeta>, StorageError> {
-        self.rt.block_on(self.list_async(loc))
+        let mut out = Vec::new();
+        self.list_each(loc, &mut |o| out.push(o))?;
+        Ok(out)
     }
 
-    async fn list_async(&self, loc: &S3Location) -> Result<Vec<ObjectMeta>, StorageError> {
+    /// [`Self::list`] page by page: each object goes to `sink` as its page
+    /// arrives (in the server's key order), so memory holds one page. An
+    /// error after some pages leaves those objects delivered: the caller
+    /// must treat the listing as incomplete.
+    pub fn list_each(&self, loc: &S3Location, sink: &mut dyn FnMut(ObjectMeta)) -> Result<(), StorageError> {
+        self.rt.block_on(self.list_async(loc, sink))
+    }
+
+    /// True when `key` exists in `bucket` (HEAD); a missing bucket or any
+    /// other failure is an error.
+    pub fn exists(&self, bucket: &str, key: &str) -> Result<bool, StorageError> {
+        match self.head(bucket, key) {
+            Ok(_) => Ok(true),
+            Err(StorageError::NotFound { what: "S3 object", .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn list_async(&self, loc: &S3Location, sink: &mut dyn FnMut(ObjectMeta)) -> Result<(), StorageError> {
         let target = loc.to_string();
-        let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
             let mut req = self.inner.list_objects_v2().bucket(&loc.bucket).encoding_type(EncodingType::Url);
@@ -270,7 +289,7 @@ impl S3Client {
                     continue;
                 }
                 let key = String::from_utf8(raw_key.clone()).ok();
-                out.push(ObjectMeta {
+                sink(ObjectMeta {
                     raw_key,
                     key,
                     size,
@@ -290,7 +309,7 @@ impl S3Client {
                 _ => break,
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// HEAD one object.

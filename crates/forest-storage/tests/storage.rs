@@ -110,6 +110,13 @@ fn list_paginates_over_1000_objects() {
     assert_eq!(got, expected);
     assert!(listed.iter().all(|m| m.last_modified_ms > 1_600_000_000_000 && !m.etag.contains('"')));
     assert_eq!(listed[0].relative_to("pfx/").map(|r| r.starts_with("00/")), Some(true));
+    // The Gardener merge-joins the pages as they come: keys in byte order.
+    assert!(listed.windows(2).all(|w| w[0].raw_key < w[1].raw_key), "ListObjectsV2 answers in key order");
+    let mut paged = 0usize;
+    c.list_each(&loc, &mut |_| paged += 1).unwrap();
+    assert_eq!(paged, n);
+    assert!(c.exists(&b, "pfx/00/obj-00000.bin").unwrap());
+    assert!(!c.exists(&b, "pfx/00/_index.md").unwrap(), "a missing key is `false`, not an error");
     let all = c.list(&S3Location::parse(&format!("s3://{b}")).unwrap()).unwrap();
     assert_eq!(all.len(), n + 2);
     // A missing bucket is an error, never an empty listing.

@@ -7,7 +7,7 @@
 
 use crate::config::{local_path, SourceConfig};
 use crate::reconcile::HashPair;
-use crate::walk::{listing_from_objects, walk_source, Listed, Listing, RawObject};
+use crate::walk::{walk_source, Listed, Listing};
 use crate::GardenError;
 use forest_storage::{S3Client, S3Location, S3Options};
 use sha2::{Digest, Sha256};
@@ -83,19 +83,12 @@ impl Access {
     pub fn list(&self, ignore: &[String]) -> Listing {
         match self {
             Access::Local { root, follow_symlinks } => walk_source(root, ignore, *follow_symlinks),
-            Access::S3 { loc, client, slots } => match client.list(loc) {
-                Ok(objects) => {
-                    let raw = objects
-                        .into_iter()
-                        .map(|o| RawObject { key: o.raw_key, size: o.size, etag: o.etag, mtime_ms: o.last_modified_ms })
-                        .collect();
-                    listing_from_objects(&loc.prefix, raw, ignore, slots)
-                }
-                Err(e) => Listing {
-                    listing_error: Some(format!("s3://{}/{}: {e}", loc.bucket, loc.prefix)),
-                    ..Default::default()
-                },
-            },
+            Access::S3 { loc, client, slots } => {
+                let mut files = Vec::new();
+                let mut listing = crate::stages::list::list_objects(loc, client, slots, ignore, &mut |f| files.push(f));
+                listing.files = files;
+                listing
+            }
         }
     }
 

@@ -10,6 +10,9 @@
 use crate::outcomes::{OutcomeKind, StatKey};
 use std::path::{Path, PathBuf};
 
+mod objects;
+pub use objects::{listing_from_objects, ObjectStream, Probe, HOLD_MAX};
+
 /// Path components that are never walked.
 pub const IGNORED_COMPONENTS: [&str; 7] = [".git", ".svn", ".hg", "__pycache__", "node_modules", "_derived", "_assets"];
 /// Built-in ignore globs (right-anchored).
@@ -371,83 +374,6 @@ pub fn unsafe_key_reason(rel: &str) -> Option<&'static str> {
     None
 }
 
-/// Listing of an S3 source from raw objects (pure): prefix stripped, keys
-/// validated ([`unsafe_key_reason`]), the walk's ignore rules applied,
-/// directory markers dropped, nested forests pruned. Each object's `abs` is
-/// its download slot under `slot_dir`.
-pub fn listing_from_objects(
-    prefix: &str,
-    objects: Vec<RawObject>,
-    extra_ignore: &[String],
-    slot_dir: &Path,
-) -> Listing {
-    let ignore = Ignore::new(extra_ignore);
-    let mut listing = Listing::default();
-    let mut keep: Vec<(String, RawObject)> = vec![];
-    for o in objects {
-        let key = Some(StatKey { size: o.size, mtime_ms: o.mtime_ms, etag: Some(o.etag.clone()) });
-        let Some(rel_bytes) = o.key.strip_prefix(prefix.as_bytes()) else {
-            continue;
-        };
-        let rel = match std::str::from_utf8(rel_bytes) {
-            Ok(r) => r.to_string(),
-            Err(_) => {
-                let shown = String::from_utf8_lossy(rel_bytes).into_owned();
-                listing.problems.push(WalkProblem::skipped(shown, "object key is not valid UTF-8: skipped", key));
-                continue;
-            }
-        };
-        if rel.is_empty() || rel.ends_with('/') {
-            continue; // directory markers
-        }
-        if let Some(why) = unsafe_key_reason(&rel) {
-            listing.problems.push(WalkProblem::skipped(rel, why, key));
-            continue;
-        }
-        if rel.split('/').any(Ignore::component_ignored) || ignore.matches(&rel) {
-            continue;
-        }
-        keep.push((rel, o));
-    }
-    // A forest is never a source: prune folders holding an `_index.md`.
-    let forests: std::collections::HashSet<String> = keep
-        .iter()
-        .filter_map(|(r, _)| r.strip_suffix("_index.md").filter(|d| d.is_empty() || d.ends_with('/')))
-        .map(String::from)
-        .collect();
-    for (rel, o) in keep {
-        let mut dir = rel.as_str();
-        let mut nested = false;
-        while let Some(i) = dir.rfind('/') {
-            dir = &dir[..i];
-            if forests.contains(&format!("{dir}/")) {
-                nested = true;
-                break;
-            }
-        }
-        if nested || forests.contains("") {
-            continue;
-        }
-        let key = String::from_utf8_lossy(&o.key).into_owned();
-        // The slot keeps the extension: converters are chosen by it.
-        let slot = blake3::hash(rel.as_bytes()).to_hex();
-        let file = rel.rsplit('/').next().unwrap_or(&rel);
-        let ext = match file.rfind('.') {
-            Some(i) if i > 0 && file[i + 1..].chars().all(|c| c.is_ascii_alphanumeric()) => &file[i..],
-            _ => "",
-        };
-        listing.files.push(Listed {
-            abs: slot_dir.join(format!("{}{}", &slot.as_str()[..32], ext.to_ascii_lowercase())),
-            rel,
-            size: o.size,
-            mtime_ms: o.mtime_ms,
-            object: Some(ObjectRef { key, etag: o.etag }),
-        });
-    }
-    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    listing
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,38 +475,5 @@ mod tests {
             let py = format!("{:.3}", s as f64 + n as f64 * 1e-9).parse::<f64>().unwrap();
             assert_eq!(want as f64 / 1000.0, py);
         }
-    }
-
-    fn obj(k: &[u8]) -> RawObject {
-        RawObject { key: k.to_vec(), size: 3, etag: "e".into(), mtime_ms: 1 }
-    }
-
-    #[test]
-    fn untrusted_keys() {
-        let objs = vec![
-            obj(b"p/ok/a.md"),
-            obj(b"p/../../etc/passwd"),
-            obj(b"p//abs.md"),
-            obj(b"p/a/./b.md"),
-            obj(b"p/bad\xff.md"),
-            obj(b"p/ctl\x01.md"),
-            obj(b"p/dir/"),
-            obj(b"p/.hidden/x.md"),
-            obj(b"p/x.tmp"),
-            obj(b"p/nested/_index.md"),
-            obj(b"p/nested/deep/n.md"),
-            obj(b"other/z.md"),
-        ];
-        let l = listing_from_objects("p/", objs, &[], Path::new("/slots"));
-        let rels: Vec<&str> = l.files.iter().map(|f| f.rel.as_str()).collect();
-        assert_eq!(rels, vec!["ok/a.md"]);
-        assert!(l.files[0].abs.starts_with("/slots"));
-        assert_eq!(l.files[0].object.as_ref().map(|o| o.key.as_str()), Some("p/ok/a.md"));
-        let msgs: Vec<&str> = l.problems.iter().map(|p| p.message.as_str()).collect();
-        assert_eq!(msgs.len(), 5, "{:?}", l.problems);
-        assert!(msgs.iter().any(|m| m.contains("not valid UTF-8")));
-        assert!(msgs.iter().any(|m| m.contains("absolute") || m.contains("empty")));
-        assert!(l.problems.iter().any(|p| p.rel == "../../etc/passwd" && p.message.contains("never a path escape")));
-        assert!(l.problems.iter().all(|p| p.key.as_ref().is_some_and(|k| k.etag.is_some())));
     }
 }

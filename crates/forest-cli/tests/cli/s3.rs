@@ -110,6 +110,12 @@ fn s3_adopt_paginates_and_sync_classifies() {
     c.put_object(&b, "corpus/../escape.md", b"# Escape\n\nnope\n").unwrap();
     c.put_object(&b, "corpus//double.md", b"# Double\n\nnope\n").unwrap();
     c.put_object(&b, "corpus/dir/", b"").unwrap();
+    // A nested forest under a capitalised name: its `_index.md` sorts after
+    // `Nested/A.md`, so the streamed listing must hold `A.md` back until it
+    // knows; nothing of it is planted.
+    c.put_object(&b, "corpus/Nested/A.md", b"# A\n\nInside a forest.\n").unwrap();
+    c.put_object(&b, "corpus/Nested/_index.md", b"---\ntype: branch\n---\n# Nested\n").unwrap();
+    c.put_object(&b, "corpus/Nested/lower.md", b"# lower\n\nInside a forest.\n").unwrap();
 
     let d = tempfile::tempdir().unwrap();
     let root = init(d.path());
@@ -128,6 +134,7 @@ fn s3_adopt_paginates_and_sync_classifies() {
     let warnings = src(&r)["warnings"].to_string();
     assert!(warnings.contains("collide after slugify"), "{warnings}");
     assert!(!root.join("escape.md").exists() && !d.path().join("escape.md").exists());
+    assert!(!root.join("nested").exists() && !root.join("Nested").exists(), "a nested forest is never a source");
     // Checkpoints: 1,045 files at --commit-every 400 -> 3 commits.
     assert_eq!(r["commits"].as_array().unwrap().len(), 3);
     fsck(&root);

@@ -10,17 +10,26 @@
 use crate::entry::check_containment;
 use crate::pipeline::SourceRun;
 use crate::source::Access;
-use crate::walk::{walk_source_each, Listed, Listing};
+use crate::walk::{walk_source_each, Listed, Listing, ObjectStream, RawObject};
 use crate::GardenError;
+use forest_storage::{S3Client, S3Location};
+use std::sync::Arc;
 
 /// Where a run's listing comes from, decided before the stream starts.
 pub(crate) enum ListSource {
     /// Walk this local root (following directory symlinks when set) while
     /// the join consumes it.
     Walk(std::path::PathBuf, bool),
-    /// An object listing fetched whole (S3: pages are collected first so
-    /// nested forests can be pruned), streamed from memory.
-    Objects(Listing),
+    /// List this S3 prefix page by page while the join consumes it
+    /// (objects download into `slots`).
+    Objects {
+        /// Bucket and prefix.
+        loc: S3Location,
+        /// The source's client.
+        client: Arc<S3Client>,
+        /// Download slots of the listed objects.
+        slots: std::path::PathBuf,
+    },
     /// The source cannot be listed at all.
     Failed(String),
 }
@@ -48,12 +57,8 @@ impl SourceRun<'_> {
                 Ok(_) => ListSource::Walk(root.clone(), *follow_symlinks),
                 Err(e) => ListSource::Failed(format!("{}: {e}", root.display())),
             },
-            Access::S3 { .. } => {
-                let listing = self.access.list(&self.ignore_rules());
-                match (&listing.listing_error, listing.files.is_empty()) {
-                    (Some(e), true) => ListSource::Failed(e.clone()),
-                    _ => ListSource::Objects(listing),
-                }
+            Access::S3 { loc, client, slots } => {
+                ListSource::Objects { loc: loc.clone(), client: Arc::clone(client), slots: slots.clone() }
             }
         };
         Ok((source, only))
@@ -82,16 +87,38 @@ pub(crate) fn list_each(
     };
     let mut end = match source {
         ListSource::Walk(root, follow) => walk_source_each(&root, ignore, follow, &mut filtered),
-        ListSource::Objects(mut listing) => {
-            for f in std::mem::take(&mut listing.files) {
-                filtered(f);
-            }
-            listing
-        }
+        ListSource::Objects { loc, client, slots } => list_objects(&loc, &client, &slots, ignore, &mut filtered),
         ListSource::Failed(e) => Listing { listing_error: Some(e), ..Default::default() },
     };
     if let Some(p) = only {
         end.problems.retain(|q| q.rel == p);
+    }
+    end
+}
+
+/// Stream an S3 listing through [`ObjectStream`]: pages as they arrive,
+/// a HEAD per folder only when too many keys wait on a nested-forest
+/// decision. A failed page or probe sets the listing error (the files
+/// already delivered stay, but nothing is marked stale).
+pub(crate) fn list_objects(
+    loc: &S3Location,
+    client: &S3Client,
+    slots: &std::path::Path,
+    ignore: &[String],
+    sink: &mut dyn FnMut(Listed),
+) -> Listing {
+    let mut stream = ObjectStream::new(&loc.prefix, ignore, slots);
+    let mut probe = |dir: &str| -> Result<bool, String> {
+        let key = format!("{}{dir}_index.md", loc.prefix);
+        client.exists(&loc.bucket, &key).map_err(|e| format!("s3://{}/{key}: {e}", loc.bucket))
+    };
+    let listed = client.list_each(loc, &mut |o| {
+        let raw = RawObject { key: o.raw_key, size: o.size, etag: o.etag, mtime_ms: o.last_modified_ms };
+        stream.push(raw, &mut probe, sink);
+    });
+    let mut end = stream.finish(sink);
+    if let Err(e) = listed {
+        end.listing_error = Some(format!("s3://{}/{}: {e}", loc.bucket, loc.prefix));
     }
     end
 }
