@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::{open_tuned, topk, CatalogError, Result};
 
 mod rows;
-use rows::{delete_node, insert_node, Inserted};
+use rows::{delete_node, insert_node, FtsStage, Inserted, FTS_STAGE_MAX};
 
 /// Tables, in the dialect's exact shape. Secondary indexes are separate so
 /// a rebuild can create them after the bulk insert.
@@ -435,10 +435,15 @@ impl Catalog {
     /// Insert or replace nodes (row, FTS row, outgoing edges, waymarks) in
     /// ONE transaction. Returns the number of nodes written.
     pub fn upsert(&mut self, nodes: &[CatalogNode]) -> Result<usize> {
+        let t0 = std::time::Instant::now();
         let tx = self.conn.transaction()?;
         let mut index = topk::Writer::begin(&tx)?;
+        let mut fts = FtsStage::default();
         for node in nodes {
-            let old_rowid = delete_node(&tx, &node.id)?;
+            if fts.len() >= FTS_STAGE_MAX {
+                fts.flush(&tx)?;
+            }
+            let old_rowid = delete_node(&tx, &node.id, &mut fts)?;
             if let Some(r) = old_rowid {
                 index.removed(&tx, r)?;
             }
@@ -450,7 +455,7 @@ impl Catalog {
                     tx.prepare_cached("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes")?.query_row([], |r| r.get(0))?
                 }
             };
-            match insert_node(&tx, rowid, node, true)? {
+            match insert_node(&tx, rowid, node, true, &mut fts)? {
                 Inserted::Aligned => index.inserted(&tx, rowid, node)?,
                 Inserted::ForeignRowid => index.invalidate(),
                 Inserted::Duplicate => {}
@@ -463,8 +468,21 @@ impl Catalog {
                 ins_move.execute(params![old, node.id])?;
             }
         }
-        index.finish(&tx)?;
+        let rows_ms = t0.elapsed().as_millis() as u64;
+        fts.flush(&tx)?;
+        let fts_ms = t0.elapsed().as_millis() as u64 - rows_ms;
+        let compacted = index.finish(&tx)?;
+        let index_ms = t0.elapsed().as_millis() as u64 - rows_ms - fts_ms;
         tx.commit()?;
+        tracing::debug!(
+            event = "catalog.upsert",
+            nodes = nodes.len(),
+            rows_ms,
+            fts_ms,
+            index_ms,
+            compacted,
+            commit_ms = t0.elapsed().as_millis() as u64 - rows_ms - fts_ms - index_ms
+        );
         Ok(nodes.len())
     }
 
@@ -474,14 +492,19 @@ impl Catalog {
         let tx = self.conn.transaction()?;
         let mut index = topk::Writer::begin(&tx)?;
         let mut n = 0;
+        let mut fts = FtsStage::default();
         for id in ids {
-            if let Some(r) = delete_node(&tx, id)? {
+            if fts.len() >= FTS_STAGE_MAX {
+                fts.flush(&tx)?;
+            }
+            if let Some(r) = delete_node(&tx, id, &mut fts)? {
                 index.removed(&tx, r)?;
                 n += 1;
             }
             tx.prepare_cached("DELETE FROM moves WHERE new_id = ?1")?.execute(params![id])?;
             tx.prepare_cached("DELETE FROM sniff_memo WHERE node_id = ?1")?.execute(params![id])?;
         }
+        fts.flush(&tx)?;
         index.finish(&tx)?;
         tx.commit()?;
         Ok(n)
@@ -506,21 +529,26 @@ impl Catalog {
         tx.execute_batch(TABLES_SQL)?;
         let mut written = 0usize;
         let mut index = topk::Builder::new();
+        let mut fts = FtsStage::default();
         {
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
             for node in nodes {
+                if fts.len() >= FTS_STAGE_MAX {
+                    fts.flush(&tx)?;
+                }
                 let rowid = written as i64 + 1;
-                if insert_node(&tx, rowid, &node, false)? == Inserted::Duplicate {
+                if insert_node(&tx, rowid, &node, false, &mut fts)? == Inserted::Duplicate {
                     tracing::warn!(id = %node.id, "duplicate id in catalog rebuild; first kept");
                     continue;
                 }
-                index.add(rowid, &node)?;
+                index.add(&tx, rowid, &node)?;
                 for old in &node.moved_from {
                     ins_move.execute(params![old, node.id])?;
                 }
                 written += 1;
             }
         }
+        fts.flush(&tx)?;
         tx.execute_batch(INDEXES_SQL)?;
         index.finish(&tx)?;
         // A memo generation whose node is gone or changed is dead weight.

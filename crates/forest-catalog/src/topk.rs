@@ -27,16 +27,18 @@
 //! triggers on `nodes`, so a catalog written by another engine (which does
 //! not maintain these tables) falls back to FTS5 until the next rebuild.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::{CatalogNode, Result};
 
 mod search;
+mod write;
 pub(crate) use search::search;
 #[cfg(test)]
 use search::{search_with, Strategy};
+pub(crate) use write::{compact, fts_row_node, Builder, Writer, FTS_ROWS_SQL};
 
 /// Side tables (created with the catalog; harmless to dialect readers).
 pub(crate) const TABLES_SQL: &str = r#"
@@ -286,173 +288,6 @@ fn add_meta(conn: &Connection, key: &str, by: i64) -> Result<()> {
         conn.prepare_cached("UPDATE topk_meta SET value = value + ?2 WHERE key = ?1")?.execute(params![key, by])?;
     }
     Ok(())
-}
-
-/// Collects postings during a catalog rebuild (docs arrive in rowid
-/// order, so each term's blob is appended in place).
-pub(crate) struct Builder {
-    tok: Tokenizer,
-    terms: HashMap<String, BlobBuilder>,
-    docs: i64,
-}
-
-impl Builder {
-    pub(crate) fn new() -> Builder {
-        Builder { tok: Tokenizer::new(), terms: HashMap::new(), docs: 0 }
-    }
-
-    pub(crate) fn add(&mut self, doc: i64, node: &CatalogNode) -> Result<()> {
-        let dt = self.tok.doc_terms(node)?;
-        for (term, wf) in dt.terms {
-            self.terms.entry(term).or_default().push(Posting { doc, wf, dl: dt.len });
-        }
-        self.docs += 1;
-        Ok(())
-    }
-
-    /// Write the blobs (replacing any index) and mark it fresh.
-    pub(crate) fn finish(self, tx: &Transaction<'_>) -> Result<()> {
-        tx.execute_batch(
-            "DROP TABLE IF EXISTS topk_terms; DROP TABLE IF EXISTS topk_delta; \
-             DROP TABLE IF EXISTS topk_dead; DROP TABLE IF EXISTS topk_meta;",
-        )?;
-        tx.execute_batch(TABLES_SQL)?;
-        let mut terms: Vec<(String, BlobBuilder)> = self.terms.into_iter().collect();
-        terms.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut postings = 0;
-        {
-            let mut ins = tx.prepare_cached("INSERT INTO topk_terms (term, df, postings) VALUES (?1, ?2, ?3)")?;
-            for (term, b) in terms {
-                postings += b.df;
-                ins.execute(params![term, b.df, b.bytes])?;
-            }
-        }
-        for (k, v) in [("docs", self.docs), ("postings", postings), ("delta", 0), ("dead", 0), ("fresh", 1)] {
-            set_meta(tx, k, v)?;
-        }
-        tx.execute_batch(TRIGGERS_SQL)?;
-        Ok(())
-    }
-}
-
-/// Incremental maintenance inside a catalog write transaction.
-pub(crate) struct Writer {
-    tok: Tokenizer,
-    /// Whether the index was fresh when the transaction began.
-    fresh: bool,
-}
-
-impl Writer {
-    pub(crate) fn begin(tx: &Transaction<'_>) -> Result<Writer> {
-        let fresh = meta(tx, "fresh")? == Some(1);
-        Ok(Writer { tok: Tokenizer::new(), fresh })
-    }
-
-    /// `doc` (a nodes rowid) was deleted: its blob postings are void and
-    /// its delta postings go.
-    pub(crate) fn removed(&mut self, tx: &Transaction<'_>, doc: i64) -> Result<()> {
-        if !self.fresh {
-            return Ok(());
-        }
-        let gone = tx.prepare_cached("DELETE FROM topk_delta WHERE doc = ?1")?.execute([doc])?;
-        let dead = tx.prepare_cached("INSERT OR IGNORE INTO topk_dead (doc) VALUES (?1)")?.execute([doc])?;
-        add_meta(tx, "delta", -(gone as i64))?;
-        add_meta(tx, "dead", dead as i64)?;
-        add_meta(tx, "docs", -1)
-    }
-
-    /// `node` was inserted with rowid `doc`.
-    pub(crate) fn inserted(&mut self, tx: &Transaction<'_>, doc: i64, node: &CatalogNode) -> Result<()> {
-        if !self.fresh {
-            return Ok(());
-        }
-        let dt = self.tok.doc_terms(node)?;
-        let mut ins =
-            tx.prepare_cached("INSERT OR REPLACE INTO topk_delta (term, doc, wf, dl) VALUES (?1, ?2, ?3, ?4)")?;
-        for (term, wf) in &dt.terms {
-            ins.execute(params![term, doc, wf, dt.len])?;
-        }
-        add_meta(tx, "delta", dt.terms.len() as i64)?;
-        add_meta(tx, "docs", 1)
-    }
-
-    /// The index was lost for this catalog (a foreign FTS rowid layout).
-    pub(crate) fn invalidate(&mut self) {
-        self.fresh = false;
-    }
-
-    /// End of the transaction: compact when the side tables grew, and
-    /// restore `fresh` (the triggers cleared it).
-    pub(crate) fn finish(self, tx: &Transaction<'_>) -> Result<()> {
-        if !self.fresh {
-            set_meta(tx, "fresh", 0)?;
-            return Ok(());
-        }
-        let delta = meta(tx, "delta")?.unwrap_or(0);
-        let dead = meta(tx, "dead")?.unwrap_or(0);
-        let postings = meta(tx, "postings")?.unwrap_or(0);
-        if dead > MAX_DEAD || delta > MIN_DELTA.max(postings / DELTA_SHARE) {
-            compact(tx)?;
-        }
-        set_meta(tx, "fresh", 1)
-    }
-}
-
-/// Fold `topk_delta` and `topk_dead` into the blobs, term by term.
-pub(crate) fn compact(tx: &Transaction<'_>) -> Result<()> {
-    let dead = dead_set(tx)?;
-    let mut delta: BTreeMap<String, Vec<Posting>> = BTreeMap::new();
-    {
-        let mut st = tx.prepare("SELECT term, doc, wf, dl FROM topk_delta ORDER BY term, doc")?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            delta.entry(r.get(0)?).or_default().push(Posting { doc: r.get(1)?, wf: r.get(2)?, dl: r.get(3)? });
-        }
-    }
-    // Terms touched: every blob term when docs died, else the delta's.
-    let terms: Vec<String> = if dead.is_empty() {
-        delta.keys().cloned().collect()
-    } else {
-        let mut st = tx.prepare("SELECT term FROM topk_terms")?;
-        let mut t: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-        t.extend(delta.keys().cloned());
-        t.sort();
-        t.dedup();
-        t
-    };
-    let mut postings_total = 0i64;
-    let mut buf = vec![];
-    for term in &terms {
-        buf.clear();
-        let blob: Option<Vec<u8>> = tx
-            .prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?
-            .query_row([term], |r| r.get(0))
-            .optional()?;
-        if let Some(b) = &blob {
-            decode(b, &dead, &mut buf)?;
-        }
-        if let Some(d) = delta.get(term) {
-            buf = merge_sorted(std::mem::take(&mut buf), d.clone());
-        }
-        if buf.is_empty() {
-            tx.prepare_cached("DELETE FROM topk_terms WHERE term = ?1")?.execute([term])?;
-            continue;
-        }
-        let mut b = BlobBuilder::default();
-        for p in &buf {
-            b.push(*p);
-        }
-        tx.prepare_cached("INSERT OR REPLACE INTO topk_terms (term, df, postings) VALUES (?1, ?2, ?3)")?
-            .execute(params![term, b.df, b.bytes])?;
-    }
-    tx.execute_batch("DELETE FROM topk_delta; DELETE FROM topk_dead;")?;
-    {
-        let mut st = tx.prepare("SELECT COALESCE(SUM(df), 0) FROM topk_terms")?;
-        postings_total += st.query_row([], |r| r.get::<_, i64>(0))?;
-    }
-    set_meta(tx, "postings", postings_total)?;
-    set_meta(tx, "delta", 0)?;
-    set_meta(tx, "dead", 0)
 }
 
 /// The void docs, ascending (the table's primary key order).

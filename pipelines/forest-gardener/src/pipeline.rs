@@ -100,6 +100,9 @@ pub(crate) fn run_sources(
     }
     Access::sweep_slots(forest);
     index.finish()?;
+    if let Some(cat) = catalog.as_mut() {
+        rebuild_topk_if_needed(cat);
+    }
     // Every connection closed: the run vouches for the catalog it leaves
     // (it started from a full check or from a verified catalog).
     drop(catalog);
@@ -108,6 +111,55 @@ pub(crate) fn run_sources(
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// Files to convert from which a run suspends the top-k index and rebuilds
+/// it at its end (also only when they are at least 1/8 of the catalog).
+const BULK_FILES: usize = 20_000;
+
+/// Whether a run converting `to_convert` files into a catalog of `nodes`
+/// is a bulk run (see [`suspend_topk_for_bulk`]).
+fn is_bulk(to_convert: usize, nodes: i64) -> bool {
+    to_convert >= BULK_FILES && to_convert as i64 >= nodes / 8
+}
+
+/// A run that will add a large share of the forest stops maintaining the
+/// catalog's top-k index: per node it costs ~30 delta rows, and the index
+/// compacts (rewrites every blob) at each 1/16 of growth. One rebuild at
+/// the end costs a read of the FTS rows instead (~20 s at 10^6 nodes).
+fn suspend_topk_for_bulk(cat: &mut Catalog, to_convert: usize) {
+    if to_convert < BULK_FILES {
+        return;
+    }
+    match cat.count_nodes() {
+        Ok(n) if is_bulk(to_convert, n) => {
+            if let Err(e) = cat.suspend_topk() {
+                tracing::warn!(event = "catalog.topk_suspend_failed", error = %e);
+            } else {
+                tracing::info!(event = "catalog.topk_suspended", files = to_convert, nodes = n);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// At the end of a run: rebuild the top-k index when it is not usable (this
+/// run suspended it, or another writer left it stale). Derived data: a
+/// failure is logged and `locate` keeps answering through FTS5.
+fn rebuild_topk_if_needed(cat: &mut Catalog) {
+    let t = Instant::now();
+    match cat.rebuild_topk() {
+        Ok(Some(docs)) => {
+            tracing::info!(
+                event = "catalog.topk_rebuilt",
+                docs,
+                ms = t.elapsed().as_millis() as u64,
+                rss_mib = rss_mib()
+            )
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(event = "catalog.topk_rebuild_failed", error = %e),
+    }
 }
 
 /// Download threads for an object-store source (`FOREST_S3_CONCURRENCY`,
@@ -213,6 +265,9 @@ impl SourceRun<'_> {
             return Ok(());
         };
         self.progress.start(&self.src.name, to_convert as u64);
+        if let Some(cat) = catalog.as_deref_mut() {
+            suspend_topk_for_bulk(cat, to_convert);
+        }
         let chunk = self.opts.commit_every.max(1);
         let mut first = true;
         let t = Instant::now();
@@ -433,5 +488,18 @@ pub(crate) mod testing {
                 outcomes: RunOutcomes::default(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_large_share_of_new_files_is_a_bulk_run() {
+        assert!(is_bulk(1_000_000, 0), "an adopt into an empty forest");
+        assert!(is_bulk(150_000, 1_000_000), "a sync adding 15%");
+        assert!(!is_bulk(100_000, 1_000_000), "10% growth stays incremental");
+        assert!(!is_bulk(19_999, 0), "small runs never suspend the index");
     }
 }

@@ -459,6 +459,27 @@ fn catalog_full_check_runs_after_any_foreign_write() {
     assert!(is_verified(&db));
 }
 
+#[test]
+fn a_run_rebuilds_a_top_k_index_left_unusable() {
+    let (_d, root, g) = setup();
+    let src = tempfile::tempdir().unwrap();
+    for i in 0..12 {
+        write(&src.path().join(format!("d/n{i}.md")), &format!("# Note {i}\n\nPallets and cranes, number {i}.\n"));
+    }
+    do_adopt(&root, &g, src.path());
+    let db = root.join(CATALOG_PATH);
+    // A bulk run that died, or another writer: the index is not usable.
+    forest_catalog::Catalog::open(&db).unwrap().suspend_topk().unwrap();
+    write(&src.path().join("d/new.md"), "# New\n\nA new note about cranes.\n");
+    do_sync(&root, &g);
+    let cat = forest_catalog::Catalog::open(&db).unwrap();
+    assert!(cat.topk_usable().unwrap(), "the sync rebuilt it at its end");
+    for q in ["cranes", "pallets number 3", "new note"] {
+        assert_eq!(cat.ranked(q, 25).unwrap(), cat.ranked_fts(q, 25).unwrap(), "{q}");
+    }
+    assert!(cat.ranked("new note", 5).unwrap().iter().any(|(id, _)| id == "d/new"));
+}
+
 const PNG: &[u8] = include_bytes!("../../../converters/forest-convert/tests/data/team_photo-2026.png");
 
 fn adopt_with(root: &Path, git: &GitForest, src: &Path, content: &str, archive: &str) -> GardenReport {

@@ -1,24 +1,94 @@
 //! Row-level writes shared by upsert, remove and rebuild: one node's row,
 //! FTS row and edges in, the rowid it used (and whether FTS5 kept it) out.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::{CatalogNode, INSERT_EDGE_SQL, INSERT_FTS_SQL, INSERT_NODE_SQL};
 use crate::pyjson::dumps_strings;
 use crate::Result;
 
+/// FTS rows written by one transaction, applied by two statements.
+///
+/// FTS5 flushes its pending terms to a new segment at every statement
+/// savepoint, and SQLite opens one for each statement that may abort
+/// half-way (trigger-bearing writes such as the `nodes` inserts, `INSERT
+/// OR REPLACE`, every FTS write): per-row FTS writes among the other row
+/// writes made one segment per node (~50 us each, then merged again). So
+/// FTS deletes and inserts collect here, by rowid, and [`FtsStage::flush`]
+/// applies them as one `DELETE` and one `INSERT ... SELECT` over
+/// `json_each` before the transaction commits (or when the stage is full).
+#[derive(Default)]
+pub(super) struct FtsStage {
+    /// Rowids whose committed FTS row goes.
+    deletes: BTreeSet<i64>,
+    /// Rows to insert: rowid -> (id, title, aliases, tags, summary).
+    inserts: BTreeMap<i64, [String; 5]>,
+}
+
+/// Rows a stage holds before it is flushed (bounds a rebuild's memory).
+pub(super) const FTS_STAGE_MAX: usize = 20_000;
+
+impl FtsStage {
+    /// Rows staged.
+    pub(super) fn len(&self) -> usize {
+        self.deletes.len() + self.inserts.len()
+    }
+
+    /// Apply the staged deletes, then the inserts (ascending rowid).
+    pub(super) fn flush(&mut self, tx: &Transaction<'_>) -> Result<()> {
+        if !self.deletes.is_empty() {
+            let ids = serde_json::to_string(&self.deletes).map_err(|e| crate::CatalogError::Schema(e.to_string()))?;
+            tx.prepare_cached("DELETE FROM nodes_fts WHERE rowid IN (SELECT value FROM json_each(?1))")?
+                .execute([ids])?;
+            self.deletes.clear();
+        }
+        if !self.inserts.is_empty() {
+            let rows: Vec<(i64, &[String; 5])> = self.inserts.iter().map(|(r, c)| (*r, c)).collect();
+            let json = serde_json::to_string(&rows).map_err(|e| crate::CatalogError::Schema(e.to_string()))?;
+            tx.prepare_cached(
+                "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) \
+                 SELECT value->>'$[0]', value->>'$[1][0]', value->>'$[1][1]', value->>'$[1][2]', \
+                 value->>'$[1][3]', value->>'$[1][4]' FROM json_each(?1)",
+            )?
+            .execute([json])?;
+            self.inserts.clear();
+        }
+        Ok(())
+    }
+
+    /// The id of the FTS row at `rowid` as this transaction sees it.
+    fn fts_id(&self, tx: &Transaction<'_>, rowid: i64) -> Result<Option<String>> {
+        if let Some(row) = self.inserts.get(&rowid) {
+            return Ok(Some(row[0].clone()));
+        }
+        if self.deletes.contains(&rowid) {
+            return Ok(None);
+        }
+        Ok(tx
+            .prepare_cached("SELECT id FROM nodes_fts WHERE rowid = ?1")?
+            .query_row([rowid], |row| row.get(0))
+            .optional()?)
+    }
+
+    fn delete(&mut self, rowid: i64) {
+        // A row staged by this transaction never reached FTS5.
+        if self.inserts.remove(&rowid).is_none() {
+            self.deletes.insert(rowid);
+        }
+    }
+}
+
 /// Delete a node's row, FTS row and outgoing edges; returns the node's old
 /// rowid when a row existed.
-pub(super) fn delete_node(tx: &Transaction<'_>, id: &str) -> Result<Option<i64>> {
+pub(super) fn delete_node(tx: &Transaction<'_>, id: &str, fts: &mut FtsStage) -> Result<Option<i64>> {
     let rowid: Option<i64> =
         tx.prepare_cached("SELECT rowid FROM nodes WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
     if let Some(r) = rowid {
-        let fts_id: Option<String> = tx
-            .prepare_cached("SELECT id FROM nodes_fts WHERE rowid = ?1")?
-            .query_row([r], |row| row.get(0))
-            .optional()?;
+        let fts_id = fts.fts_id(tx, r)?;
         if fts_id.as_deref() == Some(id) {
-            tx.prepare_cached("DELETE FROM nodes_fts WHERE rowid = ?1")?.execute([r])?;
+            fts.delete(r);
         } else {
             // Catalog written by another engine: rowids are not aligned, so
             // fall back to the (full-scan) delete by id.
@@ -42,7 +112,13 @@ pub(super) enum Inserted {
 }
 
 /// Insert node row, FTS row and edges with the given rowid.
-pub(super) fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, check_fts: bool) -> Result<Inserted> {
+pub(super) fn insert_node(
+    tx: &Transaction<'_>,
+    rowid: i64,
+    node: &CatalogNode,
+    check_fts: bool,
+    fts: &mut FtsStage,
+) -> Result<Inserted> {
     let trail = forest_model::ids::trail(&node.id);
     let parent = forest_model::ids::parent_index(&node.id);
     let changed = tx.prepare_cached(INSERT_NODE_SQL)?.execute(params![
@@ -75,27 +151,24 @@ pub(super) fn insert_node(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode, 
     }
     // A foreign-written FTS table may already use this rowid for another
     // node; then let FTS5 pick one (deletes fall back to the id scan).
-    let fts_rowid = if check_fts {
-        let taken: Option<i64> = tx
-            .prepare_cached("SELECT rowid FROM nodes_fts WHERE rowid = ?1")?
-            .query_row([rowid], |r| r.get(0))
-            .optional()?;
-        if taken.is_some() {
-            None
-        } else {
-            Some(rowid)
+    let fts_rowid = if check_fts && fts.fts_id(tx, rowid)?.is_some() { None } else { Some(rowid) };
+    let cols = [node.id.clone(), node.title.clone(), node.aliases.join(" "), node.tags.join(" "), node.summary.clone()];
+    match fts_rowid {
+        Some(r) => {
+            fts.inserts.insert(r, cols);
         }
-    } else {
-        Some(rowid)
-    };
-    tx.prepare_cached(INSERT_FTS_SQL)?.execute(params![
-        fts_rowid,
-        node.id,
-        node.title,
-        node.aliases.join(" "),
-        node.tags.join(" "),
-        node.summary,
-    ])?;
+        // Foreign layout (rare): FTS5 picks the rowid, so write it now.
+        None => {
+            tx.prepare_cached(INSERT_FTS_SQL)?.execute(params![
+                None::<i64>,
+                cols[0],
+                cols[1],
+                cols[2],
+                cols[3],
+                cols[4]
+            ])?;
+        }
+    }
     let mut ins_edge = tx.prepare_cached(INSERT_EDGE_SQL)?;
     for link in &node.links {
         if link.rel.is_empty() || link.target.is_empty() {

@@ -133,6 +133,32 @@ fn incremental_topk_equals_rebuild() {
 }
 
 #[test]
+fn a_suspended_index_is_rebuilt_from_the_fts_rows_equal_to_a_fresh_one() {
+    let (d, path, _) = fresh();
+    let mut rng = Rng(7);
+    let mut forest = corpus(&mut rng, 200, "a");
+    let mut cat = Catalog::open(&path).unwrap();
+    cat.rebuild(forest.clone()).unwrap();
+    // A bulk run: the index is suspended, writes skip it, FTS5 answers.
+    cat.suspend_topk().unwrap();
+    assert!(!cat.topk_usable().unwrap());
+    let added = corpus(&mut rng, 300, "bulk");
+    cat.upsert(&added).unwrap();
+    forest.extend(added);
+    let gone: Vec<String> = forest.drain(..10).map(|n| n.id).collect();
+    cat.remove(&gone).unwrap();
+    assert!(!cat.topk_usable().unwrap(), "writes while suspended leave it suspended");
+    assert_eq!(cat.rebuild_topk().unwrap(), Some(forest.len() as i64));
+    assert!(cat.topk_usable().unwrap());
+    assert_eq!(cat.rebuild_topk().unwrap(), None, "usable: nothing to do");
+    let mut reb = Catalog::open(&d.path().join("other/catalog.db")).unwrap();
+    reb.rebuild(forest).unwrap();
+    assert_eq!(cat.topk_dump().unwrap(), reb.topk_dump().unwrap());
+    let qs = queries(&mut rng, 40);
+    assert_same_ranking(&cat, &qs);
+}
+
+#[test]
 fn a_foreign_write_falls_back_to_fts5_until_rebuild() {
     let (_d, path, tp) = fresh();
     let mut cat = Catalog::open(&path).unwrap();

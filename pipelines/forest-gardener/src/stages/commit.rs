@@ -31,6 +31,7 @@ impl SourceRun<'_> {
         manifest: &mut Manifest,
         catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
+        let t0 = Instant::now();
         batch.render_bodies();
         // Coverage of every touched branch, then serialise dirty nodes.
         let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
@@ -63,6 +64,7 @@ impl SourceRun<'_> {
         for p in &batch.deletes {
             changes.push(Change::Delete { path: p.clone() });
         }
+        let prepare_ms = t0.elapsed().as_millis() as u64;
         if self.opts.dry_run {
             return Ok(());
         }
@@ -136,7 +138,10 @@ impl SourceRun<'_> {
             Some(h) => Some(h),
             None => self.git.head_oid()?.map(|o| o.to_string()),
         };
+        let t = Instant::now();
         manifest.apply(&self.src.name, &batch.manifest_up, &batch.manifest_del, current_head.as_deref())?;
+        let manifest_ms = t.elapsed().as_millis() as u64;
+        let t = Instant::now();
         if let Some(cat) = catalog {
             if !batch.removed_ids.is_empty() {
                 cat.remove(&batch.removed_ids).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
@@ -146,6 +151,14 @@ impl SourceRun<'_> {
             }
             let _ = std::fs::remove_file(self.forest.join(CATALOG_DIRTY));
         }
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "derived",
+            rows = rows.len(),
+            prepare_ms,
+            manifest_ms,
+            catalog_ms = t.elapsed().as_millis() as u64
+        );
         if !batch.rekeys.is_empty() {
             if let Ok(mut trails) = forest_catalog::Trails::open(&self.forest.join(TRAILS_PATH)) {
                 for (old, new) in &batch.rekeys {
