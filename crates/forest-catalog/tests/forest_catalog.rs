@@ -303,6 +303,18 @@ mod catalog {
         assert_eq!(ids, vec!["a", "c", "d"]);
         assert_eq!(dump.fts[0].title, "Alpha");
         assert_eq!(dump.nodes.len(), 3);
+        // One call mixing staged rows with a foreign row's replacement: the
+        // rowid FTS5 picks for the foreign one must not collide with them.
+        cat.upsert(&[
+            node("e", "note", "Echo", "new"),
+            node("c", "note", "Gamma", "new"),
+            node("f", "note", "Fox", "new"),
+        ])
+        .unwrap();
+        let dump = cat.dump().unwrap();
+        let got: Vec<(&str, &str)> = dump.fts.iter().map(|f| (f.id.as_str(), f.title.as_str())).collect();
+        assert_eq!(got, vec![("a", "Alpha"), ("c", "Gamma"), ("d", "Delta"), ("e", "Echo"), ("f", "Fox")]);
+        cat.connection().execute("INSERT INTO nodes_fts(nodes_fts) VALUES('integrity-check')", []).unwrap();
     }
 
     #[test]

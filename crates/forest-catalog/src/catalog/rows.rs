@@ -91,7 +91,9 @@ pub(super) fn delete_node(tx: &Transaction<'_>, id: &str, fts: &mut FtsStage) ->
             fts.delete(r);
         } else {
             // Catalog written by another engine: rowids are not aligned, so
-            // fall back to the (full-scan) delete by id.
+            // fall back to the (full-scan) delete by id, after the staged
+            // rows (one of them may carry this id).
+            fts.flush(tx)?;
             tx.prepare_cached("DELETE FROM nodes_fts WHERE id = ?1")?.execute([id])?;
         }
         tx.prepare_cached("DELETE FROM nodes WHERE rowid = ?1")?.execute([r])?;
@@ -157,8 +159,10 @@ pub(super) fn insert_node(
         Some(r) => {
             fts.inserts.insert(r, cols);
         }
-        // Foreign layout (rare): FTS5 picks the rowid, so write it now.
+        // Foreign layout (rare): FTS5 picks the rowid (past the largest
+        // written one), so the staged rows go first and this one now.
         None => {
+            fts.flush(tx)?;
             tx.prepare_cached(INSERT_FTS_SQL)?.execute(params![
                 None::<i64>,
                 cols[0],

@@ -179,8 +179,12 @@ fn handle(mut conn: TcpStream, st: &State) {
     };
     let step = (st.responder)(index, &req);
     std::thread::sleep(st.delay);
+    // A request stops counting as in flight before its reply is written:
+    // the client may read it, release its slot and send the next request
+    // before this thread runs again, which would overstate the peak.
     match step {
         Step::Reply(code, headers, body) => {
+            st.active.fetch_sub(1, Ordering::SeqCst);
             let mut out = format!(
                 "HTTP/1.1 {code} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
                 body.len()
@@ -193,10 +197,14 @@ fn handle(mut conn: TcpStream, st: &State) {
             let _ = conn.write_all(out.as_bytes());
             let _ = conn.flush();
         }
-        Step::Hang(d) => std::thread::sleep(d),
-        Step::Close => {}
+        Step::Hang(d) => {
+            std::thread::sleep(d);
+            st.active.fetch_sub(1, Ordering::SeqCst);
+        }
+        Step::Close => {
+            st.active.fetch_sub(1, Ordering::SeqCst);
+        }
     }
-    st.active.fetch_sub(1, Ordering::SeqCst);
     let _ = conn.shutdown(std::net::Shutdown::Both);
 }
 
