@@ -4,7 +4,9 @@
 # check HEAD is a complete batch (a gardener commit or the init commit) and
 # `git fsck` is clean, re-run, and compare the tree with the reference.
 #   bash bench/gardener-kill.sh N [LAYOUT] [K] [WORKDIR]
-# FOREST_BIN=path skips the release build.
+# FOREST_BIN=path skips the release build; SRC=path adopts that tree (as
+# made by forests/gen_corpus.py with the same N and LAYOUT) instead of
+# generating one.
 set -euo pipefail
 N="${1:-100000}"; LAYOUT="${2:-wide}"; K="${3:-10}"
 W="${4:-/tmp/forest-kill-$LAYOUT-$N}"
@@ -15,10 +17,14 @@ if [ -z "${FOREST_BIN:-}" ]; then
 fi
 B="$FOREST_BIN"
 rm -rf "$W"; mkdir -p "$W"
-python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout "$LAYOUT"
+if [ -n "${SRC:-}" ]; then
+  ln -s "$SRC" "$W/src"
+else
+  python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout "$LAYOUT"
+fi
 "$B" init "$W/ref" --title Bench >/dev/null
 s=$(date +%s.%N)
-"$B" adopt --forest "$W/ref" "$W/src" --name drive >/dev/null
+"$B" adopt --forest "$W/ref" "$W/src/" --name drive >/dev/null
 full=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$s" "$(date +%s.%N)")
 want=$(git -C "$W/ref" rev-parse 'HEAD^{tree}')
 echo "reference adopt: ${full}s, tree $want"
@@ -26,7 +32,7 @@ ok=0
 for i in $(seq 1 "$K"); do
   frac=$(python3 -c "import random; random.seed($i * 7919); print(round(random.uniform(0.03, 0.97), 3))")
   d="$W/k$i"; "$B" init "$d" --title Bench >/dev/null
-  "$B" adopt --forest "$d" "$W/src" --name drive >/dev/null 2>&1 &
+  "$B" adopt --forest "$d" "$W/src/" --name drive >/dev/null 2>&1 &
   pid=$!
   sleep "$(python3 -c "print($full * $frac)")"
   kill -9 "$pid" 2>/dev/null || true
@@ -34,7 +40,7 @@ for i in $(seq 1 "$K"); do
   subject=$(git -C "$d" log -1 --format=%s)
   case "$subject" in gardener\(adopt\):*|init:*) complete=yes ;; *) complete="NO ($subject)" ;; esac
   fsck=$(git -C "$d" fsck --strict --no-dangling >/dev/null 2>&1 && echo clean || echo DIRTY)
-  "$B" adopt --forest "$d" "$W/src" --name drive >/dev/null 2>&1 || echo "  re-run exited $?"
+  "$B" adopt --forest "$d" "$W/src/" --name drive >/dev/null 2>&1 || echo "  re-run exited $?"
   got=$(git -C "$d" rev-parse 'HEAD^{tree}')
   status=$(git -C "$d" status --porcelain --untracked-files=no | wc -l)
   same=$([ "$got" = "$want" ] && echo same || echo DIFFERENT)

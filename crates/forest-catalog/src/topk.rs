@@ -33,6 +33,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::{CatalogNode, Result};
 
+mod phrase;
 mod search;
 mod write;
 pub(crate) use search::search;
@@ -173,26 +174,6 @@ impl Tokenizer {
     }
 }
 
-/// Phrases of a sanitized query: one term per whitespace word; words
-/// without a token match nothing and add nothing to bm25, so they drop.
-/// `None` when a word is not ASCII or tokenizes to a multi-token phrase.
-fn query_terms(query: &str) -> Option<Vec<String>> {
-    let mut out = vec![];
-    for word in query.split_whitespace() {
-        if !word.is_ascii() {
-            return None;
-        }
-        let mut toks = vec![];
-        ascii_tokens(word, |t| toks.push(t.to_string()));
-        match toks.len() {
-            0 => {}
-            1 => out.extend(toks),
-            _ => return None,
-        }
-    }
-    Some(out)
-}
-
 fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         buf.push((v as u8) | 0x80);
@@ -201,7 +182,15 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+#[inline]
 fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    // Most varints of a posting are one byte (small gaps, counts, lengths).
+    if let Some(&b) = buf.get(*pos) {
+        if b < 0x80 {
+            *pos += 1;
+            return Some(u64::from(b));
+        }
+    }
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -236,15 +225,26 @@ struct BlobBuilder {
 
 impl BlobBuilder {
     fn push(&mut self, p: Posting) {
-        // Grow by a quarter, not Vec's doubling: a rebuild holds every
-        // term's blob at once (~110 MB at 10^6 nodes), and doubling left up
-        // to half of it as slack. Three varints take at most 30 bytes.
-        if self.bytes.capacity() - self.bytes.len() < 30 {
-            self.bytes.reserve_exact(30 + self.bytes.len() / 4);
+        // Three varints take at most 30 bytes; coded aside first so a new
+        // blob gets only its own few bytes (most terms of a large forest,
+        // numbers and names, have one posting).
+        let mut buf = [0u8; 30];
+        let mut n = 0;
+        for mut v in [(p.doc - self.last) as u64, u64::from(p.wf), u64::from(p.dl)] {
+            while v >= 0x80 {
+                buf[n] = (v as u8) | 0x80;
+                v >>= 7;
+                n += 1;
+            }
+            buf[n] = v as u8;
+            n += 1;
         }
-        put_varint(&mut self.bytes, (p.doc - self.last) as u64);
-        put_varint(&mut self.bytes, u64::from(p.wf));
-        put_varint(&mut self.bytes, u64::from(p.dl));
+        // Grow by a quarter, not Vec's doubling: a rebuild holds many
+        // blobs at once, and doubling left up to half of them as slack.
+        if self.bytes.capacity() - self.bytes.len() < n {
+            self.bytes.reserve_exact(n.max(self.bytes.len() / 4));
+        }
+        self.bytes.extend_from_slice(&buf[..n]);
         self.last = p.doc;
         self.df += 1;
     }
@@ -297,28 +297,6 @@ fn dead_set(conn: &Connection) -> Result<Vec<i64>> {
     Ok(docs)
 }
 
-/// Merge two doc-ordered posting lists (a doc is in at most one of them:
-/// a re-inserted doc's blob postings are dead).
-fn merge_sorted(a: Vec<Posting>, b: Vec<Posting>) -> Vec<Posting> {
-    if b.is_empty() {
-        return a;
-    }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].doc <= b[j].doc {
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
-}
-
 /// `(nRow, total tokens)` from FTS5's averages record (`%_data` id 1:
 /// varint row count, then one varint total per column).
 fn fts_totals(conn: &Connection) -> Result<Option<(i64, i64)>> {
@@ -361,20 +339,53 @@ fn sqlite_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 /// Postings of `term` (blob minus void docs, plus delta), by doc.
 fn postings(conn: &Connection, term: &str, dead: &[i64]) -> Result<Vec<Posting>> {
     let mut out = vec![];
-    let blob: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?
-        .query_row([term], |r| r.get(0))
-        .optional()?;
-    if let Some(b) = blob {
-        decode(&b, dead, &mut out)?;
+    postings_into(conn, term, dead, &mut out)?;
+    Ok(out)
+}
+
+/// [`postings`] into a reused buffer (cleared first). The blob is decoded
+/// where SQLite holds it, not copied out.
+fn postings_into(conn: &Connection, term: &str, dead: &[i64], out: &mut Vec<Posting>) -> Result<()> {
+    out.clear();
+    let mut st = conn.prepare_cached("SELECT df, postings FROM topk_terms WHERE term = ?1")?;
+    let mut rows = st.query([term])?;
+    if let Some(r) = rows.next()? {
+        let df: i64 = r.get(0)?;
+        out.reserve(df.max(0) as usize);
+        let blob = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+        decode(blob, dead, out)?;
     }
+    drop(rows);
     let mut st = conn.prepare_cached("SELECT doc, wf, dl FROM topk_delta WHERE term = ?1 ORDER BY doc")?;
     let mut rows = st.query([term])?;
     let mut extra = vec![];
     while let Some(r) = rows.next()? {
         extra.push(Posting { doc: r.get(0)?, wf: r.get(1)?, dl: r.get(2)? });
     }
-    Ok(merge_sorted(out, extra))
+    merge_into(out, &extra);
+    Ok(())
+}
+
+/// Merge the doc-ordered `extra` into the doc-ordered `out` in place, from
+/// the back (a doc is in at most one of them: a re-inserted doc's blob
+/// postings are dead).
+fn merge_into(out: &mut Vec<Posting>, extra: &[Posting]) {
+    if extra.is_empty() {
+        return;
+    }
+    let n = out.len();
+    out.resize(n + extra.len(), Posting { doc: 0, wf: 0, dl: 0 });
+    let (mut i, mut j, mut k) = (n, extra.len(), n + extra.len());
+    while j > 0 {
+        if i > 0 && out[i - 1].doc > extra[j - 1].doc {
+            out[k - 1] = out[i - 1];
+            i -= 1;
+        } else {
+            out[k - 1] = extra[j - 1];
+            j -= 1;
+        }
+        k -= 1;
+    }
 }
 
 /// term -> `(doc, wf, dl)` by doc.
@@ -417,17 +428,6 @@ mod tests {
         let mut v = vec![];
         ascii_tokens("BE-291 a_b Foo's  x", |t| v.push(t.to_string()));
         assert_eq!(v, ["be", "291", "a", "b", "foo", "s", "x"]);
-    }
-
-    #[test]
-    fn query_terms_leave_phrases_and_unicode_to_fts5() {
-        assert_eq!(
-            query_terms("Sales, by region - 2026"),
-            Some(vec!["sales".into(), "by".into(), "region".into(), "2026".into()])
-        );
-        assert_eq!(query_terms("BE-291"), None);
-        assert_eq!(query_terms("café"), None);
-        assert_eq!(query_terms(" - "), Some(vec![]));
     }
 
     #[test]
@@ -491,6 +491,61 @@ mod tests {
                 (id, rank)
             })
             .collect()
+    }
+
+    #[test]
+    fn phrases_and_unicode_words_are_answered_and_equal_fts5() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let mut cat = crate::Catalog::open(&dir.path().join("c.db")).unwrap();
+        let texts = [
+            ("BE-291 pump", "Spare parts of BE-291 and be 291; BE-291 again"),
+            ("Q1-2026 sales", "sales by region, q1 2026 draft"),
+            ("a-a-a", "a a a a b"),
+            ("Café menu", "cafe prices; café 2026"),
+            ("doc-29919", "Files whose names start with 'doc-29919…'"),
+            ("Source folder 'eng-0090'", "Files of source folder 'eng-0090' whose names start with 'doc-04'"),
+            ("eng 0090 0090 eng", "eng-0091 then 0090"),
+            ("plain", "nothing here"),
+        ];
+        let mut nodes: Vec<CatalogNode> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, (t, sm))| {
+                let mut n = CatalogNode::new(format!("n{i}"), "note", *t, *sm);
+                if i % 2 == 0 {
+                    n.tags = vec![format!("tag-{i}"), "be-291".into()];
+                    n.aliases = vec![format!("Alias a-a {i}")];
+                }
+                n
+            })
+            .collect();
+        cat.rebuild(nodes.clone()).unwrap();
+        // Edits leave dead docs and delta rows in play.
+        nodes[1].summary = "q1-2026 q1-2026 sales".into();
+        cat.upsert(&nodes[1..2]).unwrap();
+        let queries = [
+            "BE-291",
+            "be-291 pump",
+            "q1-2026 sales",
+            "a-a",
+            "a-a-a b",
+            "café",
+            "doc-29919…",
+            "source folder 'eng-0090' whose names",
+            "'eng-0090' 0090",
+            "x-y-z",
+            "eng-0090 eng-0090",
+        ];
+        for q in queries {
+            for limit in [1, 3, 25] {
+                let fts = cat.ranked_fts(q, limit).unwrap();
+                for strategy in [Strategy::MaxScore, Strategy::Dense] {
+                    let ours = search_with(cat.connection(), q, limit, Some(strategy)).unwrap();
+                    let ours = ours.unwrap_or_else(|| panic!("answered by the index: {q}"));
+                    assert_eq!(named(&cat, ours), fts, "{q} limit {limit} {strategy:?}");
+                }
+            }
+        }
     }
 
     #[test]

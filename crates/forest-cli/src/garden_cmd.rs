@@ -87,22 +87,23 @@ fn print_human(r: &GardenReport) {
     let verb = if r.dry_run { "would be" } else { "" };
     for s in &r.sources {
         println!("source {}: {} files seen", s.source, s.files_seen);
-        let lists: [(&str, &Vec<String>); 6] = [
-            ("planted", &s.planted),
-            ("branches", &s.branches),
-            ("updated", &s.updated),
-            ("stale", &s.stale),
-            ("summary_stale", &s.summary_stale),
-            ("unsupported", &s.unsupported),
+        let head = |l: &Vec<String>| l.iter().take(20).cloned().collect::<Vec<_>>();
+        let lists: [(&str, usize, Vec<String>); 6] = [
+            ("planted", s.planted.len(), s.planted.iter().take(20).collect()),
+            ("branches", s.branches.len(), s.branches.iter().take(20).collect()),
+            ("updated", s.updated.len(), s.updated.iter().take(20).collect()),
+            ("stale", s.stale.len(), head(&s.stale)),
+            ("summary_stale", s.summary_stale.len(), head(&s.summary_stale)),
+            ("unsupported", s.unsupported.len(), head(&s.unsupported)),
         ];
-        for (name, list) in lists {
-            if !list.is_empty() {
-                println!("  {name} {verb}: {}", list.len());
-                for id in list.iter().take(20) {
+        for (name, len, first) in lists {
+            if len > 0 {
+                println!("  {name} {verb}: {len}");
+                for id in first {
                     println!("    {id}");
                 }
-                if list.len() > 20 {
-                    println!("    ... {} more", list.len() - 20);
+                if len > 20 {
+                    println!("    ... {} more", len - 20);
                 }
             }
         }

@@ -102,7 +102,10 @@ fn bound_memory() {
         unsafe {
             let _ = git2::opts::set_mwindow_mapped_limit(256 << 20);
             let _ = git2::opts::set_mwindow_size(32 << 20);
-            let _ = git2::opts::set_cache_max_size(64 << 20);
+            // The trees batch commits read are cached: a large forest fills
+            // any cap over an adopt (memory a small one never reaches), and
+            // a re-read tree costs one inflate.
+            let _ = git2::opts::set_cache_max_size(16 << 20);
         }
     });
 }

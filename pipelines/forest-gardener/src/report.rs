@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+mod ids;
+pub use ids::IdList;
+
 /// Version of the report shape.
 pub const REPORT_VERSION: u32 = 1;
 
@@ -28,12 +31,15 @@ pub struct MoveRecord {
 pub struct SourceReport {
     /// Source name.
     pub source: String,
-    /// Planted node ids.
-    pub planted: Vec<String>,
+    /// Planted node ids (past a few thousand, the oldest wait in a temp file).
+    #[schemars(with = "Vec<String>")]
+    pub planted: IdList,
     /// Branch ids created.
-    pub branches: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub branches: IdList,
     /// Updated node ids (content changed).
-    pub updated: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub updated: IdList,
     /// Count of unchanged files (ids omitted: at 10^6 files a list would dominate the report).
     pub unchanged: usize,
     /// Files whose stat changed but bytes did not (hashed once, fast path restored).

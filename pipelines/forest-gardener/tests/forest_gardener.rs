@@ -236,7 +236,7 @@ fn sync_matrix_edit_delete_add_move_touch() {
     let r = do_sync(&root, &g);
     let x = one(&r);
     assert!(x.errors.is_empty(), "{:?}", x.errors);
-    let mut updated = x.updated.clone();
+    let mut updated = x.updated.to_vec();
     updated.sort();
     assert_eq!(updated, (1..=5).map(|i| format!("alpha/doc-{i}")).collect::<Vec<_>>());
     assert_eq!(x.planted, vec!["gamma/new-0", "gamma/new-1", "gamma/new-2"]);

@@ -12,7 +12,10 @@ use std::collections::{BinaryHeap, HashMap};
 
 use rusqlite::Connection;
 
-use super::{dead_set, fts_totals, meta, postings, query_terms, Posting, B, K1};
+use rusqlite::OptionalExtension;
+
+use super::phrase::{phrase_postings, query_phrases, QueryPhrase};
+use super::{dead_set, fts_totals, meta, postings, postings_into, Posting, Tokenizer, B, K1};
 use crate::Result;
 
 /// A scored doc; `Ord` puts the better (higher score, then lower rowid) first.
@@ -72,57 +75,63 @@ pub(crate) fn search_with(
     if meta(conn, "fresh")? != Some(1) {
         return Ok(None);
     }
-    let Some(phrases) = query_terms(query) else {
-        return Ok(None);
-    };
     let Some((n_row, n_token)) = fts_totals(conn)? else {
         return Ok(None);
     };
     if meta(conn, "docs")? != Some(n_row) || n_row <= 0 {
         return Ok(None);
     }
+    let mut tok = Tokenizer::new();
+    let phrases = query_phrases(&mut tok, query)?;
     if phrases.is_empty() || limit == 0 {
         return Ok(Some(vec![]));
     }
     let dead = if meta(conn, "dead")?.unwrap_or(0) > 0 { dead_set(conn)? } else { Vec::new() };
-    // One posting list per distinct term; phrases index into them.
-    let mut lists: Vec<Vec<Posting>> = vec![];
-    let mut slot: HashMap<&str, usize> = HashMap::new();
+    // One source per distinct phrase; phrases index into them. Phrase
+    // lists come from FTS5 now; term lists are decoded now (MaxScore) or
+    // one at a time into a reused buffer (Dense).
+    let mut sources: Vec<Source> = vec![];
+    let mut slot: HashMap<String, usize> = HashMap::new();
     let mut phrase_list = Vec::with_capacity(phrases.len());
     for p in &phrases {
-        let i = match slot.get(p.as_str()) {
+        let key = p.key();
+        let i = match slot.get(&key) {
             Some(&i) => i,
             None => {
-                lists.push(postings(conn, p, &dead)?);
-                slot.insert(p.as_str(), lists.len() - 1);
-                lists.len() - 1
+                let src = match p {
+                    QueryPhrase::Term(t) => Source::Term { term: t.clone(), df: term_df(conn, t)? },
+                    QueryPhrase::Tokens(ts) => match phrase_postings(conn, &mut tok, ts)? {
+                        Some(l) => Source::List(l),
+                        None => return Ok(None),
+                    },
+                };
+                sources.push(src);
+                slot.insert(key, sources.len() - 1);
+                sources.len() - 1
             }
         };
         phrase_list.push(i);
     }
     let nrow = n_row as f64;
     let avgdl = n_token as f64 / nrow;
-    let idf: Vec<f64> = phrase_list
-        .iter()
-        .map(|&i| {
-            let n_hit = lists[i].len() as f64;
-            let idf = ((nrow - n_hit + 0.5) / (n_hit + 0.5)).ln();
-            if idf <= 0.0 {
-                1e-6
-            } else {
-                idf
-            }
-        })
-        .collect();
-
-    let total: usize = lists.iter().map(Vec::len).sum();
-    let min_doc = lists.iter().filter_map(|l| l.first()).map(|p| p.doc).min().unwrap_or(0);
-    let max_doc = lists.iter().filter_map(|l| l.last()).map(|p| p.doc).max().unwrap_or(0);
-    let dense_fits = min_doc >= 0 && max_doc <= n_row.saturating_mul(DENSE_SPAN).max(1 << 16);
+    let total: usize = sources.iter().map(Source::estimate).sum();
     let strategy = strategy.unwrap_or(if total >= DENSE_MIN_POSTINGS { Strategy::Dense } else { Strategy::MaxScore });
-    if strategy == Strategy::Dense && dense_fits {
-        return Ok(Some(dense_top(&lists, &phrase_list, &idf, avgdl, limit, max_doc)));
+    if strategy == Strategy::Dense {
+        let max_doc = max_rowid(conn)?;
+        if max_doc >= 0 && max_doc <= n_row.saturating_mul(DENSE_SPAN).max(1 << 16) {
+            if let Some(top) = dense_top(conn, &sources, &phrase_list, &dead, nrow, avgdl, limit, max_doc)? {
+                return Ok(Some(top));
+            }
+        }
     }
+    let mut lists: Vec<Vec<Posting>> = Vec::with_capacity(sources.len());
+    for src in sources {
+        lists.push(match src {
+            Source::Term { term, .. } => postings(conn, &term, &dead)?,
+            Source::List(l) => l,
+        });
+    }
+    let idf: Vec<f64> = phrase_list.iter().map(|&i| idf_of(nrow, lists[i].len())).collect();
 
     // Upper bound of each list's contribution (bm25's saturation: a
     // phrase adds less than idf * (k1 + 1)), with a margin for rounding.
@@ -204,26 +213,90 @@ pub(crate) fn search_with(
     Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
 }
 
+/// A phrase's postings before scoring: a term's blob (decoded when used)
+/// or a list made already (multi-token phrases).
+enum Source {
+    Term { term: String, df: usize },
+    List(Vec<Posting>),
+}
+
+impl Source {
+    /// Postings, for choosing the strategy (a blob's count before void
+    /// docs and delta rows).
+    fn estimate(&self) -> usize {
+        match self {
+            Source::Term { df, .. } => *df,
+            Source::List(l) => l.len(),
+        }
+    }
+}
+
+/// FTS5's IDF: `ln((N - n + 0.5) / (n + 0.5))`, clamped to 1e-6.
+fn idf_of(nrow: f64, hits: usize) -> f64 {
+    let n_hit = hits as f64;
+    let idf = ((nrow - n_hit + 0.5) / (n_hit + 0.5)).ln();
+    if idf <= 0.0 {
+        1e-6
+    } else {
+        idf
+    }
+}
+
+/// A term's blob posting count (0 when it has no blob).
+fn term_df(conn: &Connection, term: &str) -> Result<usize> {
+    let df: Option<i64> =
+        conn.prepare_cached("SELECT df FROM topk_terms WHERE term = ?1")?.query_row([term], |r| r.get(0)).optional()?;
+    Ok(df.unwrap_or(0).max(0) as usize)
+}
+
+/// The largest FTS rowid (the content table's key: a B-tree lookup).
+fn max_rowid(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT COALESCE(MAX(id), 0) FROM nodes_fts_content", [], |r| r.get(0))?)
+}
+
 /// [`Strategy::Dense`]: add each phrase's contribution to a per-rowid
 /// accumulator, phrase by phrase in query order, so every doc's sum takes
 /// the same floating-point steps as FTS5's per-row loop (a missing phrase
 /// adds exactly 0.0 there); then keep the `limit` best in rowid order.
+/// Term lists are decoded one at a time into one reused buffer. `None`
+/// for a negative rowid (then MaxScore answers).
+#[allow(clippy::too_many_arguments)]
 fn dense_top(
-    lists: &[Vec<Posting>],
+    conn: &Connection,
+    sources: &[Source],
     phrase_list: &[usize],
-    idf: &[f64],
+    dead: &[i64],
+    nrow: f64,
     avgdl: f64,
     limit: usize,
     max_doc: i64,
-) -> Vec<(i64, f64)> {
+) -> Result<Option<Vec<(i64, f64)>>> {
     let span = usize::try_from(max_doc).unwrap_or(0) + 1;
     let mut acc = vec![0.0f64; span];
-    for (ph, &li) in phrase_list.iter().enumerate() {
-        let w = idf[ph];
-        for p in &lists[li] {
+    let mut buf: Vec<Posting> = Vec::new();
+    let mut in_buf: Option<usize> = None;
+    for &si in phrase_list {
+        let list: &[Posting] = match &sources[si] {
+            Source::List(l) => l,
+            Source::Term { term, .. } => {
+                if in_buf != Some(si) {
+                    postings_into(conn, term, dead, &mut buf)?;
+                    in_buf = Some(si);
+                }
+                &buf
+            }
+        };
+        let w = idf_of(nrow, list.len());
+        for p in list {
             let (f, d) = (f64::from(p.wf), f64::from(p.dl));
-            // Rowids were checked to lie in 0..span by the caller.
-            acc[p.doc as usize] += w * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+            let Ok(i) = usize::try_from(p.doc) else {
+                return Ok(None);
+            };
+            if i >= acc.len() {
+                // Defensive: the content table bounds every FTS rowid.
+                acc.resize(i + 1, 0.0);
+            }
+            acc[i] += w * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
         }
     }
     // Every matching doc scores > 0 (idf >= 1e-6, frequency >= 1).
@@ -245,7 +318,7 @@ fn dense_top(
     }
     let mut top = heap.into_vec();
     top.sort();
-    top.into_iter().map(|s| (s.doc, -s.score)).collect()
+    Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
 }
 
 /// Most docs scored for the seed threshold (beyond this the seed would

@@ -7,12 +7,13 @@
 //! removes. Out: `topk_*` tables consistent with the FTS rows. Touches
 //! only the `topk_*` tables (and the transient `topk_runs`).
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::{
-    add_meta, dead_set, decode, get_varint, merge_sorted, meta, put_varint, set_meta, BlobBuilder, Posting, Tokenizer,
+    add_meta, dead_set, decode, get_varint, merge_into, meta, put_varint, set_meta, BlobBuilder, Posting, Tokenizer,
     DELTA_SHARE, MAX_DEAD, MIN_DELTA, TABLES_SQL, TRIGGERS_SQL,
 };
 use crate::{CatalogNode, Result};
@@ -28,11 +29,11 @@ pub(crate) struct Builder {
     tok: Tokenizer,
     terms: HashMap<String, BlobBuilder>,
     docs: i64,
-    /// Blob bytes held now.
+    /// Bytes held now (blob capacity plus [`TERM_OVERHEAD`] per term).
     held: usize,
     /// Runs spilled so far.
     runs: i64,
-    /// Blob bytes that trigger a spill ([`SPILL_BYTES`]; small in tests).
+    /// Held bytes that trigger a spill ([`SPILL_BYTES`]; small in tests).
     spill_at: usize,
 }
 
@@ -49,8 +50,15 @@ pub(crate) fn fts_row_node(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Cata
     Ok((r.get(0)?, node))
 }
 
-/// Blob bytes a [`Builder`] holds before it spills a run.
+/// Bytes a [`Builder`] holds (blob capacity and per-term overhead) before
+/// it spills a run.
 const SPILL_BYTES: usize = 32 << 20;
+
+/// Heap a held term costs besides its blob: the map slot (key `String`,
+/// [`BlobBuilder`]) at hashbrown's load factor and the key's allocation.
+/// Most terms of a 10^6-node forest (numbers, names) have one posting, so
+/// counting blob bytes alone let a run hold ~100 MB of map over its 32 MiB.
+const TERM_OVERHEAD: usize = 112;
 
 const RUNS_SQL: &str = "CREATE TABLE IF NOT EXISTS topk_runs (term TEXT NOT NULL, run INTEGER NOT NULL, \
     last INTEGER NOT NULL, df INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (term, run)) WITHOUT ROWID";
@@ -68,10 +76,16 @@ impl Builder {
     pub(crate) fn add(&mut self, tx: &Transaction<'_>, doc: i64, node: &CatalogNode) -> Result<()> {
         let dt = self.tok.doc_terms(node)?;
         for (term, wf) in dt.terms {
-            let b = self.terms.entry(term).or_default();
-            let before = b.bytes.len();
+            let b = match self.terms.entry(term) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    self.held += TERM_OVERHEAD + e.key().len();
+                    e.insert(BlobBuilder::default())
+                }
+            };
+            let before = b.bytes.capacity();
             b.push(Posting { doc, wf, dl: dt.len });
-            self.held += b.bytes.len() - before;
+            self.held += b.bytes.capacity() - before;
         }
         self.docs += 1;
         if self.held >= self.spill_at {
@@ -87,7 +101,8 @@ impl Builder {
         }
         let mut ins =
             tx.prepare_cached("INSERT INTO topk_runs (term, run, last, df, bytes) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-        for (term, b) in self.terms.drain() {
+        // Taken, not drained: a drained map keeps its table allocated.
+        for (term, b) in std::mem::take(&mut self.terms) {
             ins.execute(params![term, self.runs, b.last, b.df, b.bytes])?;
         }
         self.runs += 1;
@@ -297,7 +312,7 @@ pub(crate) fn compact(tx: &Transaction<'_>) -> Result<()> {
         let d: Vec<Posting> = st
             .query_map([term], |r| Ok(Posting { doc: r.get(0)?, wf: r.get(1)?, dl: r.get(2)? }))?
             .collect::<rusqlite::Result<_>>()?;
-        buf = merge_sorted(std::mem::take(&mut buf), d);
+        merge_into(&mut buf, &d);
         if buf.is_empty() {
             tx.prepare_cached("DELETE FROM topk_terms WHERE term = ?1")?.execute([term])?;
             continue;

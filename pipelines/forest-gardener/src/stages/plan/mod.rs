@@ -334,8 +334,8 @@ mod tests {
             run.apply(w, &converted, &mut batch, None);
         }
         assert_eq!(batch.planted, 2);
-        assert_eq!(run.report.planted, vec!["ops/team/a", "ops/team/b"]);
-        assert_eq!(run.report.branches, vec!["ops/_index", "ops/team/_index"]);
+        assert_eq!(run.report.planted.to_vec(), vec!["ops/team/a", "ops/team/b"]);
+        assert_eq!(run.report.branches.to_vec(), vec!["ops/_index", "ops/team/_index"]);
         assert_eq!(
             batch.manifest_up.iter().map(|(p, e)| (p.as_str(), e.id.as_str())).collect::<Vec<_>>(),
             vec![("ops/team/a.md", "ops/team/a"), ("ops/team/b.md", "ops/team/b")]

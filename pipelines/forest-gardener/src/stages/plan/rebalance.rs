@@ -262,8 +262,11 @@ impl crate::pipeline::SourceRun<'_> {
         // and the report follow it to its final id.
         batch.rekeys.iter_mut().for_each(|(_, to)| map(to));
         self.report.moved.iter_mut().for_each(|m| map(&mut m.to));
-        self.report.planted.iter_mut().for_each(map);
-        self.report.updated.iter_mut().for_each(map);
+        for list in [&mut self.report.planted, &mut self.report.updated] {
+            if let Err(e) = list.rename(renamed) {
+                self.report.warnings.push(format!("report: re-homed ids not renamed in the id list: {e}"));
+            }
+        }
         // Committed leaves keep their manifest row under the same path.
         for old in committed_moves {
             let Some(new) = renamed.get(old) else { continue };
@@ -346,7 +349,7 @@ mod tests {
         batch.render_bodies();
         assert_eq!(batch.moved, 0, "nothing committed moved");
         assert_eq!(run.report.planted.len(), 160);
-        for id in &run.report.planted {
+        for id in &run.report.planted.to_vec() {
             assert!(id.starts_with("big/~memo-0"), "{id}");
             assert!(batch.nodes.contains_key(id), "the report names the final id {id}");
             let parent = ids::parent_index(id).expect("parent");
@@ -375,7 +378,7 @@ mod tests {
             run.apply(w, &converted, &mut batch, None);
         }
         run.rebalance(&mut batch, None);
-        let id = run.report.planted.iter().find(|i| i.ends_with("memo-0042x")).expect("planted").clone();
+        let id = run.report.planted.iter().find(|i| i.ends_with("memo-0042x")).expect("planted");
         assert!(id.starts_with("big/~memo-00/"), "{id}");
         let fin = fx.forest.join(ids::folder_of(&id)).join("memo-0042x.db");
         assert!(batch.renames.iter().any(|(staged, f)| *f == fin && staged.exists()), "{:?}", batch.renames);
