@@ -343,8 +343,8 @@ fn postings(conn: &Connection, term: &str, dead: &[i64]) -> Result<Vec<Posting>>
     Ok(out)
 }
 
-/// [`postings`] into a reused buffer (cleared first). The blob is decoded
-/// where SQLite holds it, not copied out.
+/// [`postings`] into a buffer (cleared first). The blob is decoded where
+/// SQLite holds it, not copied out.
 fn postings_into(conn: &Connection, term: &str, dead: &[i64], out: &mut Vec<Posting>) -> Result<()> {
     out.clear();
     let mut st = conn.prepare_cached("SELECT df, postings FROM topk_terms WHERE term = ?1")?;
@@ -356,14 +356,24 @@ fn postings_into(conn: &Connection, term: &str, dead: &[i64], out: &mut Vec<Post
         decode(blob, dead, out)?;
     }
     drop(rows);
-    let mut st = conn.prepare_cached("SELECT doc, wf, dl FROM topk_delta WHERE term = ?1 ORDER BY doc")?;
-    let mut rows = st.query([term])?;
-    let mut extra = vec![];
-    while let Some(r) = rows.next()? {
-        extra.push(Posting { doc: r.get(0)?, wf: r.get(1)?, dl: r.get(2)? });
-    }
-    merge_into(out, &extra);
+    merge_into(out, &delta_postings(conn, term)?);
     Ok(())
+}
+
+/// A term's posting blob (empty when it has none).
+fn term_blob(conn: &Connection, term: &str) -> Result<Vec<u8>> {
+    let blob: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?
+        .query_row([term], |r| r.get(0))
+        .optional()?;
+    Ok(blob.unwrap_or_default())
+}
+
+/// A term's delta postings (re-inserted docs), by doc.
+fn delta_postings(conn: &Connection, term: &str) -> Result<Vec<Posting>> {
+    let mut st = conn.prepare_cached("SELECT doc, wf, dl FROM topk_delta WHERE term = ?1 ORDER BY doc")?;
+    let rows = st.query_map([term], |r| Ok(Posting { doc: r.get(0)?, wf: r.get(1)?, dl: r.get(2)? }))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Merge the doc-ordered `extra` into the doc-ordered `out` in place, from

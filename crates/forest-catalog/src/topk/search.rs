@@ -15,8 +15,14 @@ use rusqlite::Connection;
 use rusqlite::OptionalExtension;
 
 use super::phrase::{phrase_postings, query_phrases, QueryPhrase};
-use super::{dead_set, fts_totals, meta, postings, postings_into, Posting, Tokenizer, B, K1};
+use rayon::prelude::*;
+
+use super::{dead_set, decode, delta_postings, fts_totals, meta, postings, term_blob, Posting, Tokenizer, B, K1};
 use crate::Result;
+
+/// Smallest rowid range a dense-scoring thread takes (small in tests, so
+/// they cross range boundaries).
+const DENSE_CHUNK_MIN: usize = if cfg!(test) { 64 } else { 1 << 14 };
 
 /// A scored doc; `Ord` puts the better (higher score, then lower rowid) first.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -258,8 +264,12 @@ fn max_rowid(conn: &Connection) -> Result<i64> {
 /// accumulator, phrase by phrase in query order, so every doc's sum takes
 /// the same floating-point steps as FTS5's per-row loop (a missing phrase
 /// adds exactly 0.0 there); then keep the `limit` best in rowid order.
-/// Term lists are decoded one at a time into one reused buffer. `None`
-/// for a negative rowid (then MaxScore answers).
+///
+/// Blobs are read on this thread (the connection's), decoded in parallel
+/// (one task per term), and the accumulator is split into rowid ranges
+/// that threads fill and scan independently: each doc's sum is still made
+/// phrase by phrase in query order, so the answer does not depend on the
+/// split. `None` for a negative rowid (then MaxScore answers).
 #[allow(clippy::too_many_arguments)]
 fn dense_top(
     conn: &Connection,
@@ -271,44 +281,89 @@ fn dense_top(
     limit: usize,
     max_doc: i64,
 ) -> Result<Option<Vec<(i64, f64)>>> {
-    let span = usize::try_from(max_doc).unwrap_or(0) + 1;
-    let mut acc = vec![0.0f64; span];
-    let mut buf: Vec<Posting> = Vec::new();
-    let mut in_buf: Option<usize> = None;
-    for &si in phrase_list {
-        let list: &[Posting] = match &sources[si] {
-            Source::List(l) => l,
-            Source::Term { term, .. } => {
-                if in_buf != Some(si) {
-                    postings_into(conn, term, dead, &mut buf)?;
-                    in_buf = Some(si);
-                }
-                &buf
+    // Raw blobs and delta rows, read where the connection lives.
+    let mut raw: Vec<(Vec<u8>, Vec<Posting>)> = Vec::with_capacity(sources.len());
+    for src in sources {
+        raw.push(match src {
+            Source::Term { term, .. } => (term_blob(conn, term)?, delta_postings(conn, term)?),
+            Source::List(_) => (Vec::new(), Vec::new()),
+        });
+    }
+    let decoded: Vec<Result<Vec<Posting>>> = raw
+        .par_iter()
+        .zip(sources.par_iter())
+        .map(|((blob, _), src)| {
+            let mut out = Vec::new();
+            if let Source::Term { df, .. } = src {
+                out.reserve(*df);
+                decode(blob, dead, &mut out)?;
             }
-        };
-        let w = idf_of(nrow, list.len());
-        for p in list {
-            let (f, d) = (f64::from(p.wf), f64::from(p.dl));
-            let Ok(i) = usize::try_from(p.doc) else {
-                return Ok(None);
-            };
-            if i >= acc.len() {
-                // Defensive: the content table bounds every FTS rowid.
-                acc.resize(i + 1, 0.0);
-            }
-            acc[i] += w * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+            Ok(out)
+        })
+        .collect();
+    // Per source: its parts (blob postings, delta postings or a phrase
+    // list; docs disjoint between parts, ascending within each).
+    let mut parts: Vec<[&[Posting]; 2]> = Vec::with_capacity(sources.len());
+    for ((src, d), (_, extra)) in sources.iter().zip(&decoded).zip(&raw) {
+        parts.push(match src {
+            Source::Term { .. } => [d.as_ref().map_err(|e| crate::CatalogError::Schema(e.to_string()))?, extra],
+            Source::List(l) => [l, &[]],
+        });
+    }
+    let mut span = max_doc.max(0);
+    for p in parts.iter().flatten() {
+        if p.first().is_some_and(|x| x.doc < 0) {
+            return Ok(None);
+        }
+        if let Some(last) = p.last() {
+            span = span.max(last.doc);
         }
     }
+    let span = usize::try_from(span).unwrap_or(0) + 1;
+    let idf: Vec<f64> = phrase_list.iter().map(|&si| idf_of(nrow, parts[si][0].len() + parts[si][1].len())).collect();
+    let tf = TfTable::new(avgdl);
+    let threads = rayon::current_num_threads().clamp(1, 16);
+    let chunk = span.div_ceil(threads).max(DENSE_CHUNK_MIN);
+    let mut acc = vec![0.0f64; span];
+    let tops: Vec<Vec<Scored>> = acc
+        .par_chunks_mut(chunk)
+        .enumerate()
+        .map(|(ci, slice)| {
+            let lo = (ci * chunk) as i64;
+            let hi = lo + slice.len() as i64;
+            for (ph, &si) in phrase_list.iter().enumerate() {
+                let w = idf[ph];
+                for part in parts[si] {
+                    let start = part.partition_point(|p| p.doc < lo);
+                    for p in &part[start..] {
+                        if p.doc >= hi {
+                            break;
+                        }
+                        slice[(p.doc - lo) as usize] += w * tf.get(p.wf, p.dl);
+                    }
+                }
+            }
+            top_of(slice, lo, limit)
+        })
+        .collect();
+    let mut all: Vec<Scored> = tops.into_iter().flatten().collect();
+    all.sort();
+    all.truncate(limit);
+    Ok(Some(all.into_iter().map(|s| (s.doc, -s.score)).collect()))
+}
+
+/// The `limit` best of one accumulator range (rowids `lo..`), best first.
+fn top_of(slice: &[f64], lo: i64, limit: usize) -> Vec<Scored> {
     // Every matching doc scores > 0 (idf >= 1e-6, frequency >= 1).
     let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(limit + 1);
-    for (doc, &score) in acc.iter().enumerate() {
+    for (i, &score) in slice.iter().enumerate() {
         if score <= 0.0 {
             continue;
         }
         if heap.len() == limit && heap.peek().is_some_and(|worst| score < worst.score) {
             continue;
         }
-        let s = Scored { score, doc: doc as i64 };
+        let s = Scored { score, doc: lo + i as i64 };
         if heap.len() < limit {
             heap.push(s);
         } else if heap.peek().is_some_and(|worst| s < *worst) {
@@ -318,7 +373,45 @@ fn dense_top(
     }
     let mut top = heap.into_vec();
     top.sort();
-    Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
+    top
+}
+
+/// bm25's frequency part `(f * (k1 + 1)) / (f + k1 * (1 - b + b * dl /
+/// avgdl))` for small `(wf, dl)`, computed once per query by the same
+/// expression (so a looked-up value is the value FTS5's loop computes);
+/// larger pairs are computed on the spot.
+struct TfTable {
+    avgdl: f64,
+    vals: Vec<f64>,
+}
+
+const TF_WF: u32 = 32;
+const TF_DL: u32 = 256;
+
+impl TfTable {
+    fn new(avgdl: f64) -> TfTable {
+        let mut vals = Vec::with_capacity((TF_WF * TF_DL) as usize);
+        for wf in 0..TF_WF {
+            for dl in 0..TF_DL {
+                vals.push(tf_part(f64::from(wf), f64::from(dl), avgdl));
+            }
+        }
+        TfTable { avgdl, vals }
+    }
+
+    #[inline]
+    fn get(&self, wf: u32, dl: u32) -> f64 {
+        if wf < TF_WF && dl < TF_DL {
+            self.vals[(wf * TF_DL + dl) as usize]
+        } else {
+            tf_part(f64::from(wf), f64::from(dl), self.avgdl)
+        }
+    }
+}
+
+#[inline]
+fn tf_part(f: f64, d: f64, avgdl: f64) -> f64 {
+    (f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl))
 }
 
 /// Most docs scored for the seed threshold (beyond this the seed would
