@@ -360,15 +360,6 @@ fn postings_into(conn: &Connection, term: &str, dead: &[i64], out: &mut Vec<Post
     Ok(())
 }
 
-/// A term's posting blob (empty when it has none).
-fn term_blob(conn: &Connection, term: &str) -> Result<Vec<u8>> {
-    let blob: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?
-        .query_row([term], |r| r.get(0))
-        .optional()?;
-    Ok(blob.unwrap_or_default())
-}
-
 /// A term's delta postings (re-inserted docs), by doc.
 fn delta_postings(conn: &Connection, term: &str) -> Result<Vec<Posting>> {
     let mut st = conn.prepare_cached("SELECT doc, wf, dl FROM topk_delta WHERE term = ?1 ORDER BY doc")?;

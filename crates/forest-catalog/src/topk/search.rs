@@ -15,14 +15,9 @@ use rusqlite::Connection;
 use rusqlite::OptionalExtension;
 
 use super::phrase::{phrase_postings, query_phrases, QueryPhrase};
-use rayon::prelude::*;
 
-use super::{dead_set, decode, delta_postings, fts_totals, meta, postings, term_blob, Posting, Tokenizer, B, K1};
+use super::{dead_set, delta_postings, fts_totals, get_varint, meta, postings, Posting, Tokenizer, B, K1};
 use crate::Result;
-
-/// Smallest rowid range a dense-scoring thread takes (small in tests, so
-/// they cross range boundaries).
-const DENSE_CHUNK_MIN: usize = if cfg!(test) { 64 } else { 1 << 14 };
 
 /// A scored doc; `Ord` puts the better (higher score, then lower rowid) first.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -265,11 +260,11 @@ fn max_rowid(conn: &Connection) -> Result<i64> {
 /// the same floating-point steps as FTS5's per-row loop (a missing phrase
 /// adds exactly 0.0 there); then keep the `limit` best in rowid order.
 ///
-/// Blobs are read on this thread (the connection's), decoded in parallel
-/// (one task per term), and the accumulator is split into rowid ranges
-/// that threads fill and scan independently: each doc's sum is still made
-/// phrase by phrase in query order, so the answer does not depend on the
-/// split. `None` for a negative rowid (then MaxScore answers).
+/// A term's blob is decoded straight into the accumulator where SQLite
+/// holds it (no posting list is built: at 10^6 nodes a common term's list
+/// is ~5 MB of fresh pages); when void docs exist, one counting pass first
+/// gives the term's live postings for its IDF. `None` for a negative
+/// rowid (then MaxScore answers).
 #[allow(clippy::too_many_arguments)]
 fn dense_top(
     conn: &Connection,
@@ -281,75 +276,106 @@ fn dense_top(
     limit: usize,
     max_doc: i64,
 ) -> Result<Option<Vec<(i64, f64)>>> {
-    // Raw blobs and delta rows, read where the connection lives.
-    let mut raw: Vec<(Vec<u8>, Vec<Posting>)> = Vec::with_capacity(sources.len());
-    for src in sources {
-        raw.push(match src {
-            Source::Term { term, .. } => (term_blob(conn, term)?, delta_postings(conn, term)?),
-            Source::List(_) => (Vec::new(), Vec::new()),
-        });
-    }
-    let decoded: Vec<Result<Vec<Posting>>> = raw
-        .par_iter()
-        .zip(sources.par_iter())
-        .map(|((blob, _), src)| {
-            let mut out = Vec::new();
-            if let Source::Term { df, .. } = src {
-                out.reserve(*df);
-                decode(blob, dead, &mut out)?;
+    let Ok(span) = usize::try_from(max_doc.max(0) + 1) else {
+        return Ok(None);
+    };
+    let mut acc = vec![0.0f64; span];
+    let tf = TfTable::new(avgdl);
+    for &si in phrase_list {
+        let ok = match &sources[si] {
+            Source::List(l) => {
+                let w = idf_of(nrow, l.len());
+                add_postings(&mut acc, l, w, &tf)
             }
-            Ok(out)
-        })
-        .collect();
-    // Per source: its parts (blob postings, delta postings or a phrase
-    // list; docs disjoint between parts, ascending within each).
-    let mut parts: Vec<[&[Posting]; 2]> = Vec::with_capacity(sources.len());
-    for ((src, d), (_, extra)) in sources.iter().zip(&decoded).zip(&raw) {
-        parts.push(match src {
-            Source::Term { .. } => [d.as_ref().map_err(|e| crate::CatalogError::Schema(e.to_string()))?, extra],
-            Source::List(l) => [l, &[]],
-        });
-    }
-    let mut span = max_doc.max(0);
-    for p in parts.iter().flatten() {
-        if p.first().is_some_and(|x| x.doc < 0) {
+            Source::Term { term, df } => {
+                let extra = delta_postings(conn, term)?;
+                let mut st = conn.prepare_cached("SELECT postings FROM topk_terms WHERE term = ?1")?;
+                let mut rows = st.query([term])?;
+                let blob: &[u8] = match rows.next()? {
+                    Some(r) => r.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?,
+                    None => &[],
+                };
+                let live = if dead.is_empty() || blob.is_empty() { *df } else { count_live(blob, dead)? };
+                let w = idf_of(nrow, live + extra.len());
+                add_blob(&mut acc, blob, dead, w, &tf)? && add_postings(&mut acc, &extra, w, &tf)
+            }
+        };
+        if !ok {
             return Ok(None);
         }
-        if let Some(last) = p.last() {
-            span = span.max(last.doc);
+    }
+    let mut top = top_of(&acc, 0, limit);
+    top.truncate(limit);
+    Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
+}
+
+/// Add `w * tf` of each posting; false on a negative rowid.
+fn add_postings(acc: &mut Vec<f64>, list: &[Posting], w: f64, tf: &TfTable) -> bool {
+    for p in list {
+        let Ok(i) = usize::try_from(p.doc) else {
+            return false;
+        };
+        if i >= acc.len() {
+            // Defensive: the content table's largest rowid bounds them.
+            acc.resize(i + 1, 0.0);
+        }
+        acc[i] += w * tf.get(p.wf, p.dl);
+    }
+    true
+}
+
+/// [`add_postings`] straight from a blob, leaving out the `dead` docs.
+fn add_blob(acc: &mut Vec<f64>, blob: &[u8], dead: &[i64], w: f64, tf: &TfTable) -> Result<bool> {
+    let mut pos = 0;
+    let mut doc = 0i64;
+    let mut dead_at = 0usize;
+    while pos < blob.len() {
+        let (Some(d), Some(wf), Some(dl)) =
+            (get_varint(blob, &mut pos), get_varint(blob, &mut pos), get_varint(blob, &mut pos))
+        else {
+            return Err(crate::CatalogError::Schema("topk: corrupt posting blob".into()));
+        };
+        doc += d as i64;
+        if !dead.is_empty() {
+            while dead.get(dead_at).is_some_and(|&x| x < doc) {
+                dead_at += 1;
+            }
+            if dead.get(dead_at) == Some(&doc) {
+                continue;
+            }
+        }
+        let Ok(i) = usize::try_from(doc) else {
+            return Ok(false);
+        };
+        if i >= acc.len() {
+            acc.resize(i + 1, 0.0);
+        }
+        acc[i] += w * tf.get(wf as u32, dl as u32);
+    }
+    Ok(true)
+}
+
+/// Postings of a blob whose doc is not `dead`.
+fn count_live(blob: &[u8], dead: &[i64]) -> Result<usize> {
+    let mut pos = 0;
+    let mut doc = 0i64;
+    let mut dead_at = 0usize;
+    let mut n = 0usize;
+    while pos < blob.len() {
+        let (Some(d), Some(_), Some(_)) =
+            (get_varint(blob, &mut pos), get_varint(blob, &mut pos), get_varint(blob, &mut pos))
+        else {
+            return Err(crate::CatalogError::Schema("topk: corrupt posting blob".into()));
+        };
+        doc += d as i64;
+        while dead.get(dead_at).is_some_and(|&x| x < doc) {
+            dead_at += 1;
+        }
+        if dead.get(dead_at) != Some(&doc) {
+            n += 1;
         }
     }
-    let span = usize::try_from(span).unwrap_or(0) + 1;
-    let idf: Vec<f64> = phrase_list.iter().map(|&si| idf_of(nrow, parts[si][0].len() + parts[si][1].len())).collect();
-    let tf = TfTable::new(avgdl);
-    let threads = rayon::current_num_threads().clamp(1, 16);
-    let chunk = span.div_ceil(threads).max(DENSE_CHUNK_MIN);
-    let mut acc = vec![0.0f64; span];
-    let tops: Vec<Vec<Scored>> = acc
-        .par_chunks_mut(chunk)
-        .enumerate()
-        .map(|(ci, slice)| {
-            let lo = (ci * chunk) as i64;
-            let hi = lo + slice.len() as i64;
-            for (ph, &si) in phrase_list.iter().enumerate() {
-                let w = idf[ph];
-                for part in parts[si] {
-                    let start = part.partition_point(|p| p.doc < lo);
-                    for p in &part[start..] {
-                        if p.doc >= hi {
-                            break;
-                        }
-                        slice[(p.doc - lo) as usize] += w * tf.get(p.wf, p.dl);
-                    }
-                }
-            }
-            top_of(slice, lo, limit)
-        })
-        .collect();
-    let mut all: Vec<Scored> = tops.into_iter().flatten().collect();
-    all.sort();
-    all.truncate(limit);
-    Ok(Some(all.into_iter().map(|s| (s.doc, -s.score)).collect()))
+    Ok(n)
 }
 
 /// The `limit` best of one accumulator range (rowids `lo..`), best first.
