@@ -31,7 +31,7 @@ pub struct MoveRecord {
 pub struct SourceReport {
     /// Source name.
     pub source: String,
-    /// Planted node ids (past a few thousand, the oldest wait in a temp file).
+    /// Planted node ids.
     #[schemars(with = "Vec<String>")]
     pub planted: IdList,
     /// Branch ids created.
