@@ -24,6 +24,10 @@ if [ -z "${FOREST_BIN:-}" ]; then
   FOREST_BIN="$PWD/target/release/forest"
 fi
 B="$FOREST_BIN"
+# Every run stamps the same day (a bench that crosses midnight would
+# otherwise differ in the batches' created/updated dates); with REF, set
+# FOREST_TODAY to the day the reference ran.
+export FOREST_TODAY="${FOREST_TODAY:-$(date -u +%F)}"
 if [ -n "${REF:-}" ]; then
   [ -n "${SRC:-}" ] || { echo "REF needs SRC" >&2; exit 2; }
   rm -rf "$W/k"*; mkdir -p "$W"; ln -sfn "$SRC" "$W/src"

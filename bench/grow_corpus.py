@@ -16,7 +16,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "forests"))
-from gen_corpus import WORDS, sentence  # noqa: E402
+from gen_corpus import make_file  # noqa: E402
 
 NUM = re.compile(r"-(\d{6,})\.(md|txt|csv)$")
 
@@ -40,21 +40,7 @@ def main():
     added = 0
     for folder, n in folders:
         for _ in range(max(1, round(n * a.percent / 100))):
-            kind = rng.random()
-            if kind < 0.7:
-                name = "doc-%06d.md" % i
-                title = " ".join(rng.choice(WORDS) for _ in range(3)).title()
-                text = "# %s %d\n\n%s\n" % (title, i, " ".join(sentence(rng) for _ in range(rng.randint(2, 6))))
-            elif kind < 0.9:
-                name = "note-%06d.txt" % i
-                text = " ".join(sentence(rng) for _ in range(rng.randint(2, 8))) + "\n"
-            else:
-                name = "table-%06d.csv" % i
-                rows = ["id,item,region,qty,amount"]
-                for r in range(rng.randint(3, 40)):
-                    rows.append("%d,%s,%s,%d,%.2f" % (r, rng.choice(WORDS), rng.choice(["north", "south", "east", "west"]),
-                                                      rng.randint(1, 500), rng.random() * 10000))
-                text = "\n".join(rows) + "\n"
+            name, text = make_file(rng, i)
             with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
                 f.write(text)
             i += 1

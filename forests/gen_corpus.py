@@ -48,6 +48,27 @@ def deep_folder(i):
     return parts
 
 
+def make_file(rng, i):
+    """One file of the md/txt/csv mix numbered i: (name, text)."""
+    kind = rng.random()
+    if kind < 0.7:
+        name = "doc-%06d.md" % i
+        title = " ".join(rng.choice(WORDS) for _ in range(3)).title()
+        paras = "\n\n".join(" ".join(sentence(rng) for _ in range(rng.randint(2, 6))) for _ in range(rng.randint(1, 5)))
+        text = "# %s %d\n\n%s\n" % (title, i, paras)
+    elif kind < 0.9:
+        name = "note-%06d.txt" % i
+        text = " ".join(sentence(rng) for _ in range(rng.randint(2, 8))) + "\n"
+    else:
+        name = "table-%06d.csv" % i
+        rows = ["id,item,region,qty,amount"]
+        for r in range(rng.randint(3, 40)):
+            rows.append("%d,%s,%s,%d,%.2f" % (r, rng.choice(WORDS), rng.choice(["north", "south", "east", "west"]),
+                                              rng.randint(1, 500), rng.random() * 10000))
+        text = "\n".join(rows) + "\n"
+    return name, text
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, required=True)
@@ -69,22 +90,7 @@ def main():
         if folder not in made:
             os.makedirs(folder, exist_ok=True)
             made.add(folder)
-        kind = rng.random()
-        if kind < 0.7:
-            name = "doc-%06d.md" % i
-            title = " ".join(rng.choice(WORDS) for _ in range(3)).title()
-            paras = "\n\n".join(" ".join(sentence(rng) for _ in range(rng.randint(2, 6))) for _ in range(rng.randint(1, 5)))
-            text = "# %s %d\n\n%s\n" % (title, i, paras)
-        elif kind < 0.9:
-            name = "note-%06d.txt" % i
-            text = " ".join(sentence(rng) for _ in range(rng.randint(2, 8))) + "\n"
-        else:
-            name = "table-%06d.csv" % i
-            rows = ["id,item,region,qty,amount"]
-            for r in range(rng.randint(3, 40)):
-                rows.append("%d,%s,%s,%d,%.2f" % (r, rng.choice(WORDS), rng.choice(["north", "south", "east", "west"]),
-                                                  rng.randint(1, 500), rng.random() * 10000))
-            text = "\n".join(rows) + "\n"
+        name, text = make_file(rng, i)
         with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
             f.write(text)
 

@@ -250,25 +250,50 @@ impl BlobBuilder {
     }
 }
 
-/// Decode a blob into `out`, leaving out the `dead` docs (ascending, like
-/// the blob's: one merge pass instead of a set probe per posting).
+/// The live postings of a blob in doc order: the `dead` docs (ascending,
+/// like the blob's) are left out by one merge pass, not a set probe per
+/// posting. A corrupt blob yields one error and ends.
+struct LivePostings<'a> {
+    blob: &'a [u8],
+    pos: usize,
+    doc: i64,
+    dead: &'a [i64],
+    dead_at: usize,
+}
+
+fn live_postings<'a>(blob: &'a [u8], dead: &'a [i64]) -> LivePostings<'a> {
+    LivePostings { blob, pos: 0, doc: 0, dead, dead_at: 0 }
+}
+
+impl Iterator for LivePostings<'_> {
+    type Item = Result<Posting>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Posting>> {
+        while self.pos < self.blob.len() {
+            let b = self.blob;
+            let (Some(d), Some(wf), Some(dl)) =
+                (get_varint(b, &mut self.pos), get_varint(b, &mut self.pos), get_varint(b, &mut self.pos))
+            else {
+                self.pos = b.len();
+                return Some(Err(crate::CatalogError::Schema("topk: corrupt posting blob".into())));
+            };
+            self.doc += d as i64;
+            while self.dead.get(self.dead_at).is_some_and(|&x| x < self.doc) {
+                self.dead_at += 1;
+            }
+            if self.dead.get(self.dead_at) != Some(&self.doc) {
+                return Some(Ok(Posting { doc: self.doc, wf: wf as u32, dl: dl as u32 }));
+            }
+        }
+        None
+    }
+}
+
+/// Decode a blob into `out`, leaving out the `dead` docs.
 fn decode(blob: &[u8], dead: &[i64], out: &mut Vec<Posting>) -> Result<()> {
-    let mut pos = 0;
-    let mut doc = 0i64;
-    let mut dead_at = 0usize;
-    while pos < blob.len() {
-        let (Some(d), Some(wf), Some(dl)) =
-            (get_varint(blob, &mut pos), get_varint(blob, &mut pos), get_varint(blob, &mut pos))
-        else {
-            return Err(crate::CatalogError::Schema("topk: corrupt posting blob".into()));
-        };
-        doc += d as i64;
-        while dead.get(dead_at).is_some_and(|&x| x < doc) {
-            dead_at += 1;
-        }
-        if dead.get(dead_at) != Some(&doc) {
-            out.push(Posting { doc, wf: wf as u32, dl: dl as u32 });
-        }
+    for p in live_postings(blob, dead) {
+        out.push(p?);
     }
     Ok(())
 }

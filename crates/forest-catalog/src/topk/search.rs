@@ -16,7 +16,7 @@ use rusqlite::OptionalExtension;
 
 use super::phrase::{phrase_postings, query_phrases, QueryPhrase};
 
-use super::{dead_set, delta_postings, fts_totals, get_varint, meta, postings, Posting, Tokenizer, B, K1};
+use super::{dead_set, delta_postings, fts_totals, live_postings, meta, postings, Posting, Tokenizer, B, K1};
 use crate::Result;
 
 /// A scored doc; `Ord` puts the better (higher score, then lower rowid) first.
@@ -326,56 +326,22 @@ fn add_postings(acc: &mut Vec<f64>, list: &[Posting], w: f64, tf: &TfTable) -> b
 
 /// [`add_postings`] straight from a blob, leaving out the `dead` docs.
 fn add_blob(acc: &mut Vec<f64>, blob: &[u8], dead: &[i64], w: f64, tf: &TfTable) -> Result<bool> {
-    let mut pos = 0;
-    let mut doc = 0i64;
-    let mut dead_at = 0usize;
-    while pos < blob.len() {
-        let (Some(d), Some(wf), Some(dl)) =
-            (get_varint(blob, &mut pos), get_varint(blob, &mut pos), get_varint(blob, &mut pos))
-        else {
-            return Err(crate::CatalogError::Schema("topk: corrupt posting blob".into()));
-        };
-        doc += d as i64;
-        if !dead.is_empty() {
-            while dead.get(dead_at).is_some_and(|&x| x < doc) {
-                dead_at += 1;
-            }
-            if dead.get(dead_at) == Some(&doc) {
-                continue;
-            }
-        }
-        let Ok(i) = usize::try_from(doc) else {
+    for p in live_postings(blob, dead) {
+        let p = p?;
+        let Ok(i) = usize::try_from(p.doc) else {
             return Ok(false);
         };
         if i >= acc.len() {
             acc.resize(i + 1, 0.0);
         }
-        acc[i] += w * tf.get(wf as u32, dl as u32);
+        acc[i] += w * tf.get(p.wf, p.dl);
     }
     Ok(true)
 }
 
 /// Postings of a blob whose doc is not `dead`.
 fn count_live(blob: &[u8], dead: &[i64]) -> Result<usize> {
-    let mut pos = 0;
-    let mut doc = 0i64;
-    let mut dead_at = 0usize;
-    let mut n = 0usize;
-    while pos < blob.len() {
-        let (Some(d), Some(_), Some(_)) =
-            (get_varint(blob, &mut pos), get_varint(blob, &mut pos), get_varint(blob, &mut pos))
-        else {
-            return Err(crate::CatalogError::Schema("topk: corrupt posting blob".into()));
-        };
-        doc += d as i64;
-        while dead.get(dead_at).is_some_and(|&x| x < doc) {
-            dead_at += 1;
-        }
-        if dead.get(dead_at) != Some(&doc) {
-            n += 1;
-        }
-    }
-    Ok(n)
+    live_postings(blob, dead).try_fold(0, |n, p| p.map(|_| n + 1))
 }
 
 /// The `limit` best of one accumulator range (rowids `lo..`), best first.
