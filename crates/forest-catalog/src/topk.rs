@@ -15,9 +15,9 @@
 //! from FTS5's averages record; ties keep rowid order as SQLite's LIMIT
 //! sorter does. Tokens are unicode61's: ASCII text is tokenized here
 //! (alphanumerics, ASCII case folding, which is all unicode61 does below
-//! 0x80), anything else by FTS5 itself through an in-memory table. A query
-//! word that tokenizes to a multi-token phrase, or is not ASCII, is left
-//! to FTS5.
+//! 0x80), anything else by FTS5 itself through an in-memory table, query
+//! words too. A query word that tokenizes to several tokens is an FTS5
+//! phrase, answered from FTS5's phrase match (`phrase.rs`).
 //!
 //! Storage: `topk_terms` holds one delta-coded posting blob per term
 //! (doc, weighted frequency, doc length); writes since the last

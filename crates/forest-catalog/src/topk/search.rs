@@ -5,17 +5,15 @@
 //!
 //! In: a fresh index (see the parent module) and a query. Out: `(nodes
 //! rowid, bm25 rank)` best first, or `None` when FTS5 must answer. Reads
-//! the `topk_*` tables and FTS5's averages record; writes nothing.
+//! the `topk_*` tables, FTS5's averages record and content keys, and the
+//! FTS rows of multi-token words (`phrase.rs`); writes nothing.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
-use rusqlite::Connection;
-
-use rusqlite::OptionalExtension;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::phrase::{phrase_postings, query_phrases, QueryPhrase};
-
 use super::{dead_set, delta_postings, fts_totals, live_postings, meta, postings, Posting, Tokenizer, B, K1};
 use crate::Result;
 
@@ -89,8 +87,8 @@ pub(crate) fn search_with(
     }
     let dead = if meta(conn, "dead")?.unwrap_or(0) > 0 { dead_set(conn)? } else { Vec::new() };
     // One source per distinct phrase; phrases index into them. Phrase
-    // lists come from FTS5 now; term lists are decoded now (MaxScore) or
-    // one at a time into a reused buffer (Dense).
+    // lists come from FTS5 now; a term's blob is decoded into a list
+    // (MaxScore) or straight into the accumulator (Dense).
     let mut sources: Vec<Source> = vec![];
     let mut slot: HashMap<String, usize> = HashMap::new();
     let mut phrase_list = Vec::with_capacity(phrases.len());
