@@ -362,27 +362,20 @@ fn sqlite_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 /// Postings of `term` (blob minus void docs, plus delta), by doc.
+/// The blob is decoded where SQLite holds it, not copied out.
 fn postings(conn: &Connection, term: &str, dead: &[i64]) -> Result<Vec<Posting>> {
     let mut out = vec![];
-    postings_into(conn, term, dead, &mut out)?;
-    Ok(out)
-}
-
-/// [`postings`] into a buffer (cleared first). The blob is decoded where
-/// SQLite holds it, not copied out.
-fn postings_into(conn: &Connection, term: &str, dead: &[i64], out: &mut Vec<Posting>) -> Result<()> {
-    out.clear();
     let mut st = conn.prepare_cached("SELECT df, postings FROM topk_terms WHERE term = ?1")?;
     let mut rows = st.query([term])?;
     if let Some(r) = rows.next()? {
         let df: i64 = r.get(0)?;
         out.reserve(df.max(0) as usize);
         let blob = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
-        decode(blob, dead, out)?;
+        decode(blob, dead, &mut out)?;
     }
     drop(rows);
-    merge_into(out, &delta_postings(conn, term)?);
-    Ok(())
+    merge_into(&mut out, &delta_postings(conn, term)?);
+    Ok(out)
 }
 
 /// A term's delta postings (re-inserted docs), by doc.
