@@ -93,6 +93,7 @@ pub(crate) fn run_sources(
             curate_pool: curate
                 .and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok()),
             outcomes: RunOutcomes::new(manifest.outcomes(&src.name)?, &today()),
+            folders: Default::default(),
         };
         ctx.run(path, &mut manifest, catalog.as_mut())?;
         report.commits.extend(ctx.commits);
@@ -245,6 +246,8 @@ pub(crate) struct SourceRun<'a> {
     /// Remembered outcomes of files that were not planted (known problems
     /// are neither read nor reported again), written at the source's end.
     pub(crate) outcomes: RunOutcomes,
+    /// Where source folders' branches live (sub-folder buckets).
+    pub(crate) folders: crate::stages::plan::folders::FolderPlacer,
 }
 
 /// A per-file report line.
@@ -486,6 +489,7 @@ pub(crate) mod testing {
                 io_pool: None,
                 curate_pool: None,
                 outcomes: RunOutcomes::default(),
+                folders: Default::default(),
             }
         }
     }

@@ -198,6 +198,42 @@ fn path_order(a: &walkdir::DirEntry, b: &walkdir::DirEntry) -> std::cmp::Orderin
     na.iter().chain(sa).cmp(nb.iter().chain(sb))
 }
 
+/// Names of the sub-folders a walk would enter in source folder `rel_dir`
+/// and the number of other entries (files), read from the directory alone
+/// (no stat of regular entries): ignored names, nested forests and
+/// unfollowed directory symlinks are left out. `None` when the folder
+/// cannot be read.
+pub(crate) fn census(
+    root: &Path,
+    rel_dir: &str,
+    extra_ignore: &[String],
+    follow_symlinks: bool,
+) -> Option<(Vec<String>, usize)> {
+    let ignore = Ignore::new(extra_ignore);
+    let dir = if rel_dir.is_empty() { root.to_path_buf() } else { root.join(rel_dir) };
+    let mut dirs = vec![];
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        let rel = if rel_dir.is_empty() { name.clone() } else { format!("{rel_dir}/{name}") };
+        if Ignore::component_ignored(&name) || ignore.matches(&rel) {
+            continue;
+        }
+        let Ok(ft) = entry.file_type() else { continue };
+        let is_dir = if ft.is_symlink() {
+            follow_symlinks && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
+        } else {
+            ft.is_dir()
+        };
+        if !is_dir {
+            files += 1;
+        } else if !entry.path().join("_index.md").exists() {
+            dirs.push(name);
+        }
+    }
+    Some((dirs, files))
+}
+
 /// [`walk_source`] as a stream: each file goes to `sink` as it is found,
 /// in byte order of `rel`; the returned listing holds only the problems
 /// and the listing error.

@@ -99,7 +99,8 @@ fn json_tokens(v: &Value) -> usize {
     forest_model::tokens::estimate_tokens(&s)
 }
 
-/// The navigability checks every split forest must pass: branch limits,
+/// The navigability checks every split forest must pass (`folder` empty:
+/// the whole source): branch limits,
 /// `validate` clean, `health` without `needs_split`, every passport with
 /// its `source_path`, every branch digest within `look`'s budget.
 fn assert_navigable(root: &Path, folder: &str, files: usize) {
@@ -112,8 +113,10 @@ fn assert_navigable(root: &Path, folder: &str, files: usize) {
             let tokens = forest_model::tokens::estimate_tokens(&n.body);
             assert!(entries <= 150 && tokens <= 3000, "{id}: {entries} entries, {tokens} tokens");
             widest = widest.max(entries);
-        } else if let Some(p) = n.get_str("source_path").filter(|p| p.starts_with(&format!("{folder}/"))) {
-            assert!(id.starts_with(&format!("{folder}/")), "{id}: source_path {p}");
+        } else if let Some(p) =
+            n.get_str("source_path").filter(|p| folder.is_empty() || p.starts_with(&format!("{folder}/")))
+        {
+            assert!(folder.is_empty() || id.starts_with(&format!("{folder}/")), "{id}: source_path {p}");
             paths.insert(p);
         }
     }
@@ -239,6 +242,59 @@ fn crossing_the_threshold_moves_once_then_growth_moves_nobody() {
         assert!(out.contains("0 error(s)"), "{out}");
         // Its sync maps sources by `source_path`: it finds every re-homed
         // passport and plants or rewrites nothing.
+        let head = git(&root, &["rev-parse", "HEAD"]);
+        let o = vine(&bin, &["sync", "--forest", root.to_str().unwrap()]);
+        ok(&o, "vine sync");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(!out.contains("planted (") && !out.contains("updated ("), "vine sync: {out}");
+        assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "vine sync: {out}");
+    }
+}
+
+#[test]
+fn a_source_of_160_folders_is_bucketed_at_adopt_and_new_folders_move_nobody() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    let depts = ["eng", "fin", "hr", "legal", "ops", "qa", "sales", "sec"];
+    for i in 0..160 {
+        write_files(&src.join(format!("{}-{i:03}", depts[i % depts.len()])), i..i + 2, false);
+    }
+    write_files(&src, 0..3, false);
+    let r = json_of(&run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--json"]), "adopt");
+    let s = &r["sources"][0];
+    assert_eq!(s["planted"].as_array().unwrap().len(), 323, "{r}");
+    assert_eq!(s["moved"], serde_json::json!([]), "decided from the listing: nothing moved");
+    let master = fs::read_to_string(root.join("_index.md")).unwrap();
+    let entries = master.lines().filter(|l| l.starts_with("- [[")).count();
+    assert!(entries <= 20, "the master lists a few buckets, not 160 folders: {master}");
+    assert!(master.contains("[[~e/_index]]") && master.contains("[[~s/_index]]"), "{master}");
+    assert!(root.join("~e/eng-000/_index.md").exists());
+    assert!(root.join("~s/sec-007/handover-0007.md").exists());
+    let bucket = fs::read_to_string(root.join("~s/_index.md")).unwrap();
+    assert!(bucket.contains("Files and folders of the source root whose names start with 's'"), "{bucket}");
+    assert_eq!(bucket.lines().filter(|l| l.starts_with("- [[")).count(), 40, "{bucket}");
+    assert_navigable(&root, "", 323);
+
+    // A new folder lands in its bucket, an existing one keeps its place.
+    let ids_before: BTreeSet<String> = nodes(&root).keys().cloned().collect();
+    write_files(&src.join("eng-999"), 0..2, false);
+    write_files(&src.join("eng-000"), 500..501, false);
+    let r = json_of(&run(&["sync", "--forest", &f(&root), "--json"]), "sync");
+    let s = &r["sources"][0];
+    assert_eq!(s["moved"], serde_json::json!([]), "{r}");
+    assert_eq!(s["planted"].as_array().unwrap().len(), 3, "{r}");
+    assert!(root.join("~e/eng-999/_index.md").exists());
+    assert!(root.join("~e/eng-000/invoice-0500.md").exists());
+    let ids_after: BTreeSet<String> = nodes(&root).keys().cloned().collect();
+    assert!(ids_before.is_subset(&ids_after), "no existing node moved");
+    assert_navigable(&root, "", 326);
+    fsck(&root);
+
+    if let Some(bin) = reference_bin("a_source_of_160_folders_is_bucketed_at_adopt_and_new_folders_move_nobody") {
+        let o = vine(&bin, &["validate", "--forest", root.to_str().unwrap()]);
+        ok(&o, "vine validate");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("0 error(s)"));
         let head = git(&root, &["rev-parse", "HEAD"]);
         let o = vine(&bin, &["sync", "--forest", root.to_str().unwrap()]);
         ok(&o, "vine sync");

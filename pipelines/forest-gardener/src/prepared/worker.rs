@@ -161,6 +161,7 @@ pub fn prepare(
             io_pool: io_pool.as_ref(),
             curate_pool: None,
             outcomes: RunOutcomes::default(),
+            folders: Default::default(),
         };
         let entries = manifest.entries(&src.name)?;
         let mut out = PrepareSourceReport { source: src.name.clone(), ..Default::default() };

@@ -52,7 +52,7 @@ impl SourceRun<'_> {
             return;
         };
         let dir = c.rel.rfind('/').map(|i| &c.rel[..i]).unwrap_or("");
-        let folder = self.folder_prefix(dir);
+        let folder = self.folder_for(dir, batch);
         self.ensure_branch(&folder, batch);
         let id = self.new_leaf_id(&c.rel, batch);
         let parent = ids::parent_index(&id).unwrap_or_else(|| ids::MASTER.to_string());

@@ -9,6 +9,7 @@
 //! (regenerable), never a tracked file: that is the commit stage's job.
 
 mod branch;
+pub(crate) mod folders;
 mod leaf;
 mod moves;
 pub(crate) mod payload;
@@ -130,25 +131,15 @@ fn branch_scent(folder: &str) -> (String, String) {
     if prefix.is_empty() {
         return (title_from_stem(name), format!("Documents adopted from source folder '{name}'."));
     }
+    // A bucket may hold sub-folders too ([`folders`]).
+    let of = if source.is_empty() { "the source root".to_string() } else { format!("source folder '{name}'") };
     (
         format!("{}: {prefix}…", title_from_stem(name)),
-        format!("Files of source folder '{name}' whose names start with '{prefix}'."),
+        format!("Files and folders of {of} whose names start with '{prefix}'."),
     )
 }
 
 impl SourceRun<'_> {
-    /// Id prefix for a source-relative folder path.
-    pub(crate) fn folder_prefix(&self, rel_dir: &str) -> String {
-        let mut parts: Vec<String> = vec![];
-        if let Some(d) = &self.src.dest {
-            parts.push(d.clone());
-        }
-        for comp in rel_dir.split('/').filter(|c| !c.is_empty()) {
-            parts.push(slugify(comp));
-        }
-        parts.join("/")
-    }
-
     pub(crate) fn exists(&self, id: &str, batch: &Batch) -> bool {
         if batch.nodes.contains_key(id) || self.taken.contains(id) {
             return !batch.removed_ids.iter().any(|r| r == id);
@@ -268,7 +259,7 @@ impl SourceRun<'_> {
     pub(crate) fn new_leaf_id(&mut self, rel: &str, batch: &mut Batch) -> String {
         let dir = rel.rfind('/').map(|i| &rel[..i]).unwrap_or("");
         let leaf = leaf_component(rel);
-        let folder = self.folder_prefix(dir);
+        let folder = self.folder_for(dir, batch);
         let home = self.route_leaf(&folder, &split::routing_key(&leaf), batch);
         self.free_leaf_id(&home, &leaf, rel, batch)
     }

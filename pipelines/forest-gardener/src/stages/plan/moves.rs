@@ -25,7 +25,7 @@ impl SourceRun<'_> {
             return;
         };
         let dir = m.to_rel.rfind('/').map(|i| &m.to_rel[..i]).unwrap_or("");
-        let folder = self.folder_prefix(dir);
+        let folder = self.folder_for(dir, batch);
         self.ensure_branch(&folder, batch);
         let new_id = self.new_leaf_id(&m.to_rel, batch);
         let old_id = m.from_id.clone();

@@ -1,0 +1,252 @@
+//! Navigable branches for sub-folders: which id folder a source folder's
+//! branch lives in. A parent whose sub-folders alone would fill more than
+//! half a branch (and whose entries in all pass the split trigger) puts its
+//! new sub-folder branches into the same name-prefix buckets as leaves
+//! (`<parent>/~<prefix>/<sub>/_index`), planned from the names of all its
+//! sub-folders at once, so an adopt of a 200-folder drive writes a root of
+//! a few buckets and moves nothing. The decision is made from the source's
+//! directory (names only) before the first sub-folder's branch is written.
+//!
+//! A folder branch, once written, is never moved: a parent that crosses the
+//! trigger in a later sync buckets only its new sub-folders (moving whole
+//! subtrees would rewrite every node under them).
+//!
+//! In: a source-relative folder path. Out: its id folder. Touches: reads
+//! the source's directory listing (names and types, once per parent with a
+//! new sub-folder; object-store sources are not read: their sub-folders
+//! stay flat) and the forest (which branches exist); creates bucket
+//! branches in the batch.
+
+use super::split::{self, Dest, Member};
+use super::Batch;
+use crate::pipeline::SourceRun;
+use crate::source::Access;
+use forest_model::ids;
+use forest_model::slug::slugify;
+use std::collections::HashMap;
+
+/// Sub-folders past which a parent's sub-folders are bucketed (half a
+/// branch: the parent's own leaves may need up to two bucket generations
+/// beside them).
+pub(crate) const SUB_FOLDER_TRIGGER: usize = split::SPLIT_ENTRIES / 2;
+/// Tokens of a sub-branch entry line (id and derived summary).
+const SUB_ENTRY_TOKENS: usize = 24;
+/// Remembered placements; files arrive in path order, so a small cache
+/// hits, and a miss only re-checks a few branches.
+const CACHE_CAP: usize = 4096;
+
+/// Per-run memory of folder placements and sub-folder plans.
+#[derive(Debug, Default)]
+pub(crate) struct FolderPlacer {
+    /// Source-relative folder -> id folder.
+    placed: HashMap<String, String>,
+    /// Source-relative parent folder -> sub-folder key -> bucket chain
+    /// (`None`: its sub-folders stay flat).
+    plans: HashMap<String, Option<HashMap<String, Vec<String>>>>,
+}
+
+/// Where each sub-folder key of a parent goes, `None` when the parent's
+/// sub-folders stay flat: at most [`SUB_FOLDER_TRIGGER`] of them, or all
+/// its entries (`sub_keys` plus `files`) within the split trigger. Keys
+/// that stay directly in the parent are absent. `prefix` and `children`
+/// are the parent branch's bucket prefix and existing child buckets.
+pub(crate) fn plan_sub_folders(
+    prefix: &str,
+    children: &[String],
+    sub_keys: &[String],
+    files: usize,
+) -> Option<HashMap<String, Vec<String>>> {
+    if sub_keys.len() <= SUB_FOLDER_TRIGGER || sub_keys.len() + files <= split::SPLIT_ENTRIES {
+        return None;
+    }
+    let members: Vec<Member> = sub_keys.iter().map(|k| Member { key: k.clone(), tokens: SUB_ENTRY_TOKENS }).collect();
+    let plan = split::plan_split(prefix, children, &members);
+    Some(
+        sub_keys
+            .iter()
+            .zip(plan)
+            .filter_map(|(k, d)| match d {
+                Dest::Stay => None,
+                Dest::Existing(c) => Some((k.clone(), vec![c])),
+                Dest::New(chain) => Some((k.clone(), chain)),
+            })
+            .collect(),
+    )
+}
+
+fn join(folder: &str, comp: &str) -> String {
+    if folder.is_empty() {
+        comp.to_string()
+    } else {
+        format!("{folder}/{comp}")
+    }
+}
+
+impl SourceRun<'_> {
+    /// The id folder of source-relative folder `rel_dir`: an existing
+    /// branch for it wherever it is (flat or in a bucket), else its place
+    /// by the parent's sub-folder plan. Bucket branches on the way are
+    /// created in the batch; the folder's own branch is not.
+    pub(crate) fn folder_for(&mut self, rel_dir: &str, batch: &mut Batch) -> String {
+        if let Some(f) = self.folders.placed.get(rel_dir) {
+            return f.clone();
+        }
+        let placed = match rel_dir.rfind('/') {
+            _ if rel_dir.is_empty() => self.src.dest.clone().unwrap_or_default(),
+            Some(i) => {
+                let parent = self.folder_for(&rel_dir[..i], batch);
+                self.place_sub_folder(&rel_dir[..i], &parent, &rel_dir[i + 1..], batch)
+            }
+            None => {
+                let parent = self.folder_for("", batch);
+                self.place_sub_folder("", &parent, rel_dir, batch)
+            }
+        };
+        if self.folders.placed.len() >= CACHE_CAP {
+            self.folders.placed.clear();
+        }
+        self.folders.placed.insert(rel_dir.to_string(), placed.clone());
+        placed
+    }
+
+    /// Place sub-folder `name` of source folder `parent_rel` (id folder
+    /// `parent`).
+    fn place_sub_folder(&mut self, parent_rel: &str, parent: &str, name: &str, batch: &mut Batch) -> String {
+        let slug = slugify(name);
+        let key = split::routing_key(&slug);
+        if let Some(found) = self.existing_sub_folder(parent, &slug, &key, batch) {
+            return found;
+        }
+        let Some(chain) = self.sub_folder_plan(parent_rel, parent, batch).and_then(|p| p.get(&key).cloned()) else {
+            return join(parent, &slug);
+        };
+        self.ensure_branch(parent, batch);
+        let mut at = parent.to_string();
+        for p in &chain {
+            at = join(&at, &split::bucket_component(p));
+            self.ensure_branch(&at, batch);
+        }
+        // An existing bucket may be split further: descend as a leaf would.
+        let at = self.route_leaf(&at, &key, batch);
+        join(&at, &slug)
+    }
+
+    /// The id folder of an existing branch for sub-folder `slug` of id
+    /// folder `parent`: directly under it, or in any bucket on the key's
+    /// route (a folder stays in the bucket it was planted in when that
+    /// bucket is split later).
+    fn existing_sub_folder(&mut self, parent: &str, slug: &str, key: &str, batch: &mut Batch) -> Option<String> {
+        let mut at = parent.to_string();
+        for _ in 0..64 {
+            let cand = join(&at, slug);
+            if self.exists(&ids::branch_id_for_folder(&cand), batch) {
+                return Some(cand);
+            }
+            let body = self.body_mut(&ids::branch_id_for_folder(&at), batch)?;
+            let children = split::child_prefixes(&at, body.entry_ids());
+            at = join(&at, &split::bucket_component(split::longest_match(key, &children)?));
+        }
+        None
+    }
+
+    /// The sub-folder plan of source folder `parent_rel` (computed once per
+    /// run from the source's directory).
+    fn sub_folder_plan(
+        &mut self,
+        parent_rel: &str,
+        parent: &str,
+        batch: &mut Batch,
+    ) -> Option<&HashMap<String, Vec<String>>> {
+        if !self.folders.plans.contains_key(parent_rel) {
+            let plan = self.compute_sub_folder_plan(parent_rel, parent, batch);
+            if self.folders.plans.len() >= CACHE_CAP {
+                self.folders.plans.clear();
+            }
+            self.folders.plans.insert(parent_rel.to_string(), plan);
+        }
+        self.folders.plans.get(parent_rel)?.as_ref()
+    }
+
+    fn compute_sub_folder_plan(
+        &mut self,
+        parent_rel: &str,
+        parent: &str,
+        batch: &mut Batch,
+    ) -> Option<HashMap<String, Vec<String>>> {
+        let Access::Local { root, follow_symlinks } = self.access else {
+            return None;
+        };
+        let (dirs, files) = crate::walk::census(root, parent_rel, &self.ignore_rules(), *follow_symlinks)?;
+        if dirs.len() <= SUB_FOLDER_TRIGGER {
+            return None;
+        }
+        let mut keys: Vec<String> = dirs.iter().map(|d| split::routing_key(&slugify(d))).collect();
+        keys.sort();
+        keys.dedup();
+        let children = match self.body_mut(&ids::branch_id_for_folder(parent), batch) {
+            Some(body) => split::child_prefixes(parent, body.entry_ids()),
+            None => vec![],
+        };
+        plan_sub_folders(split::folder_prefix_of(parent), &children, &keys, files)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(names: &[(&str, usize)]) -> Vec<String> {
+        let mut out = vec![];
+        for (stem, n) in names {
+            out.extend((0..*n).map(|i| format!("{stem}-{i:04}")));
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn few_sub_folders_stay_flat() {
+        let k = keys(&[("eng", 75)]);
+        assert_eq!(plan_sub_folders("", &[], &k, 1000), None, "75 sub-folders fit beside leaf buckets");
+        let k = keys(&[("eng", 100)]);
+        assert_eq!(plan_sub_folders("", &[], &k, 50), None, "150 entries in all fit one branch");
+    }
+
+    #[test]
+    fn two_hundred_department_folders_get_a_few_buckets() {
+        let k = keys(&[("eng", 25), ("fin", 25), ("hr", 25), ("legal", 25), ("ops", 25), ("sales", 50), ("sec", 25)]);
+        let plan = plan_sub_folders("", &[], &k, 1).expect("200 sub-folders are bucketed");
+        assert_eq!(plan.len(), 200, "every sub-folder goes into a bucket");
+        let mut sizes: HashMap<String, usize> = HashMap::new();
+        for chain in plan.values() {
+            *sizes.entry(chain.last().unwrap().clone()).or_default() += 1;
+        }
+        let mut top: Vec<&String> = plan.values().map(|c| &c[0]).collect();
+        top.sort();
+        top.dedup();
+        assert_eq!(top, ["e", "f", "h", "l", "o", "s"], "the master lists six buckets");
+        // 75 's' folders pass half the token trigger: 's' is split again.
+        assert_eq!(plan["sec-0003"], vec!["s".to_string(), "se".to_string()]);
+        assert_eq!(plan["sales-0013"], vec!["s".to_string(), "sa".to_string(), "sales-001".to_string()]);
+        assert!(sizes.values().all(|&n| n <= split::SPLIT_ENTRIES / 2), "{sizes:?}");
+    }
+
+    #[test]
+    fn a_big_group_is_split_again_and_existing_buckets_are_reused() {
+        // 120 folders sharing "proj-0": the first split skips the shared
+        // prefix, then the digits spread them.
+        let k = keys(&[("proj", 120)]);
+        let plan = plan_sub_folders("", &[], &k, 40).unwrap();
+        assert!(plan.values().all(|c| c.last().unwrap().starts_with("proj-0")), "{plan:?}");
+        assert_eq!(plan["proj-0005"], vec!["proj-00".to_string(), "proj-000".to_string()]);
+        assert_eq!(plan["proj-0105"], vec!["proj-01".to_string()]);
+        let mut sizes: HashMap<&String, usize> = HashMap::new();
+        for chain in plan.values() {
+            *sizes.entry(chain.last().unwrap()).or_default() += 1;
+        }
+        assert!(sizes.values().all(|&n| n <= split::SPLIT_ENTRIES / 2), "{sizes:?}");
+        // With an existing bucket "proj-000", its keys go there.
+        let plan = plan_sub_folders("", &["proj-000".to_string()], &k, 40).unwrap();
+        assert_eq!(plan["proj-0005"], vec!["proj-000".to_string()]);
+    }
+}
