@@ -5,7 +5,8 @@
 # tokens, bucket depth, `forest health` needs_split), then grow every folder
 # by 10% and sync: the growth must move no existing node.
 #   bash bench/split.sh N [WORKDIR]
-# FOREST_BIN=path skips the release build; COMMIT_EVERY (default 5000).
+# FOREST_BIN=path skips the release build; COMMIT_EVERY (default 5000);
+# REUSE=1 takes an adopted $W/forest as it is.
 # The lead runs N=1000000; wall time and peak RSS of the adopt compare with
 # `bench/gardener.sh N wide` figures of the same build.
 set -euo pipefail
@@ -17,9 +18,15 @@ if [ -z "${FOREST_BIN:-}" ]; then
   FOREST_BIN="$PWD/target/release/forest"
 fi
 B="$FOREST_BIN"
-rm -rf "$W"; mkdir -p "$W"
-python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout wide
-"$B" init "$W/forest" --title Bench >/dev/null
+# REUSE=1: $W/forest was adopted from $W/src already (for example by
+# `bench/gardener.sh N wide $W`): report its shape, then grow and sync.
+if [ "${REUSE:-0}" = 1 ] && [ -d "$W/forest" ]; then
+  echo "reusing $W/forest"
+else
+  rm -rf "$W"; mkdir -p "$W"
+  python3 forests/gen_corpus.py --files "$N" --out "$W/src" --layout wide
+  "$B" init "$W/forest" --title Bench >/dev/null
+fi
 
 timed() { # label, json out, command...
   local label="$1" out="$2"; shift 2
@@ -73,19 +80,11 @@ PY
   "$B" health --forest "$W/forest" --json | python3 -c 'import json,sys; h=json.load(sys.stdin); print(" " * 17 + "health needs_split: %d" % len(h["needs_split"]))'
 }
 
-timed "adopt" "$W/adopt.json" "$B" adopt --forest "$W/forest" "$W/src" --json --commit-every "${COMMIT_EVERY:-5000}"
+[ "${REUSE:-0}" = 1 ] || timed "adopt" "$W/adopt.json" "$B" adopt --forest "$W/forest" "$W/src" --json --commit-every "${COMMIT_EVERY:-5000}"
 shape "after adopt"
-# +10% per folder: new names in the same pattern as gen_corpus's.
-python3 - "$W/src" "$N" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for folder in sorted(os.listdir(root)):
-    have = len(os.listdir(os.path.join(root, folder)))
-    for j in range(max(1, have // 10)):
-        i = n + j * 7 + sum(map(ord, folder)) % 7
-        with open(os.path.join(root, folder, "doc-%06d-grown.md" % i), "w") as f:
-            f.write("# Grown %d\n\nA file added after the first adopt, number %d, for the growth sync.\n" % (i, i))
-PY
+# +10% per folder, in the generator's md/txt/csv mix, numbered after the
+# tree's largest number.
+python3 bench/grow_corpus.py "$W/src/" 10 | tail -1
 timed "sync +10%" "$W/sync.json" "$B" sync --forest "$W/forest" --json
 shape "after +10%"
 python3 - "$W/sync.json" <<'PY'

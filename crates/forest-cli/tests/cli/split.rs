@@ -232,6 +232,22 @@ fn crossing_the_threshold_moves_once_then_growth_moves_nobody() {
     let ids_after: BTreeSet<String> = nodes(&root).keys().cloned().collect();
     assert!(ids_before.is_subset(&ids_after), "no existing node moved");
     assert_navigable(&root, "notes", 220);
+
+    // Growth that piles into one small bucket (numbered names entering a
+    // new range: `alpha-5000…` all route to `~a`, which holds ~18 leaves):
+    // the bucket splits, its committed leaves stay, only new ones go on.
+    let a_before: Vec<String> =
+        nodes(&root).keys().filter(|id| id.starts_with("notes/~a/") && !id.ends_with("_index")).cloned().collect();
+    assert!(a_before.len() > 10, "{a_before:?}");
+    for i in 5000..5150 {
+        fs::write(src.join(format!("notes/alpha-{i}.md")), format!("# Alpha {i}\n\nGrowth memo {i}.\n")).unwrap();
+    }
+    let r = json_of(&run(&["sync", "--forest", &f(&root), "--json"]), "sync: 150 into one bucket");
+    assert_eq!(r["sources"][0]["moved"], serde_json::json!([]), "{r}");
+    assert_eq!(r["sources"][0]["planted"].as_array().unwrap().len(), 150);
+    let after = nodes(&root);
+    assert!(a_before.iter().all(|id| after.contains_key(id)), "the bucket's committed leaves stay");
+    assert_navigable(&root, "notes", 370);
     fsck(&root);
 
     // The reference engine reads the split forest without errors.

@@ -25,6 +25,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Deeper than any real split can go (each level lengthens the prefix).
 const MAX_DEPTH: usize = 64;
+/// Tokens of a bucket's entry line in its parent (id and derived summary).
+const BUCKET_ENTRY_TOKENS: usize = 32;
 
 fn join(folder: &str, comp: &str) -> String {
     if folder.is_empty() {
@@ -130,7 +132,7 @@ impl crate::pipeline::SourceRun<'_> {
             members.push(Member { key: split::routing_key(&leaf), tokens: estimate_tokens(&line) + 2 });
             member_ids.push((id, leaf));
         }
-        let plan = split::plan_split(split::folder_prefix_of(&folder), &children, &members);
+        let plan = self.plan_members(&folder, entries, estimate_tokens(&text), &children, &members, &member_ids);
         let mut gone: HashSet<String> = HashSet::new();
         let mut targets: BTreeSet<String> = BTreeSet::new();
         for ((id, leaf), (dest, m)) in member_ids.into_iter().zip(plan.into_iter().zip(&members)) {
@@ -161,6 +163,49 @@ impl crate::pipeline::SourceRun<'_> {
             }
         }
         targets.into_iter().collect()
+    }
+
+    /// Where each direct leaf of an overflowing branch goes. A bucket whose
+    /// committed leaves fit beside the new buckets keeps them and hands on
+    /// only this batch's new leaves: growth that piles into one bucket
+    /// (numbered names entering a new decade: `doc-1038500…` after
+    /// `doc-103850`) moves nobody. A source folder's first split, or a
+    /// bucket that overflows with committed leaves alone, plans them all.
+    fn plan_members(
+        &self,
+        folder: &str,
+        entries: usize,
+        tokens: usize,
+        children: &[String],
+        members: &[Member],
+        member_ids: &[(String, String)],
+    ) -> Vec<Dest> {
+        let prefix = split::folder_prefix_of(folder);
+        let fresh: Vec<usize> =
+            (0..members.len()).filter(|&i| !self.forest.join(ids::id_to_path(&member_ids[i].0)).exists()).collect();
+        if !prefix.is_empty() && !fresh.is_empty() && fresh.len() < members.len() {
+            let fresh_members: Vec<Member> = fresh.iter().map(|&i| members[i].clone()).collect();
+            let plan = split::plan_split(prefix, children, &fresh_members);
+            let mut left = (entries, tokens);
+            let mut opened: BTreeSet<&str> = BTreeSet::new();
+            for (d, m) in plan.iter().zip(&fresh_members) {
+                if *d != Dest::Stay {
+                    left = (left.0.saturating_sub(1), left.1.saturating_sub(m.tokens));
+                }
+                if let Dest::New(chain) = d {
+                    opened.insert(chain[0].as_str());
+                }
+            }
+            let after = (left.0 + opened.len(), left.1 + opened.len() * BUCKET_ENTRY_TOKENS);
+            if !split::overflows(after.0, after.1) {
+                let mut out = vec![Dest::Stay; members.len()];
+                for (&i, d) in fresh.iter().zip(plan) {
+                    out[i] = d;
+                }
+                return out;
+            }
+        }
+        split::plan_split(prefix, children, members)
     }
 
     /// Give leaf `old` the id `new` (its entry moves to the new parent; the
