@@ -182,15 +182,24 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
-#[inline]
+/// One varint at `pos`. Most varints of a posting are one byte (small
+/// gaps, counts, lengths): that case is inlined into the decode loops, the
+/// rest is out of line (a plain `#[inline]` left the whole function a call
+/// per varint: 18% of a 10^6-node locate profile).
+#[inline(always)]
 fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    // Most varints of a posting are one byte (small gaps, counts, lengths).
-    if let Some(&b) = buf.get(*pos) {
-        if b < 0x80 {
+    match buf.get(*pos) {
+        Some(&b) if b < 0x80 => {
             *pos += 1;
-            return Some(u64::from(b));
+            Some(u64::from(b))
         }
+        _ => get_varint_long(buf, pos),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn get_varint_long(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -268,7 +277,8 @@ fn live_postings<'a>(blob: &'a [u8], dead: &'a [i64]) -> LivePostings<'a> {
 impl Iterator for LivePostings<'_> {
     type Item = Result<Posting>;
 
-    #[inline]
+    // Inlined into the dense scorer's loop (a call per posting otherwise).
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<Posting>> {
         while self.pos < self.blob.len() {
             let b = self.blob;
