@@ -138,6 +138,23 @@ fn assert_navigable(root: &Path, folder: &str, files: usize) {
     println!("{folder}: {} branches (widest {widest} entries), {truncated} digests cut to the budget", branches.len());
 }
 
+/// The reference engine reads a split forest without errors, and its sync,
+/// which maps sources by `source_path`, finds every re-homed passport and
+/// plants or rewrites nothing (when `FOREST_TEST_MONKEYLLM` is set).
+fn reference_reads_it(root: &Path, test: &str) {
+    let Some(bin) = reference_bin(test) else { return };
+    let o = vine(&bin, &["validate", "--forest", root.to_str().unwrap()]);
+    ok(&o, "vine validate");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("0 error(s)"), "{out}");
+    let head = git(root, &["rev-parse", "HEAD"]);
+    let o = vine(&bin, &["sync", "--forest", root.to_str().unwrap()]);
+    ok(&o, "vine sync");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("planted (") && !out.contains("updated ("), "vine sync: {out}");
+    assert_eq!(git(root, &["rev-parse", "HEAD"]), head, "vine sync: {out}");
+}
+
 #[test]
 fn adopt_of_a_400_file_folder_is_split_into_navigable_buckets() {
     let d = tempfile::tempdir().unwrap();
@@ -250,21 +267,7 @@ fn crossing_the_threshold_moves_once_then_growth_moves_nobody() {
     assert_navigable(&root, "notes", 370);
     fsck(&root);
 
-    // The reference engine reads the split forest without errors.
-    if let Some(bin) = reference_bin("crossing_the_threshold_moves_once_then_growth_moves_nobody") {
-        let o = vine(&bin, &["validate", "--forest", root.to_str().unwrap()]);
-        ok(&o, "vine validate");
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(out.contains("0 error(s)"), "{out}");
-        // Its sync maps sources by `source_path`: it finds every re-homed
-        // passport and plants or rewrites nothing.
-        let head = git(&root, &["rev-parse", "HEAD"]);
-        let o = vine(&bin, &["sync", "--forest", root.to_str().unwrap()]);
-        ok(&o, "vine sync");
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(!out.contains("planted (") && !out.contains("updated ("), "vine sync: {out}");
-        assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "vine sync: {out}");
-    }
+    reference_reads_it(&root, "crossing_the_threshold_moves_once_then_growth_moves_nobody");
 }
 
 #[test]
@@ -307,15 +310,5 @@ fn a_source_of_160_folders_is_bucketed_at_adopt_and_new_folders_move_nobody() {
     assert_navigable(&root, "", 326);
     fsck(&root);
 
-    if let Some(bin) = reference_bin("a_source_of_160_folders_is_bucketed_at_adopt_and_new_folders_move_nobody") {
-        let o = vine(&bin, &["validate", "--forest", root.to_str().unwrap()]);
-        ok(&o, "vine validate");
-        assert!(String::from_utf8_lossy(&o.stdout).contains("0 error(s)"));
-        let head = git(&root, &["rev-parse", "HEAD"]);
-        let o = vine(&bin, &["sync", "--forest", root.to_str().unwrap()]);
-        ok(&o, "vine sync");
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(!out.contains("planted (") && !out.contains("updated ("), "vine sync: {out}");
-        assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "vine sync: {out}");
-    }
+    reference_reads_it(&root, "a_source_of_160_folders_is_bucketed_at_adopt_and_new_folders_move_nobody");
 }
