@@ -162,6 +162,12 @@ fn measure(
         same += usize::from(cat.ranked(q, 25)? == reference);
     }
     let n = queries.len();
+    // The tail, to see which queries make it.
+    let mut slow: Vec<(f64, &String)> = ours.iter().copied().zip(queries).collect();
+    slow.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (ms, q) in slow.iter().take(5) {
+        println!("  slow: {ms:.1} ms  {q:?}");
+    }
     println!(
         "{label} x{n}: locate wall p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms; cpu p50 {:.2} ms, p95 {:.2} ms | \
          FTS5 bm25 top-25 wall p50 {:.2} ms, p95 {:.2} ms; cpu p50 {:.2} ms, p95 {:.2} ms | \

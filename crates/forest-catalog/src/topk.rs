@@ -27,7 +27,8 @@
 //! triggers on `nodes`, so a catalog written by another engine (which does
 //! not maintain these tables) falls back to FTS5 until the next rebuild.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -113,9 +114,40 @@ pub(crate) struct Tokenizer {
     fts: Option<Connection>,
 }
 
+/// Non-ASCII characters found to be unicode61 separators (`true`) or token
+/// characters (`false`), asked of FTS5 once per process and character.
+static SEPARATORS: OnceLock<Mutex<HashMap<char, bool>>> = OnceLock::new();
+
 impl Tokenizer {
     pub(crate) fn new() -> Tokenizer {
         Tokenizer { fts: None }
+    }
+
+    /// True when [`ascii_tokens`] gives FTS5's tokens for `cols`: every
+    /// non-ASCII character in them is a separator to unicode61 (bucket
+    /// titles end in `…`; re-tokenizing such rows through FTS5 cost ~60 µs
+    /// each, most of a 10^6-node locate's tail). unicode61 classifies code
+    /// points one by one, so FTS5's answer for `a<c>a` (the tokens `a`,
+    /// `a`: a separator) holds in any context.
+    pub(crate) fn ascii_exact(&mut self, cols: &[&str]) -> Result<bool> {
+        let known = SEPARATORS.get_or_init(Default::default);
+        for ch in cols.iter().flat_map(|c| c.chars()).filter(|c| !c.is_ascii()) {
+            let cached = known.lock().unwrap_or_else(|e| e.into_inner()).get(&ch).copied();
+            let sep = match cached {
+                Some(s) => s,
+                None => {
+                    let probe = [format!("a{ch}a"), String::new(), String::new(), String::new()];
+                    let [title, ..] = self.fts_row_tokens(&probe)?;
+                    let s = title == ["a", "a"];
+                    known.lock().unwrap_or_else(|e| e.into_inner()).insert(ch, s);
+                    s
+                }
+            };
+            if !sep {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Terms and length of one node's FTS row.
@@ -123,7 +155,7 @@ impl Tokenizer {
         let cols = columns(node);
         let mut wf: BTreeMap<String, u32> = BTreeMap::new();
         let mut len = 0u32;
-        if cols.iter().all(|c| c.is_ascii()) {
+        if cols.iter().all(|c| c.is_ascii()) || self.ascii_exact(&cols.each_ref().map(String::as_str))? {
             for (c, text) in cols.iter().enumerate() {
                 ascii_tokens(text, |t| {
                     len += 1;

@@ -112,7 +112,7 @@ impl Tokenizer {
     /// The tokens of one query word, as FTS5 tokenizes a quoted string.
     pub(crate) fn word_tokens(&mut self, word: &str) -> Result<Vec<String>> {
         let mut out = vec![];
-        if word.is_ascii() {
+        if word.is_ascii() || self.ascii_exact(&[word])? {
             ascii_tokens(word, |t| out.push(t.to_string()));
             return Ok(out);
         }
@@ -122,7 +122,7 @@ impl Tokenizer {
 
     /// Each column's tokens in order.
     pub(crate) fn row_tokens(&mut self, cols: &[String; 4]) -> Result<[Vec<String>; 4]> {
-        if cols.iter().all(|c| c.is_ascii()) {
+        if cols.iter().all(|c| c.is_ascii()) || self.ascii_exact(&cols.each_ref().map(String::as_str))? {
             let mut out: [Vec<String>; 4] = Default::default();
             for (c, text) in cols.iter().enumerate() {
                 ascii_tokens(text, |t| out[c].push(t.to_string()));
@@ -133,7 +133,7 @@ impl Tokenizer {
     }
 
     /// Each column's tokens in order, from FTS5's tokenizer.
-    fn fts_row_tokens(&mut self, cols: &[String; 4]) -> Result<[Vec<String>; 4]> {
+    pub(super) fn fts_row_tokens(&mut self, cols: &[String; 4]) -> Result<[Vec<String>; 4]> {
         let conn = self.fts_conn()?;
         conn.execute(
             "INSERT INTO tok (rowid, title, aliases, tags, summary) VALUES (1, ?1, ?2, ?3, ?4)",
@@ -205,5 +205,30 @@ mod tests {
             "Sales by region.".to_string(),
         ];
         assert_eq!(tok.row_tokens(&cols).unwrap(), tok.fts_row_tokens(&cols).unwrap());
+    }
+
+    /// Every character of the first planes, between letters and at a
+    /// column's ends: the ASCII path (when taken) gives FTS5's own tokens,
+    /// so rows with `…`, dashes or quotes keep FTS5's exact arithmetic.
+    #[test]
+    fn non_ascii_separators_take_the_ascii_path_exactly() {
+        let mut tok = Tokenizer::new();
+        let (mut ascii, mut fts) = (0, 0);
+        for ch in (0x80u32..0x3000).chain(0xFE00..0xFFFE).filter_map(char::from_u32) {
+            let cols = [format!("eng 0082{ch} d{ch}x"), format!("{ch}"), String::new(), format!("A{ch}b c")];
+            let want = tok.fts_row_tokens(&cols).unwrap();
+            if tok.ascii_exact(&cols.each_ref().map(String::as_str)).unwrap() {
+                ascii += 1;
+            } else {
+                fts += 1;
+            }
+            assert_eq!(tok.row_tokens(&cols).unwrap(), want, "U+{:04X}", ch as u32);
+            let [title, ..] = &want;
+            assert_eq!(tok.word_tokens(&cols[0]).unwrap(), *title, "U+{:04X}", ch as u32);
+        }
+        // Both paths were taken: punctuation splits, letters do not.
+        assert!(ascii > 500 && fts > 5000, "{ascii} {fts}");
+        assert!(tok.ascii_exact(&["eng 0082: d…"]).unwrap());
+        assert!(!tok.ascii_exact(&["café"]).unwrap());
     }
 }
