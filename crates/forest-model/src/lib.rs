@@ -2,9 +2,11 @@
 //! the validator.
 //!
 //! Invariant: pure data + pure functions; the only I/O is reading files the
-//! caller names (lint walks a forest read-only). Nothing here writes to disk.
+//! caller names (lint walks a forest read-only). The one write is the
+//! derived lint cache (`lint_cache`), never a forest file.
 
 pub mod aliases;
+pub mod health_facts;
 pub mod ids;
 pub mod index;
 pub mod lint;

@@ -1,44 +1,52 @@
 //! Whole-forest lint with a stamp-keyed cache of the per-node work, for
 //! reports that run again and again on a forest that barely changed (the
-//! Ranger's health).
+//! Ranger's health), and a way for writers to fill it as they write.
 //!
-//! In: the forest's node files, the previous cache file, the caller's
-//! per-node facts function. Out: the same [`LintReport`] as
-//! [`crate::lint::lint_forest`], the caller's fold over the facts, and a
-//! new cache file. Touches: reads node (and local payload) files only when
-//! their stamp changed; writes the cache file (temp + rename).
+//! In: the forest's node files, the cache database, the caller's per-node
+//! facts function. Out: the same [`LintReport`] as
+//! [`crate::lint::lint_forest`], the caller's fold over the facts, and the
+//! updated cache. Touches: reads node (and local payload) files only when
+//! their stamp changed; writes the cache (a derived SQLite file).
 //!
 //! A node's lint splits into what depends on the node alone
 //! ([`NodeCheck`]: frontmatter, summary, payload, aliases, tags) and the
 //! link targets checked against the id set each run, so a cached node is
 //! still re-checked against deleted or new targets. The stamp is (size,
 //! mtime ns, ctime ns, inode) of the node file and of its local payload;
-//! a different dialect (`_meta/schema.md`) or facts version drops the
-//! whole cache. The file is JSON lines sorted by path, merge-joined with
-//! the sorted walk one slice at a time: memory holds one slice of
-//! records, not the forest's.
+//! a different dialect (`_meta/schema.md`), rules or facts version drops
+//! the whole cache. Records are keyed by forest-relative path; the sorted
+//! walk reads them one slice (a path range) at a time, so memory holds
+//! one slice of records, not the forest's. [`record_written`] lets the
+//! Gardener add the records of the nodes it just wrote, so the first
+//! health run after an adopt of 10^6 files reads no passport.
+//!
+//! SQLite rather than a sorted file: writers upsert a batch's records in
+//! one transaction without rewriting the rest, and a torn or foreign file
+//! is detected on open (and replaced).
 
-use std::collections::HashSet;
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rayon::prelude::*;
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::ids;
 use crate::lint::{check_node, finish, forest_dialect, read_node, Issue, LintReport, NodeCheck};
+use crate::node::Node;
+use crate::schema::Dialect;
 use crate::walk::node_paths;
 
-/// Cache format version (bump when [`NodeCheck`] or the stamp changes).
-const FORMAT: u32 = 1;
+/// Cache format version (bump when [`NodeCheck`], the stamp or the
+/// tables change).
+const FORMAT: u32 = 2;
 /// Version of the per-node lint rules: bump it with any change to
 /// `lint::check_node`, or caches written by the older rules would be
 /// trusted. The crate version is part of the header too.
 const RULES: u32 = 1;
-/// Nodes handled per merge-join slice.
+/// Nodes handled per slice.
 const SLICE: usize = 4096;
 
 /// A file's identity for the cache: size, mtime ns, ctime ns, inode.
@@ -61,10 +69,21 @@ struct Header {
     facts: String,
 }
 
+impl Header {
+    fn new(root: &Path, facts_version: &str) -> Header {
+        let schema = std::fs::read(root.join("_meta/schema.md")).unwrap_or_default();
+        Header {
+            format: FORMAT,
+            rules: format!("{RULES}@{}", env!("CARGO_PKG_VERSION")),
+            dialect: hex::encode(Sha256::digest(&schema)),
+            facts: facts_version.into(),
+        }
+    }
+}
+
+/// One node's cached work (its path is the key).
 #[derive(Serialize, Deserialize)]
 struct Record<F> {
-    /// Forest-relative node path.
-    p: String,
     s: Stamp,
     c: NodeCheck,
     /// Stamp of `c.payload` (`None`: it was missing).
@@ -90,60 +109,118 @@ fn stamp(path: &Path) -> Option<Stamp> {
     }
 }
 
-/// The old cache's records in path order (`None` records end the stream:
-/// an unreadable or foreign line drops the rest of the cache, never the run).
-struct Reader<F> {
-    lines: Option<std::io::Lines<BufReader<File>>>,
-    next: Option<Record<F>>,
-    /// The file had a matching header.
-    valid: bool,
-    /// Records passed over (their node is gone).
-    skipped: usize,
+/// Check node `id` (forest-relative `rel`) from its parse result: the
+/// record to cache, with the payload's stamp taken after the payload read.
+fn fresh_record<T, G>(
+    root: &Path,
+    id: &str,
+    s: Stamp,
+    node: &Result<Node, String>,
+    dialect: &Dialect,
+    facts: &G,
+) -> Record<T>
+where
+    G: Fn(&str, &Node) -> T,
+{
+    let c = check_node(root, id, node, dialect);
+    let ps = c.payload.as_ref().and_then(|p| stamp(&root.join(p)));
+    let f = match node {
+        Ok(n) if !ids::is_meta(id) => Some(facts(id, n)),
+        _ => None,
+    };
+    Record { s, c, ps, f }
 }
 
-impl<F: DeserializeOwned> Reader<F> {
-    fn open(path: &Path, header: &Header) -> Reader<F> {
-        let mut lines = File::open(path).ok().map(|f| BufReader::new(f).lines());
-        let ok = lines
-            .as_mut()
-            .and_then(|l| l.next())
-            .and_then(|l| l.ok())
-            .and_then(|l| serde_json::from_str::<Header>(&l).ok())
-            .is_some_and(|h| &h == header);
-        let mut r = Reader { lines: if ok { lines } else { None }, next: None, valid: ok, skipped: 0 };
-        r.advance();
-        r
+/// The cache database. Every failure disables it for the rest of the run:
+/// a cache that cannot be read or written costs time, never the report.
+struct Store(Option<Connection>);
+
+impl Store {
+    /// Open (or create) the cache at `path` for `header`; records written
+    /// under another header are dropped. A file that is not a usable
+    /// database is replaced.
+    fn open(path: &Path, header: &Header) -> Store {
+        let try_open = || -> rusqlite::Result<Connection> {
+            let conn = Connection::open(path)?;
+            conn.busy_timeout(std::time::Duration::from_secs(30))?;
+            // Derived data: a crash may lose the newest records, never the forest.
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "synchronous", "OFF")?;
+            conn.execute_batch(
+                "CREATE TABLE IF NOT EXISTS header(k INTEGER PRIMARY KEY CHECK (k = 0), v TEXT NOT NULL);
+                 CREATE TABLE IF NOT EXISTS rec(p TEXT PRIMARY KEY, r TEXT NOT NULL) WITHOUT ROWID;",
+            )?;
+            let want = serde_json::to_string(header).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+            let have: Option<String> =
+                conn.query_row("SELECT v FROM header WHERE k = 0", [], |r| r.get(0)).optional()?;
+            if have.as_deref() != Some(want.as_str()) {
+                let tx = conn.unchecked_transaction()?;
+                tx.execute("DELETE FROM rec", [])?;
+                tx.execute("INSERT OR REPLACE INTO header(k, v) VALUES (0, ?1)", params![want])?;
+                tx.commit()?;
+            }
+            Ok(conn)
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        match try_open() {
+            Ok(c) => Store(Some(c)),
+            Err(_) => {
+                // Not a database (or torn): start over once.
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut p = path.as_os_str().to_owned();
+                    p.push(suffix);
+                    let _ = std::fs::remove_file(&p);
+                }
+                Store(try_open().ok())
+            }
+        }
     }
 
-    fn advance(&mut self) {
-        self.next =
-            self.lines.as_mut().and_then(|l| l.next()).and_then(|l| l.ok()).and_then(|l| serde_json::from_str(&l).ok());
-        if self.next.is_none() {
-            self.lines = None;
-        }
+    /// Raw records with `after < p <= upto` (`upto: None`: no upper bound).
+    fn range(&mut self, after: &str, upto: Option<&str>) -> Vec<(String, String)> {
+        let Some(conn) = &self.0 else { return vec![] };
+        let rows = (|| -> rusqlite::Result<Vec<(String, String)>> {
+            let mut st = conn.prepare_cached(match upto {
+                Some(_) => "SELECT p, r FROM rec WHERE p > ?1 AND p <= ?2 ORDER BY p",
+                None => "SELECT p, r FROM rec WHERE p > ?1 ORDER BY p",
+            })?;
+            let map = |r: &rusqlite::Row| Ok((r.get(0)?, r.get(1)?));
+            match upto {
+                Some(u) => st.query_map(params![after, u], map)?.collect(),
+                None => st.query_map(params![after], map)?.collect(),
+            }
+        })();
+        rows.unwrap_or_else(|_| {
+            self.0 = None;
+            vec![]
+        })
     }
 
-    /// The record for `path` if the cache has one (paths ascend).
-    fn take(&mut self, path: &str) -> Option<Record<F>> {
-        while self.next.as_ref().is_some_and(|r| r.p.as_str() < path) {
-            self.skipped += 1;
-            self.advance();
+    /// Upsert `put` and drop `gone`, in one transaction.
+    fn apply(&mut self, put: &[(&str, String)], gone: &[&str]) {
+        if put.is_empty() && gone.is_empty() {
+            return;
         }
-        if self.next.as_ref().is_some_and(|r| r.p == path) {
-            let r = self.next.take();
-            self.advance();
-            return r;
+        let Some(conn) = &self.0 else { return };
+        let ok = (|| -> rusqlite::Result<()> {
+            let tx = conn.unchecked_transaction()?;
+            {
+                let mut ins = tx.prepare_cached("INSERT OR REPLACE INTO rec(p, r) VALUES (?1, ?2)")?;
+                for (p, r) in put {
+                    ins.execute(params![p, r])?;
+                }
+                let mut del = tx.prepare_cached("DELETE FROM rec WHERE p = ?1")?;
+                for p in gone {
+                    del.execute(params![p])?;
+                }
+            }
+            tx.commit()
+        })();
+        if ok.is_err() {
+            self.0 = None;
         }
-        None
-    }
-
-    /// True when the cache holds exactly what was taken from it.
-    fn finish(mut self) -> bool {
-        while self.next.is_some() {
-            self.skipped += 1;
-            self.advance();
-        }
-        self.valid && self.skipped == 0
     }
 }
 
@@ -151,7 +228,7 @@ impl<F: DeserializeOwned> Reader<F> {
 /// computes the caller's per-node facts when a node is (re)read; `fold`
 /// sees the facts of every non-`_meta` node that parsed, cached or fresh.
 /// `facts_version` names the facts' shape: a different one drops the
-/// cache. A cache that cannot be written costs the next run, not this one.
+/// cache. A run that changed nothing writes nothing.
 pub fn lint_forest_cached<T, A, G, I, F, M>(
     root: &Path,
     cache_file: &Path,
@@ -164,7 +241,7 @@ pub fn lint_forest_cached<T, A, G, I, F, M>(
 where
     T: Serialize + DeserializeOwned + Send + Sync,
     A: Send,
-    G: Fn(&str, &crate::node::Node) -> T + Sync + Send,
+    G: Fn(&str, &Node) -> T + Sync + Send,
     I: Fn() -> A + Sync + Send,
     F: Fn(A, &str, &T) -> A + Sync + Send,
     M: Fn(A, A) -> A + Sync + Send,
@@ -173,28 +250,19 @@ where
     let all_ids: Vec<&str> = paths.iter().map(|rel| rel.strip_suffix(".md").unwrap_or(rel)).collect();
     let ids: HashSet<&str> = all_ids.iter().copied().collect();
     let dialect = forest_dialect(root);
-    let schema = std::fs::read(root.join("_meta/schema.md")).unwrap_or_default();
-    let header = Header {
-        format: FORMAT,
-        rules: format!("{RULES}@{}", env!("CARGO_PKG_VERSION")),
-        dialect: hex::encode(Sha256::digest(&schema)),
-        facts: facts_version.into(),
-    };
-    let mut old: Reader<T> = Reader::open(cache_file, &header);
-
-    // The new file is started at the first slice that differs from the
-    // old one (slices before it were all hits: their lines are copied), so
-    // a run that changed nothing writes nothing.
-    let tmp = forest_fs::temp_path_for(cache_file);
-    let mut out: Option<NewCache> = None;
-    let mut done = 0usize;
+    let mut store = Store::open(cache_file, &Header::new(root, facts_version));
 
     let mut stats = CacheStats::default();
     let mut issues: Vec<Issue> = Vec::new();
     let mut acc = identity();
+    let mut after = String::new();
     for (slice_paths, slice_ids) in paths.chunks(SLICE).zip(all_ids.chunks(SLICE)) {
-        let skipped_before = old.skipped;
-        let cached: Vec<Option<Record<T>>> = slice_paths.iter().map(|p| old.take(p)).collect();
+        let last = slice_paths.last().map(String::as_str);
+        // The stored records of this slice's path range; those whose node
+        // is gone are dropped.
+        let mut stored: HashMap<String, String> = store.range(&after, last).into_iter().collect();
+        let cached: Vec<Option<String>> = slice_paths.iter().map(|p| stored.remove(p)).collect();
+        let gone: Vec<&str> = stored.keys().map(String::as_str).collect();
         let records: Vec<(Record<T>, bool)> = slice_paths
             .par_iter()
             .zip(slice_ids.par_iter())
@@ -202,37 +270,25 @@ where
             .map(|((rel, id), prev)| {
                 let path = root.join(rel);
                 let s = stamp(&path).unwrap_or_default();
-                if let Some(r) = prev {
+                if let Some(r) = prev.and_then(|raw| serde_json::from_str::<Record<T>>(&raw).ok()) {
                     let payload_same = r.c.payload.as_ref().is_none_or(|p| stamp(&root.join(p)) == r.ps);
                     if r.s == s && payload_same {
                         return (r, true);
                     }
                 }
-                let node = read_node(&path);
-                let c = check_node(root, id, &node, &dialect);
-                let ps = c.payload.as_ref().and_then(|p| stamp(&root.join(p)));
-                let f = match &node {
-                    Ok(n) if !ids::is_meta(id) => Some(facts(id, n)),
-                    _ => None,
-                };
-                (Record { p: rel.clone(), s, c, ps, f }, false)
+                (fresh_record(root, id, s, &read_node(&path), &dialect, &facts), false)
             })
             .collect();
-        let changed = old.skipped != skipped_before || records.iter().any(|(_, hit)| !hit);
-        if changed && out.is_none() {
-            out = Some(NewCache::start(cache_file, &tmp, &header, done));
-        }
-        for (r, hit) in &records {
-            if *hit {
-                stats.hits += 1;
-            } else {
-                stats.misses += 1;
-            }
-            if let Some(w) = out.as_mut() {
-                w.record(r);
-            }
-        }
-        done += records.len();
+        let put: Vec<(&str, String)> = records
+            .iter()
+            .zip(slice_paths)
+            .filter(|((_, hit), _)| !hit)
+            .filter_map(|((r, _), p)| Some((p.as_str(), serde_json::to_string(r).ok()?)))
+            .collect();
+        let hits = records.iter().filter(|(_, hit)| *hit).count();
+        stats.hits += hits;
+        stats.misses += records.len() - hits;
+        store.apply(&put, &gone);
         let (slice_issues, slice_acc) = records
             .par_iter()
             .zip(slice_ids.par_iter())
@@ -256,57 +312,53 @@ where
             );
         issues.extend(slice_issues);
         acc = merge(acc, slice_acc);
+        if let Some(l) = last {
+            after = l.to_string();
+        }
     }
-    // Records dropped at the end, or an old file that was not usable.
-    if !old.finish() && out.is_none() {
-        out = Some(NewCache::start(cache_file, &tmp, &header, done));
-    }
-    if let Some(w) = out {
-        w.commit(&tmp, cache_file);
-    }
+    // Records past the last node.
+    let tail: Vec<String> = store.range(&after, None).into_iter().map(|(p, _)| p).collect();
+    store.apply(&[], &tail.iter().map(String::as_str).collect::<Vec<_>>());
     (finish(issues, &all_ids, &ids), acc, stats)
 }
 
-/// The cache file being rewritten (temp + rename); an I/O error abandons
-/// it, which costs the next run, never this one.
-struct NewCache(Option<BufWriter<File>>);
-
-impl NewCache {
-    /// A temp file with `header` and the first `prior` records of the old
-    /// cache file (which matched this run up to there).
-    fn start(cache_file: &Path, tmp: &Path, header: &Header, prior: usize) -> NewCache {
-        let open = || -> std::io::Result<BufWriter<File>> {
-            if let Some(dir) = cache_file.parent() {
-                std::fs::create_dir_all(dir)?;
+/// Add the records of node files just written (forest-relative path and
+/// the exact text written) to the cache at `cache_file`, so the next
+/// [`lint_forest_cached`] with the same `facts` and `facts_version` reads
+/// none of them. Files whose size no longer matches the text (rewritten
+/// since) and non-node paths are left out. Returns the records written; a
+/// cache that cannot be opened or written costs the next health run, not
+/// the writer (0).
+pub fn record_written<T, G>(
+    root: &Path,
+    cache_file: &Path,
+    facts_version: &str,
+    facts: G,
+    written: &[(&str, &str)],
+) -> usize
+where
+    T: Serialize + Send,
+    G: Fn(&str, &Node) -> T + Sync + Send,
+{
+    let dialect = forest_dialect(root);
+    let put: Vec<(&str, String)> = written
+        .par_iter()
+        .filter_map(|(rel, text)| {
+            let id = rel.strip_suffix(".md")?;
+            let s = stamp(&root.join(rel))?;
+            if s[0] != text.len() as u64 {
+                return None;
             }
-            let mut w = BufWriter::new(File::create(tmp)?);
-            writeln!(w, "{}", serde_json::to_string(header)?)?;
-            if prior > 0 {
-                let mut lines = BufReader::new(File::open(cache_file)?).lines().skip(1);
-                for _ in 0..prior {
-                    let line = lines.next().ok_or(std::io::ErrorKind::UnexpectedEof)??;
-                    writeln!(w, "{line}")?;
-                }
-            }
-            Ok(w)
-        };
-        NewCache(open().ok())
-    }
-
-    fn record<F: Serialize>(&mut self, r: &Record<F>) {
-        let ok = self.0.as_mut().is_some_and(|w| {
-            serde_json::to_string(r).map_err(std::io::Error::from).and_then(|l| writeln!(w, "{l}")).is_ok()
-        });
-        if !ok {
-            self.0 = None;
-        }
-    }
-
-    fn commit(self, tmp: &Path, cache_file: &Path) {
-        let written = self.0.is_some_and(|w| w.into_inner().is_ok());
-        // A derived cache: a torn file after a crash reads as empty.
-        if !written || forest_fs::rename_unsynced(tmp, cache_file).is_err() {
-            let _ = std::fs::remove_file(tmp);
-        }
+            let node = Node::parse(text).map_err(|e| e.to_string());
+            let r = fresh_record(root, id, s, &node, &dialect, &facts);
+            Some((*rel, serde_json::to_string(&r).ok()?))
+        })
+        .collect();
+    let mut store = Store::open(cache_file, &Header::new(root, facts_version));
+    store.apply(&put, &[]);
+    if store.0.is_some() {
+        put.len()
+    } else {
+        0
     }
 }

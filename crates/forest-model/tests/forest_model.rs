@@ -110,11 +110,11 @@ fn copy_dir(from: &Path, to: &Path) {
 /// re-reads only what changed.
 #[test]
 fn cached_lint_equals_fresh_lint() {
-    use forest_model::lint_cache::lint_forest_cached;
+    use forest_model::lint_cache::{lint_forest_cached, record_written};
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("f");
     copy_dir(&fixtures().join("lint-cases"), &root);
-    let cache = root.join("_derived/lint.jsonl");
+    let cache = root.join("_derived/lint.db");
     let titles = |root: &Path| {
         lint_forest_cached(
             root,
@@ -167,6 +167,17 @@ fn cached_lint_equals_fresh_lint() {
     )
     .unwrap();
     check(1);
+    // What a writer recorded is a hit (its facts reach the fold); a file
+    // rewritten since the writer's text (another size) is left out.
+    let written = "---\nid: written\ntype: note\ntitle: Written\nsummary: A written node.\ncreated: '2026-01-01'\nupdated: '2026-01-01'\nlinks:\n- rel: related-to\n  target: no-such-node\n---\n\n# Written\n";
+    std::fs::write(root.join("written.md"), written).unwrap();
+    std::fs::write(root.join("torn.md"), written.replace("id: written", "id: torn")).unwrap();
+    let title = |_: &str, n: &forest_model::node::Node| n.get_str("title").unwrap_or_default();
+    let recorded = record_written(&root, &cache, "t1", title, &[("written.md", written), ("torn.md", written)]);
+    assert_eq!(recorded, 1);
+    let facts = check(1);
+    assert!(facts.contains(&"written=Written".to_string()), "{facts:?}");
+    assert!(lint_forest(&root).issues.iter().any(|i| i.id == "written"), "the recorded node's broken link is reported");
     let (_, _, stats) = lint_forest_cached(&root, &cache, "t2", |_, _| (), || (), |(), _, _| (), |(), ()| ());
     assert_eq!(stats.hits, 0);
     // A corrupt cache is ignored, never an error.

@@ -724,3 +724,77 @@ fn a_sync_recurates_only_the_changed_document() {
 
 #[path = "forest_gardener/ops.rs"]
 mod ops;
+
+/// The Gardener fills the health cache as it writes: the first health pass
+/// after an adopt (and after a sync that edits, adds and deletes) re-reads
+/// only what init wrote, and its lint and facts equal a pass from scratch.
+#[test]
+fn the_health_cache_knows_every_node_the_gardener_wrote() {
+    use forest_model::health_facts::{facts, NodeFacts, FACTS_VERSION, HEALTH_CACHE_PATH};
+    use forest_model::lint_cache::{lint_forest_cached, CacheStats};
+    let (_d, root, g) = setup();
+    let init_nodes = forest_model::walk::node_paths(&root).len();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    walkdir::WalkDir::new(fixtures().join("dump-ingest")).into_iter().filter_map(|e| e.ok()).for_each(|e| {
+        let rel = e.path().strip_prefix(fixtures().join("dump-ingest")).unwrap();
+        if e.file_type().is_file() {
+            fs::create_dir_all(src.join(rel).parent().unwrap()).unwrap();
+            fs::copy(e.path(), src.join(rel)).unwrap();
+        }
+    });
+    let pass = |cache: &Path| -> (forest_model::lint::LintReport, Vec<(String, String)>, CacheStats) {
+        let (report, mut all, stats) = lint_forest_cached(
+            &root,
+            cache,
+            FACTS_VERSION,
+            facts,
+            Vec::new,
+            |mut acc: Vec<(String, String)>, id, f: &NodeFacts| {
+                acc.push((id.to_string(), serde_json::to_string(f).unwrap()));
+                acc
+            },
+            |mut a, b| {
+                a.extend(b);
+                a
+            },
+        );
+        all.sort();
+        (report, all, stats)
+    };
+    let scratch = dir.path().join("scratch.db");
+    let check = |what: &str| {
+        let (cached, cached_facts, stats) = pass(&root.join(HEALTH_CACHE_PATH));
+        let _ = fs::remove_file(&scratch);
+        let (fresh, fresh_facts, fresh_stats) = pass(&scratch);
+        assert_eq!(fresh_stats.hits, 0);
+        assert_eq!(
+            (cached.errors, cached.warnings, cached.nodes),
+            (fresh.errors, fresh.warnings, fresh.nodes),
+            "{what}"
+        );
+        assert_eq!(cached_facts, fresh_facts, "{what}");
+        assert!(stats.misses <= init_nodes, "{what}: {stats:?} re-read, init wrote {init_nodes}");
+        assert!(stats.hits + stats.misses == fresh.nodes && stats.hits > 0, "{what}: {stats:?}");
+    };
+    let r = do_adopt(&root, &g, &src);
+    assert!(!one(&r).planted.is_empty());
+    check("after adopt");
+    // A second pass reads nothing.
+    assert_eq!(pass(&root.join(HEALTH_CACHE_PATH)).2.misses, 0);
+    // Edit one file, delete another, add a third: the sync's records again.
+    let files: Vec<PathBuf> = walkdir::WalkDir::new(&src)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "md" || x == "txt"))
+        .map(|e| e.into_path())
+        .collect();
+    assert!(files.len() >= 2);
+    write(&files[0], "# Edited\n\nThe first file, edited after the adopt.\n");
+    fs::remove_file(&files[1]).unwrap();
+    write(&src.join("added/new-note.md"), "# New note\n\nA note added after the adopt.\n");
+    let r = do_sync(&root, &g);
+    assert!(one(&r).errors.is_empty(), "{:?}", one(&r).errors);
+    check("after sync");
+}

@@ -7,23 +7,14 @@ use std::path::{Path, PathBuf};
 use forest_catalog::{Catalog, HeatStats, Trails};
 use forest_gardener::config::{local_path, GardenerConfig};
 use forest_gardener::outcomes::{known_problems, KnownProblem};
+use forest_model::health_facts::{facts, NodeFacts, FACTS_VERSION, LEGACY_HEALTH_CACHE_PATH};
+pub use forest_model::health_facts::{HEALTH_CACHE_PATH, MEDIA_STUB_SENTENCE};
 use forest_model::ids;
-use forest_model::node::Node;
-use forest_model::scent::summary_fingerprint;
-use forest_model::tokens::estimate_tokens;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::Result;
 
-/// The media stub sentence (written by forest-convert's media stub; shared
-/// text, dialect §5.3).
-pub const MEDIA_STUB_SENTENCE: &str = "No description has been generated for this media yet.";
-
-/// A branch with more entry lines than this needs splitting.
-const SPLIT_ENTRIES: usize = 150;
-/// A branch with more body tokens than this needs splitting.
-const SPLIT_TOKENS: usize = 3000;
 /// A node with a higher catalog degree is fat.
 const FAT_DEGREE: i64 = 50;
 
@@ -66,61 +57,6 @@ pub struct HealthReport {
     /// Why `_meta/gardener.yaml` could not be used for the stale check, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources_error: Option<String>,
-}
-
-/// What one node contributes to the report, as cached with its lint
-/// record ([`HEALTH_CACHE_PATH`]): everything but the live check that the
-/// source file still exists.
-#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
-struct NodeFacts {
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    needs_split: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    vanished: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    needs_description: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    summary_stale: bool,
-    /// `(source_name or "default", source_path)` of a passport.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    passport: Option<(String, String)>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    buckets: Vec<String>,
-}
-
-/// Bump when [`NodeFacts`] or [`facts`] changes: older caches are dropped.
-const FACTS_VERSION: &str = "health-1";
-
-/// Where the health cache lives (derived, never committed).
-pub const HEALTH_CACHE_PATH: &str = "_derived/health-cache.jsonl";
-
-fn facts(id: &str, node: &Node) -> NodeFacts {
-    let mut f = NodeFacts::default();
-    let node_type = node.get_str("type").unwrap_or_default();
-    if ids::is_branch_id(id) || node_type == "branch" {
-        let entries = node.body.lines().filter(|l| l.starts_with("- [[")).count();
-        f.needs_split = entries > SPLIT_ENTRIES || estimate_tokens(&node.body) > SPLIT_TOKENS;
-    }
-    f.needs_description = node_type == "media" && node.body.contains(MEDIA_STUB_SENTENCE);
-    if let Some(path) = node.get_str("source_path") {
-        let source = node.get_str("source_name").unwrap_or_else(|| "default".into());
-        f.vanished = node.get_str("source_state").as_deref() == Some("vanished");
-        f.passport = Some((source, path));
-    }
-    if let (Some(hash), Some(scent)) = (node.get_str("scent_hash"), node.get_str("scent")) {
-        if scent == "derived" || scent == "llm" {
-            let summary = node.get_str("summary").unwrap_or_default();
-            f.summary_stale = summary_fingerprint(&summary) != hash;
-        }
-    }
-    f.buckets = node
-        .links()
-        .into_iter()
-        .filter_map(|l| l.confidence)
-        .filter(|c| c.is_finite() && *c < 1.0)
-        .map(|c| format!("{c:.1}"))
-        .collect();
-    f
 }
 
 /// A passport is stale when marked vanished or, for a configured local
@@ -193,7 +129,9 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
         Err(e) => (HashMap::new(), Some(e.to_string())),
     };
     // Unparseable files are lint's business, not health's. Unchanged
-    // nodes come from the cache: a run reads what changed since the last.
+    // nodes come from the cache: a run reads what changed since the last
+    // (and nothing the Gardener wrote since).
+    let _ = std::fs::remove_file(forest.join(LEGACY_HEALTH_CACHE_PATH));
     let (lint, mut agg, cache) = forest_model::lint_cache::lint_forest_cached(
         forest,
         &forest.join(HEALTH_CACHE_PATH),
@@ -238,24 +176,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn node_facts() {
+    fn a_passport_is_stale_when_vanished_or_its_local_file_is_gone() {
         let roots: HashMap<String, PathBuf> = [("default".to_string(), PathBuf::from("/nonexistent-src"))].into();
-        let fp = summary_fingerprint("Original.");
-        let text = format!(
-            "---\nid: a\ntype: media\ntitle: A\nsummary: Edited.\nscent: derived\n\
-             scent_hash: {fp}\nsource_path: a.png\nlinks:\n- rel: related-to\n  target: b\n  \
-             confidence: 0.3\n- rel: part-of\n  target: c\n---\n\n# A\n\n{MEDIA_STUB_SENTENCE}\n"
-        );
-        let n = Node::parse(&text).unwrap();
-        let f = facts("a", &n);
-        assert!(is_stale(&f, &roots) && f.needs_description && f.summary_stale && !f.needs_split);
-        assert_eq!(f.passport, Some(("default".to_string(), "a.png".to_string())));
-        assert_eq!(f.buckets, vec!["0.3"]);
-        let manual = text.replace("scent: derived", "scent: manual");
-        let f = facts("a", &Node::parse(&manual).unwrap());
-        assert!(!f.summary_stale && !is_stale(&f, &HashMap::new()));
-        // The cached form round-trips.
-        let json = serde_json::to_string(&f).unwrap();
-        assert_eq!(serde_json::from_str::<NodeFacts>(&json).unwrap(), f);
+        let passport = |vanished| NodeFacts {
+            vanished,
+            passport: Some(("default".to_string(), "a.png".to_string())),
+            ..NodeFacts::default()
+        };
+        assert!(is_stale(&passport(false), &roots));
+        assert!(!is_stale(&passport(false), &HashMap::new()), "no configured root: unknown, not stale");
+        assert!(is_stale(&passport(true), &HashMap::new()));
+        assert!(!is_stale(&NodeFacts::default(), &roots));
     }
 }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A forest's first Ranger run after an adopt (issue 14): adopt a wide corpus
+# of N files, add MANAGED uncertain links and HEAT heat rows
+# (gen_forest --augment, which rewrites MANAGED passports outside the
+# Gardener), then `forest ranger run` twice at the same instant. The
+# Gardener fills the health cache as it writes, so the first run re-reads
+# only the passports written outside it; the health cache's hits and misses
+# are printed from the `ranger.health_cache` event.
+#   bash bench/ranger-first.sh N [WORKDIR] [MANAGED] [HEAT]
+# FOREST_BIN=path skips the release build; SRC=dir reuses a corpus
+# (forests/gen_corpus.py --layout wide); REUSE=1 keeps an adopted
+# $W/forest (and skips the adopt and the augment).
+set -euo pipefail
+N="${1:-20000}"
+W="${2:-/tmp/forest-bench-ranger-$N}"
+MANAGED="${3:-$((N / 10))}"
+HEAT="${4:-$N}"
+NOW="${FOREST_BENCH_NOW:-2026-01-01T00:00:00Z}"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ -z "${FOREST_BIN:-}" ]; then
+  cargo build --release -q -p forest-cli
+  FOREST_BIN="$PWD/target/release/forest"
+fi
+cargo build --release -q -p forest-ranger --example gen_forest
+GEN="$PWD/target/release/examples/gen_forest"
+B="$FOREST_BIN"
+peak() { # out, command... -> prints "wall_s peak_MiB"
+  local out="$1" start end pk=0 pid r
+  shift
+  start=$(date +%s.%N)
+  "$@" >"$out" 2>"$out.err" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
+    [ -n "$r" ] && [ "$r" -gt "$pk" ] && pk=$r
+    sleep 0.05
+  done
+  wait "$pid" || echo "(exited $?)"
+  end=$(date +%s.%N)
+  python3 -c "print(f'{$end-$start:.2f} s, peak RSS {$pk/1024:.1f} MiB')"
+}
+if [ "${REUSE:-0}" = 1 ] && [ -d "$W/forest" ]; then
+  echo "reusing $W/forest"
+else
+  S="${SRC:-$W/src}"
+  rm -rf "$W/forest"; mkdir -p "$W"
+  [ -d "$S" ] || python3 forests/gen_corpus.py --files "$N" --out "$S" --layout wide
+  "$B" init "$W/forest" --title Bench >/dev/null
+  echo "adopt:   $(peak "$W/adopt.json" "$B" adopt "$S" --forest "$W/forest" --json)"
+  echo "augment: $(peak "$W/augment.out" "$GEN" --augment "$W/forest" "$MANAGED" "$HEAT")"
+fi
+echo "nodes: $( (find "$W/forest" -name '*.md' -not -path '*/.git/*' 2>/dev/null || true) | wc -l)"
+for run in first second; do
+  echo "ranger run ($run, --now $NOW): $(FOREST_LOG=off,forest_ranger=info peak "$W/ranger-$run.json" "$B" ranger run --forest "$W/forest" --now "$NOW" --json)"
+  python3 - "$W/ranger-$run.json" <<'PY'
+import json, re, sys
+out = sys.argv[1]
+r = json.load(open(out))
+t = r["timings_ms"]
+err = re.sub(r"\x1b\[[0-9;]*m", "", open(out + ".err").read())
+cache = re.findall(r"hits=(\d+) misses=(\d+)", err)
+print(f"  commit {r['commit']}  promoted {len(r['links']['promoted'])} pruned {len(r['links']['pruned'])}  "
+      f"health cache hits/misses {cache[-1] if cache else '?'}")
+print("  timings_ms " + ", ".join(f"{k} {v:.0f}" for k, v in t.items()))
+PY
+done
