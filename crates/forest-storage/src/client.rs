@@ -132,6 +132,15 @@ pub struct Downloaded {
     pub resumes: u32,
 }
 
+/// One folder level of an S3 prefix ([`S3Client::list_folder`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FolderListing {
+    /// Sub-folder names (one path component each), in the server's order.
+    pub folders: Vec<String>,
+    /// Objects directly in the folder (directory markers excluded).
+    pub files: usize,
+}
+
 /// Blocking S3 client. `Send + Sync`: share it (e.g. in an `Arc`) across
 /// rayon threads; each call blocks its own thread only.
 pub struct S3Client {
@@ -186,6 +195,21 @@ where
         _ => DisplayErrorContext(&err).to_string(),
     };
     StorageError::S3 { op, target: target.to_string(), message }
+}
+
+/// The continuation token of a ListObjectsV2 page, `None` after the last
+/// page; a truncated page without one is an error (a partial listing must
+/// never pass for a complete one).
+fn next_page(truncated: Option<bool>, token: Option<&str>, target: &str) -> Result<Option<String>, StorageError> {
+    match (truncated, token) {
+        (Some(true), Some(t)) if !t.is_empty() => Ok(Some(t.to_string())),
+        (Some(true), _) => Err(StorageError::S3 {
+            op: "ListObjectsV2",
+            target: target.to_string(),
+            message: "truncated page without a continuation token".into(),
+        }),
+        _ => Ok(None),
+    }
 }
 
 impl S3Client {
@@ -297,19 +321,62 @@ impl S3Client {
                     last_modified_ms: millis(obj.last_modified()),
                 });
             }
-            match (page.is_truncated(), page.next_continuation_token()) {
-                (Some(true), Some(t)) if !t.is_empty() => token = Some(t.to_string()),
-                (Some(true), _) => {
-                    return Err(StorageError::S3 {
-                        op: "ListObjectsV2",
-                        target,
-                        message: "truncated page without a continuation token".into(),
-                    })
-                }
-                _ => break,
+            token = next_page(page.is_truncated(), page.next_continuation_token(), &target)?;
+            if token.is_none() {
+                break;
             }
         }
         Ok(())
+    }
+
+    /// One folder level under `loc`: the names of the sub-folders of
+    /// `rel_dir` (`""`: the prefix itself) and how many objects sit
+    /// directly in it (ListObjectsV2 with delimiter `/`, all pages; names
+    /// that are not UTF-8 are left out). What `read_dir` is to a local
+    /// source: the Gardener plans a wide folder's buckets from it.
+    pub fn list_folder(&self, loc: &S3Location, rel_dir: &str) -> Result<FolderListing, StorageError> {
+        self.rt.block_on(self.list_folder_async(loc, rel_dir))
+    }
+
+    async fn list_folder_async(&self, loc: &S3Location, rel_dir: &str) -> Result<FolderListing, StorageError> {
+        let prefix = if rel_dir.is_empty() { loc.prefix.clone() } else { format!("{}{rel_dir}/", loc.prefix) };
+        let target = format!("s3://{}/{prefix}", loc.bucket);
+        let mut out = FolderListing::default();
+        let mut token: Option<String> = None;
+        loop {
+            let mut req =
+                self.inner.list_objects_v2().bucket(&loc.bucket).delimiter("/").encoding_type(EncodingType::Url);
+            if !prefix.is_empty() {
+                req = req.prefix(&prefix);
+            }
+            let page = req
+                .set_continuation_token(token.take())
+                .send()
+                .await
+                .map_err(|e| map_sdk_error("ListObjectsV2", &target, e))?;
+            let encoded = page.encoding_type() == Some(&EncodingType::Url);
+            let decode = |k: &str| if encoded { decode_list_key(k) } else { k.as_bytes().to_vec() };
+            for cp in page.common_prefixes() {
+                let Some(p) = cp.prefix() else { continue };
+                let raw = decode(p);
+                let name = raw.strip_prefix(prefix.as_bytes()).and_then(|r| r.strip_suffix(b"/"));
+                if let Some(name) = name.and_then(|n| std::str::from_utf8(n).ok()).filter(|n| !n.is_empty()) {
+                    out.folders.push(name.to_string());
+                }
+            }
+            for obj in page.contents() {
+                let raw = obj.key().map(decode).unwrap_or_default();
+                let marker = obj.size().unwrap_or(0) == 0 && raw.ends_with(b"/");
+                if !raw.is_empty() && !marker {
+                    out.files += 1;
+                }
+            }
+            token = next_page(page.is_truncated(), page.next_continuation_token(), &target)?;
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     /// HEAD one object.

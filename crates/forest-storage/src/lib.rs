@@ -12,7 +12,7 @@ mod error;
 mod location;
 
 pub use cache::{plan_eviction, slot_name, CacheFile, EvictReport, PayloadCache};
-pub use client::{Downloaded, ObjectMeta, S3Client, S3Credentials, S3Options};
+pub use client::{Downloaded, FolderListing, ObjectMeta, S3Client, S3Credentials, S3Options};
 pub use error::StorageError;
 pub use location::{decode_list_key, is_remote, S3Location};
 

@@ -215,8 +215,7 @@ pub(crate) fn census(
     let mut files = 0;
     for entry in std::fs::read_dir(&dir).ok()?.flatten() {
         let Ok(name) = entry.file_name().into_string() else { continue };
-        let rel = if rel_dir.is_empty() { name.clone() } else { format!("{rel_dir}/{name}") };
-        if Ignore::component_ignored(&name) || ignore.matches(&rel) {
+        if census_ignored(&ignore, rel_dir, &name) {
             continue;
         }
         let Ok(ft) = entry.file_type() else { continue };
@@ -232,6 +231,33 @@ pub(crate) fn census(
         }
     }
     Some((dirs, files))
+}
+
+fn census_ignored(ignore: &Ignore, rel_dir: &str, name: &str) -> bool {
+    let rel = if rel_dir.is_empty() { name.to_string() } else { format!("{rel_dir}/{name}") };
+    Ignore::component_ignored(name) || ignore.matches(&rel)
+}
+
+/// [`census`] of an S3 source: one delimiter listing of the folder's
+/// prefix (ignored sub-folders left out; the file count is every object
+/// directly in it). `None` when the listing fails (the caller then keeps
+/// the folder's sub-folders flat, as before buckets existed).
+pub(crate) fn census_s3(
+    client: &forest_storage::S3Client,
+    loc: &forest_storage::S3Location,
+    rel_dir: &str,
+    extra_ignore: &[String],
+) -> Option<(Vec<String>, usize)> {
+    let listing = match client.list_folder(loc, rel_dir) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(event = "gardener.census_failed", folder = rel_dir, error = %e);
+            return None;
+        }
+    };
+    let ignore = Ignore::new(extra_ignore);
+    let dirs = listing.folders.into_iter().filter(|n| !census_ignored(&ignore, rel_dir, n)).collect();
+    Some((dirs, listing.files))
 }
 
 /// [`walk_source`] as a stream: each file goes to `sink` as it is found,

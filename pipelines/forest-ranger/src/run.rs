@@ -9,10 +9,10 @@ use crate::config::RANGER_CONFIG_PATH;
 use forest_catalog::{Catalog, CatalogError, Trails};
 use forest_gardener::derived::{catalog_row, open_catalog, TRAILS_PATH};
 use forest_git::{Change, GcOutcome, GitForest};
-use forest_model::ids;
 use forest_model::index::{entry_line, replace_section, section_entries, LANDMARKS};
 use forest_model::node::{today, Node};
 use forest_model::yaml::Value;
+use forest_model::{health_facts, ids, lint_cache};
 use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -157,6 +157,11 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
         // Files first, catalog after: a crash in between leaves a stale
         // catalog that the next run heals (it re-reads the sources).
         upsert_rows(&mut catalog, &rewritten)?;
+        // The health pass below (and the next run's) reads none of them.
+        let texts: Vec<(String, String)> = rewritten.iter().map(|(id, n)| (ids::id_to_path(id), n.to_text())).collect();
+        let written: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let health_cache = forest.join(health_facts::HEALTH_CACHE_PATH);
+        lint_cache::record_written(forest, &health_cache, health_facts::FACTS_VERSION, health_facts::facts, &written);
     }
     timings.commit = ms(t);
 

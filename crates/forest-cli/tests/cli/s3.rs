@@ -302,3 +302,52 @@ fn s3_scent_only_forest_and_hash_validated_fetch() {
         .unwrap_or_default();
     assert!(left.is_empty(), "nothing left in the cache: {left:?}");
 }
+
+/// An object-store drive of 160 top folders is bucketed at adopt like a
+/// local one (the plan comes from one delimiter listing of the prefix):
+/// the master lists a few buckets, nothing moves, and a new folder added
+/// later lands in its bucket while existing folders keep their place.
+#[test]
+fn s3_wide_drive_is_bucketed_at_adopt_and_new_folders_move_nobody() {
+    let Some(ep) = endpoint() else { return };
+    let c = client(&ep);
+    let b = bucket_name("wide");
+    c.create_bucket(&b).unwrap();
+    let depts = ["eng", "fin", "hr", "legal", "ops", "sales"];
+    for i in 0..160 {
+        let key = format!("drive/{}-{i:03}/report-0.md", depts[i % depts.len()]);
+        c.put_object(&b, &key, text_doc(i).as_bytes()).unwrap();
+    }
+    c.put_object(&b, "drive/readme.md", text_doc(999).as_bytes()).unwrap();
+    // The delimiter listing sees exactly the sub-folders and the loose file.
+    let loc = forest_storage::S3Location::parse(&format!("s3://{b}/drive/")).unwrap();
+    let top = c.list_folder(&loc, "").unwrap();
+    assert_eq!((top.folders.len(), top.files), (160, 1), "{top:?}");
+    assert_eq!(c.list_folder(&loc, "eng-000").unwrap().files, 1);
+
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let uri = format!("s3://{b}/drive/");
+    let o = fs3(&["adopt", "--forest", &f(&root), &uri, "--endpoint-url", &ep, "--json"]);
+    let r = json_of(&o);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(count(&r, "planted"), 161, "{:#}", src(&r)["errors"]);
+    assert_eq!(count(&r, "moved"), 0);
+    let master = fs::read_to_string(root.join("_index.md")).unwrap();
+    let entries = master.lines().filter(|l| l.starts_with("- [[")).count();
+    assert!(entries <= 20, "the master lists a few buckets, not 160 folders: {master}");
+    assert!(root.join("~e/eng-000/report-0.md").exists(), "{master}");
+    super::split::assert_navigable(&root, "", 161);
+
+    let before: Vec<String> = forest_model::walk::node_paths(&root);
+    c.put_object(&b, "drive/eng-999/report-0.md", text_doc(7).as_bytes()).unwrap();
+    c.put_object(&b, "drive/eng-000/report-9.md", text_doc(8).as_bytes()).unwrap();
+    let o = fs3(&["sync", "--forest", &f(&root), "--json"]);
+    let r = json_of(&o);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!((count(&r, "planted"), count(&r, "moved")), (2, 0), "{r:#}");
+    assert!(root.join("~e/eng-999/report-0.md").exists() && root.join("~e/eng-000/report-9.md").exists());
+    let after: Vec<String> = forest_model::walk::node_paths(&root);
+    assert!(before.iter().all(|p| after.contains(p)), "no existing node moved");
+    fsck(&root);
+}

@@ -103,7 +103,7 @@ fn json_tokens(v: &Value) -> usize {
 /// the whole source): branch limits,
 /// `validate` clean, `health` without `needs_split`, every passport with
 /// its `source_path`, every branch digest within `look`'s budget.
-fn assert_navigable(root: &Path, folder: &str, files: usize) {
+pub(super) fn assert_navigable(root: &Path, folder: &str, files: usize) {
     let all = nodes(root);
     let mut paths = BTreeSet::new();
     let mut widest = 0;

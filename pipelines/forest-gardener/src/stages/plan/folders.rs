@@ -13,8 +13,8 @@
 //!
 //! In: a source-relative folder path. Out: its id folder. Touches: reads
 //! the source's directory listing (names and types, once per parent with a
-//! new sub-folder; object-store sources are not read: their sub-folders
-//! stay flat) and the forest (which branches exist); creates bucket
+//! new sub-folder; for an object-store source one delimiter listing of the
+//! parent's prefix) and the forest (which branches exist); creates bucket
 //! branches in the batch.
 
 use super::split::{self, Dest, Member};
@@ -173,10 +173,12 @@ impl SourceRun<'_> {
         parent: &str,
         batch: &mut Batch,
     ) -> Option<HashMap<String, Vec<String>>> {
-        let Access::Local { root, follow_symlinks } = self.access else {
-            return None;
+        let (dirs, files) = match self.access {
+            Access::Local { root, follow_symlinks } => {
+                crate::walk::census(root, parent_rel, &self.ignore_rules(), *follow_symlinks)?
+            }
+            Access::S3 { loc, client, .. } => crate::walk::census_s3(client, loc, parent_rel, &self.ignore_rules())?,
         };
-        let (dirs, files) = crate::walk::census(root, parent_rel, &self.ignore_rules(), *follow_symlinks)?;
         if dirs.len() <= SUB_FOLDER_TRIGGER {
             return None;
         }

@@ -192,8 +192,11 @@ impl crate::pipeline::SourceRun<'_> {
                 if *d != Dest::Stay {
                     left = (left.0.saturating_sub(1), left.1.saturating_sub(m.tokens));
                 }
-                if let Dest::New(chain) = d {
-                    opened.insert(chain[0].as_str());
+                if let Some(first) = match d {
+                    Dest::New(chain) => chain.first(),
+                    _ => None,
+                } {
+                    opened.insert(first.as_str());
                 }
             }
             let after = (left.0 + opened.len(), left.1 + opened.len() * BUCKET_ENTRY_TOKENS);
