@@ -249,14 +249,35 @@ impl GitForest {
     }
 
     /// Content of `path` in HEAD's tree (`None` if absent or no commit yet).
+    /// To read many files, resolve [`Self::head_tree_id`] once and use
+    /// [`Self::read_tree_file`].
     pub fn read_head_file(&self, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        match self.head_tree_id()? {
+            Some(tree) => self.read_tree_file(tree, path),
+            None => Ok(None),
+        }
+    }
+
+    /// HEAD's tree (`None` before the first commit). Each call reads and
+    /// hash-checks the HEAD commit object, whose message can be megabytes
+    /// (a Ranger run that pruned 10^5 links lists each): a Ranger pass
+    /// that called `read_head_file` per rewritten passport spent 63% of
+    /// its time here.
+    pub fn head_tree_id(&self) -> Result<Option<Oid>, GitError> {
         let repo = self.lock_repo();
         let head = match repo.head() {
             Ok(h) => h,
             Err(e) if e.code() == ErrorCode::UnbornBranch => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        let tree = head.peel_to_tree()?;
+        let tree = head.peel_to_tree()?.id();
+        Ok(Some(tree))
+    }
+
+    /// Content of `path` in tree `tree` (`None` if absent or not a file).
+    pub fn read_tree_file(&self, tree: Oid, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let repo = self.lock_repo();
+        let tree = repo.find_tree(tree)?;
         let entry = match tree.get_path(Path::new(path)) {
             Ok(e) => e,
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
