@@ -13,6 +13,7 @@ use std::time::Duration;
 use aws_sdk_s3::config::http::HttpResponse;
 use aws_sdk_s3::config::{Region, RequestChecksumCalculation, ResponseChecksumValidation};
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::operation::list_objects_v2::ListObjectsV2Output;
 use aws_sdk_s3::primitives::{ByteStream, DateTime};
 use aws_sdk_s3::types::EncodingType;
 use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
@@ -293,15 +294,7 @@ impl S3Client {
         let target = loc.to_string();
         let mut token: Option<String> = None;
         loop {
-            let mut req = self.inner.list_objects_v2().bucket(&loc.bucket).encoding_type(EncodingType::Url);
-            if !loc.prefix.is_empty() {
-                req = req.prefix(&loc.prefix);
-            }
-            let page = req
-                .set_continuation_token(token.take())
-                .send()
-                .await
-                .map_err(|e| map_sdk_error("ListObjectsV2", &target, e))?;
+            let page = self.list_page(&loc.bucket, &loc.prefix, None, token.take(), &target).await?;
             // Decode only when the server says it encoded: one that ignores
             // encoding-type would have a literal `%` or `+` mangled.
             let encoded = page.encoding_type() == Some(&EncodingType::Url);
@@ -338,22 +331,32 @@ impl S3Client {
         self.rt.block_on(self.list_folder_async(loc, rel_dir))
     }
 
+    /// One ListObjectsV2 page (keys URL-encoded by the server when it can).
+    async fn list_page(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        delimiter: Option<&str>,
+        token: Option<String>,
+        target: &str,
+    ) -> Result<ListObjectsV2Output, StorageError> {
+        let mut req = self.inner.list_objects_v2().bucket(bucket).encoding_type(EncodingType::Url);
+        if !prefix.is_empty() {
+            req = req.prefix(prefix);
+        }
+        if let Some(d) = delimiter {
+            req = req.delimiter(d);
+        }
+        req.set_continuation_token(token).send().await.map_err(|e| map_sdk_error("ListObjectsV2", target, e))
+    }
+
     async fn list_folder_async(&self, loc: &S3Location, rel_dir: &str) -> Result<FolderListing, StorageError> {
         let prefix = if rel_dir.is_empty() { loc.prefix.clone() } else { format!("{}{rel_dir}/", loc.prefix) };
         let target = format!("s3://{}/{prefix}", loc.bucket);
         let mut out = FolderListing::default();
         let mut token: Option<String> = None;
         loop {
-            let mut req =
-                self.inner.list_objects_v2().bucket(&loc.bucket).delimiter("/").encoding_type(EncodingType::Url);
-            if !prefix.is_empty() {
-                req = req.prefix(&prefix);
-            }
-            let page = req
-                .set_continuation_token(token.take())
-                .send()
-                .await
-                .map_err(|e| map_sdk_error("ListObjectsV2", &target, e))?;
+            let page = self.list_page(&loc.bucket, &prefix, Some("/"), token.take(), &target).await?;
             let encoded = page.encoding_type() == Some(&EncodingType::Url);
             let decode = |k: &str| if encoded { decode_list_key(k) } else { k.as_bytes().to_vec() };
             for cp in page.common_prefixes() {
