@@ -133,3 +133,25 @@ fn rebuild_catalog(forest: &Path) -> Result<Catalog, GardenError> {
     cat.rebuild(stream_rows(forest)).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
     Ok(cat)
 }
+
+/// Add the health-cache rows of the node files a commit just wrote
+/// (`.md` writes of `changes`; payloads must be in place), so the next
+/// health pass reads none of them. Used by every writer of this crate's
+/// commits and by the Ranger. Returns the rows written (0 when the cache
+/// cannot be opened: the next health pass re-reads instead).
+pub fn record_health(forest: &Path, changes: &[forest_git::Change]) -> usize {
+    use forest_model::health_facts::{facts, FACTS_VERSION, HEALTH_CACHE_PATH};
+    let written: Vec<(&str, &str)> = changes
+        .iter()
+        .filter_map(|c| match c {
+            forest_git::Change::Write { path, bytes } if path.ends_with(".md") => {
+                Some((path.as_str(), std::str::from_utf8(bytes).ok()?))
+            }
+            _ => None,
+        })
+        .collect();
+    if written.is_empty() {
+        return 0;
+    }
+    forest_model::lint_cache::record_written(forest, &forest.join(HEALTH_CACHE_PATH), FACTS_VERSION, facts, &written)
+}

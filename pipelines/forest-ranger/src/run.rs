@@ -9,10 +9,10 @@ use crate::config::RANGER_CONFIG_PATH;
 use forest_catalog::{Catalog, CatalogError, Trails};
 use forest_gardener::derived::{catalog_row, open_catalog, TRAILS_PATH};
 use forest_git::{Change, GcOutcome, GitForest};
+use forest_model::ids;
 use forest_model::index::{entry_line, replace_section, section_entries, LANDMARKS};
 use forest_model::node::{today, Node};
 use forest_model::yaml::Value;
-use forest_model::{health_facts, ids, lint_cache};
 use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -152,17 +152,22 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     let t = Instant::now();
     let links = tended.report;
     let config_change = crate::config::versioned_change(forest, git)?;
-    let commit = commit_changes(git, &rewritten, &tended.actions, &links, &landmarks, config_change)?;
+    let message = commit_message(&tended.actions, &links, &landmarks, config_change.is_some());
+    let changes: Vec<Change> = rewritten
+        .iter()
+        .map(|(id, node)| Change::Write { path: ids::id_to_path(id), bytes: node.to_text().into_bytes() })
+        .chain(config_change)
+        .collect();
+    // The run's one commit (or none).
+    let commit = if changes.is_empty() { None } else { git.commit_batch(&changes, &message)?.map(|o| o.to_string()) };
     if commit.is_some() {
         // Files first, catalog after: a crash in between leaves a stale
         // catalog that the next run heals (it re-reads the sources).
         upsert_rows(&mut catalog, &rewritten)?;
         // The health pass below (and the next run's) reads none of them.
-        let texts: Vec<(String, String)> = rewritten.iter().map(|(id, n)| (ids::id_to_path(id), n.to_text())).collect();
-        let written: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        let health_cache = forest.join(health_facts::HEALTH_CACHE_PATH);
-        lint_cache::record_written(forest, &health_cache, health_facts::FACTS_VERSION, health_facts::facts, &written);
+        forest_gardener::derived::record_health(forest, &changes);
     }
+    drop(changes);
     timings.commit = ms(t);
 
     let t = Instant::now();
@@ -465,28 +470,6 @@ fn refresh_landmarks(
 /// after months: 10^5 prunes made a 12.8 MB commit object) ends the list
 /// with a count. The run's report lists every change.
 const MAX_BODY_LINES: usize = 1000;
-
-/// The run's one commit (or none): subject counts, body lists the changes
-/// (up to [`MAX_BODY_LINES`]).
-fn commit_changes(
-    git: &GitForest,
-    rewritten: &BTreeMap<String, Node>,
-    actions: &[LinkAction],
-    links: &LinksReport,
-    landmarks: &LandmarksReport,
-    config_change: Option<Change>,
-) -> Result<Option<String>> {
-    if rewritten.is_empty() && config_change.is_none() {
-        return Ok(None);
-    }
-    let message = commit_message(actions, links, landmarks, config_change.is_some());
-    let changes: Vec<Change> = rewritten
-        .iter()
-        .map(|(id, node)| Change::Write { path: ids::id_to_path(id), bytes: node.to_text().into_bytes() })
-        .chain(config_change)
-        .collect();
-    Ok(git.commit_batch(&changes, &message)?.map(|oid| oid.to_string()))
-}
 
 /// Subject with the counts; body with the change lines (at most
 /// [`MAX_BODY_LINES`], then a count of the rest) and the landmarks line.

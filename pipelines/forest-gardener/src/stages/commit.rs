@@ -16,10 +16,8 @@ use crate::stages::{CATALOG_DIRTY, PAYLOAD_JOURNAL};
 use crate::GardenError;
 use forest_catalog::Catalog;
 use forest_git::Change;
-use forest_model::health_facts::{self, FACTS_VERSION, HEALTH_CACHE_PATH};
 use forest_model::ids;
 use forest_model::index;
-use forest_model::lint_cache;
 use forest_model::node::Node;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -157,26 +155,7 @@ impl SourceRun<'_> {
         // The health cache learns the nodes just written (payloads are in
         // place now), so the Ranger's next health pass reads none of them.
         let t = Instant::now();
-        let written: Vec<(&str, &str)> = changes
-            .iter()
-            .filter_map(|c| match c {
-                Change::Write { path, bytes } if path.ends_with(".md") => {
-                    Some((path.as_str(), std::str::from_utf8(bytes).ok()?))
-                }
-                _ => None,
-            })
-            .collect();
-        let health_records = if written.is_empty() {
-            0
-        } else {
-            lint_cache::record_written(
-                self.forest,
-                &self.forest.join(HEALTH_CACHE_PATH),
-                FACTS_VERSION,
-                health_facts::facts,
-                &written,
-            )
-        };
+        let health_records = crate::derived::record_health(self.forest, &changes);
         tracing::info!(
             event = "gardener.stage",
             stage = "derived",
