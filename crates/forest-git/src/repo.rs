@@ -14,7 +14,7 @@ use git2::{ErrorCode, FileMode, ObjectType, Oid, Repository, RepositoryInitOptio
 use serde::Serialize;
 
 use crate::index;
-use crate::worktree::{self, Journal, Target};
+use crate::worktree::{self, Content, Journal, Target};
 use crate::GitError;
 
 /// Default committer name when git config sets none (DESIGN §4).
@@ -43,6 +43,17 @@ pub enum Change {
         /// Full new content.
         bytes: Vec<u8>,
     },
+    /// Create or replace the file with a blob already in the object
+    /// database ([`GitForest::write_blob`]). The commit reads it back a
+    /// chunk of paths at a time for the work tree, so a writer that
+    /// stores each rewrite as it makes it (the Ranger after a long gap:
+    /// 10^5 rewritten passports) holds ids, not texts.
+    Stored {
+        /// Forest-relative POSIX path.
+        path: String,
+        /// The blob's id.
+        blob: Oid,
+    },
     /// Remove the file (a path absent from HEAD is ignored).
     Delete {
         /// Forest-relative POSIX path.
@@ -53,9 +64,17 @@ pub enum Change {
 impl Change {
     fn path(&self) -> &str {
         match self {
-            Change::Write { path, .. } | Change::Delete { path } => path,
+            Change::Write { path, .. } | Change::Stored { path, .. } | Change::Delete { path } => path,
         }
     }
+}
+
+/// What a batch wants at one path.
+#[derive(Clone, Copy)]
+enum Wanted<'a> {
+    Bytes(&'a [u8]),
+    Blob(Oid),
+    Gone,
 }
 
 /// Progress points of a batch commit, reported to the observer of
@@ -241,6 +260,23 @@ impl GitForest {
         Ok(n)
     }
 
+    /// Store `bytes` as a blob (no ref or work tree changes) for a later
+    /// [`Change::Stored`]. An object no commit names is dropped by git's
+    /// next gc after its grace period.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<Oid, GitError> {
+        let repo = self.lock_repo();
+        let odb = repo.odb()?;
+        let id = odb.write(ObjectType::Blob, bytes)?;
+        Ok(id)
+    }
+
+    /// Content of a stored blob (one written by [`Self::write_blob`]).
+    pub fn read_blob(&self, id: Oid) -> Result<Vec<u8>, GitError> {
+        let repo = self.lock_repo();
+        let blob = repo.find_blob(id)?;
+        Ok(blob.content().to_vec())
+    }
+
     /// The commit HEAD points at (`None` before the first commit).
     pub fn head_oid(&self) -> Result<Option<Oid>, GitError> {
         let repo = self.lock_repo();
@@ -365,7 +401,7 @@ impl GitForest {
             return Ok(None);
         }
         // Last change of a path wins; BTreeMap also gives a stable order.
-        let mut latest: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
+        let mut latest: BTreeMap<&str, Wanted<'_>> = BTreeMap::new();
         for change in changes {
             let path = change.path();
             if !(path.ends_with(".md") || VERSIONED_CONFIG.contains(&path) || (allow_gitignore && path == ".gitignore"))
@@ -374,8 +410,9 @@ impl GitForest {
             }
             check_path(path)?;
             let content = match change {
-                Change::Write { bytes, .. } => Some(bytes.as_slice()),
-                Change::Delete { .. } => None,
+                Change::Write { bytes, .. } => Wanted::Bytes(bytes),
+                Change::Stored { blob, .. } => Wanted::Blob(*blob),
+                Change::Delete { .. } => Wanted::Gone,
             };
             latest.insert(path, content);
         }
@@ -418,7 +455,13 @@ impl GitForest {
 
         // Blobs first, on several threads when there are many (a loose
         // object is a zlib pass plus a file create each).
-        let contents: Vec<&[u8]> = latest.values().filter_map(|c| *c).collect();
+        let contents: Vec<&[u8]> = latest
+            .values()
+            .filter_map(|c| match c {
+                Wanted::Bytes(b) => Some(*b),
+                _ => None,
+            })
+            .collect();
         let mut blob_ids = match &mempack {
             Some(_) => contents.iter().map(|b| w_odb.write(ObjectType::Blob, b)).collect::<Result<Vec<_>, _>>()?,
             None => write_blobs(&repo, &w_odb, &contents)?,
@@ -432,16 +475,27 @@ impl GitForest {
                 Err(e) if e.code() == ErrorCode::NotFound => None,
                 Err(e) => return Err(e.into()),
             };
-            match content {
-                Some(bytes) => {
+            match *content {
+                Wanted::Bytes(bytes) => {
                     let id =
                         blob_ids.next().ok_or_else(|| GitError::io("write blobs", std::io::ErrorKind::Other.into()))?;
                     if existing != Some(id) {
                         update.upsert(path, id, FileMode::Blob);
-                        targets.push((path, Some((id, bytes))));
+                        targets.push((path, Some((id, Content::Bytes(bytes)))));
                     }
                 }
-                None => {
+                Wanted::Blob(id) => {
+                    if !w_odb.exists(id) {
+                        return Err(GitError::Git(git2::Error::from_str(&format!(
+                            "blob {id} for {path} is not stored"
+                        ))));
+                    }
+                    if existing != Some(id) {
+                        update.upsert(path, id, FileMode::Blob);
+                        targets.push((path, Some((id, Content::Stored))));
+                    }
+                }
+                Wanted::Gone => {
                     if existing.is_some() {
                         update.remove(path);
                         targets.push((path, None));

@@ -1,6 +1,7 @@
 //! Bringing the work tree and the index up to HEAD for a known set of paths,
 //! and the crash journal that makes that step repairable.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;
@@ -59,7 +60,15 @@ pub(crate) fn remove_journal(repo: &Repository) -> Result<(), GitError> {
 }
 
 /// Target state of one path: `Some((blob, bytes))` = file content, `None` = absent.
-pub(crate) type Target<'a> = (&'a str, Option<(Oid, &'a [u8])>);
+pub(crate) type Target<'a> = (&'a str, Option<(Oid, Content<'a>)>);
+
+/// A written path's bytes: in hand, or read from the object database when
+/// its chunk of paths is written (bounded memory for big commits).
+#[derive(Clone, Copy)]
+pub(crate) enum Content<'a> {
+    Bytes(&'a [u8]),
+    Stored,
+}
 
 /// Parallel writers for the work-tree step: each `forest_fs::atomic_write`
 /// waits on two fsyncs, and concurrent fsyncs share journal commits, so
@@ -79,10 +88,19 @@ pub(crate) fn apply(
     progress: &mut dyn FnMut(usize),
     index: bool,
 ) -> Result<(), GitError> {
-    let writes: Vec<(&str, &[u8])> = targets.iter().filter_map(|(p, t)| t.map(|(_, bytes)| (*p, bytes))).collect();
+    let writes: Vec<(&str, Oid, Content<'_>)> =
+        targets.iter().filter_map(|(p, t)| t.map(|(oid, content)| (*p, oid, content))).collect();
     let mut done = 0;
     for chunk in writes.chunks(CHUNK) {
-        write_parallel(root, chunk)?;
+        let bytes: Vec<Cow<'_, [u8]>> = chunk
+            .iter()
+            .map(|(_, oid, c)| match c {
+                Content::Bytes(b) => Ok(Cow::Borrowed(*b)),
+                Content::Stored => Ok(Cow::Owned(repo.find_blob(*oid)?.content().to_vec())),
+            })
+            .collect::<Result<_, GitError>>()?;
+        let items: Vec<(&str, &[u8])> = chunk.iter().zip(&bytes).map(|((p, ..), b)| (*p, b.as_ref())).collect();
+        write_parallel(root, &items)?;
         done += chunk.len();
         progress(done);
     }
@@ -154,8 +172,18 @@ fn remove_file_and_empty_dirs(root: &Path, abs: &Path) -> Result<(), GitError> {
 }
 
 fn update_index(repo: &Repository, root: &Path, targets: &[Target<'_>]) -> Result<(), GitError> {
-    let sized: Vec<(&str, Option<(Oid, u64)>)> =
-        targets.iter().map(|(rel, t)| (*rel, t.map(|(oid, bytes)| (oid, bytes.len() as u64)))).collect();
+    let odb = repo.odb()?;
+    let sized: Vec<(&str, Option<(Oid, u64)>)> = targets
+        .iter()
+        .map(|(rel, t)| {
+            let sized = match t {
+                Some((oid, Content::Bytes(b))) => Some((*oid, b.len() as u64)),
+                Some((oid, Content::Stored)) => Some((*oid, odb.read_header(*oid)?.0 as u64)),
+                None => None,
+            };
+            Ok((*rel, sized))
+        })
+        .collect::<Result<_, GitError>>()?;
     update_index_sized(repo, root, &sized)
 }
 
@@ -237,9 +265,6 @@ fn index_entry(root: &Path, rel: &str, id: Oid, len: u64) -> IndexEntry {
     }
 }
 
-/// A blob id with its content, read from HEAD.
-type OwnedBlob = (Oid, Vec<u8>);
-
 /// Restore `paths` from HEAD (work tree and index), then delete orphaned
 /// forest_fs temp files in their directories. Used by `open` after a crash.
 pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result<usize, GitError> {
@@ -248,7 +273,7 @@ pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result
         Err(e) if e.code() == git2::ErrorCode::UnbornBranch => None,
         Err(e) => return Err(e.into()),
     };
-    let mut blobs: Vec<(String, Option<OwnedBlob>)> = Vec::with_capacity(paths.len());
+    let mut blobs: Vec<(&str, Option<Oid>)> = Vec::with_capacity(paths.len());
     for p in paths {
         let entry = match &tree {
             Some(t) => match t.get_path(Path::new(p)) {
@@ -258,14 +283,10 @@ pub(crate) fn repair(repo: &Repository, root: &Path, paths: &[String]) -> Result
             },
             None => None,
         };
-        let content = match entry {
-            Some(id) => Some((id, repo.find_blob(id)?.content().to_vec())),
-            None => None,
-        };
-        blobs.push((p.clone(), content));
+        blobs.push((p.as_str(), entry));
     }
-    let targets: Vec<Target<'_>> =
-        blobs.iter().map(|(p, c)| (p.as_str(), c.as_ref().map(|(id, b)| (*id, b.as_slice())))).collect();
+    // Read back a chunk at a time by `apply`, not all at once.
+    let targets: Vec<Target<'_>> = blobs.iter().map(|(p, id)| (*p, id.map(|id| (id, Content::Stored)))).collect();
     apply(repo, root, &targets, &mut |_| {}, true)?;
     remove_temp_orphans(root, paths)
 }

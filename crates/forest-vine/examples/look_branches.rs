@@ -3,13 +3,15 @@
 //!
 //! usage: cargo run --release -p forest-vine --example look_branches FOREST
 //!
-//! Prints the number of branches, how many digests the budget clipped and
-//! which fields it clipped, the most children a branch lists, and the
-//! children shown vs listed for the worst clipped branch.
+//! Prints the number of branches, the largest digest (payload estimate,
+//! vine §1.3) and how many are over 500 tokens, how many digests the budget
+//! clipped and which fields it clipped, the children shown vs listed over
+//! all branches, the most children a branch lists, and the children shown
+//! vs listed for the worst clipped branch.
 
 use std::collections::BTreeMap;
 
-use forest_vine::{Vine, VineOptions};
+use forest_vine::{estimate, Vine, VineOptions, LOOK_BUDGET};
 use serde_json::{json, Value};
 
 fn main() {
@@ -33,6 +35,7 @@ fn main() {
     let (mut clipped, mut failed, mut most_children) = (0usize, 0usize, (0usize, String::new()));
     let mut fields: BTreeMap<String, usize> = BTreeMap::new();
     let mut worst: Option<(usize, usize, String)> = None;
+    let (mut largest, mut over, mut shown_all, mut listed_all) = ((0usize, String::new()), 0usize, 0usize, 0usize);
     for id in &branches {
         let args = json!({ "id": id });
         let digest = match v.call("look", args.as_object().expect("object")) {
@@ -47,6 +50,13 @@ fn main() {
         let listed = std::fs::read_to_string(std::path::Path::new(root).join(format!("{id}.md")))
             .map(|t| t.lines().filter(|l| l.starts_with("- [[")).count())
             .unwrap_or(0);
+        let size = estimate(&digest);
+        if size > largest.0 {
+            largest = (size, id.clone());
+        }
+        over += usize::from(size > LOOK_BUDGET);
+        shown_all += shown;
+        listed_all += listed;
         if listed > most_children.0 {
             most_children = (listed, id.clone());
         }
@@ -66,6 +76,10 @@ fn main() {
         branches.len(),
         most_children.0,
         most_children.1
+    );
+    println!(
+        "largest digest {} tokens ({}); over {LOOK_BUDGET}: {over}; children shown {shown_all} of {listed_all} listed",
+        largest.0, largest.1
     );
     if let Some((listed, shown, id)) = worst {
         println!("worst clipped: {id} lists {listed} entries, look shows {shown} children");

@@ -140,7 +140,6 @@ fn rebuild_catalog(forest: &Path) -> Result<Catalog, GardenError> {
 /// commits and by the Ranger. Returns the rows written (0 when the cache
 /// cannot be opened: the next health pass re-reads instead).
 pub fn record_health(forest: &Path, changes: &[forest_git::Change]) -> usize {
-    use forest_model::health_facts::{facts, FACTS_VERSION, HEALTH_CACHE_PATH};
     let written: Vec<(&str, &str)> = changes
         .iter()
         .filter_map(|c| match c {
@@ -150,8 +149,15 @@ pub fn record_health(forest: &Path, changes: &[forest_git::Change]) -> usize {
             _ => None,
         })
         .collect();
+    record_health_texts(forest, &written)
+}
+
+/// [`record_health`] for `(path, committed text)` pairs (a writer that
+/// committed [`forest_git::Change::Stored`] blobs reads them back in chunks).
+pub fn record_health_texts(forest: &Path, written: &[(&str, &str)]) -> usize {
+    use forest_model::health_facts::{facts, FACTS_VERSION, HEALTH_CACHE_PATH};
     if written.is_empty() {
         return 0;
     }
-    forest_model::lint_cache::record_written(forest, &forest.join(HEALTH_CACHE_PATH), FACTS_VERSION, facts, &written)
+    forest_model::lint_cache::record_written(forest, &forest.join(HEALTH_CACHE_PATH), FACTS_VERSION, facts, written)
 }

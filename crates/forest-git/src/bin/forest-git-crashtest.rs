@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     let list: String = changes
         .iter()
         .map(|c| match c {
-            Change::Write { path, .. } | Change::Delete { path } => format!("{path}\n"),
+            Change::Write { path, .. } | Change::Stored { path, .. } | Change::Delete { path } => format!("{path}\n"),
         })
         .collect();
     if let Err(e) = forest_fs::atomic_write(paths_out, list.as_bytes()) {

@@ -207,3 +207,47 @@ fn big_batch_blobs_written_in_parallel_land_in_place() {
     assert_eq!(status(root), "");
     assert_fsck_clean(root);
 }
+
+#[test]
+fn stored_blobs_commit_like_bytes_and_an_unknown_blob_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let f = GitForest::init(root, "init", &skeleton()).unwrap();
+    f.commit_batch(&[write("a/old.md", "old\n"), write("a/keep.md", "keep\n")], "first").unwrap().expect("commits");
+    let before = f.head_oid().unwrap();
+
+    // More stored paths than one work-tree chunk (256), beside bytes and a
+    // delete in the same batch.
+    let mut changes: Vec<Change> = (0..600)
+        .map(|i| Change::Stored {
+            path: format!("s/n{i:04}.md"),
+            blob: f.write_blob(format!("stored {i}\n").as_bytes()).unwrap(),
+        })
+        .collect();
+    changes.push(write("b/bytes.md", "bytes\n"));
+    changes.push(Change::Delete { path: "a/old.md".into() });
+    let same = f.write_blob(b"keep\n").unwrap();
+    changes.push(Change::Stored { path: "a/keep.md".into(), blob: same });
+    f.commit_batch(&changes, "stored").unwrap().expect("commits");
+    for i in [0usize, 255, 256, 599] {
+        let p = format!("s/n{i:04}.md");
+        assert_eq!(fs::read_to_string(root.join(&p)).unwrap(), format!("stored {i}\n"), "{p}");
+        assert_eq!(f.read_head_file(&p).unwrap().unwrap(), format!("stored {i}\n").as_bytes());
+    }
+    assert_eq!(f.read_blob(same).unwrap(), b"keep\n");
+    assert!(!root.join("a/old.md").exists());
+    let (_, log, _) = git(root, &["show", "--name-status", "--format=", "HEAD"]);
+    assert!(!log.contains("a/keep.md"), "an unchanged stored path is not in the commit: {log}");
+    assert_eq!(status(root), "", "the index knows the stored paths' sizes and stats");
+    assert_fsck_clean(root);
+
+    // A blob id that was never stored: nothing moves.
+    let head = f.head_oid().unwrap();
+    assert_ne!(head, before);
+    let ghost = git2::Oid::hash_object(git2::ObjectType::Blob, b"never written\n").unwrap();
+    let bad = [write("c/new.md", "new\n"), Change::Stored { path: "c/ghost.md".into(), blob: ghost }];
+    assert!(f.commit_batch(&bad, "ghost").is_err());
+    assert_eq!(f.head_oid().unwrap(), head);
+    assert!(!root.join("c/new.md").exists() && !root.join("c/ghost.md").exists());
+    assert_eq!(status(root), "");
+}
