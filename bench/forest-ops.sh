@@ -12,33 +12,17 @@ F="${1:?forest dir}"
 NQ="${2:-300}"
 NOW="${FOREST_BENCH_NOW:-2026-01-01T00:00:00Z}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ -z "${FOREST_BIN:-}" ]; then
-  cargo build --release -q -p forest-cli
-  FOREST_BIN="$PWD/target/release/forest"
-fi
-B="$FOREST_BIN"
-peak() { # command... -> prints "wall_s peak_MiB"
-  local start end pk=0 pid r
-  start=$(date +%s.%N)
-  "$@" >/tmp/forest-ops.$$.out 2>&1 &
-  pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-    [ -n "$r" ] && [ "$r" -gt "$pk" ] && pk=$r
-    sleep 0.05
-  done
-  wait "$pid" || true
-  end=$(date +%s.%N)
-  python3 -c "print(f'{$end-$start:.2f} s, peak RSS {$pk/1024:.1f} MiB')"
-}
+source bench/lib.sh
+B="$(forest_bin)"
+O=/tmp/forest-ops.$$.out
 # A detached `git gc --auto` of an earlier Ranger run may be repacking:
 # a vanished object directory must not end the bench.
 N=$( (find "$F" -name '*.md' -not -path '*/.git/*' 2>/dev/null || true) | wc -l)
 echo "nodes: $N"
-echo "validate: $(peak "$B" validate --forest "$F")"
-tail -n 2 /tmp/forest-ops.$$.out
+echo "validate: $(peak "$O" "$B" validate --forest "$F")"
+tail -n 2 "$O"
 rm -rf "$F/_derived/catalog.db"*
-echo "reindex:  $(peak "$B" reindex --forest "$F")"
+echo "reindex:  $(peak "$O" "$B" reindex --forest "$F")"
 python3 - "$B" "$F" "$NQ" <<'PY'
 import random, sqlite3, subprocess, sys, time
 b, f, nq = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -68,8 +52,8 @@ ts.sort()
 print(f"locate (whole process, {len(ts)} queries from titles/summaries): "
       f"p50 {ts[len(ts)//2]:.1f} ms, p95 {ts[int(len(ts)*0.95)]:.1f} ms, max {ts[-1]:.1f} ms")
 PY
-echo "ranger run: $(peak "$B" ranger run --forest "$F" --now "$NOW" --json)"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  commit', r['commit'], 'promoted', len(r['links']['promoted']), 'pruned', len(r['links']['pruned']), 'timings_ms', r['timings_ms'])" /tmp/forest-ops.$$.out || tail -3 /tmp/forest-ops.$$.out
-echo "ranger run (again, same --now): $(peak "$B" ranger run --forest "$F" --now "$NOW" --json)"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  commit', r['commit'], 'timings_ms', r['timings_ms'])" /tmp/forest-ops.$$.out || tail -3 /tmp/forest-ops.$$.out
-rm -f /tmp/forest-ops.$$.out
+echo "ranger run: $(peak "$O" "$B" ranger run --forest "$F" --now "$NOW" --json)"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  commit', r['commit'], 'promoted', len(r['links']['promoted']), 'pruned', len(r['links']['pruned']), 'timings_ms', r['timings_ms'])" "$O" || tail -3 "$O"
+echo "ranger run (again, same --now): $(peak "$O" "$B" ranger run --forest "$F" --now "$NOW" --json)"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  commit', r['commit'], 'timings_ms', r['timings_ms'])" "$O" || tail -3 "$O"
+rm -f "$O" "$O.err"

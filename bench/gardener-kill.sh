@@ -19,11 +19,8 @@ set -euo pipefail
 N="${1:-100000}"; LAYOUT="${2:-wide}"; K="${3:-10}"
 W="${4:-/tmp/forest-kill-$LAYOUT-$N}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ -z "${FOREST_BIN:-}" ]; then
-  cargo build --release -q -p forest-cli
-  FOREST_BIN="$PWD/target/release/forest"
-fi
-B="$FOREST_BIN"
+source bench/lib.sh
+B="$(forest_bin)"
 # Every run stamps the same day (a bench that crosses midnight would
 # otherwise differ in the batches' created/updated dates); with REF, set
 # FOREST_TODAY to the day the reference ran.

@@ -15,11 +15,8 @@ N="${1:-10000}"
 LAYOUT="${2:-mixed}"
 W="${3:-/tmp/forest-bench-$LAYOUT-$N}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ -z "${FOREST_BIN:-}" ]; then
-  cargo build --release -q -p forest-cli
-  FOREST_BIN="$PWD/target/release/forest"
-fi
-B="$FOREST_BIN"
+source bench/lib.sh
+B="$(forest_bin)"
 # REUSE_SRC=1 keeps an untouched $W/src from an earlier generation (the
 # generator is deterministic; the change sync below edits src, so only a
 # run that stopped before it leaves src reusable).

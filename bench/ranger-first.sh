@@ -17,28 +17,10 @@ MANAGED="${3:-$((N / 10))}"
 HEAT="${4:-$N}"
 NOW="${FOREST_BENCH_NOW:-2026-01-01T00:00:00Z}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ -z "${FOREST_BIN:-}" ]; then
-  cargo build --release -q -p forest-cli
-  FOREST_BIN="$PWD/target/release/forest"
-fi
+source bench/lib.sh
+B="$(forest_bin)"
 cargo build --release -q -p forest-ranger --example gen_forest
 GEN="$PWD/target/release/examples/gen_forest"
-B="$FOREST_BIN"
-peak() { # out, command... -> prints "wall_s peak_MiB"
-  local out="$1" start end pk=0 pid r
-  shift
-  start=$(date +%s.%N)
-  "$@" >"$out" 2>"$out.err" &
-  pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-    [ -n "$r" ] && [ "$r" -gt "$pk" ] && pk=$r
-    sleep 0.05
-  done
-  wait "$pid" || echo "(exited $?)"
-  end=$(date +%s.%N)
-  python3 -c "print(f'{$end-$start:.2f} s, peak RSS {$pk/1024:.1f} MiB')"
-}
 if [ "${REUSE:-0}" = 1 ] && [ -d "$W/forest" ]; then
   echo "reusing $W/forest"
 else
