@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::{open_tuned, topk, CatalogError, Result};
 
 mod rows;
-use rows::{delete_node, insert_node, FtsStage, Inserted, FTS_STAGE_MAX};
+use rows::{delete_node, insert_node, replace_row, same_search_row, FtsStage, Inserted, FTS_STAGE_MAX};
 
 /// Tables, in the dialect's exact shape. Secondary indexes are separate so
 /// a rebuild can create them after the bulk insert.
@@ -443,22 +443,30 @@ impl Catalog {
             if fts.len() >= FTS_STAGE_MAX {
                 fts.flush(&tx)?;
             }
-            let old_rowid = delete_node(&tx, &node.id, &mut fts)?;
-            if let Some(r) = old_rowid {
-                index.removed(&tx, r)?;
-            }
-            // Reusing the old rowid keeps FTS and node rowids aligned, which
-            // is what makes later deletes an O(log n) lookup.
-            let rowid = match old_rowid {
-                Some(r) => r,
-                None => {
-                    tx.prepare_cached("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes")?.query_row([], |r| r.get(0))?
+            // Search columns unchanged (links, dates, coverage): the row
+            // alone. Only while the index is ours (fresh): a foreign
+            // writer's FTS rows are not known to match.
+            let unchanged = if index.is_fresh() { same_search_row(&tx, node, &fts)? } else { None };
+            if let Some(rowid) = unchanged {
+                replace_row(&tx, rowid, node)?;
+            } else {
+                let old_rowid = delete_node(&tx, &node.id, &mut fts)?;
+                if let Some(r) = old_rowid {
+                    index.removed(&tx, r)?;
                 }
-            };
-            match insert_node(&tx, rowid, node, true, &mut fts)? {
-                Inserted::Aligned => index.inserted(&tx, rowid, node)?,
-                Inserted::ForeignRowid => index.invalidate(),
-                Inserted::Duplicate => {}
+                // Reusing the old rowid keeps FTS and node rowids aligned, which
+                // is what makes later deletes an O(log n) lookup.
+                let rowid = match old_rowid {
+                    Some(r) => r,
+                    None => tx
+                        .prepare_cached("SELECT COALESCE(MAX(rowid), 0) + 1 FROM nodes")?
+                        .query_row([], |r| r.get(0))?,
+                };
+                match insert_node(&tx, rowid, node, true, &mut fts)? {
+                    Inserted::Aligned => index.inserted(&tx, rowid, node)?,
+                    Inserted::ForeignRowid => index.invalidate(),
+                    Inserted::Duplicate => {}
+                }
             }
             tx.prepare_cached("DELETE FROM sniff_memo WHERE node_id = ?1 AND body_hash != ?2")?
                 .execute(params![node.id, node.body_hash])?;
@@ -484,6 +492,22 @@ impl Catalog {
             commit_ms = t0.elapsed().as_millis() as u64 - rows_ms - fts_ms - index_ms
         );
         Ok(nodes.len())
+    }
+
+    /// Set `stale = 1` (due for re-embedding) on the rows of `ids`, in one
+    /// transaction (one autocommit per row writes a WAL frame each).
+    /// Returns the rows changed.
+    pub fn mark_stale<S: AsRef<str>>(&mut self, ids: &[S]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        {
+            let mut st = tx.prepare_cached("UPDATE nodes SET stale = 1 WHERE id = ?1")?;
+            for id in ids {
+                n += st.execute([id.as_ref()])?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
     }
 
     /// Remove nodes (row, FTS row, outgoing edges, waymarks pointing at

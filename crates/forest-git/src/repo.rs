@@ -129,6 +129,20 @@ fn bound_memory() {
     });
 }
 
+/// Lower libgit2's process-wide cap on mapped pack windows (set to
+/// 256 MiB of 32 MiB windows when the first repository opens) to `mapped`
+/// bytes of `mapped / 16` windows. Mapped pack pages are resident file
+/// pages of the process: a Ranger pass that reads 10^5 passports scattered
+/// over a 10^6-node forest's packs kept ~160 MiB of them.
+pub fn limit_pack_windows(mapped: usize) {
+    bound_memory();
+    // SAFETY: plain setters of libgit2 globals, read when a window is mapped.
+    unsafe {
+        let _ = git2::opts::set_mwindow_size((mapped / 16).max(1 << 20));
+        let _ = git2::opts::set_mwindow_mapped_limit(mapped);
+    }
+}
+
 /// The non-Markdown files that are versioned: the forest's own config, so a
 /// clone syncs with the sources and knobs its operators recorded.
 pub const VERSIONED_CONFIG: [&str; 2] = ["_meta/gardener.yaml", "_meta/ranger.yaml"];

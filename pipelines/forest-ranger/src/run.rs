@@ -117,10 +117,16 @@ fn sql<T>(r: rusqlite::Result<T>) -> Result<T> {
     r.map_err(|e| RangerError::Catalog(CatalogError::from(e)))
 }
 
+/// Mapped pack windows a Ranger process keeps (see
+/// [`forest_git::limit_pack_windows`]): it reads passports scattered over
+/// the whole forest, where the Gardener writes loose objects.
+const PACK_WINDOWS: usize = 64 << 20;
+
 /// One full Ranger cycle at clock `now` (unix seconds). The caller holds
 /// the writer lock. Makes at most ONE commit (link changes + landmarks).
 pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Result<RangerReport> {
     cfg.validate()?;
+    forest_git::limit_pack_windows(PACK_WINDOWS);
     let start = Instant::now();
     let mut timings = Timings::default();
 
@@ -153,6 +159,9 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     let links = tended.report;
     let config_change = crate::config::versioned_change(forest, git)?;
     let message = commit_message(&tended.actions, &links, &landmarks, config_change.is_some());
+    // The report keeps the labels; the actions were for the message.
+    drop(tended.actions);
+    drop(tended.pruned_edges);
     let changes: Vec<Change> = rewritten
         .iter()
         .map(|(id, blob)| Change::Stored { path: ids::id_to_path(id), blob: *blob })
@@ -169,6 +178,7 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
         settle(forest, &mut catalog, rewritten.keys())?;
         tracing::info!(event = "ranger.commit", files = rewritten.len(), git_ms = committed_ms, settle_ms = ms(s));
     }
+    drop(rewritten);
     timings.commit = ms(t);
 
     let t = Instant::now();
@@ -339,12 +349,18 @@ fn tend_links(
         }
         apply_actions(&mut node, &acts);
         node.set_str("updated", &day);
+        // The catalog keeps one edge per (src, rel, dst): a pruned link
+        // takes its edge only when no link with its rel and target is left
+        // (a file may carry the same link twice with two confidences).
+        let mut kept: HashSet<(String, String)> = node.links().into_iter().map(|l| (l.rel, l.target)).collect();
         for a in acts {
             match a {
                 LinkAction::Promote { link, .. } => report.promoted.push(link.label()),
                 LinkAction::Prune { link } => {
                     report.pruned.push(link.label());
-                    pruned_edges.push((link.src.clone(), link.target.clone()));
+                    if kept.insert((link.rel.clone(), link.target.clone())) {
+                        pruned_edges.push((link.src.clone(), link.target.clone()));
+                    }
                 }
             }
             applied.push(a.clone());
@@ -519,13 +535,9 @@ fn settle<'a>(forest: &Path, catalog: &mut Catalog, committed: impl Iterator<Ite
             })
             .unzip();
         catalog.upsert(&rows)?;
-        {
-            let conn = catalog.connection();
-            let mut st = sql(conn.prepare("UPDATE nodes SET stale = 1 WHERE id = ?1"))?;
-            for row in &rows {
-                sql(st.execute([&row.id]))?;
-            }
-        }
+        let stale: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        catalog.mark_stale(&stale)?;
+        drop(stale);
         drop(rows);
         let written: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
         forest_gardener::derived::record_health_texts(forest, &written);

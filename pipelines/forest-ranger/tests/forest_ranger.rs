@@ -753,3 +753,32 @@ fn k8s_cronjobs_parse_with_valid_schedules() {
         assert_eq!(container["args"][0].as_str(), Some(args0));
     }
 }
+
+#[test]
+fn a_pruned_twin_of_a_kept_link_leaves_the_landmarks_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("forest");
+    let git = init_forest(&root, "Test").unwrap();
+    // The same rel and target twice (added again by another writer after a
+    // promotion): the catalog holds one edge for both.
+    let changes = vec![
+        write("n/p", leaf("n/p", &[("related-to", "n/q", Some(0.8)), ("related-to", "n/q", Some(0.3))])),
+        write("n/q", leaf("n/q", &[])),
+        write("n/r", leaf("n/r", &[("related-to", "n/q", Some(0.3))])),
+    ];
+    git.commit_batch(&changes, "test: nodes").unwrap();
+    reindex(&root).unwrap();
+    let later = T0 + 400.0 * DAY;
+    let r = run_at(&root, &git, later);
+    assert_eq!(r.links.pruned, vec!["n/p related-to->n/q", "n/r related-to->n/q"]);
+    assert_eq!(node(&root, "n/p").links().len(), 1, "the promoted twin stays");
+    let lines = section_entries(&node(&root, "_index").body, LANDMARKS);
+    let ids: Vec<&str> = lines.iter().filter_map(|l| forest_model::index::entry_id(l)).collect();
+    assert_eq!(ids, vec!["n/p", "n/q"], "degree 1 each after the prunes");
+    let cat = open_catalog(&root).unwrap();
+    assert_eq!((cat.degree("n/p").unwrap(), cat.degree("n/q").unwrap(), cat.degree("n/r").unwrap()), (1, 1, 0));
+    drop(cat);
+    let r2 = run_at(&root, &git, later);
+    assert_eq!(r2.commit, None, "landmarks {:?}", r2.landmarks);
+    assert_fsck_clean(&root);
+}

@@ -199,6 +199,12 @@ impl Writer {
         Ok(Writer { tok: Tokenizer::new(), fresh, staged: BTreeMap::new(), delta: 0, dead: 0, docs: 0 })
     }
 
+    /// Whether this transaction maintains the index (it was fresh when it
+    /// began and no foreign row layout invalidated it since).
+    pub(crate) fn is_fresh(&self) -> bool {
+        self.fresh
+    }
+
     /// `doc` (a nodes rowid) was deleted: its blob postings are void and
     /// its delta postings go.
     pub(crate) fn removed(&mut self, tx: &Transaction<'_>, doc: i64) -> Result<()> {

@@ -239,3 +239,43 @@ fn fixture_questions_rank_the_same_with_and_without_the_index() {
     assert_eq!(after, before);
     assert!(after.iter().all(|(r, _)| *r > 0.0), "the question sets match something");
 }
+
+/// Rows of the top-k side tables: (dead documents, delta postings).
+fn side_rows(cat: &Catalog) -> (i64, i64) {
+    let c = cat.connection();
+    let dead = c.query_row("SELECT COUNT(*) FROM topk_dead", [], |r| r.get(0)).unwrap();
+    let delta = c.query_row("SELECT COUNT(*) FROM topk_delta", [], |r| r.get(0)).unwrap();
+    (dead, delta)
+}
+
+#[test]
+fn a_row_whose_search_columns_did_not_change_keeps_its_postings() {
+    let (d, path, _) = fresh();
+    let mut rng = Rng(7);
+    let mut forest = corpus(&mut rng, 200, "m");
+    let mut inc = Catalog::open(&path).unwrap();
+    inc.rebuild(forest.clone()).unwrap();
+    assert_eq!(side_rows(&inc), (0, 0));
+
+    // What a Ranger run changes: links, `updated`; plus body facts.
+    for n in forest.iter_mut().take(120) {
+        n.updated = Some("2027-06-01".into());
+        n.links.push(CatalogLink::new("related-to", "m-0"));
+        n.body_tokens += 1;
+    }
+    inc.upsert(&forest[..120]).unwrap();
+    assert_eq!(side_rows(&inc), (0, 0), "no dead documents, no delta postings");
+    assert!(inc.topk_usable().unwrap());
+
+    // A search column that changes still goes through the index.
+    forest[3].summary = words(&mut rng, 4);
+    forest[5].tags.push("fresh-tag".into());
+    inc.upsert(&[forest[3].clone(), forest[5].clone()]).unwrap();
+    assert_eq!(side_rows(&inc).0, 2);
+
+    let mut reb = Catalog::open(&d.path().join("other/catalog.db")).unwrap();
+    reb.rebuild(forest.clone()).unwrap();
+    assert_eq!(inc.dump().unwrap(), reb.dump().unwrap());
+    assert_eq!(inc.topk_dump().unwrap(), reb.topk_dump().unwrap());
+    assert_same_ranking(&inc, &queries(&mut rng, 40));
+}
