@@ -94,6 +94,7 @@ pub(crate) fn run_sources(
                 .and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok()),
             outcomes: RunOutcomes::new(manifest.outcomes(&src.name)?, &today()),
             folders: Default::default(),
+            health: None,
         };
         ctx.run(path, &mut manifest, catalog.as_mut())?;
         report.commits.extend(ctx.commits);
@@ -248,6 +249,9 @@ pub(crate) struct SourceRun<'a> {
     pub(crate) outcomes: RunOutcomes,
     /// Where source folders' branches live (sub-folder buckets).
     pub(crate) folders: crate::stages::plan::folders::FolderPlacer,
+    /// The previous batch's health-cache records, written while the next
+    /// batch plans (see [`SourceRun::await_health`]).
+    pub(crate) health: Option<std::thread::JoinHandle<()>>,
 }
 
 /// A per-file report line.
@@ -359,6 +363,7 @@ impl SourceRun<'_> {
             first = false;
             slice = next_slice;
         }
+        self.await_health();
         self.progress.finish();
         self.account_store();
         self.report.known_problems = self.outcomes.known_count;
@@ -490,6 +495,7 @@ pub(crate) mod testing {
                 curate_pool: None,
                 outcomes: RunOutcomes::default(),
                 folders: Default::default(),
+                health: None,
             }
         }
     }

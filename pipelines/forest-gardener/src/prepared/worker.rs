@@ -162,6 +162,7 @@ pub fn prepare(
             curate_pool: None,
             outcomes: RunOutcomes::default(),
             folders: Default::default(),
+            health: None,
         };
         let entries = manifest.entries(&src.name)?;
         let mut out = PrepareSourceReport { source: src.name.clone(), ..Default::default() };
