@@ -782,3 +782,36 @@ fn a_pruned_twin_of_a_kept_link_leaves_the_landmarks_settled() {
     assert_eq!(r2.commit, None, "landmarks {:?}", r2.landmarks);
     assert_fsck_clean(&root);
 }
+
+#[test]
+fn the_master_pruned_and_given_landmarks_in_one_run_keeps_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("forest");
+    let git = init_forest(&root, "Test").unwrap();
+    // The master carries a cold managed link; n/p -> n/q is structural.
+    let mut master = node(&root, "_index");
+    let mut m = forest_model::yaml::Mapping::new();
+    m.insert("rel".into(), "related-to".into());
+    m.insert("target".into(), "n/q".into());
+    m.insert("confidence".into(), 0.3.into());
+    master.set("links", forest_model::yaml::Value::Sequence(vec![forest_model::yaml::Value::Mapping(m)]));
+    let changes = vec![
+        Change::Write { path: "_index.md".into(), bytes: master.to_text().into_bytes() },
+        write("n/p", leaf("n/p", &[("part-of", "n/q", None)])),
+        write("n/q", leaf("n/q", &[])),
+    ];
+    git.commit_batch(&changes, "test: nodes").unwrap();
+    reindex(&root).unwrap();
+    let later = T0 + 400.0 * DAY;
+    let r = run_at(&root, &git, later);
+    assert_eq!(r.links.pruned, vec!["_index related-to->n/q"]);
+    assert!(r.landmarks.changed);
+    let after = node(&root, "_index");
+    assert!(after.front.get("links").is_none(), "the prune is in the committed master");
+    let lines = section_entries(&after.body, LANDMARKS);
+    let ids: Vec<&str> = lines.iter().filter_map(|l| forest_model::index::entry_id(l)).collect();
+    assert_eq!(ids, vec!["n/p", "n/q"], "and so are the landmarks");
+    assert_eq!(git_out(&root, &["status", "--porcelain"]), "");
+    assert_eq!(run_at(&root, &git, later).commit, None);
+    assert_fsck_clean(&root);
+}
