@@ -59,7 +59,7 @@ pub(crate) fn remove_journal(repo: &Repository) -> Result<(), GitError> {
     }
 }
 
-/// Target state of one path: `Some((blob, bytes))` = file content, `None` = absent.
+/// Target state of one path: `Some((blob, content))` = that file, `None` = absent.
 pub(crate) type Target<'a> = (&'a str, Option<(Oid, Content<'a>)>);
 
 /// A written path's bytes: in hand, or read from the object database when
