@@ -7,7 +7,8 @@
 //! vine §1.3) and how many are over 500 tokens, how many digests the budget
 //! clipped and which fields it clipped, the children shown vs listed over
 //! all branches, the most children a branch lists, and the children shown
-//! vs listed for the worst clipped branch.
+//! vs listed for the worst clipped branch, and how many sub-branch
+//! children (the way further down) the clip hid.
 
 use std::collections::BTreeMap;
 
@@ -36,6 +37,8 @@ fn main() {
     let mut fields: BTreeMap<String, usize> = BTreeMap::new();
     let mut worst: Option<(usize, usize, String)> = None;
     let (mut largest, mut over, mut shown_all, mut listed_all) = ((0usize, String::new()), 0usize, 0usize, 0usize);
+    // Sub-branch children (the way on down) listed vs shown.
+    let (mut sub_listed, mut sub_shown, mut sub_cut_branches) = (0usize, 0usize, 0usize);
     for id in &branches {
         let args = json!({ "id": id });
         let digest = match v.call("look", args.as_object().expect("object")) {
@@ -50,6 +53,15 @@ fn main() {
         let listed = std::fs::read_to_string(std::path::Path::new(root).join(format!("{id}.md")))
             .map(|t| t.lines().filter(|l| l.starts_with("- [[")).count())
             .unwrap_or(0);
+        let is_branch = |c: &Value| c.get("id").and_then(Value::as_str).is_some_and(|i| i.ends_with("/_index"));
+        let shown_subs =
+            digest.get("children").and_then(Value::as_array).map_or(0, |a| a.iter().filter(|c| is_branch(c)).count());
+        let listed_subs = std::fs::read_to_string(std::path::Path::new(root).join(format!("{id}.md")))
+            .map(|t| t.lines().filter(|l| l.starts_with("- [[") && l.contains("/_index]]")).count())
+            .unwrap_or(0);
+        sub_listed += listed_subs;
+        sub_shown += shown_subs;
+        sub_cut_branches += usize::from(shown_subs < listed_subs);
         let size = estimate(&digest);
         if size > largest.0 {
             largest = (size, id.clone());
@@ -80,6 +92,9 @@ fn main() {
     println!(
         "largest digest {} tokens ({}); over {LOOK_BUDGET}: {over}; children shown {shown_all} of {listed_all} listed",
         largest.0, largest.1
+    );
+    println!(
+        "sub-branch children shown {sub_shown} of {sub_listed} listed; branches hiding a sub-branch: {sub_cut_branches}"
     );
     if let Some((listed, shown, id)) = worst {
         println!("worst clipped: {id} lists {listed} entries, look shows {shown} children");

@@ -111,3 +111,13 @@ fn scan_cursor_walk_is_disjoint_and_complete() {
     let sum: u64 = cov["roots"].as_array().unwrap().iter().map(|r| r["nodes"].as_u64().unwrap()).sum();
     assert_eq!(sum + 1 + cov["system"].as_u64().unwrap(), cov["total"].as_u64().unwrap());
 }
+
+#[test]
+fn look_lists_sub_branches_before_leaves() {
+    let (_d, mut v) = fixture();
+    let l = call(&mut v, "look", json!({"id": "projects/_index"}));
+    let ids: Vec<&str> = l["children"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    // By id alone the leaf would come first; the budget clip cuts from the
+    // tail, so the way down is listed first.
+    assert_eq!(ids, vec!["projects/mixerllm/_index", "projects/monkeyllm/_index", "projects/audio-pipeline"]);
+}
