@@ -371,9 +371,10 @@ impl Vine {
     /// from the tail, and by id alone the `~` buckets sorted last, so a cut
     /// digest showed leaves and hid the way down.
     fn children(&self, id: &str) -> VResult<Vec<Value>> {
-        let mut st = self.catalog.connection().prepare_cached(
-            "SELECT id, summary FROM nodes WHERE parent = ?1 ORDER BY kind = 'branch' DESC, id",
-        )?;
+        let mut st = self
+            .catalog
+            .connection()
+            .prepare_cached("SELECT id, summary FROM nodes WHERE parent = ?1 ORDER BY kind = 'branch' DESC, id")?;
         let rows = st.query_map([id], |r| {
             Ok(json!({"id": r.get::<_, String>(0)?, "summary": clip(&r.get::<_, String>(1)?, 25)}))
         })?;
