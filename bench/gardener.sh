@@ -31,19 +31,11 @@ SRC_BYTES=$(du -sb "$W/src/" | cut -f1)
 "$B" init "$W/forest" --title Bench >/dev/null
 
 measure() { # label, log file, command...
-  local label="$1" log="$2"; shift 2
-  local start end peak=0 pid
-  start=$(date +%s.%N)
-  FOREST_LOG=info "$@" >"$log.json" 2>"$log" &
-  pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-    [ -n "$r" ] && [ "$r" -gt "$peak" ] && peak=$r
-    sleep 0.05
-  done
-  wait "$pid" || echo "($label exited $?)"
-  end=$(date +%s.%N)
-  python3 - "$label" "$start" "$end" "$peak" "$N" "$SRC_BYTES" "$log" <<'PY'
+  local label="$1" log="$2" rc=0; shift 2
+  FOREST_LOG=info polled "$log.json" "$@" || rc=$?
+  [ "$rc" = 0 ] || echo "($label exited $rc)"
+  mv -f "$log.json.err" "$log"
+  python3 - "$label" "$POLL_START" "$POLL_END" "$POLL_PEAK_KB" "$N" "$SRC_BYTES" "$log" <<'PY'
 import json, re, sys
 label, s, e, peak, n, b, log = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 t = e - s

@@ -10,21 +10,31 @@ forest_bin() {
   echo "$FOREST_BIN"
 }
 
-# peak OUT COMMAND... : run COMMAND with stdout in OUT and stderr in
-# OUT.err, poll its VmHWM every 50 ms and print "W s, peak RSS M MiB".
-# A failing command prints "(exited N)" first and does not stop the bench.
-peak() {
-  local out="$1" start end pk=0 pid r
+# polled OUT COMMAND... : run COMMAND with stdout in OUT and stderr in
+# OUT.err, polling its VmHWM every 50 ms; sets POLL_START and POLL_END
+# (epoch seconds) and POLL_PEAK_KB, and returns COMMAND's exit code.
+polled() {
+  local out="$1" pid r rc=0
   shift
-  start=$(date +%s.%N)
+  POLL_PEAK_KB=0
+  POLL_START=$(date +%s.%N)
   "$@" >"$out" 2>"$out.err" &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-    [ -n "$r" ] && [ "$r" -gt "$pk" ] && pk=$r
+    [ -n "$r" ] && [ "$r" -gt "$POLL_PEAK_KB" ] && POLL_PEAK_KB=$r
     sleep 0.05
   done
-  wait "$pid" || echo "(exited $?)"
-  end=$(date +%s.%N)
-  python3 -c "print(f'{$end-$start:.2f} s, peak RSS {$pk/1024:.1f} MiB')"
+  wait "$pid" || rc=$?
+  POLL_END=$(date +%s.%N)
+  return "$rc"
+}
+
+# peak OUT COMMAND... : `polled`, then print "W s, peak RSS M MiB".
+# A failing command prints "(exited N)" first and does not stop the bench.
+peak() {
+  local rc=0
+  polled "$@" || rc=$?
+  [ "$rc" = 0 ] || echo "(exited $rc)"
+  python3 -c "print(f'{$POLL_END-$POLL_START:.2f} s, peak RSS {$POLL_PEAK_KB/1024:.1f} MiB')"
 }

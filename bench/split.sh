@@ -13,11 +13,8 @@ set -euo pipefail
 N="${1:-20000}"
 W="${2:-/tmp/forest-bench-split-$N}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ -z "${FOREST_BIN:-}" ]; then
-  cargo build --release -q -p forest-cli
-  FOREST_BIN="$PWD/target/release/forest"
-fi
-B="$FOREST_BIN"
+source bench/lib.sh
+B="$(forest_bin)"
 # REUSE=1: $W/forest was adopted from $W/src already (for example by
 # `bench/gardener.sh N wide $W`): report its shape, then grow and sync.
 if [ "${REUSE:-0}" = 1 ] && [ -d "$W/forest" ]; then
@@ -29,19 +26,10 @@ else
 fi
 
 timed() { # label, json out, command...
-  local label="$1" out="$2"; shift 2
-  local start end peak=0 pid r
-  start=$(date +%s.%N)
-  "$@" >"$out" 2>"$out.err" &
-  pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-    [ -n "$r" ] && [ "$r" -gt "$peak" ] && peak=$r
-    sleep 0.05
-  done
-  wait "$pid" || echo "($label exited $?)"
-  end=$(date +%s.%N)
-  python3 - "$label" "$start" "$end" "$peak" "$out" <<'PY'
+  local label="$1" out="$2" rc=0; shift 2
+  polled "$out" "$@" || rc=$?
+  [ "$rc" = 0 ] || echo "($label exited $rc)"
+  python3 - "$label" "$POLL_START" "$POLL_END" "$POLL_PEAK_KB" "$out" <<'PY'
 import json, sys
 label, s, e, peak, out = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 try:
