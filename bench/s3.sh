@@ -4,7 +4,7 @@
 # object, and payload-cache hit latency.
 #   bash bench/s3.sh 10000 [WORKDIR]
 # The corpus is forests/gen_corpus.py's md/txt/csv mix uploaded with boto3
-# (moto's own dependency) from 32 threads.
+# (moto's own dependency) from 32 threads. FOREST_BIN=path skips the build.
 set -euo pipefail
 N="${1:-10000}"
 W="${2:-/tmp/forest-bench-s3-$N}"
@@ -12,8 +12,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export FOREST_OPS_DIR="${FOREST_OPS_DIR:-/tmp/forest-ops-bench}"
 export FOREST_S3_PORT="${FOREST_S3_PORT:-19200}"
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1
-cargo build --release -q -p forest-cli
-B="$PWD/target/release/forest"
+source bench/lib.sh
+B="$(forest_bin)"
 EP="$(bash ops/s3/start.sh)"
 PY="$FOREST_OPS_DIR/s3-venv/bin/python"
 BUCKET="bench-$N-$(date +%s)"
@@ -45,18 +45,9 @@ PY
 
 measure() { # label, objects, command... (stdout of the command -> $W/last.json)
   local label="$1" n="$2"; shift 2
-  local start end peak=0 pid
-  start=$(date +%s.%N)
-  "$@" >"$W/last.json" &
-  pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    r=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-    [ -n "$r" ] && [ "$r" -gt "$peak" ] && peak=$r
-    sleep 0.05
-  done
-  wait "$pid" || true
-  end=$(date +%s.%N)
-  python3 - "$label" "$start" "$end" "$peak" "$n" "$W/last.json" <<'PY'
+  polled "$W/last.json" "$@" || true
+  cat "$W/last.json.err" >&2
+  python3 - "$label" "$POLL_START" "$POLL_END" "$POLL_PEAK_KB" "$n" "$W/last.json" <<'PY'
 import json, sys
 label, s, e, peak, n, path = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 t = e - s
