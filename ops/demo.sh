@@ -9,8 +9,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO="$PWD"
 W="${1:-$(mktemp -d /tmp/forest-demo.XXXX)}"
 mkdir -p "$W"
-echo "== building forest (release; the first build takes several minutes)" >&2
-cargo build --release --locked -q -p forest-cli
+echo "== building forest (release; a cold build took about 11 minutes on a quiet 2-core machine, see README)" >&2
+cargo build --release --locked -p forest-cli
 B="$REPO/target/release/forest"
 rm -rf "$W/drive" "$W/forest"
 cp -r forests/sample-drive "$W/drive"

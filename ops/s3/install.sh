@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install a local S3-compatible server for tests (see INFRA.md, S3): a venv
+# Install a local S3-compatible server for tests (see docs/test-servers.md): a venv
 # with moto's standalone server (`moto_server`, in-memory, any credentials).
 # Idempotent: does nothing when the venv already has moto_server.
 set -euo pipefail

@@ -7,6 +7,7 @@
 //! The catalog never parses Markdown: callers hand it [`CatalogNode`]s.
 
 mod catalog;
+mod expand;
 mod locate;
 pub mod pyjson;
 mod topk;
@@ -17,6 +18,7 @@ pub use catalog::{
     body_hash_of, Candidate, Catalog, CatalogDump, CatalogLink, CatalogNode, CatalogState, EdgeRow, FtsRow, MoveRow,
     NodeRow, RebuildReason,
 };
+pub use expand::expand_query;
 pub use locate::{
     locate, parse_coverage, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult, Scope, TopkDump,
     LOCATE_BUDGET,

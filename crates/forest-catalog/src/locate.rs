@@ -197,6 +197,7 @@ struct Hit {
 pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOptions) -> Result<LocateResult> {
     let scope = Scope::parse(&opts.scope)?;
     let limit = (opts.k * 5).max(25);
+    let query = &crate::expand::expand_query(query);
     let hits = match sanitize_query(query) {
         Some(expr) => match crate::topk::search(catalog.connection(), query, limit)? {
             Some(ranked) => hits_by_rowid(catalog, &ranked)?,

@@ -5,6 +5,7 @@
 mod dist_cmd;
 mod garden_cmd;
 mod progress;
+mod render;
 mod schemas;
 mod snapshot_cmd;
 mod vine_cmd;
@@ -69,6 +70,42 @@ struct GardenArgs {
     json: bool,
 }
 
+#[derive(Args, Clone)]
+struct AdoptArgs {
+    #[command(flatten)]
+    f: ForestArg,
+    /// Source folder, file:// URI or s3://bucket/prefix.
+    source: String,
+    /// Source name (default: `default` for the first source).
+    #[arg(long)]
+    name: Option<String>,
+    /// Branch path the mirror is rooted under.
+    #[arg(long)]
+    dest: Option<String>,
+    /// Where converted text (FLESH) lives: inline | cached | reference.
+    #[arg(long, value_parser = ["inline", "cached", "reference"])]
+    content: Option<String>,
+    /// Copy binary originals into `_assets/` (always) or leave them at the source (never).
+    #[arg(long, value_parser = ["never", "always"])]
+    archive: Option<String>,
+    /// S3-compatible endpoint (else AWS_ENDPOINT_URL / the AWS profile chain); recorded with the source.
+    #[arg(long)]
+    endpoint_url: Option<String>,
+    /// Path-style S3 addressing (default: on with a custom endpoint).
+    #[arg(long)]
+    path_style: Option<bool>,
+    /// Walk into directory symlinks inside the source (loops and targets
+    /// outside it are still refused).
+    #[arg(long)]
+    follow_symlinks: bool,
+    /// Only record the source in `_meta/gardener.yaml` and commit it (no
+    /// sync): workers and the committer of a distributed run agree on it.
+    #[arg(long)]
+    record_only: bool,
+    #[command(flatten)]
+    g: GardenArgs,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Create an empty forest (its own git repo, one commit).
@@ -92,40 +129,7 @@ enum Cmd {
         deny_warnings: bool,
     },
     /// Adopt a source (local folder or s3://bucket/prefix): record it and plant one node per file.
-    Adopt {
-        #[command(flatten)]
-        f: ForestArg,
-        /// Source folder, file:// URI or s3://bucket/prefix.
-        source: String,
-        /// Source name (default: `default` for the first source).
-        #[arg(long)]
-        name: Option<String>,
-        /// Branch path the mirror is rooted under.
-        #[arg(long)]
-        dest: Option<String>,
-        /// Where converted text (FLESH) lives: inline | cached | reference.
-        #[arg(long, value_parser = ["inline", "cached", "reference"])]
-        content: Option<String>,
-        /// Copy binary originals into `_assets/` (always) or leave them at the source (never).
-        #[arg(long, value_parser = ["never", "always"])]
-        archive: Option<String>,
-        /// S3-compatible endpoint (else AWS_ENDPOINT_URL / the AWS profile chain); recorded with the source.
-        #[arg(long)]
-        endpoint_url: Option<String>,
-        /// Path-style S3 addressing (default: on with a custom endpoint).
-        #[arg(long)]
-        path_style: Option<bool>,
-        /// Walk into directory symlinks inside the source (loops and targets
-        /// outside it are still refused).
-        #[arg(long)]
-        follow_symlinks: bool,
-        /// Only record the source in `_meta/gardener.yaml` and commit it (no
-        /// sync): workers and the committer of a distributed run agree on it.
-        #[arg(long)]
-        record_only: bool,
-        #[command(flatten)]
-        g: GardenArgs,
-    },
+    Adopt(AdoptArgs),
     /// Re-walk recorded sources (or one file) and reconcile.
     Sync {
         #[command(flatten)]
@@ -407,277 +411,305 @@ fn print_json<T: Serialize>(v: &T) -> Result<()> {
 fn run(cli: Cli) -> Result<u8> {
     match cli.cmd {
         Cmd::Init { dir, title, json } => cmd_init(&dir, &title, json),
-        Cmd::Validate { f, json, deny_warnings } => {
-            let root = forest_root(&f)?;
-            let report = lint_forest(&root);
-            if json {
-                print_json(&report)?;
-            } else {
-                for i in &report.issues {
-                    println!("{i}");
-                }
-                println!("{} error(s), {} warning(s)", report.errors, report.warnings);
-            }
-            Ok(if report.errors > 0 || (deny_warnings && report.warnings > 0) { EXIT_ERROR } else { 0 })
-        }
-        Cmd::Adopt {
-            f,
-            source,
-            name,
-            dest,
-            content,
-            archive,
-            endpoint_url,
-            path_style,
-            follow_symlinks,
-            record_only,
-            g,
-        } => {
-            let root = forest_root(&f)?;
-            let _lock = WriterLock::acquire(&root)?;
-            let git = GitForest::open(&root)?;
-            let opts = run_options(&g);
-            let bar = progress::Bar::new();
-            let report = with_curation(&root, &git, &g, |hook| {
-                let spec = forest_gardener::AdoptSpec {
-                    source: source.clone(),
-                    name: name.clone(),
-                    dest: dest.clone(),
-                    content: content.clone(),
-                    archive: archive.clone(),
-                    endpoint_url: endpoint_url.clone(),
-                    path_style,
-                    follow_symlinks,
-                    record_only,
-                };
-                forest_gardener::adopt(&root, &git, &spec, &opts, &bar, hook)
-            })?;
-            finish_garden(&report, g.json)
-        }
+        Cmd::Validate { f, json, deny_warnings } => cmd_validate(&f, json, deny_warnings),
+        Cmd::Adopt(a) => cmd_adopt(a),
         Cmd::Sync { f, source, path, shard, store, prepared_only, g } => {
-            let root = forest_root(&f)?;
-            let prepared = match &store {
-                Some(u) => Some(std::sync::Arc::new(forest_gardener::prepared::PreparedRun::open(u, prepared_only)?)),
-                None => None,
-            };
-            if let Some(spec) = &shard {
-                return dist_cmd::worker(&root, spec, source.as_deref(), prepared, &g);
-            }
-            let _lock = WriterLock::acquire(&root)?;
-            let git = GitForest::open(&root)?;
-            let opts = RunOptions { store: prepared.clone(), ..run_options(&g) };
-            let bar = progress::Bar::new();
-            let report = with_curation_from(&root, &git, &g, prepared.as_ref(), |hook| {
-                forest_gardener::sync(&root, &git, source.as_deref(), path.as_deref(), &opts, &bar, hook)
-            })?;
-            finish_garden(&report, g.json)
+            cmd_sync(&f, source.as_deref(), path.as_deref(), shard.as_deref(), store.as_deref(), prepared_only, &g)
         }
-        Cmd::Curate { f, pending: _, json } => {
-            let root = forest_root(&f)?;
-            let _lock = WriterLock::acquire(&root)?;
-            let git = GitForest::open(&root)?;
-            let (curator, cands, directives) = curation_parts(&root)?;
-            let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
-            let r = forest_gardener::pending::curate_pending(&root, &git, &hook)?;
-            if json {
-                print_json(&r)?;
-            } else {
-                println!("{} pending, {} curated, {} still pending", r.pending, r.curated.len(), r.still_pending.len());
-            }
-            Ok(if r.still_pending.is_empty() { 0 } else { EXIT_PARTIAL })
-        }
-        Cmd::Rollup { f, all, curate, dry_run, json } => {
-            let root = forest_root(&f)?;
-            let _lock = WriterLock::acquire(&root)?;
-            let git = GitForest::open(&root)?;
-            let curator = if curate { Some(build_curator(&root)?) } else { None };
-            let r = forest_gardener::rollup::rollup(&root, &git, curator.as_ref(), all, dry_run)?;
-            if json {
-                print_json(&r)?;
-            } else {
-                println!(
-                    "rolled {} branch(es), {} deterministic, {} skipped",
-                    r.rolled.len(),
-                    r.fallbacks.len(),
-                    r.skipped
-                );
-            }
-            Ok(0)
-        }
-        Cmd::Reindex { f, json } => {
-            let root = forest_root(&f)?;
-            let started = std::time::Instant::now();
-            let n = reindex(&root)?;
-            let out = ReindexReport { version: 1, nodes: n, elapsed_ms: started.elapsed().as_millis() as u64 };
-            if json {
-                print_json(&out)?;
-            } else {
-                println!("reindexed {} nodes in {} ms", out.nodes, out.elapsed_ms);
-            }
-            Ok(0)
-        }
+        Cmd::Curate { f, pending: _, json } => cmd_curate(&f, json),
+        Cmd::Rollup { f, all, curate, dry_run, json } => cmd_rollup(&f, all, curate, dry_run, json),
+        Cmd::Reindex { f, json } => cmd_reindex(&f, json),
         Cmd::Locate { f, query, k, scope, type_filter, alpha, session, json } => {
-            let root = forest_root(&f)?;
-            let catalog = open_catalog(&root)?;
-            let trails = Trails::open(&root.join(TRAILS_PATH))?;
             let opts = LocateOptions { k, scope, type_filter, alpha, session, ..LocateOptions::default() };
-            let res = locate(&catalog, &trails, &query.join(" "), &opts)?;
-            if json {
-                print_json(&res)?;
+            cmd_locate(&f, &query.join(" "), &opts, json)
+        }
+        Cmd::Ranger { cmd: RangerCmd::Run { f, now, json } } => cmd_ranger_run(&f, now.as_deref(), json),
+        Cmd::Ranger { cmd: RangerCmd::Daemon { f, schedule } } => cmd_ranger_daemon(&f, &schedule),
+        Cmd::Health { f, json } => cmd_health(&f, json),
+        Cmd::Fetch { f, ids, body, json } => {
+            if body {
+                cmd_fetch_bodies(&f, &ids, json)
             } else {
-                for r in &res.results {
-                    println!("{:.4}  {}  — {}", r.score, r.id, r.summary);
-                }
-                if res.results.is_empty() {
-                    println!("no match");
-                }
+                cmd_fetch_payloads(&f, &ids, json)
             }
+        }
+        Cmd::Prefetch { f, scope, json } => cmd_prefetch(&f, &scope, json),
+        Cmd::Heat { cmd: HeatCmd::Deposit { f, ids, amount, session } } => {
+            let root = forest_root(&f)?;
+            let mut trails = Trails::open(&root.join(TRAILS_PATH))?;
+            trails.deposit(&ids, amount, session.as_deref().unwrap_or(""))?;
             Ok(0)
         }
-        Cmd::Ranger { cmd } => match cmd {
-            RangerCmd::Run { f, now, json } => {
-                let root = forest_root(&f)?;
-                let now = match now {
-                    Some(t) => {
-                        chrono::DateTime::parse_from_rfc3339(&t)
-                            .with_context(|| format!("--now expects RFC 3339, got '{t}'"))?
-                            .timestamp_millis() as f64
-                            / 1000.0
-                    }
-                    None => chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
-                };
-                let cfg = forest_ranger::RangerConfig::load(&root)?;
-                let _lock = WriterLock::acquire(&root)?;
-                let git = GitForest::open(&root)?;
-                let r = forest_ranger::run(&root, &git, now, &cfg)?;
-                if json {
-                    print_json(&r)?;
-                } else {
-                    println!(
-                        "evaporation: {} decayed, {} removed; links: {} promoted, {} pruned; landmarks: {} (changed: {}); gc: {:?}",
-                        r.evaporation.decayed,
-                        r.evaporation.removed,
-                        r.links.promoted.len(),
-                        r.links.pruned.len(),
-                        r.landmarks.landmarks,
-                        r.landmarks.changed,
-                        r.gc
-                    );
-                }
-                Ok(0)
-            }
-            RangerCmd::Daemon { f, schedule } => {
-                let root = forest_root(&f)?;
-                let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-                forest_ranger::install_signal_handlers(stop.clone())?;
-                let summary = forest_ranger::daemon(&root, &schedule, stop, |r| match r {
-                    Ok(rep) => eprintln!(
-                        "ranger: run done ({} promoted, {} pruned, commit {:?})",
-                        rep.links.promoted.len(),
-                        rep.links.pruned.len(),
-                        rep.commit
-                    ),
-                    Err(e) => eprintln!("ranger: run failed: {e}"),
-                })?;
-                eprintln!(
-                    "ranger daemon stopped after {} run(s), {} locked, {} failed",
-                    summary.runs, summary.locked, summary.failed
-                );
-                Ok(0)
-            }
-        },
-        Cmd::Health { f, json } => {
-            let root = forest_root(&f)?;
-            let catalog = open_catalog(&root)?;
-            let trails = Trails::open(&root.join(TRAILS_PATH))?;
-            let h = forest_ranger::health(&root, &catalog, &trails)?;
-            if json {
-                print_json(&h)?;
-            } else {
-                println!("{}", serde_json::to_string_pretty(&h)?);
-            }
-            Ok(if h.lint.errors > 0 { EXIT_ERROR } else { 0 })
-        }
-        Cmd::Fetch { f, ids, body, json } => {
-            let root = forest_root(&f)?;
-            let cache = forest_gardener::tiers::open_cache(&root)?;
-            if body {
-                let mut failed = false;
-                for id in &ids {
-                    match forest_gardener::tiers::read_body(&root, Some(&cache), id) {
-                        Ok(b) if json => println!("{}", serde_json::json!({"id": id, "body": b})),
-                        Ok(b) => print!("{b}"),
-                        Err(e) => {
-                            failed = true;
-                            eprintln!("{id}: {e}");
-                        }
-                    }
-                }
-                return Ok(if failed { EXIT_ERROR } else { 0 });
-            }
-            let items: Vec<_> = ids.iter().map(|id| forest_gardener::tiers::fetch_payload(&root, &cache, id)).collect();
-            let failed = items.iter().any(|i| i.error.is_some());
-            if json {
-                print_json(&forest_gardener::tiers::FetchReport { version: 1, items })?;
-            } else {
-                for i in &items {
-                    match (&i.path, &i.error) {
-                        (Some(p), _) => println!("{}\t{p}", i.id),
-                        (_, Some(e)) => eprintln!("{}: {e}", i.id),
-                        _ => {}
-                    }
-                }
-            }
-            Ok(if failed { EXIT_ERROR } else { 0 })
-        }
-        Cmd::Prefetch { f, scope, json } => {
-            let root = forest_root(&f)?;
-            let cache = forest_gardener::tiers::open_cache(&root)?;
-            let r = forest_gardener::tiers::prefetch(&root, &cache, &scope)?;
-            if json {
-                print_json(&r)?;
-            } else {
-                println!("{} fetched, {} already local, {} error(s)", r.fetched.len(), r.already_local, r.errors.len());
-                for e in &r.errors {
-                    eprintln!("{e}");
-                }
-            }
-            Ok(if r.errors.is_empty() { 0 } else { EXIT_ERROR })
-        }
-        Cmd::Heat { cmd } => match cmd {
-            HeatCmd::Deposit { f, ids, amount, session } => {
-                let root = forest_root(&f)?;
-                let mut trails = Trails::open(&root.join(TRAILS_PATH))?;
-                trails.deposit(&ids, amount, session.as_deref().unwrap_or(""))?;
-                Ok(0)
-            }
-            HeatCmd::Show { f, json } => {
-                let root = forest_root(&f)?;
-                let trails = Trails::open(&root.join(TRAILS_PATH))?;
-                let stats = trails.stats()?;
-                let mut rows = trails.persistent_rows()?;
-                rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                rows.truncate(20);
-                let out = HeatReport {
-                    version: 1,
-                    stats,
-                    hottest: rows.into_iter().map(|(id, heat, updated)| HeatRow { id, heat, updated }).collect(),
-                };
-                if json {
-                    print_json(&out)?;
-                } else {
-                    println!("rows {}  max {:.4}  mean {:.4}", out.stats.rows, out.stats.max, out.stats.mean);
-                    for r in &out.hottest {
-                        println!("{:.4}  {}", r.heat, r.id);
-                    }
-                }
-                Ok(0)
-            }
-        },
+        Cmd::Heat { cmd: HeatCmd::Show { f, json } } => cmd_heat_show(&f, json),
         Cmd::Snapshot { cmd } => snapshot_cmd::run(cmd),
         Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
         Cmd::Vine(cmd) => vine_cmd::run(cmd),
     }
+}
+
+fn cmd_validate(f: &ForestArg, json: bool, deny_warnings: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let report = lint_forest(&root);
+    if json {
+        print_json(&report)?;
+    } else {
+        for i in &report.issues {
+            println!("{i}");
+        }
+        println!("{} error(s), {} warning(s)", report.errors, report.warnings);
+    }
+    Ok(if report.errors > 0 || (deny_warnings && report.warnings > 0) { EXIT_ERROR } else { 0 })
+}
+
+fn cmd_adopt(a: AdoptArgs) -> Result<u8> {
+    let AdoptArgs { f, g, .. } = &a;
+    let spec = forest_gardener::AdoptSpec {
+        source: a.source.clone(),
+        name: a.name.clone(),
+        dest: a.dest.clone(),
+        content: a.content.clone(),
+        archive: a.archive.clone(),
+        endpoint_url: a.endpoint_url.clone(),
+        path_style: a.path_style,
+        follow_symlinks: a.follow_symlinks,
+        record_only: a.record_only,
+    };
+    let root = forest_root(f)?;
+    let _lock = WriterLock::acquire(&root)?;
+    let git = GitForest::open(&root)?;
+    let opts = run_options(g);
+    let bar = progress::Bar::new();
+    let report = with_curation(&root, &git, g, |hook| forest_gardener::adopt(&root, &git, &spec, &opts, &bar, hook))?;
+    finish_garden(&report, g.json)
+}
+
+fn cmd_sync(
+    f: &ForestArg,
+    source: Option<&str>,
+    path: Option<&str>,
+    shard: Option<&str>,
+    store: Option<&str>,
+    prepared_only: bool,
+    g: &GardenArgs,
+) -> Result<u8> {
+    let root = forest_root(f)?;
+    let prepared = match store {
+        Some(u) => Some(std::sync::Arc::new(forest_gardener::prepared::PreparedRun::open(u, prepared_only)?)),
+        None => None,
+    };
+    if let Some(spec) = shard {
+        return dist_cmd::worker(&root, spec, source, prepared, g);
+    }
+    let _lock = WriterLock::acquire(&root)?;
+    let git = GitForest::open(&root)?;
+    let opts = RunOptions { store: prepared.clone(), ..run_options(g) };
+    let bar = progress::Bar::new();
+    let report = with_curation_from(&root, &git, g, prepared.as_ref(), |hook| {
+        forest_gardener::sync(&root, &git, source, path, &opts, &bar, hook)
+    })?;
+    finish_garden(&report, g.json)
+}
+
+fn cmd_curate(f: &ForestArg, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let _lock = WriterLock::acquire(&root)?;
+    let git = GitForest::open(&root)?;
+    let (curator, cands, directives) = curation_parts(&root)?;
+    let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
+    let r = forest_gardener::pending::curate_pending(&root, &git, &hook)?;
+    if json {
+        print_json(&r)?;
+    } else {
+        println!("{} pending, {} curated, {} still pending", r.pending, r.curated.len(), r.still_pending.len());
+    }
+    Ok(if r.still_pending.is_empty() { 0 } else { EXIT_PARTIAL })
+}
+
+fn cmd_rollup(f: &ForestArg, all: bool, curate: bool, dry_run: bool, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let _lock = WriterLock::acquire(&root)?;
+    let git = GitForest::open(&root)?;
+    let curator = if curate { Some(build_curator(&root)?) } else { None };
+    let r = forest_gardener::rollup::rollup(&root, &git, curator.as_ref(), all, dry_run)?;
+    if json {
+        print_json(&r)?;
+    } else {
+        println!("rolled {} branch(es), {} deterministic, {} skipped", r.rolled.len(), r.fallbacks.len(), r.skipped);
+    }
+    Ok(0)
+}
+
+fn cmd_reindex(f: &ForestArg, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let started = std::time::Instant::now();
+    let n = reindex(&root)?;
+    let out = ReindexReport { version: 1, nodes: n, elapsed_ms: started.elapsed().as_millis() as u64 };
+    if json {
+        print_json(&out)?;
+    } else {
+        println!("reindexed {} nodes in {} ms", out.nodes, out.elapsed_ms);
+    }
+    Ok(0)
+}
+
+fn cmd_locate(f: &ForestArg, query: &str, opts: &LocateOptions, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let catalog = open_catalog(&root)?;
+    let trails = Trails::open(&root.join(TRAILS_PATH))?;
+    let res = locate(&catalog, &trails, query, opts)?;
+    if json {
+        print_json(&res)?;
+    } else {
+        for r in &res.results {
+            println!("{:.4}  {}  — {}", r.score, r.id, r.summary);
+        }
+        if res.results.is_empty() {
+            println!("no match in {} node(s)", res.searched.unwrap_or(0));
+            if let Some(h) = &res.hint {
+                eprintln!("hint: {}", render::cli_hint(h));
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn cmd_ranger_run(f: &ForestArg, now: Option<&str>, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let now = match now {
+        Some(t) => {
+            chrono::DateTime::parse_from_rfc3339(t)
+                .with_context(|| format!("--now expects RFC 3339, got '{t}'"))?
+                .timestamp_millis() as f64
+                / 1000.0
+        }
+        None => chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
+    };
+    let cfg = forest_ranger::RangerConfig::load(&root)?;
+    let _lock = WriterLock::acquire(&root)?;
+    let git = GitForest::open(&root)?;
+    let r = forest_ranger::run(&root, &git, now, &cfg)?;
+    if json {
+        print_json(&r)?;
+    } else {
+        println!(
+            "evaporation: {} decayed, {} removed; links: {} promoted, {} pruned; landmarks: {} (changed: {}); gc: {:?}",
+            r.evaporation.decayed,
+            r.evaporation.removed,
+            r.links.promoted.len(),
+            r.links.pruned.len(),
+            r.landmarks.landmarks,
+            r.landmarks.changed,
+            r.gc
+        );
+    }
+    Ok(0)
+}
+
+fn cmd_ranger_daemon(f: &ForestArg, schedule: &str) -> Result<u8> {
+    let root = forest_root(f)?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    forest_ranger::install_signal_handlers(stop.clone())?;
+    let summary = forest_ranger::daemon(&root, schedule, stop, |r| match r {
+        Ok(rep) => eprintln!(
+            "ranger: run done ({} promoted, {} pruned, commit {:?})",
+            rep.links.promoted.len(),
+            rep.links.pruned.len(),
+            rep.commit
+        ),
+        Err(e) => eprintln!("ranger: run failed: {e}"),
+    })?;
+    eprintln!(
+        "ranger daemon stopped after {} run(s), {} locked, {} failed",
+        summary.runs, summary.locked, summary.failed
+    );
+    Ok(0)
+}
+
+fn cmd_health(f: &ForestArg, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let catalog = open_catalog(&root)?;
+    let trails = Trails::open(&root.join(TRAILS_PATH))?;
+    let h = forest_ranger::health(&root, &catalog, &trails)?;
+    if json {
+        print_json(&h)?;
+    } else {
+        print!("{}", render::health(&h));
+    }
+    Ok(if h.lint.errors > 0 { EXIT_ERROR } else { 0 })
+}
+
+fn cmd_fetch_bodies(f: &ForestArg, ids: &[String], json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let cache = forest_gardener::tiers::open_cache(&root)?;
+    let mut failed = false;
+    for id in ids {
+        match forest_gardener::tiers::read_body(&root, Some(&cache), id) {
+            Ok(b) if json => println!("{}", serde_json::json!({"id": id, "body": b})),
+            Ok(b) => print!("{b}"),
+            Err(e) => {
+                failed = true;
+                eprintln!("{id}: {e}");
+            }
+        }
+    }
+    Ok(if failed { EXIT_ERROR } else { 0 })
+}
+
+fn cmd_fetch_payloads(f: &ForestArg, ids: &[String], json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let cache = forest_gardener::tiers::open_cache(&root)?;
+    let items: Vec<_> = ids.iter().map(|id| forest_gardener::tiers::fetch_payload(&root, &cache, id)).collect();
+    let failed = items.iter().any(|i| i.error.is_some());
+    if json {
+        print_json(&forest_gardener::tiers::FetchReport { version: 1, items })?;
+    } else {
+        for i in &items {
+            match (&i.path, &i.error) {
+                (Some(p), _) => println!("{}\t{p}", i.id),
+                (_, Some(e)) => eprintln!("{}: {e}", i.id),
+                _ => {}
+            }
+        }
+    }
+    Ok(if failed { EXIT_ERROR } else { 0 })
+}
+
+fn cmd_prefetch(f: &ForestArg, scope: &str, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let cache = forest_gardener::tiers::open_cache(&root)?;
+    let r = forest_gardener::tiers::prefetch(&root, &cache, scope)?;
+    if json {
+        print_json(&r)?;
+    } else {
+        println!("{} fetched, {} already local, {} error(s)", r.fetched.len(), r.already_local, r.errors.len());
+        for e in &r.errors {
+            eprintln!("{e}");
+        }
+    }
+    Ok(if r.errors.is_empty() { 0 } else { EXIT_ERROR })
+}
+
+fn cmd_heat_show(f: &ForestArg, json: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let trails = Trails::open(&root.join(TRAILS_PATH))?;
+    let stats = trails.stats()?;
+    let mut rows = trails.persistent_rows()?;
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    rows.truncate(20);
+    let out = HeatReport {
+        version: 1,
+        stats,
+        hottest: rows.into_iter().map(|(id, heat, updated)| HeatRow { id, heat, updated }).collect(),
+    };
+    if json {
+        print_json(&out)?;
+    } else {
+        println!("rows {}  max {:.4}  mean {:.4}", out.stats.rows, out.stats.max, out.stats.mean);
+        for r in &out.hottest {
+            println!("{:.4}  {}", r.heat, r.id);
+        }
+    }
+    Ok(0)
 }
 
 /// `forest reindex --json`.

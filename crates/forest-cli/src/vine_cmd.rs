@@ -217,7 +217,7 @@ pub fn run(cmd: VineCmd) -> Result<u8> {
             } else {
                 eprintln!("forest: {}: {}", e.code, e.message);
                 if !e.hint.is_empty() {
-                    eprintln!("hint: {}", e.hint);
+                    eprintln!("hint: {}", crate::render::cli_hint(&e.hint));
                 }
             }
             Ok(1)
@@ -228,6 +228,8 @@ pub fn run(cmd: VineCmd) -> Result<u8> {
 fn print_human(prim: &str, v: &Value) {
     let list = |key: &str| v.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
     match prim {
+        "look" => print!("{}", crate::render::look(v)),
+        "pick" if v.get("body").is_none() => print!("{}", crate::render::pick(v)),
         "pick" if v.get("body").is_some() => {
             print!("{}", v["body"].as_str().unwrap_or_default());
             if let Some(n) = v.get("next") {

@@ -69,9 +69,9 @@ fn emitted_yaml_is_read_identically_by_pyyaml_when_available() {
     // Cross-reader check: PyYAML (YAML 1.1) must read what we write as the
     // same data our YAML 1.2 parser reads. Skipped with a note when python3
     // or PyYAML is missing.
-    let ok = std::process::Command::new("python3").args(["-c", "import yaml"]).status();
-    if !ok.map(|s| s.success()).unwrap_or(false) {
-        eprintln!("SKIP: python3 with PyYAML not available");
+    let ok = std::process::Command::new("python3").args(["-c", "import yaml"]).output();
+    if !ok.map(|o| o.status.success()).unwrap_or(false) {
+        forest_testkit::skip("python3 with PyYAML is not available");
         return;
     }
     let root = fixtures().join("fixture-forest");

@@ -37,7 +37,8 @@ fn s3(test: &str) -> Option<Arc<S3Client>> {
     match std::env::var("FOREST_TEST_S3_ENDPOINT") {
         Ok(ep) if !ep.trim().is_empty() => Some(Arc::new(S3Client::new(&options_for(ep.trim())).unwrap())),
         _ => {
-            println!("skip {test}: FOREST_TEST_S3_ENDPOINT is not set (start one with ops/s3/start.sh)");
+            let _ = test;
+            forest_testkit::skip("FOREST_TEST_S3_ENDPOINT is not set (the moto S3 server: ops/s3/start.sh)");
             None
         }
     }

@@ -719,7 +719,7 @@ fn ops_dir() -> PathBuf {
 #[test]
 fn systemd_units_verify() {
     let Ok(out) = Command::new("systemd-analyze").arg("--version").output() else {
-        println!("SKIP: systemd-analyze not installed (apt-get install -y systemd)");
+        forest_testkit::skip("systemd-analyze is not installed (apt-get install -y systemd)");
         return;
     };
     assert!(out.status.success());

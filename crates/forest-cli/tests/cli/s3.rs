@@ -13,7 +13,7 @@ pub(crate) fn endpoint() -> Option<String> {
     match std::env::var("FOREST_TEST_S3_ENDPOINT") {
         Ok(e) if !e.is_empty() => Some(e),
         _ => {
-            eprintln!("skip: FOREST_TEST_S3_ENDPOINT is not set (run ops/s3/start.sh)");
+            forest_testkit::skip("FOREST_TEST_S3_ENDPOINT is not set (the moto S3 server: ops/s3/start.sh)");
             None
         }
     }

@@ -14,7 +14,10 @@ pub fn reference_bin(test: &str) -> Option<PathBuf> {
         Ok(p) if !p.is_empty() && Path::new(&p).join("vine").is_file() => Some(PathBuf::from(p)),
         Ok(p) if !p.is_empty() => panic!("FOREST_TEST_MONKEYLLM={p} has no `vine`"),
         _ => {
-            eprintln!("SKIPPED {test}: FOREST_TEST_MONKEYLLM is not set (export FOREST_TEST_MONKEYLLM=$(bash ops/monkeyllm/install.sh))");
+            let _ = test;
+            forest_testkit::skip(
+                "FOREST_TEST_MONKEYLLM is not set (the reference engine: bash ops/monkeyllm/install.sh)",
+            );
             None
         }
     }

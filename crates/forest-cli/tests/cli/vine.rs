@@ -16,7 +16,7 @@ fn mcp_python() -> Option<PathBuf> {
             return Some(c);
         }
     }
-    println!("SKIPPED: no python with the `mcp` SDK (run `bash ops/mcp/install.sh`, export FOREST_TEST_MCP_PYTHON)");
+    forest_testkit::skip("no python with the `mcp` SDK (run `bash ops/mcp/install.sh`, export FOREST_TEST_MCP_PYTHON)");
     None
 }
 
@@ -213,7 +213,12 @@ fn readonly_http_server_answers_during_sync() {
         )
         .unwrap();
     }
-    let sync = bin().args(["sync", "--forest", &f(&root), "--commit-every", "10"]).spawn().unwrap();
+    let sync = bin()
+        .args(["sync", "--forest", &f(&root), "--commit-every", "10"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let reader = repo().join("ops/mcp/http_reader.py");
     let out = Command::new(&py)
         .args([reader.to_str().unwrap(), &format!("http://127.0.0.1:{port}/mcp"), "6"])

@@ -49,7 +49,7 @@ impl CandidateProvider for Few {
 #[test]
 fn real_server_summaries_are_always_valid() {
     let Ok(url) = std::env::var("FOREST_TEST_LLM_URL") else {
-        eprintln!("SKIPPED real_server_summaries_are_always_valid: FOREST_TEST_LLM_URL is not set (ops/llm/start.sh prints one)");
+        forest_testkit::skip("FOREST_TEST_LLM_URL is not set (the llama.cpp server: ops/llm/start.sh)");
         return;
     };
     let c = Curator::new(CuratorConfig::new(&url)).unwrap();

@@ -1,0 +1,137 @@
+//! One output convention: text by default, the versioned JSON with `--json`
+//! (`forest health`, `forest look`), checked against golden files in
+//! `tests/cli/golden/` (regenerate with `FOREST_BLESS=1`); hints name CLI
+//! commands; `locate` finds inflections and identifiers as users type them.
+
+use super::*;
+use serde_json::Value;
+
+fn golden(name: &str, got: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/golden").join(name);
+    if std::env::var_os("FOREST_BLESS").is_some() {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, got).unwrap();
+        return;
+    }
+    let want =
+        fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (FOREST_BLESS=1 writes it)", path.display()));
+    assert_eq!(got, want, "{name} differs from its golden file (FOREST_BLESS=1 rewrites it)");
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn health_prints_text_by_default_and_json_with_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let root = fixture_forest_in_git(d.path());
+    let o = run(&["health", "--forest", &f(&root)]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    assert!(serde_json::from_str::<Value>(&text).is_err(), "text by default: {text}");
+    golden("health.txt", &text);
+    let o = run(&["health", "--forest", &f(&root), "--json"]);
+    assert_eq!(code(&o), 0);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in ["needs_split", "fat_nodes", "lint", "stale_passports", "summary_stale", "sources", "known_problems"] {
+        assert!(v.get(k).is_some(), "--json has {k}: {v}");
+    }
+    // The text and the JSON tell the same counts.
+    let lint = &v["lint"];
+    assert!(text.contains(&format!("{} error(s), {} warning(s)", lint["errors"], lint["warnings"])), "{text}");
+}
+
+#[test]
+fn look_prints_text_by_default_and_json_with_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let root = fixture_forest_in_git(d.path());
+    let mut text = String::new();
+    for id in ["projects/_index", "projects/monkeyllm/pheromone"] {
+        let o = run(&["look", "--forest", &f(&root), id]);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let t = stdout(&o);
+        assert!(serde_json::from_str::<Value>(&t).is_err(), "text by default: {t}");
+        assert!(t.starts_with(id), "{t}");
+        text.push_str(&t);
+        let o = run(&["look", "--forest", &f(&root), id, "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["id"], id);
+        assert!(t.contains(v["summary"].as_str().unwrap()), "the digest's summary is in the text");
+    }
+    // A batch with a missing id says so.
+    let o = run(&["look", "--forest", &f(&root), "concepts/mcp", "concepts/nope"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    text.push_str(&stdout(&o));
+    golden("look.txt", &text);
+}
+
+#[test]
+fn hints_name_the_command_line() {
+    let d = tempfile::tempdir().unwrap();
+    let root = fixture_forest_in_git(d.path());
+    let o = run(&["look", "--forest", &f(&root), "no/such-node"]);
+    assert_eq!(code(&o), 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("E_NOT_FOUND"), "{err}");
+    assert!(err.contains("hint: Use `forest locate WORDS...`"), "{err}");
+    assert!(!err.contains("locate()"), "{err}");
+    // The envelope keeps the agents' wording.
+    let o = run(&["look", "--forest", &f(&root), "no/such-node", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["error"]["hint"].as_str().unwrap().contains("locate()"), "{v}");
+    let o = run(&["locate", "--forest", &f(&root), "zzzqqqxxx"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).starts_with("no match in "), "{}", stdout(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`forest sniff` searches the bodies"));
+}
+
+/// The sample drive, adopted: `locate` matches plurals and identifiers.
+#[test]
+fn locate_matches_inflections_and_identifiers_in_the_sample_drive() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let drive = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/sample-drive");
+    let o = run(&["adopt", "--forest", &f(&root), drive.to_str().unwrap(), "--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let top = |q: &str, k: usize| -> Vec<(String, String, String)> {
+        let o = run(&["locate", "--forest", &f(&root), q, "-k", &k.to_string(), "--json"]);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap().to_string();
+                (s("id"), s("title"), s("summary"))
+            })
+            .collect()
+    };
+    for q in ["closures", "closure", "Closures"] {
+        let hits = top(q, 5);
+        assert!(hits.iter().any(|(_, t, _)| t.starts_with("Closure Example")), "{q}: {hits:?}");
+    }
+    // Every node whose scent carries ffi_type (with or without the
+    // separator a summary may have lost) is found by the identifier typed
+    // joined or split.
+    let o = run(&["scan", "--forest", &f(&root), "_index", "--recursive", "--limit", "200", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let carry: Vec<String> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| {
+            let s = n.get("summary").and_then(Value::as_str).unwrap_or("").to_lowercase();
+            s.contains("ffi_type") || s.contains("ffitype")
+        })
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!carry.is_empty(), "the sample drive's libffi manual mentions ffi_type in its scent");
+    for q in ["ffi_type", "ffi type", "ffi-type"] {
+        let ids: Vec<String> = top(q, carry.len().max(5)).into_iter().map(|h| h.0).collect();
+        for want in &carry {
+            assert!(ids.contains(want), "{q}: {want} not in {ids:?}");
+        }
+    }
+}
