@@ -7,10 +7,11 @@
 //! `Limits::max_unzipped_bytes` and `Limits::max_input_bytes`; only the
 //! caller's temporary directory is written.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
-use crate::{zipguard, Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
+use crate::zipguard;
 use forest_model::slug::title_from_stem;
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,10 +1,11 @@
 //! DOCX → Markdown with zip + quick-xml (dialect §3.5, G.2.1).
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
+use crate::values::SourceMeta;
 use crate::xml::{self, Node};
-use crate::{zipguard, Conversion, Limits, SourceMeta};
+use crate::zipguard;
 use forest_model::slug::title_from_stem;
 use std::collections::HashMap;
 use std::path::Path;

@@ -4,11 +4,12 @@
 //! spine). Out: one Markdown node; chapter headings are demoted one level
 //! under the book title.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
+use crate::values::SourceMeta;
 use crate::xml::{self, Node};
-use crate::{html, zipguard, Conversion, Limits, SourceMeta};
+use crate::{html, zipguard};
 use forest_model::slug::title_from_stem;
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,9 +1,9 @@
 //! Command-hook converters from `gardener.yaml` `converters:` (dialect §3.5).
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
 use crate::text::{file_name, first_h1, stem};
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use std::io::Read;
 use std::path::Path;

@@ -8,10 +8,10 @@
 //! `nav`/`aside`, ARIA navigation roles, generator sidebars and
 //! header/footer bars, "Next:/Previous:/Up:" pagers, man2html CGI headers.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::ConvertError;
-use crate::registry::Converter;
 use crate::text::stem;
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use std::path::Path;
 

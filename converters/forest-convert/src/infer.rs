@@ -2,7 +2,7 @@
 //! (dialect §3.5), with Python `int()`/`float()` string leniency.
 
 use crate::samplemap::python_float_repr;
-use crate::{Cell, ColType, Table};
+use crate::values::{Cell, ColType, Table};
 use forest_model::slug::sql_column;
 
 /// A raw source value before typing (Python-native value analogue).

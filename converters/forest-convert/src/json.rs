@@ -1,10 +1,10 @@
 //! JSON → dataset (list of flat objects) or a fenced Markdown document.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
 use crate::infer::{build_table, dedupe, Raw};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::{sql_column, sql_name, title_from_stem};
 use serde_json::Value;
 use std::path::Path;

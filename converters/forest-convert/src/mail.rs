@@ -4,10 +4,11 @@
 //! converter), and the attachments listed by name, type and size (not
 //! converted).
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
+use crate::html;
 use crate::text::{file_name, stem};
-use crate::{html, Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use mail_parser::{Address, MessageParser, MimeHeaders};
 use std::path::Path;

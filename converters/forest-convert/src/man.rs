@@ -10,10 +10,10 @@
 //! the man macro set that real pages use is small: this is a line renderer,
 //! not a typesetter (no `.de` macro expansion, tables as plain rows).
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::ConvertError;
-use crate::registry::Converter;
 use crate::text::{decode_text, stem};
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use std::collections::HashMap;
 use std::path::Path;

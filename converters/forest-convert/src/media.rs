@@ -2,11 +2,11 @@
 //! The format named in the body is what the bytes are (magic bytes via
 //! `infer`), not what the extension claims.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::ConvertError;
-use crate::registry::Converter;
 use crate::sniff::{self, Sniffed};
 use crate::text::{file_name, stem};
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use std::path::Path;
 

@@ -5,11 +5,12 @@
 //! XML file. Out: headings by `text:outline-level`, paragraphs, nested lists,
 //! tables as pipe tables. An encrypted package becomes a stub node.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
+use crate::values::SourceMeta;
 use crate::xml::{self, Node};
-use crate::{zipguard, Conversion, Limits, SourceMeta};
+use crate::zipguard;
 use forest_model::slug::title_from_stem;
 use std::io::Write;
 use std::path::Path;

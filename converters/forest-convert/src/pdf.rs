@@ -12,12 +12,12 @@
 //! dropped. Encrypted PDFs that do not open with the empty password become
 //! stubs saying so.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
 use crate::pdfoutline::{decode_pdf_string, outline};
 use crate::pdftext::{dehyphenate, normalise_content, TextDev};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use pdf_extract::{Document, Object};
 use std::panic::{catch_unwind, AssertUnwindSafe};

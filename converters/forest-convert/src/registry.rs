@@ -1,51 +1,15 @@
 //! Converter discovery and the guarded fallback chain (dialect §3.5, DESIGN §10).
 
 use crate::container::{self, Codec};
+use crate::converter::{Conversion, Converter, ConverterId, Limits};
 use crate::error::{skipped, ConvertError};
 use crate::sniff::{self, Sniffed};
 use crate::{docx, epub, hook, html, json, mail, man, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text};
-use crate::{Conversion, Limits};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
-
-/// A converter: claims extensions and turns one file into a [`Conversion`].
-pub trait Converter: Send + Sync {
-    /// Display name used in fallback warnings.
-    fn name(&self) -> &str;
-    /// Claimed extensions, lowercase with the leading dot.
-    fn extensions(&self) -> Vec<String>;
-    /// Convert `path`; non-fatal findings go to `warnings` (without the
-    /// `<rel>: ` prefix, which the registry adds).
-    fn convert(&self, path: &Path, limits: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError>;
-    /// Wall-clock budget for one call; hooks override it with their own timeout.
-    fn time_budget(&self, limits: &Limits) -> Duration {
-        limits.timeout
-    }
-    /// Version of this converter's output. Bumped whenever it reads more files
-    /// or reads them better, so a caller that recorded an outcome with an older
-    /// version may re-try the file.
-    fn version(&self) -> u32 {
-        1
-    }
-}
-
-/// Which converter (and which version of it) produced an outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ConverterId {
-    /// [`Converter::name`], prefixed by the codec for compressed files (`Gzip+Csv`).
-    pub name: String,
-    /// [`Converter::version`] of the converter that ran last.
-    pub version: u32,
-}
-
-impl std::fmt::Display for ConverterId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}@{}", self.name, self.version)
-    }
-}
 
 /// Classification of one file's outcome, for the caller's report and outcome memory.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 //! node title. Font/colour/style tables, pictures, objects and `{\*...}`
 //! destinations are skipped.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use std::path::Path;
 

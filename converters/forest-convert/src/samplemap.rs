@@ -1,7 +1,7 @@
 //! The generated dataset body map (dialect §1.9) and the dataset summary
 //! template (dialect §3.7).
 
-use crate::{Cell, PayloadTable, Table};
+use crate::values::{Cell, PayloadTable, Table};
 use std::fmt::Write as _;
 
 const SAMPLE_ROWS: usize = 3;

@@ -1,11 +1,12 @@
 //! XLSX/XLSM/XLSB/XLS/ODS/OTS/FODS workbooks → dataset via calamine (dialect §3.5).
 //! Encrypted workbooks become stubs; one-row sheets a small document; no cells a skip.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, skipped, ConvertError};
 use crate::infer::{build_table, column_names, dedupe, Raw};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
-use crate::{zipguard, Conversion, Limits, SourceMeta, Table};
+use crate::values::{SourceMeta, Table};
+use crate::zipguard;
 use calamine::{Data, Reader};
 use forest_model::slug::{sql_name, title_from_stem};
 use std::io::Cursor;

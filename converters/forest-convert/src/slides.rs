@@ -4,12 +4,13 @@
 //! In: the zip package (slide order from `presentation.xml` + relationships,
 //! or `draw:page` order). Out: one Markdown node. Encrypted decks are stubs.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
 use crate::odf::{self, encrypted_stub};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
+use crate::values::SourceMeta;
 use crate::xml::{self, Node};
-use crate::{zipguard, Conversion, Limits, SourceMeta};
+use crate::zipguard;
 use forest_model::slug::title_from_stem;
 use std::collections::HashMap;
 use std::io::Cursor;

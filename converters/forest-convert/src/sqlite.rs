@@ -1,9 +1,9 @@
 //! SQLite adoption (G.2.2) and dataset database writing (C.7.1).
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, ConvertError};
-use crate::registry::Converter;
 use crate::text::{file_name, stem};
-use crate::{Cell, Conversion, Limits, PayloadTable, Table};
+use crate::values::{Cell, PayloadTable, Table};
 use forest_model::slug::title_from_stem;
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OpenFlags};
@@ -147,7 +147,7 @@ pub fn write_dataset_db(tables: &[Table], out: &Path) -> Result<String, ConvertE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ColType;
+    use crate::values::ColType;
 
     #[test]
     fn writes_and_reads_back() {

@@ -1,11 +1,11 @@
 //! CSV/TSV/any delimiter (the `csv` crate) and JSON Lines → dataset (dialect §3.5):
 //! utf-8-sig, delimiter sniffing, quoted fields; a header-only table is a small document.
 
+use crate::converter::{Conversion, Converter, Limits};
 use crate::error::{schema, skipped, ConvertError};
 use crate::infer::{build_table, column_names, dedupe, Raw};
-use crate::registry::Converter;
 use crate::text::{decode_text, file_name, stem};
-use crate::{Conversion, Limits, SourceMeta};
+use crate::values::SourceMeta;
 use forest_model::slug::{sql_column, sql_name, title_from_stem};
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Zip-bomb guard: inspect the central directory before any parser runs.
 
+use crate::converter::Limits;
 use crate::error::ConvertError;
-use crate::Limits;
 use std::io::{Cursor, Read};
 use zip::ZipArchive;
 

@@ -513,3 +513,5 @@ mod output;
 mod split;
 #[path = "cli/vine.rs"]
 mod vine;
+#[path = "cli/vine_budgets.rs"]
+mod vine_budgets;

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use forest_catalog::{Catalog, NodeRow, Trails};
-use forest_gardener::derived::{open_catalog, TRAILS_PATH};
+use forest_derived::catalog::{open_catalog, TRAILS_PATH};
 use forest_git::{GitForest, WriterLock};
 use forest_model::node::Node;
 use forest_model::schema::Dialect;
@@ -110,7 +110,7 @@ impl Vine {
         if path.is_file() {
             if let Ok(text) = std::fs::read_to_string(&path) {
                 if let Ok(node) = Node::parse(&text) {
-                    let row = forest_gardener::derived::catalog_row(&id, &node);
+                    let row = forest_derived::catalog::catalog_row(&id, &node);
                     self.catalog.upsert(&[row])?;
                     if let Some(r) = self.catalog.get(&id)? {
                         return Ok(r);
@@ -157,7 +157,7 @@ impl Vine {
                         .hint("Run `forest sync` (vine sync) to regenerate cached bodies; locate/look/scan still work.")
                 })
             }
-            Some(_) => forest_gardener::tiers::read_body(&self.root, None, &norm_id(id)).map_err(|_| {
+            Some(_) => forest_derived::tiers::read_body(&self.root, None, &norm_id(id)).map_err(|_| {
                 VineError::not_found(format!("reference body unreachable for {}", norm_id(id)))
                     .hint("The source is unreachable from here; look() and the catalog still describe it.")
             }),

@@ -37,7 +37,7 @@ impl Vine {
             .collect();
         changes.extend(deletes.iter().map(|id| Change::Delete { path: format!("{id}.md") }));
         let oid = w.git.commit_batch(&changes, msg)?;
-        let rows: Vec<_> = writes.iter().map(|(id, n)| forest_gardener::derived::catalog_row(id, n)).collect();
+        let rows: Vec<_> = writes.iter().map(|(id, n)| forest_derived::catalog::catalog_row(id, n)).collect();
         if !deletes.is_empty() {
             self.catalog.remove(deletes)?;
         }

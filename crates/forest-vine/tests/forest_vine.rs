@@ -15,6 +15,8 @@ mod reads;
 mod sessions;
 #[path = "forest_vine/sql.rs"]
 mod sql;
+#[path = "forest_vine/sweep.rs"]
+mod sweep;
 #[path = "forest_vine/tools.rs"]
 mod tools;
 #[path = "forest_vine/writes.rs"]

@@ -13,9 +13,7 @@
 //! passport (vanished sources become `stale`), never rewrites a file whose
 //! content did not change, and never overwrites hand-edited scent.
 
-pub mod config;
 pub mod curate;
-pub mod derived;
 mod entry;
 pub mod init;
 pub mod manifest;
@@ -28,13 +26,15 @@ pub mod report;
 pub mod rollup;
 pub mod source;
 mod stages;
-pub mod tiers;
 pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
 pub use entry::{
     adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES,
 };
+/// The on-disk layer lives in `forest-derived` (the read side uses it
+/// without the Gardener); re-exported under the Gardener's old paths.
+pub use forest_derived::{catalog as derived, config, tiers};
 pub use prepared::worker::{prepare, PrepareReport, PrepareSourceReport};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
 
@@ -56,4 +56,21 @@ pub enum GardenError {
     /// Manifest/catalog failure.
     #[error("derived layer: {0}")]
     Derived(String),
+    /// The on-disk layer (config, catalog, tiers) failed.
+    #[error(transparent)]
+    Layer(#[from] forest_derived::DerivedError),
+}
+
+impl GardenError {
+    /// Stable error code, for callers that branch on the kind of failure.
+    pub fn code(&self) -> &'static str {
+        match self {
+            GardenError::Schema(_) => "E_SCHEMA",
+            GardenError::Config(_) => "E_CONFIG",
+            GardenError::Io(_) => "E_IO",
+            GardenError::Git(g) => g.code(),
+            GardenError::Derived(_) => "E_DERIVED",
+            GardenError::Layer(d) => d.code(),
+        }
+    }
 }

@@ -311,26 +311,7 @@ impl<L: StatKey, I: Iterator<Item = L>, M: Iterator<Item = (String, ManifestEntr
     }
 }
 
-/// Fresh hashes of one file: blake3 (ours) and sha256 (to compare with
-/// hashes written by another engine, DESIGN §2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HashPair {
-    /// `blake3:<hex>`.
-    pub blake3: String,
-    /// sha256 hex (computed only when needed; empty otherwise).
-    pub sha256: String,
-}
-
-impl HashPair {
-    /// Does a stored hash name this content?
-    pub fn matches(&self, stored: &str) -> bool {
-        if stored.starts_with("blake3:") {
-            stored == self.blake3
-        } else {
-            !self.sha256.is_empty() && stored.eq_ignore_ascii_case(&self.sha256)
-        }
-    }
-}
+pub use forest_derived::hash::HashPair;
 
 /// True when marking `n_stale` of `total` as stale exceeds the guard.
 pub fn exceeds_stale_guard(n_stale: usize, total: usize, max_fraction: f64) -> bool {

@@ -9,18 +9,16 @@ use crate::config::{local_path, SourceConfig};
 use crate::reconcile::HashPair;
 use crate::walk::{walk_source, Listed, Listing};
 use crate::GardenError;
-use forest_storage::{S3Client, S3Location, S3Options};
-use sha2::{Digest, Sha256};
-use std::io::Read;
+pub use forest_derived::config::s3_options;
+pub use forest_derived::paths::s3_uri;
+use forest_derived::paths::URI_PATH_SET as PATH_SET;
+use forest_storage::{S3Client, S3Location};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Download slots of S3 sources (swept at the start of every run: the
 /// writer lock guarantees nobody else uses them).
 pub const SLOTS_DIR: &str = "_derived/tmp/objects";
-
-const PATH_SET: &percent_encoding::AsciiSet =
-    &percent_encoding::NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// How a source's bytes are reached.
 pub enum Access {
@@ -40,20 +38,6 @@ pub enum Access {
         /// Where objects are downloaded for conversion.
         slots: PathBuf,
     },
-}
-
-/// S3 options of a source: the AWS environment, overridden by the source's
-/// recorded `endpoint_url` / `path_style`.
-pub fn s3_options(src: &SourceConfig) -> S3Options {
-    let mut o = S3Options::from_env();
-    if let Some(e) = &src.endpoint_url {
-        o.endpoint_url = Some(e.clone());
-        o.path_style = true;
-    }
-    if let Some(p) = src.path_style {
-        o.path_style = p;
-    }
-    o
 }
 
 impl Access {
@@ -153,31 +137,7 @@ impl Access {
     }
 }
 
-/// `s3://bucket/key` with the key percent-encoded (spaces and other bytes
-/// outside `A-Za-z0-9/-_.~`), so it is one URI token; the payload cache
-/// decodes it again.
-pub fn s3_uri(bucket: &str, key: &str) -> String {
-    format!("s3://{bucket}/{}", percent_encoding::utf8_percent_encode(key, PATH_SET))
-}
-
 /// blake3 (and sha256 when asked) of a local file in one read pass.
 pub fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut b3 = blake3::Hasher::new();
-    let mut sha = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        b3.update(&buf[..n]);
-        if with_sha {
-            sha.update(&buf[..n]);
-        }
-    }
-    Ok(HashPair {
-        blake3: format!("blake3:{}", b3.finalize().to_hex()),
-        sha256: if with_sha { hex::encode(sha.finalize()) } else { String::new() },
-    })
+    forest_derived::hash::hash_file(path, with_sha).map_err(|e| format!("cannot read: {e}"))
 }

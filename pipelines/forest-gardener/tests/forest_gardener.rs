@@ -510,7 +510,7 @@ fn content_cached_moves_flesh_out_of_git_and_sync_regenerates_it() {
     assert!(body.contains("Restart the conveyor"));
     // A purged cache is a clear error; the map keeps working.
     fs::remove_dir_all(root.join("_derived/bodies")).unwrap();
-    let e = forest_gardener::tiers::read_body(&root, None, "ops/runbook").unwrap_err();
+    let e = forest_gardener::tiers::read_body(&root, None, "ops/runbook").unwrap_err().to_string();
     assert!(e.contains("E_NOT_FOUND") && e.contains("forest sync"), "{e}");
     assert_eq!(lint_forest(&root).errors, 0);
     // An edit at the source rewrites the cached body, never the stub.
@@ -539,10 +539,10 @@ fn content_reference_reads_live_text_and_detects_drift() {
     let body = forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap();
     assert!(body.contains("pallet jack 4"));
     write(&src.path().join("notes/shift.txt"), "Edited after the sync.\n");
-    let e = forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err();
+    let e = forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err().to_string();
     assert!(e.contains("changed since the last sync"), "{e}");
     fs::remove_file(src.path().join("notes/shift.txt")).unwrap();
-    assert!(forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err().contains("E_NOT_FOUND"));
+    assert_eq!(forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err().code(), "E_NOT_FOUND");
 }
 
 #[test]

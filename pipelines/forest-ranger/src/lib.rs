@@ -76,9 +76,12 @@ pub enum RangerError {
     /// Catalog or trails failure.
     #[error("derived layer: {0}")]
     Catalog(#[from] forest_catalog::CatalogError),
-    /// Gardener glue failure (opening / rebuilding the catalog).
+    /// Gardener glue failure.
     #[error(transparent)]
     Garden(#[from] forest_gardener::GardenError),
+    /// The on-disk layer (opening / rebuilding the catalog, the config).
+    #[error(transparent)]
+    Derived(#[from] forest_derived::DerivedError),
 }
 
 impl RangerError {
@@ -89,6 +92,8 @@ impl RangerError {
             RangerError::Schedule { .. } => "E_SCHEMA",
             RangerError::Git(e) => e.code(),
             RangerError::Catalog(e) => e.code(),
+            RangerError::Garden(e) => e.code(),
+            RangerError::Derived(e) => e.code(),
             _ => "E_INTERNAL",
         }
     }

@@ -2,77 +2,8 @@
 //! of a forest with pathological nodes) stays within its ceiling by the
 //! dialect's estimator, and every clipped answer says so.
 
+use super::sweep::{check, every_read, explicit};
 use super::*;
-use forest_vine::{budget_of, estimate};
-
-fn check(prim: &str, out: &Value) {
-    let budget = budget_of(prim).unwrap();
-    let t = estimate(out);
-    assert!(t <= budget, "{prim}: {t} tokens > {budget}: {}", &out.to_string()[..300.min(out.to_string().len())]);
-}
-
-/// A clipped answer names what it dropped.
-fn explicit(out: &Value) {
-    if out.get("truncated") == Some(&json!(true)) {
-        let named = ["dropped", "dropped_count", "truncated_fields", "next", "cut", "hint", "truncated_matches"]
-            .iter()
-            .any(|k| out.get(*k).is_some());
-        let nested = out.get("results").or(out.get("nodes")).is_some();
-        assert!(named || nested, "truncated without naming what: {out}");
-    }
-}
-
-pub fn every_read(v: &mut Vine, ids: &[String]) -> usize {
-    let mut calls = 0;
-    for id in ids {
-        for (prim, a) in [
-            ("look", json!({"id": id})),
-            ("move", json!({"id": id, "direction": "both"})),
-            ("move", json!({"id": id, "rel": "children"})),
-            ("pick", json!({"id": id})),
-            ("history", json!({"id": id})),
-        ] {
-            let out = call(v, prim, a);
-            check(prim, &out);
-            explicit(&out);
-            calls += 1;
-        }
-        let digest = call(v, "look", json!({"id": id}));
-        if digest.get("children").is_some() {
-            let out = call(
-                v,
-                "scan",
-                json!({"parent_id": id, "recursive": true, "fields": ["id", "title", "summary", "tags", "trail"]}),
-            );
-            check("scan", &out);
-            explicit(&out);
-            let out = call(v, "sniff", json!({"terms": ["de", "the"], "scope": id, "k": 20}));
-            check("sniff", &out);
-        }
-        if let Some(outline) = digest.get("outline").and_then(Value::as_array) {
-            let names: Vec<Value> = outline.iter().take(10).cloned().collect();
-            if !names.is_empty() {
-                let out = call(v, "pick", json!({"id": id, "section": names}));
-                check("pick", &out);
-                explicit(&out);
-                let out = call(v, "pick", json!({"id": id, "section": names[0]}));
-                check("pick", &out);
-            }
-        }
-    }
-    for chunk in ids.chunks(10) {
-        let out = call(v, "look", json!({"id": chunk}));
-        assert!(estimate(&out) <= 2000, "look batch over 2000");
-        for n in out["nodes"].as_array().unwrap() {
-            assert!(estimate(n) <= 500);
-        }
-    }
-    for chunk in ids.chunks(5) {
-        let out = call(v, "pick", json!({"id": chunk}));
-        check("pick", &out);
-    }
-    calls
-}
 
 #[test]
 fn every_node_of_the_fixture_within_budget() {
@@ -151,35 +82,4 @@ fn giant_nodes_are_clipped_and_say_so() {
     assert!(whole.starts_with(head), "pages reassemble the body");
     let mv = call(&mut v, "move", json!({"id": "notes/giant", "direction": "both"}));
     check("move", &mv);
-}
-
-/// The same sweep over a forest adopted from the dump-ingest fixture.
-#[test]
-fn every_node_of_an_adopted_dump_within_budget() {
-    let d = tempfile::tempdir().unwrap();
-    let root = d.path().join("adopted");
-    let git = forest_gardener::init::init_forest(&root, "Toucan").unwrap();
-    let spec = forest_gardener::AdoptSpec {
-        source: fixtures().join("dump-ingest").display().to_string(),
-        name: None,
-        dest: None,
-        content: None,
-        archive: None,
-        endpoint_url: None,
-        path_style: None,
-        follow_symlinks: false,
-        ..Default::default()
-    };
-    let opts = forest_gardener::RunOptions::default();
-    let rep = forest_gardener::adopt(&root, &git, &spec, &opts, &forest_gardener::NoProgress, None).unwrap();
-    assert!(!rep.partial(), "adopt: {:?}", rep.sources.iter().map(|s| &s.errors).collect::<Vec<_>>());
-    drop(git);
-    let mut v = open(&root, false);
-    let ids: Vec<String> = v.catalog().dump().unwrap().nodes.into_iter().map(|n| n.id).collect();
-    assert!(ids.len() > 100, "{} nodes", ids.len());
-    every_read(&mut v, &ids);
-    for row in v.catalog().dump().unwrap().nodes.into_iter().filter(|n| n.node_type == "dataset") {
-        let out = call(&mut v, "query", json!({"id": row.id, "sql": "SELECT * FROM sqlite_master"}));
-        check("query", &out);
-    }
 }

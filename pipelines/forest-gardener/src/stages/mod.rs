@@ -29,8 +29,6 @@ pub(crate) mod text;
 
 /// Marker: the catalog holds rows of a batch that may not have committed.
 pub const CATALOG_DIRTY: &str = "_derived/catalog.dirty";
-/// FLESH of `content: cached` nodes.
-pub const BODIES_DIR: &str = "_derived/bodies";
 /// Manifest path inside a forest.
 pub use crate::manifest::MANIFEST_PATH;
 /// Journal of payload renames pending around a commit.

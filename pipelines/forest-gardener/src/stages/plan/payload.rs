@@ -7,7 +7,6 @@ use super::Batch;
 use crate::pipeline::{err, SourceRun};
 use crate::stages::convert::Converted;
 use crate::stages::text::{ext_of, stem_of, TEXT_EXTS};
-use crate::stages::BODIES_DIR;
 use forest_model::ids;
 use forest_model::node::Node;
 use forest_model::slug::slugify;
@@ -109,10 +108,7 @@ pub(crate) fn staged_path_for(fin: &Path) -> PathBuf {
     fin.with_file_name(format!(".{name}.{}.{n}.staged", std::process::id()))
 }
 
-/// Where a `content: cached` body lives.
-pub(crate) fn cached_body_path(forest: &Path, id: &str) -> PathBuf {
-    forest.join(BODIES_DIR).join(format!("{id}.md"))
-}
+pub(crate) use forest_derived::paths::cached_body_path;
 
 /// Write a cached body (a regenerable cache: no fsync per file).
 pub(crate) fn write_cached_body(forest: &Path, id: &str, body: &str) -> std::io::Result<()> {

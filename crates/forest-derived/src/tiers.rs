@@ -3,11 +3,12 @@
 //! the source, fetched through the hash-validated cache in
 //! `_derived/payloads/`). The map (passports + catalog) never needs either.
 
-use crate::config::{local_path, GardenerConfig};
-use crate::derived::open_catalog;
-use crate::source::{hash_file, s3_options};
-use crate::stages::plan::payload::cached_body_path;
-use crate::GardenError;
+use crate::catalog::open_catalog;
+use crate::config::{local_path, s3_options, GardenerConfig};
+use crate::hash::hash_file;
+use crate::paths::cached_body_path;
+pub use crate::paths::PAYLOADS_DIR;
+use crate::{DerivedError, Result};
 use forest_model::ids;
 use forest_model::lint::is_remote;
 use forest_model::node::Node;
@@ -16,30 +17,53 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The remote-payload cache of a forest.
-pub const PAYLOADS_DIR: &str = "_derived/payloads";
-
 /// Open the payload cache, with an S3 client configured like the forest's
 /// first S3 source (endpoint, path style), else from the AWS environment.
-pub fn open_cache(forest: &Path) -> Result<PayloadCache, GardenError> {
+pub fn open_cache(forest: &Path) -> Result<PayloadCache> {
     let config = GardenerConfig::load(forest)?;
     let opts = match config.sources.iter().find(|s| s.uri.starts_with("s3://")) {
         Some(s) => s3_options(s),
         None => forest_storage::S3Options::from_env(),
     };
-    let client = S3Client::new(&opts).map_err(|e| GardenError::Schema(e.to_string()))?;
-    PayloadCache::open(&forest.join(PAYLOADS_DIR), Some(Arc::new(client)))
-        .map_err(|e| GardenError::Io(format!("{PAYLOADS_DIR}: {e}")))
+    let client = S3Client::new(&opts).map_err(DerivedError::Storage)?;
+    PayloadCache::open(&forest.join(PAYLOADS_DIR), Some(Arc::new(client))).map_err(DerivedError::Storage)
 }
 
-fn load_node(forest: &Path, id: &str) -> Result<Node, String> {
+fn load_node(forest: &Path, id: &str) -> Result<Node, TierError> {
     let id = id.trim_end_matches(".md");
     if id.is_empty() || id.starts_with('/') || id.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
-        return Err(format!("E_NOT_FOUND: not a node id: {id}"));
+        return Err(TierError::NotFound(format!("not a node id: {id}")));
     }
     let text = std::fs::read_to_string(forest.join(ids::id_to_path(id)))
-        .map_err(|_| format!("E_NOT_FOUND: node not found: {id}"))?;
-    Node::parse(&text).map_err(|e| format!("E_FRONTMATTER: {id}: {e}"))
+        .map_err(|_| TierError::NotFound(format!("node not found: {id}")))?;
+    Node::parse(&text).map_err(|e| TierError::Frontmatter(format!("{id}: {e}")))
+}
+
+/// Why a body or a node could not be read. Each message names the node;
+/// [`TierError::code`] is the dialect's error code.
+#[derive(Debug, thiserror::Error)]
+pub enum TierError {
+    /// The node, its payload, cached body or source is not there (or
+    /// changed since the last sync).
+    #[error("E_NOT_FOUND: {0}")]
+    NotFound(String),
+    /// The node's frontmatter does not parse.
+    #[error("E_FRONTMATTER: {0}")]
+    Frontmatter(String),
+    /// The node names an unknown content policy.
+    #[error("E_SCHEMA: {0}")]
+    Schema(String),
+}
+
+impl TierError {
+    /// The dialect's error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TierError::NotFound(_) => "E_NOT_FOUND",
+            TierError::Frontmatter(_) => "E_FRONTMATTER",
+            TierError::Schema(_) => "E_SCHEMA",
+        }
+    }
 }
 
 /// Result of fetching one node's payload.
@@ -73,7 +97,7 @@ pub fn fetch_payload(forest: &Path, cache: &PayloadCache, id: &str) -> FetchItem
     let node = match load_node(forest, id) {
         Ok(n) => n,
         Err(e) => {
-            item.error = Some(e);
+            item.error = Some(e.to_string());
             return item;
         }
     };
@@ -114,7 +138,7 @@ pub struct PrefetchReport {
 
 /// Fetch every remote payload under `scope` (`""`/`_index` = whole forest,
 /// else a branch id or folder) into the cache, in parallel.
-pub fn prefetch(forest: &Path, cache: &PayloadCache, scope: &str) -> Result<PrefetchReport, GardenError> {
+pub fn prefetch(forest: &Path, cache: &PayloadCache, scope: &str) -> Result<PrefetchReport> {
     use rayon::prelude::*;
     let folder = scope.trim_end_matches("/_index").trim_end_matches("_index").trim_matches('/');
     let prefix = if folder.is_empty() { String::new() } else { format!("{folder}/") };
@@ -125,10 +149,10 @@ pub fn prefetch(forest: &Path, cache: &PayloadCache, scope: &str) -> Result<Pref
             .prepare(
                 "SELECT id, payload, payload_hash FROM nodes WHERE payload IS NOT NULL AND payload != '' ORDER BY id",
             )
-            .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            .map_err(DerivedError::Query)?;
         let it = st
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?)))
-            .map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+            .map_err(DerivedError::Query)?;
         it.filter_map(|r| r.ok()).filter(|(id, _, _)| id.starts_with(&prefix)).collect()
     };
     let mut report = PrefetchReport { version: 1, ..Default::default() };
@@ -149,57 +173,62 @@ pub fn prefetch(forest: &Path, cache: &PayloadCache, scope: &str) -> Result<Pref
 
 /// The FLESH of a node: the inline body, the cached body, or the live
 /// source text (`reference`, verified against `source_hash`).
-pub fn read_body(forest: &Path, cache: Option<&PayloadCache>, id: &str) -> Result<String, String> {
+pub fn read_body(forest: &Path, cache: Option<&PayloadCache>, id: &str) -> Result<String, TierError> {
     let node = load_node(forest, id)?;
     match node.get_str("content").as_deref() {
         None | Some("inline") => Ok(node.body),
         Some("cached") => {
             let p = cached_body_path(forest, id);
             std::fs::read_to_string(&p).map_err(|_| {
-                format!(
-                    "E_NOT_FOUND: cached body missing: _derived/bodies/{id}.md (run `forest sync` to regenerate it)"
-                )
+                TierError::NotFound(format!(
+                    "cached body missing: _derived/bodies/{id}.md (run `forest sync` to regenerate it)"
+                ))
             })
         }
         Some("reference") => read_reference(forest, cache, &node, id),
-        Some(other) => Err(format!("E_SCHEMA: unknown content policy '{other}' on {id}")),
+        Some(other) => Err(TierError::Schema(format!("unknown content policy '{other}' on {id}"))),
     }
 }
 
-fn read_reference(forest: &Path, cache: Option<&PayloadCache>, node: &Node, id: &str) -> Result<String, String> {
-    let config = GardenerConfig::load(forest).map_err(|e| e.to_string())?;
-    let rel = node.get_str("source_path").ok_or_else(|| format!("E_NOT_FOUND: {id} has no source_path"))?;
+fn read_reference(forest: &Path, cache: Option<&PayloadCache>, node: &Node, id: &str) -> Result<String, TierError> {
+    let config = GardenerConfig::load(forest).map_err(|e| TierError::NotFound(e.to_string()))?;
+    let rel = node.get_str("source_path").ok_or_else(|| TierError::NotFound(format!("{id} has no source_path")))?;
     let src = match node.get_str("source_name") {
         Some(n) => config.source(&n).cloned(),
         None => config.sources.first().cloned(),
     }
-    .ok_or_else(|| format!("E_NOT_FOUND: the source of {id} is not configured"))?;
+    .ok_or_else(|| TierError::NotFound(format!("the source of {id} is not configured")))?;
     if rel.starts_with('/') || rel.split('/').any(|c| c.is_empty() || c == "..") {
-        return Err(format!("E_NOT_FOUND: source of {id} is outside its source root"));
+        return Err(TierError::NotFound(format!("source of {id} is outside its source root")));
     }
-    let uri = src.resolved_uri().map_err(|e| format!("E_NOT_FOUND: {e}"))?;
+    let uri = src.resolved_uri().map_err(|e| TierError::NotFound(format!("{e}")))?;
     let path = if uri.starts_with("s3://") {
-        let cache = cache.ok_or_else(|| "E_NOT_FOUND: no payload cache to read an s3:// reference".to_string())?;
-        let loc = forest_storage::S3Location::parse(&uri).map_err(|e| format!("E_NOT_FOUND: {e}"))?;
-        let uri = crate::source::s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix));
-        cache.get(&uri, None).map_err(|e| format!("E_NOT_FOUND: {e}"))?
+        let cache =
+            cache.ok_or_else(|| TierError::NotFound("no payload cache to read an s3:// reference".to_string()))?;
+        let loc = forest_storage::S3Location::parse(&uri).map_err(|e| TierError::NotFound(format!("{e}")))?;
+        let uri = crate::paths::s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix));
+        cache.get(&uri, None).map_err(|e| TierError::NotFound(format!("{e}")))?
     } else {
-        let root = local_path(&uri).ok_or_else(|| format!("E_NOT_FOUND: bad source uri for {id}"))?;
-        let root = std::fs::canonicalize(&root).map_err(|_| format!("E_NOT_FOUND: source root of {id} is missing"))?;
-        let p =
-            std::fs::canonicalize(root.join(&rel)).map_err(|_| format!("E_NOT_FOUND: source of {id} is missing"))?;
+        let root = local_path(&uri).ok_or_else(|| TierError::NotFound(format!("bad source uri for {id}")))?;
+        let root =
+            std::fs::canonicalize(&root).map_err(|_| TierError::NotFound(format!("source root of {id} is missing")))?;
+        let p = std::fs::canonicalize(root.join(&rel))
+            .map_err(|_| TierError::NotFound(format!("source of {id} is missing")))?;
         // Containment: never read outside the source root (no quoting what is there).
         if !p.starts_with(&root) {
-            return Err(format!("E_NOT_FOUND: source of {id} is outside its source root"));
+            return Err(TierError::NotFound(format!("source of {id} is outside its source root")));
         }
         p
     };
     if let Some(expected) = node.get_str("source_hash").filter(|h| !h.is_empty()) {
         // blake3 (older passports of ours) or sha256 (the dialect's, and ours now).
-        let h = hash_file(&path, !expected.starts_with("blake3:"))?;
+        let h = hash_file(&path, !expected.starts_with("blake3:"))
+            .map_err(|e| TierError::NotFound(format!("cannot read the source of {id}: {e}")))?;
         if !h.matches(&expected) {
-            return Err(format!("E_NOT_FOUND: the source of {id} changed since the last sync (run `forest sync`)"));
+            return Err(TierError::NotFound(format!(
+                "the source of {id} changed since the last sync (run `forest sync`)"
+            )));
         }
     }
-    std::fs::read_to_string(&path).map_err(|e| format!("E_NOT_FOUND: cannot read the source of {id}: {e}"))
+    std::fs::read_to_string(&path).map_err(|e| TierError::NotFound(format!("cannot read the source of {id}: {e}")))
 }

@@ -1,7 +1,7 @@
 //! The derived layer glue: Node -> catalog row, full reindex, and opening
 //! the catalog with automatic rebuild when missing or corrupt.
 
-use crate::GardenError;
+use crate::{DerivedError, Result};
 use forest_catalog::{Catalog, CatalogLink, CatalogNode, CatalogState};
 use forest_model::ids;
 use forest_model::node::{outline, Node};
@@ -10,10 +10,7 @@ use forest_model::walk::node_paths;
 use rayon::prelude::*;
 use std::path::Path;
 
-/// Path of the catalog inside a forest.
-pub const CATALOG_PATH: &str = "_derived/catalog.db";
-/// Path of the heat store inside a forest.
-pub const TRAILS_PATH: &str = "_derived/trails.db";
+pub use crate::paths::{CATALOG_PATH, TRAILS_PATH};
 
 /// Build the catalog row of a parsed node (dialect §7.1 row values).
 pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
@@ -76,13 +73,13 @@ pub fn stream_rows(forest: &Path) -> impl Iterator<Item = CatalogNode> {
 }
 
 /// Rebuild `_derived/catalog.db` from the Markdown. Returns the node count.
-pub fn reindex(forest: &Path) -> Result<usize, GardenError> {
+pub fn reindex(forest: &Path) -> Result<usize> {
     let path = forest.join(CATALOG_PATH);
     let mut cat = match Catalog::open(&path) {
         Ok(c) => c,
-        Err(_) => Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?,
+        Err(_) => Catalog::recreate(&path).map_err(DerivedError::Catalog)?,
     };
-    let n = cat.rebuild(stream_rows(forest)).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+    let n = cat.rebuild(stream_rows(forest)).map_err(DerivedError::Catalog)?;
     // A fresh rebuild is as trusted as a checked catalog.
     drop(cat);
     forest_catalog::verified::mark_verified(&path);
@@ -92,7 +89,7 @@ pub fn reindex(forest: &Path) -> Result<usize, GardenError> {
 /// Open the catalog, rebuilding it first when missing, empty or unreadable.
 /// Cheap (no full-index scan): fit for every `locate`. A corrupt FTS index
 /// that still opens is caught by [`open_catalog_checked`].
-pub fn open_catalog(forest: &Path) -> Result<Catalog, GardenError> {
+pub fn open_catalog(forest: &Path) -> Result<Catalog> {
     let path = forest.join(CATALOG_PATH);
     if path.exists() {
         if let Ok(c) = Catalog::open(&path) {
@@ -109,7 +106,7 @@ pub fn open_catalog(forest: &Path) -> Result<Catalog, GardenError> {
 /// `quick_check`), rebuilding it when missing, empty or corrupt. The check
 /// is skipped when the files are as a verified run left them
 /// ([`forest_catalog::verified`]).
-pub fn open_catalog_checked(forest: &Path) -> Result<(Catalog, bool), GardenError> {
+pub fn open_catalog_checked(forest: &Path) -> Result<(Catalog, bool)> {
     let path = forest.join(CATALOG_PATH);
     // Bytes that only verified runs of ours wrote since the last check need
     // no new one (~20 s at 10^6 nodes): see forest_catalog::verified.
@@ -126,11 +123,11 @@ pub fn open_catalog_checked(forest: &Path) -> Result<(Catalog, bool), GardenErro
     }
 }
 
-fn rebuild_catalog(forest: &Path) -> Result<Catalog, GardenError> {
+fn rebuild_catalog(forest: &Path) -> Result<Catalog> {
     let path = forest.join(CATALOG_PATH);
     tracing::info!(event = "catalog.rebuild", forest = %forest.display());
-    let mut cat = Catalog::recreate(&path).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
-    cat.rebuild(stream_rows(forest)).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+    let mut cat = Catalog::recreate(&path).map_err(DerivedError::Catalog)?;
+    cat.rebuild(stream_rows(forest)).map_err(DerivedError::Catalog)?;
     Ok(cat)
 }
 

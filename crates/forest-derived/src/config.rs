@@ -5,7 +5,7 @@
 //! sources. A `uri` may name environment variables (`file://${DRIVE_ROOT}/x`),
 //! resolved at run time by [`SourceConfig::resolved_uri`].
 
-use crate::GardenError;
+use crate::{DerivedError, Result};
 use forest_model::yaml::{self, Mapping, Value};
 use indexmap::IndexMap;
 use std::collections::BTreeMap;
@@ -41,9 +41,9 @@ pub struct SourceConfig {
 impl SourceConfig {
     /// The uri with `${VAR}` references replaced from the environment; a
     /// clear `E_CONFIG` error names the variable when it is unset.
-    pub fn resolved_uri(&self) -> Result<String, GardenError> {
+    pub fn resolved_uri(&self) -> Result<String> {
         expand_env(&self.uri, |k| std::env::var(k).ok())
-            .map_err(|e| GardenError::Config(format!("source '{}': uri {}: {e}", self.name, self.uri)))
+            .map_err(|e| DerivedError::Config(format!("source '{}': uri {}: {e}", self.name, self.uri)))
     }
 }
 
@@ -87,20 +87,34 @@ pub const CONTENT_POLICIES: [&str; 3] = ["inline", "cached", "reference"];
 pub const ARCHIVE_POLICIES: [&str; 2] = ["never", "always"];
 
 /// Refuse unknown `content` / `archive` values.
-pub fn check_policies(s: &SourceConfig) -> Result<(), GardenError> {
+pub fn check_policies(s: &SourceConfig) -> Result<()> {
     if !CONTENT_POLICIES.contains(&s.content.as_str()) {
-        return Err(GardenError::Config(format!(
+        return Err(DerivedError::Config(format!(
             "source '{}': content must be one of inline, cached, reference (got '{}')",
             s.name, s.content
         )));
     }
     if !ARCHIVE_POLICIES.contains(&s.archive.as_str()) {
-        return Err(GardenError::Config(format!(
+        return Err(DerivedError::Config(format!(
             "source '{}': archive must be never or always (got '{}')",
             s.name, s.archive
         )));
     }
     Ok(())
+}
+
+/// S3 options of a source: the AWS environment, overridden by the source's
+/// recorded `endpoint_url` / `path_style`.
+pub fn s3_options(src: &SourceConfig) -> forest_storage::S3Options {
+    let mut o = forest_storage::S3Options::from_env();
+    if let Some(e) = &src.endpoint_url {
+        o.endpoint_url = Some(e.clone());
+        o.path_style = true;
+    }
+    if let Some(p) = src.path_style {
+        o.path_style = p;
+    }
+    o
 }
 
 /// Parsed gardener config.
@@ -141,34 +155,34 @@ fn get_str(m: &Mapping, k: &str) -> Option<String> {
 
 impl GardenerConfig {
     /// Load from a forest (absent file = defaults).
-    pub fn load(forest: &Path) -> Result<GardenerConfig, GardenError> {
+    pub fn load(forest: &Path) -> Result<GardenerConfig> {
         let p = forest.join(CONFIG_PATH);
         let raw = match std::fs::read_to_string(&p) {
-            Ok(t) => yaml::parse_mapping(&t).map_err(|e| GardenError::Config(format!("{CONFIG_PATH}: {e}")))?,
+            Ok(t) => yaml::parse_mapping(&t).map_err(|e| DerivedError::Config(format!("{CONFIG_PATH}: {e}")))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
-            Err(e) => return Err(GardenError::Io(format!("{}: {e}", p.display()))),
+            Err(e) => return Err(DerivedError::io(p.display().to_string(), e)),
         };
         Self::from_mapping(raw)
     }
 
-    fn from_mapping(raw: Mapping) -> Result<GardenerConfig, GardenError> {
+    fn from_mapping(raw: Mapping) -> Result<GardenerConfig> {
         let content = get_str(&raw, "content").unwrap_or_else(|| "inline".into());
         let archive = get_str(&raw, "archive").unwrap_or_else(|| "never".into());
         let mut sources = vec![];
         if let Some(Value::Sequence(list)) = raw.get("sources") {
             for s in list {
                 let Some(m) = s.as_mapping() else {
-                    return Err(GardenError::Config("sources: every entry must be a mapping".into()));
+                    return Err(DerivedError::Config("sources: every entry must be a mapping".into()));
                 };
                 let name =
-                    get_str(m, "name").ok_or_else(|| GardenError::Config("sources: entry without name".into()))?;
+                    get_str(m, "name").ok_or_else(|| DerivedError::Config("sources: entry without name".into()))?;
                 let uri =
-                    get_str(m, "uri").ok_or_else(|| GardenError::Config(format!("sources: '{name}' has no uri")))?;
+                    get_str(m, "uri").ok_or_else(|| DerivedError::Config(format!("sources: '{name}' has no uri")))?;
                 let follow_symlinks = match m.get("follow_symlinks") {
                     None | Some(Value::Null) => false,
                     Some(Value::Bool(b)) => *b,
                     Some(_) => {
-                        return Err(GardenError::Config(format!(
+                        return Err(DerivedError::Config(format!(
                             "sources: '{name}': follow_symlinks must be true or false"
                         )))
                     }
@@ -217,14 +231,14 @@ impl GardenerConfig {
         for s in &sources {
             check_policies(s)?;
             if !names.insert(s.name.as_str()) {
-                return Err(GardenError::Config(format!("sources: the name '{}' is used twice", s.name)));
+                return Err(DerivedError::Config(format!("sources: the name '{}' is used twice", s.name)));
             }
             if s.uri.trim().is_empty() {
-                return Err(GardenError::Config(format!("sources: '{}' has an empty uri", s.name)));
+                return Err(DerivedError::Config(format!("sources: '{}' has an empty uri", s.name)));
             }
             // Syntax only: the variables themselves are resolved at run time.
             expand_env(&s.uri, |_| Some("x".into()))
-                .map_err(|e| GardenError::Config(format!("sources: '{}': uri {}: {e}", s.name, s.uri)))?;
+                .map_err(|e| DerivedError::Config(format!("sources: '{}': uri {}: {e}", s.name, s.uri)))?;
         }
         let mut converters = BTreeMap::new();
         if let Some(Value::Mapping(m)) = raw.get("converters") {
@@ -246,7 +260,7 @@ impl GardenerConfig {
         let num = |k: &str| raw.get(k).and_then(|v| v.as_f64());
         let max_stale_fraction = num("max_stale_fraction").unwrap_or(0.5);
         if !(0.0..=1.0).contains(&max_stale_fraction) {
-            return Err(GardenError::Config("max_stale_fraction must be in [0, 1]".into()));
+            return Err(DerivedError::Config("max_stale_fraction must be in [0, 1]".into()));
         }
         Ok(GardenerConfig {
             ignore: str_list(raw.get("ignore")),
@@ -329,14 +343,14 @@ impl GardenerConfig {
 
     /// Write `_meta/gardener.yaml` atomically (work tree only: the next
     /// batch commit versions it, see [`versioned_change`]).
-    pub fn save(&self, forest: &Path) -> Result<(), GardenError> {
+    pub fn save(&self, forest: &Path) -> Result<()> {
         forest_fs::atomic_write(&forest.join(CONFIG_PATH), self.to_text().as_bytes())
-            .map_err(|e| GardenError::Io(format!("{CONFIG_PATH}: {e}")))
+            .map_err(|e| DerivedError::io(CONFIG_PATH, e))
     }
 
     /// Parse and validate a config text (what a commit of it must pass).
-    pub fn validate_text(text: &str) -> Result<GardenerConfig, GardenError> {
-        let raw = yaml::parse_mapping(text).map_err(|e| GardenError::Config(format!("{CONFIG_PATH}: {e}")))?;
+    pub fn validate_text(text: &str) -> Result<GardenerConfig> {
+        let raw = yaml::parse_mapping(text).map_err(|e| DerivedError::Config(format!("{CONFIG_PATH}: {e}")))?;
         Self::from_mapping(raw)
     }
 }
@@ -344,16 +358,16 @@ impl GardenerConfig {
 /// The change that versions `_meta/gardener.yaml`: `Some` when the work
 /// tree's copy differs from HEAD's, after validating it (an invalid file is
 /// never committed: `E_CONFIG`). `None` when absent or already committed.
-pub fn versioned_change(forest: &Path, git: &forest_git::GitForest) -> Result<Option<forest_git::Change>, GardenError> {
+pub fn versioned_change(forest: &Path, git: &forest_git::GitForest) -> Result<Option<forest_git::Change>> {
     let bytes = match std::fs::read(forest.join(CONFIG_PATH)) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(GardenError::Io(format!("{CONFIG_PATH}: {e}"))),
+        Err(e) => return Err(DerivedError::io(CONFIG_PATH, e)),
     };
     if git.read_head_file(CONFIG_PATH)?.as_deref() == Some(bytes.as_slice()) {
         return Ok(None);
     }
-    let text = String::from_utf8(bytes).map_err(|_| GardenError::Config(format!("{CONFIG_PATH}: not UTF-8")))?;
+    let text = String::from_utf8(bytes).map_err(|_| DerivedError::Config(format!("{CONFIG_PATH}: not UTF-8")))?;
     GardenerConfig::validate_text(&text)?;
     Ok(Some(forest_git::Change::Write { path: CONFIG_PATH.to_string(), bytes: text.into_bytes() }))
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The dependency invariants of ARCHITECTURE.md, checked on the resolved
+# graph (all edges: normal, build and dev): the read side (forest-vine)
+# links neither the ingest pipeline nor the converters nor the curator, and
+# the on-disk layer (forest-derived) depends on no pipeline.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+fail=0
+# forbid CRATE DEP...: fail when CRATE's dependency tree contains a DEP.
+forbid() {
+  local crate="$1" tree dep
+  shift
+  tree="$(cargo tree --locked -q -p "$crate" --prefix none -e normal,build,dev)"
+  for dep in "$@"; do
+    if grep -q "^$dep v" <<<"$tree"; then
+      echo "check-deps: $crate depends on $dep (see ARCHITECTURE.md, Invariants)" >&2
+      cargo tree --locked -q -p "$crate" -e normal,build,dev -i "$dep" >&2 || true
+      fail=1
+    fi
+  done
+}
+forbid forest-vine forest-gardener forest-convert forest-curator forest-ranger forest-prepared
+forbid forest-derived forest-gardener forest-convert forest-curator forest-ranger forest-vine
+forbid forest-catalog forest-gardener forest-convert forest-vine
+[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived and forest-catalog keep their dependency invariants"
+exit "$fail"
