@@ -352,11 +352,17 @@ const DEFAULT_LOG: &str = "off,forest=warn,forest_cli=warn,forest_gardener=warn,
 forest_ranger=warn,forest_catalog=warn,forest_curator=warn,forest_storage=warn,forest_git=warn,forest_model=warn,forest_fs=warn";
 
 fn init_tracing() {
+    use std::io::IsTerminal;
     // Panics caught on converter threads are one report line each, never a backtrace.
     forest_convert::quiet_converter_panics();
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOREST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // No ANSI colours in a log file, a pipe or journald.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
 }
 
 /// Marker error: the directory is not a forest.

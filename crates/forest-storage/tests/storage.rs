@@ -498,6 +498,7 @@ fn kill_mid_download(tmpfile: bool) {
         .args(["--exact", "child_fetch", "--nocapture", "--test-threads", "1"])
         .env(CHILD_ENV, spec)
         .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let ready = server.first_bytes_sent.recv_timeout(Duration::from_secs(60));

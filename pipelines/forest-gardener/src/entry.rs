@@ -25,10 +25,12 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// Files per checkpoint commit.
     pub commit_every: usize,
-    /// Source bytes per checkpoint commit: a batch also ends once the files
-    /// it holds add up to this many bytes, so a corpus of large documents
-    /// (manuals, scans) keeps at most two batches of conversions in memory
-    /// however many of them fit under `commit_every`.
+    /// Bytes in flight per checkpoint commit: a batch also ends once the
+    /// files it holds add up to this many bytes (source bytes; compressed
+    /// files count what they decompress to, see
+    /// `stages::reconcile::in_flight_bytes`), so a corpus of large documents
+    /// (manuals, scans, gzipped changelogs) keeps at most two batches of
+    /// conversions in memory however many of them fit under `commit_every`.
     pub batch_bytes: u64,
     /// Allow marking more than `max_stale_fraction` of a source stale.
     pub allow_mass_stale: bool,

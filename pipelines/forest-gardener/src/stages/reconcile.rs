@@ -469,13 +469,13 @@ impl WorkStream {
             };
             if take_new {
                 let Some(f) = self.peeked.take() else { break };
-                bytes += f.size;
+                bytes += in_flight_bytes(&f);
                 out.push(match self.moves.remove(&f.rel) {
                     Some(m) => Work::Transplant(m, Some(f)),
                     None => Work::Plant(f),
                 });
             } else if let Some(o) = self.others.pop_front() {
-                bytes += o.listed().map_or(0, |f| f.size);
+                bytes += o.listed().map_or(0, in_flight_bytes);
                 out.push(o);
             }
         }
@@ -483,9 +483,43 @@ impl WorkStream {
     }
 }
 
+/// How many bytes a file weighs in a batch's memory budget: what it puts
+/// in flight once converted, not what it occupies at the source. A
+/// compressed single file (`.gz`, `.bz2`, `.xz`, ...) is decompressed and
+/// converted whole, so it counts [`COMPRESSED_WEIGHT`] times its size (text
+/// compresses 3-10x; a copy of `/usr/share/doc` is half gzip by bytes).
+pub(crate) fn in_flight_bytes(f: &Listed) -> u64 {
+    let name = f.rel.rsplit('/').next().unwrap_or(&f.rel).to_ascii_lowercase();
+    let compressed =
+        [".gz", ".tgz", ".bz2", ".tbz2", ".xz", ".txz", ".lzma", ".zst", ".z"].iter().any(|e| name.ends_with(e));
+    let markup = [".html", ".htm", ".xhtml"].iter().any(|e| name.ends_with(e));
+    if compressed {
+        f.size.saturating_mul(COMPRESSED_WEIGHT)
+    } else if markup {
+        f.size.saturating_mul(MARKUP_WEIGHT)
+    } else {
+        f.size
+    }
+}
+
+/// HTML is parsed into a DOM before it becomes Markdown: an 8.4 MB page
+/// (Node.js's `all.html`) alone peaks at ~240 MiB while it converts.
+pub(crate) const MARKUP_WEIGHT: u64 = 8;
+
+/// Expansion assumed for a compressed file in the batch budget.
+pub(crate) const COMPRESSED_WEIGHT: u64 = 8;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compressed_files_weigh_what_they_put_in_flight() {
+        assert_eq!(in_flight_bytes(&l("doc/changelog.Debian.gz", 1000)), 8000);
+        assert_eq!(in_flight_bytes(&l("a/B.TAR.XZ", 10)), 80);
+        assert_eq!(in_flight_bytes(&l("a/readme.md", 1000)), 1000);
+        assert_eq!(in_flight_bytes(&l("a.gz/readme", 1000)), 1000, "only the file name counts");
+    }
 
     fn l(rel: &str, size: u64) -> Listed {
         Listed { rel: rel.into(), abs: PathBuf::from("/src").join(rel), size, mtime_ms: 1, object: None }
