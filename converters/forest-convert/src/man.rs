@@ -379,12 +379,45 @@ impl Render {
     }
 }
 
-/// Whether text looks like a roff manual page (first lines use its macros).
+/// Lines and bytes [`looks_like_man`] reads before giving up.
+const SCAN_LINES: usize = 1000;
+const SCAN_BYTES: usize = 64 * 1024;
+
+/// Name of a roff request or macro line (`.TH x`, `'br`, `.  ds x`).
+fn request_name(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('.').or_else(|| line.strip_prefix('\''))?;
+    let rest = rest.trim_start_matches([' ', '\t']);
+    rest.split([' ', '\t']).next()
+}
+
+/// Whether text looks like a roff manual page: a `.TH`/`.Dt`/`.SH`/`.Sh`
+/// within the first 40 lines, or after a preamble of nothing but roff
+/// requests, comments, macro definitions and blank lines (Pod::Man,
+/// help2man and DocBook pages open with up to ~100 such lines), read for at
+/// most [`SCAN_LINES`] lines / [`SCAN_BYTES`] bytes. Linear in what it reads.
 pub(crate) fn looks_like_man(head: &str) -> bool {
-    head.lines().take(40).any(|l| {
-        let l = l.trim_start();
-        l.starts_with(".TH ") || l.starts_with(".Dt ") || l.starts_with(".SH ") || l.starts_with(".Sh ")
-    }) || (head.starts_with(".so ") && head.lines().count() <= 2)
+    if head.starts_with(".so ") && head.lines().count() <= 2 {
+        return true;
+    }
+    let (mut bytes, mut in_block, mut text_seen) = (0usize, false, false);
+    for (n, line) in head.lines().enumerate() {
+        bytes += line.len() + 1;
+        if n >= SCAN_LINES || bytes > SCAN_BYTES || (text_seen && n >= 40) {
+            return false;
+        }
+        if in_block {
+            in_block = line.trim_end() != "..";
+            continue;
+        }
+        match request_name(line) {
+            Some("TH" | "Dt" | "SH" | "Sh") => return true,
+            Some("de" | "de1" | "am" | "ig") => in_block = true,
+            Some(_) => {}
+            None if line.trim().is_empty() || line.trim_start().starts_with("\\\"") => {}
+            None => text_seen = true,
+        }
+    }
+    false
 }
 
 /// Render a manual page; returns (title, Markdown body).
@@ -484,5 +517,12 @@ Decompress the given executables.
         assert!(!looks_like_man("1.5 release notes\n- fixed\n"));
         // A page that only includes another.
         assert!(looks_like_man(".so man7/system_data_types.7\n"));
+        // A Pod::Man preamble of 70+ lines, macro bodies included, before `.TH`.
+        let pod =
+            format!(".\\\" Pod::Man\n.de Vb\n\\\\$1 text in a macro\n..\n{}.TH CPAN 1\n", ".if n .ds x y\n".repeat(80));
+        assert!(looks_like_man(&pod));
+        // Text after 40 lines of prose is not a page; neither is a `.TH` past the scan limit.
+        assert!(!looks_like_man(&format!("{}.TH A 1\n", "prose\n".repeat(50))));
+        assert!(!looks_like_man(&format!("{}.TH A 1\n", ".\\\" c\n".repeat(SCAN_LINES))));
     }
 }
