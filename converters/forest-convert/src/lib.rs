@@ -37,6 +37,7 @@
 //! panic hook from printing messages and backtraces of panics the registry
 //! catches on its converter threads (each becomes one error line).
 
+mod charset;
 mod container;
 mod docx;
 mod epub;
