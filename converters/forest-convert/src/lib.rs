@@ -42,6 +42,7 @@ mod container;
 mod docx;
 mod epub;
 mod error;
+pub mod fidelity;
 mod hook;
 mod html;
 mod infer;
@@ -67,6 +68,7 @@ mod xml;
 mod zipguard;
 
 pub use error::ConvertError;
+pub use fidelity::{SourceFacts, Suspect, SuspectReason};
 pub use registry::{ConvertOutcome, Converter, ConverterId, Registry, Status};
 pub use samplemap::{dataset_summary, python_float_repr, render_cell, render_sample_map, MapTable};
 pub use sqlite::write_dataset_db;
