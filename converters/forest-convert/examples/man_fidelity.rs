@@ -1,13 +1,15 @@
 //! Convert every regular file under `<root>/man1` .. `<root>/man8` (the
 //! English manual pages; symlinks are skipped) and count pages whose body or
 //! derived summary still begins a line with a roff request or comment: `.` or
-//! `'` followed by an ASCII letter or by `\"` (issue 34). Prints totals, the
+//! `'` followed by an ASCII letter or by `\"` (issue 34), in all lines and
+//! outside fenced code blocks (a page's own examples). Also counts outcomes
+//! marked suspect and times `fidelity::check` alone. Prints totals, the
 //! converters used, and the first offending pages with their line.
 //!
-//! Usage: `cargo run --release -p forest-convert --example man_fidelity -- [ROOT] [--list N]`
+//! Usage: `cargo run --release -p forest-convert --example man_fidelity -- [ROOT] [--list N] [--suspects]`
 //! (ROOT defaults to `/usr/share/man`).
 
-use forest_convert::{Conversion, Limits, Registry};
+use forest_convert::{Conversion, Limits, Registry, SourceFacts};
 use forest_model::scent::derive_summary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,9 +52,11 @@ fn main() {
     let files = pages(Path::new(root));
     let reg = Registry::builtin();
     let limits = Limits::default();
-    let (mut body_leaks, mut summary_leaks, mut failed) = (0usize, 0usize, 0usize);
+    let (mut body_leaks, mut summary_leaks, mut failed, mut outside_code) = (0usize, 0usize, 0usize, 0usize);
     let mut converters: BTreeMap<String, usize> = BTreeMap::new();
     let mut shown = 0;
+    let (mut check, mut body_bytes, mut suspects) = (std::time::Duration::ZERO, 0usize, 0usize);
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
     let t0 = Instant::now();
     for f in &files {
         let rel = f.strip_prefix(root).unwrap_or(f).to_string_lossy().into_owned();
@@ -62,7 +66,25 @@ fn main() {
             failed += 1;
             continue;
         };
+        let t = Instant::now();
+        let facts = SourceFacts { bytes: body.len() as u64, text: true, markdown: false };
+        std::hint::black_box(forest_convert::fidelity::check(body, facts));
+        check += t.elapsed();
+        body_bytes += body.len();
+        if let Some(s) = &out.suspect {
+            suspects += 1;
+            *reasons.entry(s.reason.code()).or_default() += 1;
+            if args.iter().any(|a| a == "--suspects") {
+                println!("SUSPECT {rel}: {s}");
+            }
+        }
         let bad = body.lines().find(|l| roffish(l));
+        let mut fenced = false;
+        let outside = body.lines().any(|l| {
+            fenced ^= l.starts_with("```");
+            !fenced && roffish(l)
+        });
+        outside_code += usize::from(outside);
         let summary = derive_summary(body, title);
         if bad.is_some() {
             body_leaks += 1;
@@ -81,9 +103,15 @@ fn main() {
     }
     let secs = t0.elapsed().as_secs_f64();
     println!(
-        "pages {}  not converted {failed}  body roff leaks {body_leaks}  summary roff leaks {summary_leaks}",
+        "pages {}  not converted {failed}  body roff leaks {body_leaks} ({outside_code} outside code blocks)  \
+         summary roff leaks {summary_leaks}  suspect {suspects}",
         files.len()
     );
     println!("converters {converters:?}");
-    println!("wall {secs:.1} s");
+    println!("suspect reasons {reasons:?}");
+    println!(
+        "wall {secs:.1} s; fidelity::check alone over all {} MB of bodies: {:.3} s",
+        body_bytes / 1_000_000,
+        check.as_secs_f64()
+    );
 }

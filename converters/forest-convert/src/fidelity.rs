@@ -125,6 +125,23 @@ pub(crate) fn is_roff_line(line: &str) -> bool {
     roff_request(name)
 }
 
+/// After a `<`: `name` or `/name` (ASCII letter, then letters, digits,
+/// `-`, `:`) followed by whitespace, `>`, `/>` or the line end. C headers
+/// (`<stdio.h>`, `<sys/types.h>`) and `a <b` comparisons with text after are
+/// not tags.
+fn is_tag(after: &[u8]) -> bool {
+    let after = after.strip_prefix(b"/").unwrap_or(after);
+    if !after.first().is_some_and(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let n = after.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b':')).count();
+    match after.get(n) {
+        None | Some(b'>' | b' ' | b'\t') => true,
+        Some(b'/') => after.get(n + 1) == Some(&b'>'),
+        _ => false,
+    }
+}
+
 const PDF_OPS: [&str; 10] = ["BT", "ET", "Tj", "TJ", "Tf", "Td", "TD", "Tm", "re", "cm"];
 const PDF_OBJECTS: [&str; 6] = ["obj", "endobj", "stream", "endstream", "xref", "trailer"];
 
@@ -155,13 +172,7 @@ impl Counts {
             match c {
                 '\u{fffd}' => self.fffd += 1,
                 c if (c as u32) < 0x20 => self.controls += 1,
-                '<' if !in_code => {
-                    let next = bytes.get(i + 1).copied().unwrap_or(b' ');
-                    let next = if next == b'/' { bytes.get(i + 2).copied().unwrap_or(b' ') } else { next };
-                    if next.is_ascii_alphabetic() {
-                        self.tags += 1;
-                    }
-                }
+                '<' if !in_code && is_tag(&bytes[i + 1..]) => self.tags += 1,
                 '\\' if !in_code => self.backslash(&bytes[i + 1..]),
                 _ => {}
             }
@@ -308,6 +319,9 @@ mod tests {
         let html = "<div class=\"a\"><p>Hi <b>there</b></p><span>x</span></div>\n".repeat(5);
         assert_eq!(code(&html), Some("raw_markup"));
         assert_eq!(check(&html, SourceFacts { markdown: true, ..SourceFacts::default() }), None);
+        // C headers in a manual page are not markup.
+        assert_eq!(code(&"#include <stddef.h> and <sys/types.h> x\n".repeat(10)), None);
+        assert!(is_tag(b"br/>") && is_tag(b"/div>") && is_tag(b"a href") && !is_tag(b"stdio.h>"));
         assert_eq!(code("{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}} hello\\par }"), Some("raw_rtf"));
         let rtf = "\\pard\\plain\\f1\\fs20 word \\b bold\\b0 \\par\n".repeat(5);
         assert_eq!(code(&rtf), Some("raw_rtf"));
