@@ -26,6 +26,10 @@
 //! - `Unsupported`: nothing claims the file by extension or content;
 //! - `Failed`: an error line for an operator.
 //!
+//! [`ConvertOutcome::suspect`] is set when the body failed the
+//! [`fidelity`] check (raw roff or markup, mojibake, far too little text) and
+//! no fallback converter did better; the node is still planted.
+//!
 //! [`ConvertOutcome::converter`] names the converter and its
 //! [`Converter::version`]; [`Registry::claim`] tells which converter would
 //! handle a file today, so a caller can re-try files recorded as unsupported
