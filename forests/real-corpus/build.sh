@@ -7,6 +7,8 @@
 # Packages are pinned by name only; versions are whatever the mirror serves and are
 # recorded in PROVENANCE.tsv.
 set -euo pipefail
+# The repository, resolved before the script changes directory.
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=${1:?usage: build.sh OUT_DIR}
 mkdir -p "$OUT/debs" "$OUT/sdists" "$OUT/files"
 OUT=$(cd "$OUT" && pwd)
@@ -80,7 +82,6 @@ for sd in "$OUT"/sdists/*; do
 done
 # Test data shipped inside crates this workspace depends on (versions pinned by
 # Cargo.lock, fetched by cargo): real e-mails and Outlook messages.
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 declare -A CRATE_DATA=([mail-parser]='resources/eml/thirdparty' [msg_parser]='data')
 (cd "$REPO" && cargo fetch --locked -q)
 CARGO_SRC="${CARGO_HOME:-$HOME/.cargo}/registry/src"

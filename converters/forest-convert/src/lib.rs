@@ -26,6 +26,10 @@
 //! - `Unsupported`: nothing claims the file by extension or content;
 //! - `Failed`: an error line for an operator.
 //!
+//! [`ConvertOutcome::suspect`] is set when the body failed the
+//! [`fidelity`] check (raw roff or markup, mojibake, far too little text) and
+//! no fallback converter did better; the node is still planted.
+//!
 //! [`ConvertOutcome::converter`] names the converter and its
 //! [`Converter::version`]; [`Registry::claim`] tells which converter would
 //! handle a file today, so a caller can re-try files recorded as unsupported
@@ -37,11 +41,13 @@
 //! panic hook from printing messages and backtraces of panics the registry
 //! catches on its converter threads (each becomes one error line).
 
+mod charset;
 mod container;
 mod converter;
 mod docx;
 mod epub;
 mod error;
+pub mod fidelity;
 mod hook;
 mod html;
 mod infer;
@@ -69,6 +75,7 @@ mod zipguard;
 
 pub use converter::{Conversion, Converter, ConverterId, Limits};
 pub use error::ConvertError;
+pub use fidelity::{SourceFacts, Suspect, SuspectReason};
 pub use registry::{ConvertOutcome, Registry, Status};
 pub use samplemap::{dataset_summary, python_float_repr, render_cell, render_sample_map, MapTable};
 pub use sqlite::write_dataset_db;

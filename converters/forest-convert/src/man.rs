@@ -215,6 +215,8 @@ struct Render {
     table: Option<bool>,
     /// Skipping a `.de`/`.ig` block up to `..`.
     skip_block: bool,
+    /// The previous request line ended in `\`: this line continues it.
+    continued: bool,
     /// Name of the `.Nm` page (mdoc).
     nm: Option<String>,
 }
@@ -256,8 +258,17 @@ impl Render {
             self.out.push(format!("- **{}**", t.trim()));
             return;
         }
-        // A line starting like a Markdown heading would become one.
-        self.out.push(if t.starts_with('#') { format!("\\{t}") } else { t });
+        // Text that starts like a roff request (`\&.profile`, `\&'none'`) joins
+        // the paragraph's previous line (Markdown reads them as one line);
+        // at a paragraph start it, like a Markdown heading, is escaped.
+        let roffish = t.starts_with(['.', '\'']);
+        if roffish && self.out.last().is_some_and(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("```")) {
+            let last = self.out.last_mut().expect("checked");
+            last.push(' ');
+            last.push_str(&t);
+            return;
+        }
+        self.out.push(if t.starts_with('#') || roffish { format!("\\{t}") } else { t });
     }
 
     fn request(&mut self, name: &str, rest: &str) {
@@ -332,8 +343,12 @@ impl Render {
     }
 
     fn line(&mut self, raw: &str) {
+        if self.continued {
+            self.continued = ends_with_escape(raw);
+            return;
+        }
         if self.skip_block {
-            if raw.trim_end() == ".." {
+            if ends_block(raw) {
                 self.skip_block = false;
             }
             return;
@@ -361,6 +376,9 @@ impl Render {
             self.text(cells.join(" | "));
             return;
         }
+        if is_comment(raw) {
+            return;
+        }
         let Some(first) = raw.chars().next() else {
             self.text(String::new());
             return;
@@ -371,6 +389,7 @@ impl Render {
                 return;
             }
             let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+            self.continued = ends_with_escape(raw);
             self.request(name, rest);
             return;
         }
@@ -379,12 +398,68 @@ impl Render {
     }
 }
 
-/// Whether text looks like a roff manual page (first lines use its macros).
+/// Whether a request line continues on the next one: it ends in an escaped
+/// newline (an odd run of backslashes), except after `\{` (a conditional
+/// block whose next line is read as a line of its own).
+fn ends_with_escape(line: &str) -> bool {
+    line.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1 && !line.ends_with("\\{\\")
+}
+
+/// The end of a `.de`/`.am`/`.ig` block: `..`, also written `.  .`
+/// (util-linux's Asciidoctor pages).
+fn ends_block(line: &str) -> bool {
+    line.strip_prefix('.').is_some_and(|r| r.trim() == ".")
+}
+
+/// A whole-line comment without a request dot: `\"` or groff's `\#`.
+fn is_comment(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("\\\"") || t.starts_with("\\#")
+}
+
+/// Lines and bytes [`looks_like_man`] reads before giving up.
+const SCAN_LINES: usize = 1000;
+const SCAN_BYTES: usize = 64 * 1024;
+
+/// Name of a roff request or macro line (`.TH x`, `'br`, `.  ds x`).
+fn request_name(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('.').or_else(|| line.strip_prefix('\''))?;
+    let rest = rest.trim_start_matches([' ', '\t']);
+    rest.split([' ', '\t']).next()
+}
+
+/// Whether text looks like a roff manual page: a `.TH`/`.Dt`/`.SH`/`.Sh`
+/// within the first 40 lines, or after a preamble of nothing but roff
+/// requests, comments, macro definitions and blank lines (Pod::Man,
+/// help2man and DocBook pages open with up to ~100 such lines), read for at
+/// most [`SCAN_LINES`] lines / [`SCAN_BYTES`] bytes. Linear in what it reads.
 pub(crate) fn looks_like_man(head: &str) -> bool {
-    head.lines().take(40).any(|l| {
-        let l = l.trim_start();
-        l.starts_with(".TH ") || l.starts_with(".Dt ") || l.starts_with(".SH ") || l.starts_with(".Sh ")
-    }) || (head.starts_with(".so ") && head.lines().count() <= 2)
+    if head.starts_with(".so ") && head.lines().count() <= 2 {
+        return true;
+    }
+    let (mut bytes, mut in_block, mut text_seen, mut continued) = (0usize, false, false, false);
+    for (n, line) in head.lines().enumerate() {
+        bytes += line.len() + 1;
+        if n >= SCAN_LINES || bytes > SCAN_BYTES || (text_seen && n >= 40) {
+            return false;
+        }
+        if in_block {
+            in_block = !ends_block(line);
+            continue;
+        }
+        if continued {
+            continued = ends_with_escape(line);
+            continue;
+        }
+        match request_name(line) {
+            Some("TH" | "Dt" | "SH" | "Sh") => return true,
+            Some("de" | "de1" | "am" | "ig") => in_block = true,
+            Some(_) => continued = ends_with_escape(line),
+            None if line.trim().is_empty() || is_comment(line) => {}
+            None => text_seen = true,
+        }
+    }
+    false
 }
 
 /// Render a manual page; returns (title, Markdown body).
@@ -478,11 +553,39 @@ Decompress the given executables.
     }
 
     #[test]
+    fn indented_block_end_closes_a_macro() {
+        let page = ".TH DMESG 1\n.if \\n[.g] \\{\\\n.  am URL\n.    ad l\n.  .\n.\\}\n.SH NAME\ndmesg \\- print\n";
+        assert_eq!(render(page, "x").1, "# dmesg(1)\n\n## NAME\n\ndmesg - print\n");
+    }
+
+    #[test]
+    fn continued_requests_and_dotted_text_leave_no_roff() {
+        let page =
+            ".TH A 1\n.SH FILES\n.if \\n(.H>23 \\\n\\{\\\n.\\}\nReads\n\\&.profile first.\n.PP\n\\&'none' is quiet.\n";
+        let (_, body) = render(page, "x");
+        assert_eq!(body, "# a(1)\n\n## FILES\n\nReads .profile first.\n\n\\'none' is quiet.\n");
+    }
+
+    #[test]
     fn args_and_detection() {
         assert_eq!(args(r#"a "b c" "d ""e""""#), vec!["a", "b c", "d \"e\""]);
         assert!(looks_like_man(".\\\" x\n.TH A 1\n"));
         assert!(!looks_like_man("1.5 release notes\n- fixed\n"));
         // A page that only includes another.
         assert!(looks_like_man(".so man7/system_data_types.7\n"));
+        // A Pod::Man preamble of 70+ lines, macro bodies included, before `.TH`.
+        let pod =
+            format!(".\\\" Pod::Man\n.de Vb\n\\\\$1 text in a macro\n..\n{}.TH CPAN 1\n", ".if n .ds x y\n".repeat(80));
+        assert!(looks_like_man(&pod));
+        // procps' top(1) comments with groff's `\#` before its `.TH`.
+        assert!(looks_like_man(&format!("{}.TH TOP 1\n", "\\# setup\n.ds Em x\n".repeat(30))));
+        // binutils' Pod::Man preamble continues a request on the next line.
+        assert!(looks_like_man(&format!(
+            "{}.if \\n(.H>23 .if \\n(.V>19 \\\n\\{{\\\n.  ds : e\n.\\}}\n.TH A 1\n",
+            ".\\\" c\n".repeat(50)
+        )));
+        // Text after 40 lines of prose is not a page; neither is a `.TH` past the scan limit.
+        assert!(!looks_like_man(&format!("{}.TH A 1\n", "prose\n".repeat(50))));
+        assert!(!looks_like_man(&format!("{}.TH A 1\n", ".\\\" c\n".repeat(SCAN_LINES))));
     }
 }

@@ -3,6 +3,7 @@
 use crate::container::{self, Codec};
 use crate::converter::{Conversion, Converter, ConverterId, Limits};
 use crate::error::{skipped, ConvertError};
+use crate::fidelity::{self, SourceFacts, Suspect, SuspectReason};
 use crate::sniff::{self, Sniffed};
 use crate::{docx, epub, hook, html, json, mail, man, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text};
 use std::collections::BTreeMap;
@@ -43,6 +44,11 @@ pub struct ConvertOutcome {
     pub status: Status,
     /// The converter that produced `result` (the last one tried), `None` when unsupported.
     pub converter: Option<ConverterId>,
+    /// Set when the Markdown body failed the fidelity check ([`crate::fidelity`])
+    /// and no fallback converter produced a body that passes: the node is
+    /// planted with the best body, but its text may be raw markup, mojibake
+    /// or too little. `None` for clean bodies and for non-Markdown results.
+    pub suspect: Option<Suspect>,
 }
 
 impl ConvertOutcome {
@@ -53,6 +59,7 @@ impl ConvertOutcome {
             unsupported: true,
             status: Status::Unsupported,
             converter: None,
+            suspect: None,
         }
     }
 
@@ -61,7 +68,14 @@ impl ConvertOutcome {
             ConvertError::Skipped(r) => Status::Skipped(r.clone()),
             _ => Status::Failed,
         };
-        ConvertOutcome { result: Err(format!("{rel}: {e}")), warnings, unsupported: false, status, converter }
+        ConvertOutcome {
+            result: Err(format!("{rel}: {e}")),
+            warnings,
+            unsupported: false,
+            status,
+            converter,
+            suspect: None,
+        }
     }
 }
 
@@ -218,14 +232,16 @@ impl Registry {
             Some(Route::Ext(ext, note)) => (ext, note),
         };
         warnings.extend(note.map(|n| format!("{rel}: {n}")));
-        let claimants: Vec<Arc<dyn Converter>> =
-            self.converters.iter().filter(|c| c.extensions().contains(&ext)).cloned().collect();
+        let claimants = self.claimants_of(&ext);
         let last = claimants.len().saturating_sub(1);
-        for (i, conv) in claimants.into_iter().enumerate() {
+        for (i, conv) in claimants.iter().enumerate() {
             let id = ConverterId { name: conv.name().to_string(), version: conv.version() };
-            match run_guarded(conv, path, limits) {
-                Ok((mut conversion, notes)) => {
+            match run_guarded(conv.clone(), path, limits) {
+                Ok((conversion, notes)) => {
                     warnings.extend(notes.into_iter().map(|n| format!("{rel}: {n}")));
+                    let job = Job { path, rel, limits, ext: &ext, head: &head, facts: source_facts(size, &ext, &head) };
+                    let (mut conversion, id, suspect) =
+                        self.vet(&job, &claimants[i + 1..], conversion, id, &mut warnings);
                     finish(&mut conversion, &ext);
                     let status = match &conversion {
                         Conversion::Markdown { meta, .. } => meta.stub.clone().map_or(Status::Converted, Status::Stub),
@@ -237,6 +253,7 @@ impl Registry {
                         unsupported: false,
                         status,
                         converter: Some(id),
+                        suspect,
                     };
                 }
                 Err(e) if i < last && !matches!(e, ConvertError::Skipped(_)) => {
@@ -246,6 +263,66 @@ impl Registry {
             }
         }
         ConvertOutcome::unsupported(rel, warnings)
+    }
+
+    fn claimants_of(&self, ext: &str) -> Vec<Arc<dyn Converter>> {
+        self.converters.iter().filter(|c| c.extensions().iter().any(|e| e == ext)).cloned().collect()
+    }
+
+    /// The fidelity check after a conversion: a suspect Markdown body is
+    /// replaced by the first alternative whose body passes (the remaining
+    /// claimants, the sniffed format's converters, a charset re-decode, plain
+    /// text); when none passes the first body stays, marked suspect.
+    fn vet(
+        &self,
+        job: &Job<'_>,
+        rest: &[Arc<dyn Converter>],
+        first: Conversion,
+        first_id: ConverterId,
+        warnings: &mut Vec<String>,
+    ) -> (Conversion, ConverterId, Option<Suspect>) {
+        let Some(suspect) = suspect_of(&first, job.facts) else { return (first, first_id, None) };
+        for alt in self.alternatives(job, rest, suspect.reason, &first_id.name) {
+            let id = ConverterId { name: alt.name().to_string(), version: alt.version() };
+            let Ok((conversion, notes)) = run_guarded(alt, job.path, job.limits) else { continue };
+            if suspect_of(&conversion, job.facts).is_none() {
+                let code = suspect.reason.code();
+                warnings.push(format!(
+                    "{}: {} output is suspect ({code}), used {} instead",
+                    job.rel, first_id.name, id.name
+                ));
+                warnings.extend(notes.into_iter().map(|n| format!("{}: {n}", job.rel)));
+                return (conversion, id, None);
+            }
+        }
+        (first, first_id, Some(suspect))
+    }
+
+    /// Converters to try after a suspect body, without the one that produced it.
+    fn alternatives(
+        &self,
+        job: &Job<'_>,
+        rest: &[Arc<dyn Converter>],
+        reason: SuspectReason,
+        tried: &str,
+    ) -> Vec<Arc<dyn Converter>> {
+        let mut alts: Vec<Arc<dyn Converter>> = rest.to_vec();
+        if let Sniffed::Format(f) = sniff::sniff(job.head) {
+            if f != job.ext {
+                alts.extend(self.claimants_of(f));
+            }
+        }
+        if reason == SuspectReason::ReplacementChars {
+            alts.push(Arc::new(text::Redecoded));
+        }
+        alts.push(Arc::new(text::PlainText));
+        let mut seen = vec![tried.to_string()];
+        alts.retain(|c| {
+            let fresh = !seen.iter().any(|n| n == c.name());
+            seen.push(c.name().to_string());
+            fresh
+        });
+        alts
     }
 
     /// Inflate a `.gz/.bz2/.xz` into a temporary directory and convert the
@@ -267,6 +344,34 @@ impl Registry {
             c.name = format!("{}+{}", codec.name(), c.name);
         }
         out
+    }
+}
+
+/// One file on its way through the fallback chain.
+struct Job<'a> {
+    path: &'a Path,
+    rel: &'a str,
+    limits: &'a Limits,
+    /// The routed extension.
+    ext: &'a str,
+    /// The sniffed first bytes.
+    head: &'a [u8],
+    facts: SourceFacts,
+}
+
+/// What the fidelity check knows of a source: its size, and whether it is
+/// text (plain, HTML or roff by content, not a binary format by name).
+fn source_facts(size: u64, ext: &str, head: &[u8]) -> SourceFacts {
+    let text =
+        !sniff::expects_binary(ext) && matches!(sniff::sniff(head), Sniffed::Text | Sniffed::Format(".html" | ".man"));
+    SourceFacts { bytes: size, text, markdown: matches!(ext, ".md" | ".markdown") }
+}
+
+/// The fidelity verdict on a Markdown body that is not a stub.
+fn suspect_of(conversion: &Conversion, facts: SourceFacts) -> Option<Suspect> {
+    match conversion {
+        Conversion::Markdown { body, meta, .. } if meta.stub.is_none() => fidelity::check(body, facts),
+        _ => None,
     }
 }
 
@@ -453,6 +558,37 @@ mod tests {
         let out = Registry::builtin().convert(&p, "gzip.info", &Limits::default());
         let Ok(Conversion::Markdown { body, .. }) = out.result else { panic!("not text") };
         assert_eq!(body, "File: gzip.info\n\nNode: Top\tok\n");
+    }
+
+    #[test]
+    fn suspect_bodies_fall_back_to_the_sniffed_format() {
+        let d = tempfile::tempdir().unwrap();
+        // A manual page saved as .txt: passthrough keeps raw roff, the man renderer does not.
+        let p = d.path().join("page.txt");
+        std::fs::write(
+            &p,
+            ".\\\" generated\n.de Sp\n.sp\n..\n.TH LS 1\n.SH NAME\nls \\- list\n.SH SEE ALSO\n.BR dir (1)\n",
+        )
+        .unwrap();
+        let out = Registry::builtin().convert(&p, "page.txt", &Limits::default());
+        assert_eq!(out.converter.unwrap().name, "Man");
+        assert_eq!(out.suspect, None);
+        assert_eq!(out.warnings, vec!["page.txt: Markdown output is suspect (raw_roff), used Man instead"]);
+        assert_eq!(out.result.unwrap().title(), "ls(1)");
+    }
+
+    #[test]
+    fn suspect_body_is_kept_and_marked_when_nothing_passes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("blob.txt");
+        std::fs::write(&p, format!("key:\n{}\n", "QUJD".repeat(1000))).unwrap();
+        let out = Registry::builtin().convert(&p, "blob.txt", &Limits::default());
+        assert_eq!(out.status, Status::Converted);
+        assert_eq!(out.converter.unwrap().name, "Markdown");
+        let suspect = out.suspect.unwrap();
+        assert_eq!(suspect.reason, SuspectReason::BinaryRun);
+        assert_eq!(suspect.message, "a run of 4000 characters without whitespace");
+        assert!(out.warnings.is_empty());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Markdown / text passthrough with source-frontmatter lifting.
 
-use crate::converter::{Conversion, Converter, Limits};
+use crate::charset;
 use crate::error::ConvertError;
+use crate::converter::{Conversion, Converter, Limits};
 use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use std::path::Path;
@@ -117,26 +118,27 @@ impl Converter for Passthrough {
 /// convention; the body is the text (UTF-8, else UTF-16 with BOM, else Latin-1).
 pub(crate) struct PlainText;
 
-/// Decode text bytes: UTF-8 (BOM stripped), UTF-16 with BOM, else Windows-1252.
+/// Decode text bytes: UTF-8 (BOM stripped; 7-bit ISO-2022-JP/KR and HZ
+/// recognised by their escapes), UTF-16 with BOM, else the charset
+/// `chardetng` detects (Windows-1252 for Latin text, Big5, EUC-KR, Shift_JIS...).
 pub(crate) fn decode_text(bytes: &[u8]) -> String {
     let (enc, bom) = encoding_rs::Encoding::for_bom(bytes).unwrap_or((encoding_rs::UTF_8, 0));
     let body = &bytes[bom..];
-    if enc == encoding_rs::UTF_8 {
-        match std::str::from_utf8(body) {
-            Ok(s) => s.to_string(),
-            Err(_) => {
-                // UTF-8 with a few bad bytes stays UTF-8; no multi-byte sequence at all means 8-bit text.
-                let lossy = String::from_utf8_lossy(body);
-                if lossy.chars().any(|c| !c.is_ascii() && c != '\u{fffd}') {
-                    lossy.into_owned()
-                } else {
-                    encoding_rs::WINDOWS_1252.decode(body).0.into_owned()
-                }
-            }
-        }
-    } else {
-        enc.decode(body).0.into_owned()
+    if enc != encoding_rs::UTF_8 {
+        return enc.decode_without_bom_handling(body).0.into_owned();
     }
+    match std::str::from_utf8(body) {
+        Ok(s) if bom == 0 => charset::decode_seven_bit(s).unwrap_or_else(|| s.to_string()),
+        Ok(s) => s.to_string(),
+        Err(_) => charset::decode_non_utf8(body),
+    }
+}
+
+/// Decode non-UTF-8 bytes as the detected legacy charset even when they are
+/// mostly valid UTF-8 (the registry's re-decode fallback for a body full of U+FFFD).
+pub(crate) fn decode_legacy(bytes: &[u8]) -> String {
+    let (enc, bom) = encoding_rs::Encoding::for_bom(bytes).unwrap_or((charset::detected(bytes), 0));
+    enc.decode_without_bom_handling(&bytes[bom..]).0.into_owned()
 }
 
 /// Title by the text family's convention, if the text has one.
@@ -179,6 +181,25 @@ impl Converter for PlainText {
         let text = decode_text(&std::fs::read(path)?);
         let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy().to_lowercase())).unwrap_or_default();
         let title = text_title(&text, &ext).unwrap_or_else(|| title_from_stem(&stem(path)));
+        Ok(Conversion::Markdown { title, body: text, meta: SourceMeta::default() })
+    }
+}
+
+/// The registry's charset fallback, never claimed by extension: the file as
+/// plain text in the charset `chardetng` detects, for a body that the first
+/// decoding filled with U+FFFD.
+pub(crate) struct Redecoded;
+
+impl Converter for Redecoded {
+    fn name(&self) -> &str {
+        "Redecoded"
+    }
+    fn extensions(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn convert(&self, path: &Path, _: &Limits, _: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+        let text = decode_legacy(&std::fs::read(path)?);
+        let title = first_h1(&text).unwrap_or_else(|| title_from_stem(&stem(path)));
         Ok(Conversion::Markdown { title, body: text, meta: SourceMeta::default() })
     }
 }

@@ -504,3 +504,75 @@ Date: Tue, 1 Dec 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: multi
         );
     }
 }
+
+/// Legacy-encoded text (CPython's cjkencodings test data, tests/data/cjk/PROVENANCE):
+/// each file converts to a body with a phrase of its UTF-8 counterpart and no U+FFFD.
+mod charsets {
+    use super::*;
+
+    fn converts_to(enc: &str, phrase: &str) {
+        let dir = data_dir().join("cjk");
+        let utf8 = std::fs::read_to_string(dir.join(format!("{enc}-utf8.txt"))).unwrap();
+        assert!(utf8.contains(phrase), "{enc}: phrase not in the UTF-8 counterpart");
+        let name = format!("{enc}.txt");
+        let out = Registry::builtin().convert(&dir.join(&name), &name, &Limits::default());
+        let Ok(Conversion::Markdown { body, .. }) = out.result else { panic!("{enc}: {:?}", out.result) };
+        assert!(body.contains(phrase), "{enc}: {body}");
+        assert!(!body.contains('\u{fffd}') && !body.contains('\u{1b}'), "{enc}: {body}");
+        assert_eq!(out.suspect, None, "{enc}");
+    }
+
+    macro_rules! encodings {
+        ($($test:ident: $enc:literal => $phrase:literal,)*) => {
+            $(#[test]
+            fn $test() {
+                converts_to($enc, $phrase);
+            })*
+        };
+    }
+
+    encodings! {
+        big5: "big5" => "在資訊科技快速發展的今天",
+        big5_hkscs: "big5hkscs" => "鵮罓洆",
+        cp949: "cp949" => "똠방각하 펲시콜라",
+        euc_jp: "euc_jp" => "開発者の Guido van Rossum は教育用のプログラミング言語",
+        shift_jis: "shift_jis" => "開発者の Guido van Rossum は教育用のプログラミング言語",
+        iso2022_jp: "iso2022_jp" => "開発者の Guido van Rossum は教育用のプログラミング言語",
+        euc_kr: "euc_kr" => "파이썬(Python)은 배우기 쉽고, 강력한 프로그래밍 언어입니다",
+        iso2022_kr: "iso2022_kr" => "파이썬(Python)은 배우기 쉽고, 강력한 프로그래밍 언어입니다",
+        gb18030: "gb18030" => "已经具有十多年的发展历史，成熟且稳定",
+        gbk: "gbk" => "已经具有十多年的发展历史，成熟且稳定",
+        gb2312: "gb2312" => "已经具有十多年的发展历史，成熟且稳定",
+        hz: "hz" => "己所不欲，勿施於人。",
+    }
+}
+
+/// Real generated manual pages (tests/data/man/PROVENANCE): the Pod::Man
+/// preamble is recognised and no roff reaches the body.
+mod man_pages {
+    use super::*;
+
+    fn roffish(line: &str) -> bool {
+        let b = line.as_bytes();
+        matches!(b.first(), Some(b'.' | b'\''))
+            && (b.get(1).is_some_and(u8::is_ascii_alphabetic) || b[1..].starts_with(b"\\\""))
+    }
+
+    #[test]
+    fn pod_man_and_help2man_pages_render_without_roff() {
+        for (file, title, phrase) in [
+            ("corelist.1.gz", "corelist(1)", "corelist - a commandline frontend to Module::CoreList"),
+            ("arch.1.gz", "arch(1)", "arch - print machine hardware name (same as uname -m)"),
+        ] {
+            let out = Registry::builtin().convert(&data_dir().join("man").join(file), file, &Limits::default());
+            assert_eq!(out.converter.as_ref().unwrap().name, "Gzip+Man", "{file}");
+            let Ok(Conversion::Markdown { title: t, body, .. }) = out.result else { panic!("{file}") };
+            assert_eq!(t, title);
+            assert!(body.contains(&format!("## NAME\n\n{phrase}\n")), "{body}");
+            assert_eq!(body.lines().find(|l| roffish(l)), None, "{file}");
+            let summary = forest_model::scent::derive_summary(&body, &t);
+            assert!(summary.starts_with(phrase.split(" - ").next().unwrap()), "{summary}");
+            assert_eq!(out.suspect, None);
+        }
+    }
+}
