@@ -1,8 +1,8 @@
 //! Markdown / text passthrough with source-frontmatter lifting.
 
 use crate::charset;
-use crate::error::ConvertError;
 use crate::converter::{Conversion, Converter, Limits};
+use crate::error::ConvertError;
 use crate::values::SourceMeta;
 use forest_model::slug::title_from_stem;
 use std::path::Path;

@@ -117,6 +117,15 @@ fn print_human(r: &GardenReport) {
         for e in &s.errors {
             println!("  error: {}: {}", e.path, e.message);
         }
+        if !s.suspect.is_empty() {
+            println!("  suspect (planted, check the body): {}", s.suspect.len());
+            for x in s.suspect.iter().take(20) {
+                println!("    {} ({}, {}): {}", x.path, x.converter, x.reason, x.message);
+            }
+            if s.suspect.len() > 20 {
+                println!("    ... {} more (--json lists all; forest health lists them)", s.suspect.len() - 20);
+            }
+        }
         if s.known_problems > 0 {
             println!(
                 "  {} known problem(s) unchanged since an earlier run (forest health lists them)",

@@ -30,7 +30,8 @@ pub fn health(h: &HealthReport) -> String {
         + h.stale_passports.len()
         + h.needs_description.len()
         + h.summary_stale.len()
-        + h.known_problems.len();
+        + h.known_problems.len()
+        + h.suspect_conversions.len();
     let verdict = if h.lint.errors > 0 {
         "unhealthy"
     } else if problems > 0 || h.lint.warnings > 0 {
@@ -60,6 +61,14 @@ pub fn health(h: &HealthReport) -> String {
     }
     if h.known_problems.len() > LIST_SHOWN {
         let _ = writeln!(out, "    … {} more (forest health --json lists all)", h.known_problems.len() - LIST_SHOWN);
+    }
+    let _ = writeln!(out, "{:<18} {}", "suspect bodies", h.suspect_conversions.len());
+    for n in h.suspect_conversions.iter().take(LIST_SHOWN) {
+        let _ = writeln!(out, "    {} — {}", n.id, n.reason);
+    }
+    if h.suspect_conversions.len() > LIST_SHOWN {
+        let _ =
+            writeln!(out, "    … {} more (forest health --json lists all)", h.suspect_conversions.len() - LIST_SHOWN);
     }
     let links: Vec<String> = h.uncertain_links.iter().map(|(c, n)| format!("{c}: {n}")).collect();
     let _ = writeln!(

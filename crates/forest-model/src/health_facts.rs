@@ -25,7 +25,11 @@ pub const HEALTH_CACHE_PATH: &str = "_derived/health-cache.db";
 pub const LEGACY_HEALTH_CACHE_PATH: &str = "_derived/health-cache.jsonl";
 
 /// Bump when [`NodeFacts`] or [`facts`] changes: older caches are dropped.
-pub const FACTS_VERSION: &str = "health-1";
+pub const FACTS_VERSION: &str = "health-2";
+
+/// Passport key the Gardener writes when a body failed the converter's
+/// fidelity check: `<reason code>: <what tripped it>`.
+pub const SUSPECT_KEY: &str = "conversion_suspect";
 
 /// A branch with more entry lines than this needs splitting.
 pub const SPLIT_ENTRIES: usize = 150;
@@ -53,6 +57,9 @@ pub struct NodeFacts {
     /// `"%.1f"` confidence buckets of its managed (uncertain) links.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buckets: Vec<String>,
+    /// The body failed the converter's fidelity check ([`SUSPECT_KEY`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspect: Option<String>,
 }
 
 /// The facts of node `id`.
@@ -75,6 +82,7 @@ pub fn facts(id: &str, node: &Node) -> NodeFacts {
             f.summary_stale = summary_fingerprint(&summary) != hash;
         }
     }
+    f.suspect = node.get_str(SUSPECT_KEY);
     f.buckets = node
         .links()
         .into_iter()
@@ -102,6 +110,9 @@ mod tests {
         assert!(f.needs_description && f.summary_stale && !f.needs_split && !f.vanished);
         assert_eq!(f.passport, Some(("default".to_string(), "a.png".to_string())));
         assert_eq!(f.buckets, vec!["0.3"]);
+        assert_eq!(f.suspect, None);
+        let marked = text.replace("scent: derived", "scent: derived\nconversion_suspect: 'raw_roff: roff requests'");
+        assert_eq!(facts("a", &Node::parse(&marked).unwrap()).suspect.as_deref(), Some("raw_roff: roff requests"));
         let manual = text.replace("scent: derived", "scent: manual");
         let f = facts("a", &Node::parse(&manual).unwrap());
         assert!(!f.summary_stale);

@@ -60,6 +60,10 @@ pub struct SourceReport {
     /// Problems remembered from earlier runs whose file has not changed:
     /// not read, not listed again (`forest health` lists them).
     pub known_problems: usize,
+    /// Files planted with a body that failed the converter's fidelity check
+    /// (raw markup, mojibake, far too little text) when no fallback did
+    /// better: their passports carry `conversion_suspect` and confidence 0.3.
+    pub suspect: Vec<SuspectFile>,
     /// Converter fallback warnings.
     pub warnings: Vec<String>,
     /// New nodes planted with the derived summary because curation failed
@@ -83,6 +87,21 @@ pub struct SourceReport {
     pub store_corrupt: usize,
     /// Files the store did not hold, left for the next run (`--prepared-only`).
     pub deferred: usize,
+}
+
+/// A file planted with a suspect body.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SuspectFile {
+    /// Source-relative path.
+    pub path: String,
+    /// Node id.
+    pub id: String,
+    /// Converter that produced the kept body.
+    pub converter: String,
+    /// Stable reason code (`raw_roff`, `raw_markup`, `replacement_chars`, ...).
+    pub reason: String,
+    /// What tripped the check.
+    pub message: String,
 }
 
 /// The whole run.

@@ -27,6 +27,15 @@ pub struct LintCounts {
     pub warnings: usize,
 }
 
+/// A passport whose body failed the fidelity check.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SuspectNode {
+    /// Node id.
+    pub id: String,
+    /// `<reason code>: <what tripped it>`.
+    pub reason: String,
+}
+
 /// Health of a forest (read-only).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HealthReport {
@@ -50,6 +59,9 @@ pub struct HealthReport {
     pub summary_stale: Vec<String>,
     /// Passports per source name (`source_name`, else `default`).
     pub sources: BTreeMap<String, usize>,
+    /// Passports planted with a body that failed the converter's fidelity
+    /// check (`conversion_suspect`): id and reason.
+    pub suspect_conversions: Vec<SuspectNode>,
     /// Source files the Gardener could not plant and remembers (unsupported,
     /// skipped, failed), with their reason: not re-read until their bytes
     /// or the converter change.
@@ -75,6 +87,7 @@ struct Agg {
     summary_stale: Vec<String>,
     sources: BTreeMap<String, usize>,
     uncertain_links: BTreeMap<String, usize>,
+    suspect: Vec<SuspectNode>,
 }
 
 impl Agg {
@@ -95,6 +108,9 @@ impl Agg {
         for b in &f.buckets {
             *self.uncertain_links.entry(b.clone()).or_default() += 1;
         }
+        if let Some(reason) = &f.suspect {
+            self.suspect.push(SuspectNode { id: id.to_string(), reason: reason.clone() });
+        }
         self
     }
 
@@ -103,6 +119,7 @@ impl Agg {
         self.stale_passports.extend(o.stale_passports);
         self.needs_description.extend(o.needs_description);
         self.summary_stale.extend(o.summary_stale);
+        self.suspect.extend(o.suspect);
         for (k, v) in o.sources {
             *self.sources.entry(k).or_default() += v;
         }
@@ -145,6 +162,7 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
     for list in [&mut agg.needs_split, &mut agg.stale_passports, &mut agg.needs_description, &mut agg.summary_stale] {
         list.sort();
     }
+    agg.suspect.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(HealthReport {
         needs_split: agg.needs_split,
         fat_nodes: fat_nodes(catalog)?,
@@ -155,6 +173,7 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
         heat: trails.stats()?,
         summary_stale: agg.summary_stale,
         sources: agg.sources,
+        suspect_conversions: agg.suspect,
         known_problems: known_problems(forest)?,
         sources_error,
     })

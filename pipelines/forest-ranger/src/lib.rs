@@ -30,7 +30,7 @@ pub use daemon::{
     daemon, daemon_with, install_signal_handlers, parse_schedule, read_state, Clock, DaemonOptions, DaemonSummary,
     RangerState, SystemClock, STATE_PATH,
 };
-pub use health::{health, HealthReport, LintCounts, MEDIA_STUB_SENTENCE};
+pub use health::{health, HealthReport, LintCounts, SuspectNode, MEDIA_STUB_SENTENCE};
 pub use plan::{plan_landmarks, plan_links, round4, DegreeEntry, LinkAction, ManagedLink, MAX_LANDMARKS};
 pub use run::{run, EvaporationReport, GcStatus, LandmarksReport, LinksReport, RangerReport, Timings};
 

@@ -135,3 +135,45 @@ fn locate_matches_inflections_and_identifiers_in_the_sample_drive() {
         }
     }
 }
+
+/// A file no converter can turn into clean text is planted, reported as
+/// suspect (report, passport, `forest health`), and a clean version of it
+/// clears the mark.
+#[test]
+fn an_undecodable_file_is_planted_reported_suspect_and_listed_by_health() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    let garbled: Vec<u8> =
+        [b"Quarterly report\n".as_slice(), &b"\x01\x02\x03 word \x04\x05\x06\x07\x08\x0e\x0f\n".repeat(80)].concat();
+    fs::write(src.join("garbled.txt"), &garbled).unwrap();
+    fs::write(src.join("fine.txt"), "A fine note about herons and their nesting habits in spring.\n").unwrap();
+    let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--json"]);
+    assert_eq!(code(&o), 0, "a suspect body is not an error: {}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let suspect = v["sources"][0]["suspect"].as_array().unwrap();
+    assert_eq!(suspect.len(), 1, "{v}");
+    assert_eq!(suspect[0]["path"], "garbled.txt");
+    assert_eq!(suspect[0]["reason"], "control_bytes");
+    let id = suspect[0]["id"].as_str().unwrap().to_string();
+    let node = forest_model::node::Node::parse(&fs::read_to_string(root.join(format!("{id}.md"))).unwrap()).unwrap();
+    assert_eq!(node.get_f64("confidence"), Some(0.3));
+    assert!(node.get_str("conversion_suspect").unwrap().starts_with("control_bytes: "));
+    let h = run(&["health", "--forest", &f(&root), "--json"]);
+    let hv: Value = serde_json::from_slice(&h.stdout).unwrap();
+    assert_eq!(hv["suspect_conversions"].as_array().unwrap().len(), 1, "{hv}");
+    assert_eq!(hv["suspect_conversions"][0]["id"], id.as_str());
+    let text = stdout(&run(&["health", "--forest", &f(&root)]));
+    assert!(text.contains("suspect bodies     1") && text.contains(&id), "{text}");
+    assert!(text.starts_with("forest health: needs attention"), "{text}");
+    // The file is fixed at the source: the next sync clears the mark.
+    fs::write(src.join("garbled.txt"), "Quarterly report: revenue grew in every region.\n").unwrap();
+    let o = run(&["sync", "--forest", &f(&root), "--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let node = forest_model::node::Node::parse(&fs::read_to_string(root.join(format!("{id}.md"))).unwrap()).unwrap();
+    assert_eq!(node.get_f64("confidence"), Some(0.7));
+    assert_eq!(node.get_str("conversion_suspect"), None);
+    let hv: Value = serde_json::from_slice(&run(&["health", "--forest", &f(&root), "--json"]).stdout).unwrap();
+    assert!(hv["suspect_conversions"].as_array().unwrap().is_empty(), "{hv}");
+}

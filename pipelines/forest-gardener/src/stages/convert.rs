@@ -37,6 +37,9 @@ pub(crate) struct Converted {
     /// Left out with a reason before any converter ran (empty, too large).
     pub(crate) skipped: bool,
     pub(crate) warnings: Vec<String>,
+    /// The body failed the converter's fidelity check and no fallback did
+    /// better (planted, marked and reported; see `forest_convert::fidelity`).
+    pub(crate) suspect: Option<(forest_convert::Suspect, String)>,
     /// Served from the prepared store (distributed ingest): no converter ran.
     pub(crate) from_store: bool,
     /// A converter ran in this process.
@@ -133,6 +136,7 @@ impl Converter<'_> {
             unsupported: false,
             skipped: false,
             warnings: vec![],
+            suspect: None,
             from_store: false,
             converted_locally: false,
             deferred: false,
@@ -187,6 +191,8 @@ impl Converter<'_> {
         c.unsupported = out.unsupported;
         c.skipped = matches!(out.status, forest_convert::Status::Skipped(_));
         c.warnings = out.warnings;
+        let converter = out.converter.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+        c.suspect = out.suspect.map(|s| (s, converter));
         c.outcome = out.result.map_err(|e| e.strip_prefix(&format!("{}: ", f.rel)).map(String::from).unwrap_or(e));
         c
     }

@@ -22,6 +22,11 @@ use forest_model::scent::{derive_summary, summary_fingerprint};
 use forest_model::slug::title_from_stem;
 use forest_model::yaml::Value;
 
+/// Passport key of a body that failed the fidelity check: `<code>: <why>`.
+pub(crate) use forest_model::health_facts::SUSPECT_KEY;
+/// Node confidence of a suspect passport (the Gardener's own is 0.7).
+pub(crate) const SUSPECT_CONFIDENCE: f64 = 0.3;
+
 impl SourceRun<'_> {
     /// The problem is reported once: it is remembered with the file's stat
     /// key ([`crate::outcomes`]), and a converted file forgets its old one.
@@ -44,6 +49,37 @@ impl SourceRun<'_> {
         let ck = self.converter_key(&c.rel);
         self.outcomes.record(&c.rel, kind, &msg, Some(key), &ck);
         None
+    }
+
+    /// The passport's fidelity mark: a suspect body (see
+    /// `forest_convert::fidelity`) sets `conversion_suspect` (the reason) and
+    /// lowers the machine confidence 0.7 to [`SUSPECT_CONFIDENCE`], and is
+    /// reported; a clean re-conversion removes both. Hand-set confidences
+    /// are left alone.
+    pub(crate) fn mark_fidelity(&mut self, n: &mut Node, c: &Converted, id: &str) {
+        let machine = |n: &Node, v: f64| n.get_f64("confidence").is_some_and(|x| (x - v).abs() < 1e-9);
+        match &c.suspect {
+            Some((s, converter)) => {
+                n.set_str(SUSPECT_KEY, &s.to_string());
+                if machine(n, 0.7) {
+                    n.set("confidence", Value::from(SUSPECT_CONFIDENCE));
+                }
+                self.report.suspect.push(crate::report::SuspectFile {
+                    path: c.rel.clone(),
+                    id: id.to_string(),
+                    converter: converter.clone(),
+                    reason: s.reason.code().to_string(),
+                    message: s.message.clone(),
+                });
+            }
+            None if n.get_str(SUSPECT_KEY).is_some() => {
+                n.remove(SUSPECT_KEY);
+                if machine(n, SUSPECT_CONFIDENCE) {
+                    n.set("confidence", Value::from(0.7));
+                }
+            }
+            None => {}
+        }
     }
 
     /// Plant a new passport for a converted file.
@@ -134,6 +170,7 @@ impl SourceRun<'_> {
         }
         n.set("confidence", Value::from(0.7));
         n.set_str("source", "ingest");
+        self.mark_fidelity(&mut n, c, &id);
         if let Some((name, hash)) = &payload {
             n.set_str("payload", name);
             n.set_str("payload_type", "sqlite");
@@ -282,6 +319,7 @@ impl SourceRun<'_> {
         };
         n.body = new_body;
         self.set_source_fields(&mut n, c);
+        self.mark_fidelity(&mut n, c, id);
         n.remove("source_state");
         n.set_str("updated", &self.today);
         let (aliases, clipped) =
