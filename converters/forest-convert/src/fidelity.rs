@@ -35,6 +35,17 @@ pub enum SuspectReason {
 }
 
 impl SuspectReason {
+    /// The syntax of a source format (markup, RTF, LaTeX, PDF operators).
+    /// In a body a converter made from that format, it is residue; in the
+    /// verbatim text of a file written in it (an XML config, a `.tex`
+    /// source), it is the file's content.
+    pub fn is_source_syntax(self) -> bool {
+        matches!(
+            self,
+            SuspectReason::RawMarkup | SuspectReason::RawRtf | SuspectReason::RawLatex | SuspectReason::RawPdf
+        )
+    }
+
     /// Stable short code: `raw_roff`, `raw_markup`, `raw_rtf`, `raw_latex`,
     /// `raw_pdf`, `replacement_chars`, `control_bytes`, `binary_run`, `too_small`.
     pub fn code(self) -> &'static str {

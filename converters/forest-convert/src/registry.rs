@@ -295,6 +295,11 @@ impl Registry {
                 return (conversion, id, None);
             }
         }
+        // A file kept as its own text (Markdown, plain text, JSON) whose
+        // syntax no other converter turns into prose is faithful as it is.
+        if VERBATIM.contains(&first_id.name.as_str()) && suspect.reason.is_source_syntax() {
+            return (first, first_id, None);
+        }
         (first, first_id, Some(suspect))
     }
 
@@ -312,7 +317,12 @@ impl Registry {
                 alts.extend(self.claimants_of(f));
             }
         }
-        if reason == SuspectReason::ReplacementChars {
+        // Re-decoding helps bytes that are not UTF-8; a valid UTF-8 file whose
+        // text holds U+FFFD was damaged before us, and any other charset
+        // would only turn it into mojibake that passes the check.
+        if reason == SuspectReason::ReplacementChars
+            && std::fs::read(job.path).is_ok_and(|b| std::str::from_utf8(&b).is_err())
+        {
             alts.push(Arc::new(text::Redecoded));
         }
         alts.push(Arc::new(text::PlainText));
@@ -346,6 +356,9 @@ impl Registry {
         out
     }
 }
+
+/// Converters whose body is the file's own text, not a rendering of it.
+const VERBATIM: [&str; 4] = ["Markdown", "PlainText", "Json", "Redecoded"];
 
 /// One file on its way through the fallback chain.
 struct Job<'a> {
@@ -589,6 +602,34 @@ mod tests {
         assert_eq!(suspect.reason, SuspectReason::BinaryRun);
         assert_eq!(suspect.message, "a run of 4000 characters without whitespace");
         assert!(out.warnings.is_empty());
+    }
+
+    #[test]
+    fn valid_utf8_with_replacement_chars_stays_suspect_instead_of_mojibake() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("damaged.txt");
+        std::fs::write(
+            &p,
+            format!("Quarterly report\n{}", "\u{fffd}\u{fffd}\u{fffd} word \u{fffd}\u{fffd}\n".repeat(80)),
+        )
+        .unwrap();
+        let out = Registry::builtin().convert(&p, "damaged.txt", &Limits::default());
+        assert_eq!(out.suspect.map(|s| s.reason), Some(SuspectReason::ReplacementChars));
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        let Ok(Conversion::Markdown { body, .. }) = out.result else { panic!("converted") };
+        assert!(body.contains("\u{fffd}\u{fffd}\u{fffd} word"), "the text stays as written");
+    }
+
+    #[test]
+    fn a_file_written_in_markup_is_its_own_faithful_text() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sign1-res.xml");
+        let xml = "<?xml version=\"1.0\"?>\n<Envelope xmlns=\"urn:envelope\">\n  <Data>Hello, World!</Data>\n  <Signature><SignedInfo><Reference URI=\"\"><DigestValue>x</DigestValue></Reference></SignedInfo></Signature>\n</Envelope>\n";
+        std::fs::write(&p, xml).unwrap();
+        let out = Registry::builtin().convert(&p, "sign1-res.xml", &Limits::default());
+        assert_eq!(out.suspect, None);
+        let Ok(Conversion::Markdown { body, .. }) = out.result else { panic!("converted") };
+        assert!(body.contains("<DigestValue>x</DigestValue>"), "the XML is kept as written: {body}");
     }
 
     #[test]
