@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO="$PWD"
 W="${1:-$(mktemp -d /tmp/forest-demo.XXXX)}"
 mkdir -p "$W"
-echo "== building forest (release; a cold build took about 11 minutes on a quiet 2-core machine, see README)" >&2
+echo "== building forest (release; a cold build took about 10 minutes on the 2-core machine, see bench/README.md)" >&2
 cargo build --release --locked -p forest-cli
 B="$REPO/target/release/forest"
 rm -rf "$W/drive" "$W/forest"
