@@ -142,7 +142,9 @@ if [ "$runner" = nextest ]; then
 else
   ignored=$(sed -nE 's/^test result: .* ([0-9]+) ignored;.*/\1/p' "$work/test.log" | awk '{s+=$1} END {print s+0}')
 fi
-if [ "${ignored:-0}" != 0 ]; then
+if [ "${ignored:-0}" != 0 ] && [ "$#" -gt 0 ]; then
+  echo "test.sh: $ignored test(s) not run (filtered out by the arguments, or long tests: #[ignore]; FOREST_TEST_LONG=1 runs them)"
+elif [ "${ignored:-0}" != 0 ]; then
   echo "test.sh: $ignored long test(s) not run (#[ignore]; FOREST_TEST_LONG=1 runs them)"
 fi
 echo "test.sh: wall time $(( $(date +%s) - t0 )) s (runner $runner, exit $rc)"
