@@ -16,7 +16,7 @@
 #   bash ops/test.sh [extra args for the test runner...]
 # Env: FOREST_TEST_THREADS (2), FOREST_TEST_NO_SERVERS=1 (no servers or
 # clients: their end-to-end tests are skipped and listed), FOREST_TEST_LONG=1
-# (also the #[ignore]d long tests), FOREST_TEST_RUNNER=cargo (force `cargo test`),
+# (also the long tests), FOREST_TEST_RUNNER=cargo (force `cargo test`),
 # FOREST_OPS_DIR (/tmp/forest-ops).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -81,11 +81,6 @@ if [ "${FOREST_TEST_RUNNER:-}" != cargo ] && cargo nextest --version >/dev/null 
   runner=nextest
 fi
 threads="${FOREST_TEST_THREADS:-2}"
-# Long tests are #[ignore]d; FOREST_TEST_LONG=1 runs them too.
-long_nextest=() long_cargo=()
-if [ "${FOREST_TEST_LONG:-0}" = 1 ]; then
-  long_nextest=(--run-ignored all) long_cargo=(--include-ignored)
-fi
 
 echo "test.sh: compiling the test binaries ($runner)" >&2
 if [ "$runner" = nextest ]; then
@@ -110,9 +105,9 @@ set +e
   set -o pipefail
   if [ "$runner" = nextest ]; then
     cargo nextest run --workspace --locked --no-fail-fast --test-threads "$threads" \
-      --config-file ops/nextest.toml --profile forest "${long_nextest[@]}" "$@" 2>&1 | tee "$work/test.log"
+      --config-file ops/nextest.toml --profile forest "$@" 2>&1 | tee "$work/test.log"
   else
-    cargo test --workspace --locked --no-fail-fast "$@" -- --test-threads="$threads" "${long_cargo[@]}" 2>&1 | tee "$work/test.log"
+    cargo test --workspace --locked --no-fail-fast "$@" -- --test-threads="$threads" 2>&1 | tee "$work/test.log"
   fi
 ) &
 test_pid=$!
@@ -130,22 +125,19 @@ else
   failed=$(sed -nE 's/^test result: .* ([0-9]+) failed;.*/\1/p' "$work/test.log" | awk '{s+=$1} END {print s+0}')
 fi
 echo
-n=$(grep -c . "$FOREST_TEST_SKIP_LOG" || true)
-if [ "$n" = 0 ]; then
+# The skip log: `kind<TAB>test<TAB>reason` (forest-testkit), kind `skipped`
+# (a server or client is missing) or `long` (FOREST_TEST_LONG=1 runs it).
+skipped="$(awk -F'\t' '$1 == "skipped" {printf "  %s: %s\n", $2, $3}' "$FOREST_TEST_SKIP_LOG" | sort -u)"
+long="$(awk -F'\t' '$1 == "long" {printf "  %s: %s\n", $2, $3}' "$FOREST_TEST_SKIP_LOG" | sort -u)"
+if [ -z "$skipped" ]; then
   echo "test.sh: skipped tests: none"
 else
-  echo "test.sh: skipped tests ($n):"
-  sort -u "$FOREST_TEST_SKIP_LOG" | awk -F'\t' '{printf "  %s: %s\n", $1, $2}'
+  echo "test.sh: skipped tests ($(grep -c . <<<"$skipped")):"
+  echo "$skipped"
 fi
-if [ "$runner" = nextest ]; then
-  ignored=$(sed -nE 's/.* ([0-9]+) skipped.*/\1/p' <<<"$summary")
-else
-  ignored=$(sed -nE 's/^test result: .* ([0-9]+) ignored;.*/\1/p' "$work/test.log" | awk '{s+=$1} END {print s+0}')
-fi
-if [ "${ignored:-0}" != 0 ] && [ "$#" -gt 0 ]; then
-  echo "test.sh: $ignored test(s) not run (filtered out by the arguments, or long tests: #[ignore]; FOREST_TEST_LONG=1 runs them)"
-elif [ "${ignored:-0}" != 0 ]; then
-  echo "test.sh: $ignored long test(s) not run (#[ignore]; FOREST_TEST_LONG=1 runs them)"
+if [ -n "$long" ]; then
+  echo "test.sh: long tests not run ($(grep -c . <<<"$long"); FOREST_TEST_LONG=1 runs them):"
+  echo "$long"
 fi
 echo "test.sh: wall time $(( $(date +%s) - t0 )) s (runner $runner, exit $rc)"
 echo "tests: ${passed:-0} passed, ${failed:-0} failed"

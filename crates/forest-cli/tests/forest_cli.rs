@@ -284,26 +284,11 @@ fn killed_adopt_converges_to_the_uninterrupted_tree() {
 /// End-to-end curation against the real local LLM server (ops/llm/start.sh).
 /// A subset of dump-ingest keeps CI time bounded; the full 100-document run
 /// is measured by hand (bench/README.md).
-/// Copy `per_folder` files of every top folder of dump-ingest (all when None).
-fn dump_subset(dst: &Path, per_folder: Option<usize>) -> usize {
+/// Copy the whole dump-ingest fixture into `dst`; returns its file count.
+fn dump_all(dst: &Path) -> usize {
     let dump = fixtures().join("dump-ingest");
-    let mut picked = 0;
-    for top in ["notes", "projects", "sales", "support"] {
-        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dump.join(top))
-            .into_iter()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().is_file())
-            .map(|e| e.path().to_path_buf())
-            .collect();
-        files.sort();
-        for p in files.into_iter().take(per_folder.unwrap_or(usize::MAX)) {
-            let rel = p.strip_prefix(&dump).unwrap();
-            fs::create_dir_all(dst.join(rel).parent().unwrap()).unwrap();
-            fs::copy(&p, dst.join(rel)).unwrap();
-            picked += 1;
-        }
-    }
-    picked
+    copy_dir(&dump, dst);
+    walkdir::WalkDir::new(dst).into_iter().filter_map(|e| e.ok()).filter(|e| e.file_type().is_file()).count()
 }
 
 /// Curated adopt of `src` against the real server and the acceptance checks
@@ -401,17 +386,20 @@ fn dump_shortest(dst: &Path) -> usize {
 
 /// The whole 100-document dump with the 135M model (1,080 s in
 /// bench/README.md): a long test, run by `FOREST_TEST_LONG=1 bash
-/// ops/test.sh` (which includes ignored tests); CI runs the four above.
+/// ops/test.sh`; CI runs the four above.
 #[test]
-#[ignore = "long test: FOREST_TEST_LONG=1 bash ops/test.sh runs it"]
 fn curated_adopt_of_the_whole_dump_ingest() {
+    if !forest_testkit::long_tests_enabled() {
+        forest_testkit::long("the curated adopt of all 100 documents (FOREST_TEST_LONG=1 runs it)");
+        return;
+    }
     let Ok(url) = std::env::var("FOREST_TEST_LLM_URL") else {
         forest_testkit::skip("FOREST_TEST_LLM_URL is not set (the llama.cpp server: ops/llm/start.sh)");
         return;
     };
     let d = tempfile::tempdir().unwrap();
     let src = d.path().join("src");
-    let picked = dump_subset(&src, None);
+    let picked = dump_all(&src);
     assert_eq!(picked, 100);
     curated_adopt_checked(&url, &src, picked, None);
 }

@@ -3,7 +3,7 @@
 //!
 //! libtest captures what a passing test prints, so a test that cannot run
 //! (a test server or client is missing, a long test is off) says so here:
-//! [`skip`] appends one line `test<TAB>reason` to the file named by
+//! [`skip`] (and [`long`]) append one line `kind<TAB>test<TAB>reason` to the file named by
 //! `FOREST_TEST_SKIP_LOG` (set by `ops/test.sh`, which lists the lines at
 //! the end of the run) and prints the same line on stderr for `--nocapture`.
 
@@ -24,9 +24,25 @@ pub fn current_test() -> String {
 
 /// Record that the running test skipped its checks, and why.
 pub fn skip(reason: &str) {
+    log("skipped", reason);
+}
+
+/// Record that the running test is a long one and did not run its checks
+/// (`FOREST_TEST_LONG=1` runs them); `ops/test.sh` counts these apart from
+/// the tests a missing server skipped.
+pub fn long(reason: &str) {
+    log("long", reason);
+}
+
+/// Whether long tests run (`FOREST_TEST_LONG=1`).
+pub fn long_tests_enabled() -> bool {
+    std::env::var("FOREST_TEST_LONG").is_ok_and(|v| v == "1")
+}
+
+fn log(kind: &str, reason: &str) {
     let test = current_test();
-    let line = format!("{test}\t{}\n", reason.replace(['\n', '\t'], " "));
-    eprint!("SKIPPED {line}");
+    let line = format!("{kind}\t{test}\t{}\n", reason.replace(['\n', '\t'], " "));
+    eprint!("NOT RUN {line}");
     if let Some(path) = std::env::var_os(SKIP_LOG_VAR).filter(|p| !p.is_empty()) {
         // One write of one short line with O_APPEND: lines from concurrent
         // test binaries do not interleave.

@@ -489,10 +489,11 @@ impl WorkStream {
 /// converted whole, so it counts [`COMPRESSED_WEIGHT`] times its size (text
 /// compresses 3-10x; a copy of `/usr/share/doc` is half gzip by bytes).
 pub(crate) fn in_flight_bytes(f: &Listed) -> u64 {
-    let name = f.rel.rsplit('/').next().unwrap_or(&f.rel).to_ascii_lowercase();
-    let compressed =
-        [".gz", ".tgz", ".bz2", ".tbz2", ".xz", ".txz", ".lzma", ".zst", ".z"].iter().any(|e| name.ends_with(e));
-    let markup = [".html", ".htm", ".xhtml"].iter().any(|e| name.ends_with(e));
+    // Case-insensitive suffix test without allocating: this runs per listed file.
+    let name = f.rel.rsplit('/').next().unwrap_or(&f.rel).as_bytes();
+    let ends = |e: &str| name.len() >= e.len() && name[name.len() - e.len()..].eq_ignore_ascii_case(e.as_bytes());
+    let compressed = [".gz", ".tgz", ".bz2", ".tbz2", ".xz", ".txz", ".lzma", ".zst", ".z"].iter().any(|e| ends(e));
+    let markup = [".html", ".htm", ".xhtml"].iter().any(|e| ends(e));
     if compressed {
         f.size.saturating_mul(COMPRESSED_WEIGHT)
     } else if markup {
