@@ -98,6 +98,11 @@ struct AdoptArgs {
     /// outside it are still refused).
     #[arg(long)]
     follow_symlinks: bool,
+    /// rclone config file for an `rclone:REMOTE:path` source (else
+    /// RCLONE_CONFIG or rclone's default); the path is recorded with the
+    /// source, never what the file holds.
+    #[arg(long)]
+    rclone_config: Option<String>,
     /// Only record the source in `_meta/gardener.yaml` and commit it (no
     /// sync): workers and the committer of a distributed run agree on it.
     #[arg(long)]
@@ -478,6 +483,7 @@ fn cmd_adopt(a: AdoptArgs) -> Result<u8> {
         endpoint_url: a.endpoint_url.clone(),
         path_style: a.path_style,
         follow_symlinks: a.follow_symlinks,
+        rclone_config: a.rclone_config.clone(),
         record_only: a.record_only,
     };
     let root = forest_root(f)?;

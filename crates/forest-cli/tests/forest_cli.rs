@@ -487,6 +487,9 @@ extern "C" {
 #[path = "cli/s3.rs"]
 mod s3;
 
+#[path = "cli/rclone.rs"]
+mod rclone;
+
 #[path = "cli/dist.rs"]
 mod dist;
 

@@ -19,7 +19,8 @@ pub const CONFIG_PATH: &str = "_meta/gardener.yaml";
 pub struct SourceConfig {
     /// Unique name (`default` for the legacy `source_root`).
     pub name: String,
-    /// Local path (absolute, POSIX) or `s3://bucket/prefix`.
+    /// Local path (absolute, POSIX), `s3://bucket/prefix` or
+    /// `rclone:REMOTE:path`.
     pub uri: String,
     /// Branch prefix the mirror is rooted under (`None` = forest root).
     pub dest: Option<String>,
@@ -33,6 +34,10 @@ pub struct SourceConfig {
     pub endpoint_url: Option<String>,
     /// Path-style S3 addressing (None = automatic: on with a custom endpoint).
     pub path_style: Option<bool>,
+    /// rclone config file for an `rclone:` source (may name `${VAR}`; else
+    /// `RCLONE_CONFIG` or rclone's default). Only the path is recorded,
+    /// never what the file holds.
+    pub rclone_config: Option<String>,
     /// Follow directory symlinks inside a local source (off by default;
     /// loops and targets outside the source are refused either way).
     pub follow_symlinks: bool,
@@ -117,6 +122,19 @@ pub fn s3_options(src: &SourceConfig) -> forest_storage::S3Options {
     o
 }
 
+/// rclone options of a source: the environment (`FOREST_RCLONE`,
+/// `RCLONE_CONFIG`), overridden by the source's recorded `rclone_config`
+/// (its `${VAR}`s resolved).
+pub fn rclone_options(src: &SourceConfig) -> Result<forest_storage::RcloneOptions> {
+    let mut o = forest_storage::RcloneOptions::from_env();
+    if let Some(c) = &src.rclone_config {
+        let path = expand_env(c, |k| std::env::var(k).ok())
+            .map_err(|e| DerivedError::Config(format!("source '{}': rclone_config {c}: {e}", src.name)))?;
+        o.config = Some(PathBuf::from(path));
+    }
+    Ok(o)
+}
+
 /// Parsed gardener config.
 #[derive(Debug, Clone)]
 pub struct GardenerConfig {
@@ -196,6 +214,7 @@ impl GardenerConfig {
                     ignore: str_list(m.get("ignore")),
                     endpoint_url: get_str(m, "endpoint_url").filter(|e| !e.is_empty()),
                     path_style: m.get("path_style").and_then(|v| v.as_bool()),
+                    rclone_config: get_str(m, "rclone_config").filter(|c| !c.is_empty()),
                     follow_symlinks,
                 });
             }
@@ -222,6 +241,7 @@ impl GardenerConfig {
                         ignore: vec![],
                         endpoint_url: None,
                         path_style: None,
+                        rclone_config: None,
                         follow_symlinks: false,
                     },
                 );
@@ -307,6 +327,9 @@ impl GardenerConfig {
                 if let Some(p) = s.path_style {
                     m.insert("path_style".into(), Value::Bool(p));
                 }
+                if let Some(c) = &s.rclone_config {
+                    m.insert("rclone_config".into(), c.clone().into());
+                }
                 if s.follow_symlinks {
                     m.insert("follow_symlinks".into(), Value::Bool(true));
                 }
@@ -377,7 +400,7 @@ pub fn local_path(uri: &str) -> Option<PathBuf> {
     if let Some(p) = uri.strip_prefix("file://") {
         return Some(PathBuf::from(p));
     }
-    if uri.contains("://") {
+    if uri.contains("://") || uri.starts_with("rclone:") {
         return None;
     }
     Some(PathBuf::from(uri))
@@ -405,6 +428,7 @@ mod tests {
             ignore: vec![],
             endpoint_url: None,
             path_style: None,
+            rclone_config: Some("${RC}/rclone.conf".into()),
             follow_symlinks: true,
         });
         let text = yaml::emit_mapping(&c.raw);
@@ -412,6 +436,7 @@ mod tests {
         let again = GardenerConfig::from_mapping(yaml::parse_mapping(&text).unwrap()).unwrap();
         assert_eq!(again.sources.len(), 2);
         assert!(again.sources[1].follow_symlinks && !again.sources[0].follow_symlinks);
+        assert_eq!(again.sources[1].rclone_config.as_deref(), Some("${RC}/rclone.conf"));
     }
 
     #[test]

@@ -26,7 +26,13 @@ pub fn open_cache(forest: &Path) -> Result<PayloadCache> {
         None => forest_storage::S3Options::from_env(),
     };
     let client = S3Client::new(&opts).map_err(DerivedError::Storage)?;
-    PayloadCache::open(&forest.join(PAYLOADS_DIR), Some(Arc::new(client))).map_err(DerivedError::Storage)
+    let cache =
+        PayloadCache::open(&forest.join(PAYLOADS_DIR), Some(Arc::new(client))).map_err(DerivedError::Storage)?;
+    // `rclone://` payloads: the config of the forest's first rclone source.
+    Ok(match config.sources.iter().find(|s| s.uri.starts_with("rclone:")) {
+        Some(s) => cache.with_rclone(crate::config::rclone_options(s)?),
+        None => cache,
+    })
 }
 
 fn load_node(forest: &Path, id: &str) -> Result<Node, TierError> {
@@ -208,6 +214,11 @@ fn read_reference(forest: &Path, cache: Option<&PayloadCache>, node: &Node, id: 
         let loc = forest_storage::S3Location::parse(&uri).map_err(|e| TierError::NotFound(format!("{e}")))?;
         let uri = crate::paths::s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix));
         cache.get(&uri, None).map_err(|e| TierError::NotFound(format!("{e}")))?
+    } else if uri.starts_with("rclone:") {
+        let cache =
+            cache.ok_or_else(|| TierError::NotFound("no payload cache to read an rclone reference".to_string()))?;
+        let loc = forest_storage::RcloneLocation::parse(&uri).map_err(|e| TierError::NotFound(format!("{e}")))?;
+        cache.get(&loc.object_uri(&rel), None).map_err(|e| TierError::NotFound(format!("{e}")))?
     } else {
         let root = local_path(&uri).ok_or_else(|| TierError::NotFound(format!("bad source uri for {id}")))?;
         let root =

@@ -23,7 +23,7 @@ use std::time::UNIX_EPOCH;
 use sha2::{Digest, Sha256};
 
 use crate::location::scheme_of;
-use crate::{S3Client, S3Options, StorageError};
+use crate::{Rclone, RcloneOptions, S3Client, S3Options, StorageError};
 
 /// Longest basename kept in a slot name (file names are limited to 255
 /// bytes; the slot also gets a hash prefix and `.lock`/`.part` suffixes).
@@ -99,7 +99,12 @@ pub fn slot_name(uri: &str) -> String {
 #[derive(Debug, PartialEq, Eq)]
 enum Source {
     File(PathBuf),
-    S3 { bucket: String, key: String },
+    S3 {
+        bucket: String,
+        key: String,
+    },
+    /// rclone's name of the file: `REMOTE:path`.
+    Rclone(String),
 }
 
 /// Resolve a payload URI. `file://` paths are percent-decoded (host empty or
@@ -137,6 +142,14 @@ fn parse_source(uri: &str) -> Result<Source, StorageError> {
             let bytes: Vec<u8> = percent_encoding::percent_decode_str(key).collect();
             let key = String::from_utf8(bytes).map_err(|_| bad("object key is not valid UTF-8"))?;
             Ok(Source::S3 { bucket: bucket.to_string(), key })
+        }
+        "rclone" => {
+            let loc = crate::RcloneLocation::parse(uri)?;
+            let file = loc.path.trim_end_matches('/');
+            if file.is_empty() || uri.ends_with('/') {
+                return Err(bad("missing file path"));
+            }
+            Ok(Source::Rclone(format!("{}:{file}", loc.remote)))
         }
         other => Err(StorageError::UnsupportedScheme { scheme: other.to_string() }),
     }
@@ -178,6 +191,7 @@ pub struct PayloadCache {
     lock_dir: PathBuf,
     s3: Mutex<Option<Arc<S3Client>>>,
     s3_options: Option<S3Options>,
+    rclone: Rclone,
     use_tmpfile: bool,
     downloads: AtomicU64,
     bytes_downloaded: AtomicU64,
@@ -268,6 +282,7 @@ impl PayloadCache {
             lock_dir,
             s3: Mutex::new(s3),
             s3_options,
+            rclone: Rclone::new(RcloneOptions::from_env()),
             use_tmpfile,
             downloads: AtomicU64::new(0),
             bytes_downloaded: AtomicU64::new(0),
@@ -285,6 +300,13 @@ impl PayloadCache {
     /// mainly for tests of the named `.part` fallback.
     pub fn with_tmpfile(mut self, enabled: bool) -> Self {
         self.use_tmpfile = enabled && Self::tmpfile_supported(&self.dir);
+        self
+    }
+
+    /// Fetch `rclone://` payloads with these options (default: from the
+    /// environment, [`RcloneOptions::from_env`]).
+    pub fn with_rclone(mut self, opts: RcloneOptions) -> Self {
+        self.rclone = Rclone::new(opts);
         self
     }
 
@@ -472,6 +494,13 @@ impl PayloadCache {
                     Err(e) => return Err(e),
                 }
             }
+            Source::Rclone(target) => match self.rclone.cat_to_writer(target, staging.file()) {
+                Ok(d) => (d.size, d.sha256_hex),
+                Err(e) if e.is_not_found() => {
+                    return Err(StorageError::NotFound { what: "remote payload", target: uri.to_string() })
+                }
+                Err(e) => return Err(e),
+            },
         };
         self.downloads.fetch_add(1, Ordering::Relaxed);
         self.bytes_downloaded.fetch_add(size, Ordering::Relaxed);

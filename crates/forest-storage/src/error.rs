@@ -49,6 +49,24 @@ pub enum StorageError {
         /// Error code and message from the server or the transport.
         message: String,
     },
+    /// The rclone binary could not be started.
+    #[error("rclone is not installed or not executable ({bin}); install rclone or set FOREST_RCLONE")]
+    RcloneMissing {
+        /// The binary that was tried.
+        bin: String,
+    },
+    /// rclone ran and failed (unknown remote, expired token, network).
+    #[error("rclone {op} {target}: {message}")]
+    Rclone {
+        /// The rclone command (`lsjson`, `cat`, ...).
+        op: &'static str,
+        /// rclone's name of what was asked (`REMOTE:path`).
+        target: String,
+        /// rclone's exit code.
+        code: Option<i32>,
+        /// rclone's last error line, without its timestamp.
+        message: String,
+    },
     /// Building the client (runtime, configuration) failed.
     #[error("S3 client setup: {0}")]
     Config(String),

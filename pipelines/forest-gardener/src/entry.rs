@@ -140,6 +140,8 @@ pub struct AdoptSpec {
     pub path_style: Option<bool>,
     /// Walk into directory symlinks of a local source.
     pub follow_symlinks: bool,
+    /// rclone config file of an `rclone:` source (recorded; may name `${VAR}`).
+    pub rclone_config: Option<String>,
     /// Only record the source in `_meta/gardener.yaml` and commit that file
     /// (workers and the committer of a distributed run agree on it); no sync.
     pub record_only: bool,
@@ -196,6 +198,7 @@ pub fn adopt(
                 ignore: vec![],
                 endpoint_url: spec.endpoint_url.clone(),
                 path_style: spec.path_style,
+                rclone_config: spec.rclone_config.clone(),
                 follow_symlinks: spec.follow_symlinks,
             };
             crate::config::check_policies(&src)?;
@@ -294,6 +297,10 @@ fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError
     if source.starts_with("s3://") {
         let loc = forest_storage::S3Location::parse(source).map_err(|e| GardenError::Schema(e.to_string()))?;
         return Ok(format!("s3://{}/{}", loc.bucket, loc.prefix));
+    }
+    if source.starts_with("rclone:") {
+        let loc = forest_storage::RcloneLocation::parse(source).map_err(|e| GardenError::Schema(e.to_string()))?;
+        return Ok(loc.to_string());
     }
     let p = local_path(source).ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
     let canon = std::fs::canonicalize(&p)

@@ -437,6 +437,7 @@ pub(crate) mod testing {
                 ignore: vec![],
                 endpoint_url: None,
                 path_style: None,
+                rclone_config: None,
                 follow_symlinks: false,
             };
             let registry = Registry::builtin();

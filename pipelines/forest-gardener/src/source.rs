@@ -1,4 +1,6 @@
-//! Source access (DESIGN §3): a local folder or an `s3://bucket/prefix`.
+//! Source access (DESIGN §3): a local folder, an `s3://bucket/prefix` or
+//! an `rclone:REMOTE:path` (any backend of the operator's rclone config;
+//! bytes through `rclone cat`, like S3 objects into download slots).
 //! Everything the run does with source bytes goes through [`Access`]:
 //! listing, hashing, making a file readable by the converters, and naming
 //! its origin. S3 objects are streamed into a download slot under
@@ -12,7 +14,7 @@ use crate::GardenError;
 pub use forest_derived::config::s3_options;
 pub use forest_derived::paths::s3_uri;
 use forest_derived::paths::URI_PATH_SET as PATH_SET;
-use forest_storage::{S3Client, S3Location};
+use forest_storage::{Rclone, RcloneLocation, S3Client, S3Location};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,6 +40,15 @@ pub enum Access {
         /// Where objects are downloaded for conversion.
         slots: PathBuf,
     },
+    /// A path under an rclone remote.
+    Rclone {
+        /// Remote and path.
+        loc: RcloneLocation,
+        /// The runner (binary, config).
+        rclone: Arc<Rclone>,
+        /// Where files are downloaded for conversion.
+        slots: PathBuf,
+    },
 }
 
 impl Access {
@@ -52,6 +63,12 @@ impl Access {
                 .map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
             return Ok(Access::S3 { loc, client: Arc::new(client), slots: forest.join(SLOTS_DIR) });
         }
+        if uri.starts_with("rclone:") {
+            let loc =
+                RcloneLocation::parse(&uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
+            let opts = forest_derived::config::rclone_options(src)?;
+            return Ok(Access::Rclone { loc, rclone: Arc::new(Rclone::new(opts)), slots: forest.join(SLOTS_DIR) });
+        }
         let root = local_path(&uri)
             .ok_or_else(|| GardenError::Schema(format!("source '{}': unsupported uri {}", src.name, src.uri)))?;
         Ok(Access::Local { root, follow_symlinks: src.follow_symlinks })
@@ -59,7 +76,7 @@ impl Access {
 
     /// True for object-store sources.
     pub fn is_remote(&self) -> bool {
-        matches!(self, Access::S3 { .. })
+        matches!(self, Access::S3 { .. } | Access::Rclone { .. })
     }
 
     /// List the source. A listing error never yields a partial listing that
@@ -70,6 +87,12 @@ impl Access {
             Access::S3 { loc, client, slots } => {
                 let mut files = Vec::new();
                 let mut listing = crate::stages::list::list_objects(loc, client, slots, ignore, &mut |f| files.push(f));
+                listing.files = files;
+                listing
+            }
+            Access::Rclone { loc, rclone, slots } => {
+                let mut files = Vec::new();
+                let mut listing = crate::stages::list::list_rclone(loc, rclone, slots, ignore, &mut |f| files.push(f));
                 listing.files = files;
                 listing
             }
@@ -86,6 +109,13 @@ impl Access {
                     std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
                 }
                 let d = client.download_to(&loc.bucket, &o.key, &f.abs).map_err(|e| e.to_string())?;
+                Ok(HashPair { blake3: format!("blake3:{}", d.blake3_hex), sha256: d.sha256_hex })
+            }
+            (Access::Rclone { loc, rclone, .. }, Some(_)) => {
+                if let Some(p) = f.abs.parent() {
+                    std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+                }
+                let d = rclone.download_to(&loc.target(&f.rel), &f.abs).map_err(|e| e.to_string())?;
                 Ok(HashPair { blake3: format!("blake3:{}", d.blake3_hex), sha256: d.sha256_hex })
             }
             _ => hash_file(&f.abs, with_sha),
@@ -113,6 +143,7 @@ impl Access {
     pub fn origin(&self, f: &Listed) -> String {
         match (self, &f.object) {
             (Access::S3 { loc, .. }, Some(o)) => s3_uri(&loc.bucket, &o.key),
+            (Access::Rclone { loc, .. }, _) => loc.object_uri(&f.rel),
             _ => {
                 let s = f.abs.to_string_lossy();
                 format!("file://{}", percent_encoding::utf8_percent_encode(&s, PATH_SET))
@@ -124,6 +155,7 @@ impl Access {
     pub fn origin_of_rel(&self, rel: &str) -> String {
         match self {
             Access::S3 { loc, .. } => s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix)),
+            Access::Rclone { loc, .. } => loc.object_uri(rel),
             Access::Local { root, .. } => {
                 let s = root.join(rel).to_string_lossy().into_owned();
                 format!("file://{}", percent_encoding::utf8_percent_encode(&s, PATH_SET))

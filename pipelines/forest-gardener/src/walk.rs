@@ -260,6 +260,26 @@ pub(crate) fn census_s3(
     Some((dirs, listing.files))
 }
 
+/// [`census`] of an rclone source: one non-recursive listing of the
+/// folder. `None` when it fails (sub-folders then stay flat).
+pub(crate) fn census_rclone(
+    rclone: &forest_storage::Rclone,
+    loc: &forest_storage::RcloneLocation,
+    rel_dir: &str,
+    extra_ignore: &[String],
+) -> Option<(Vec<String>, usize)> {
+    let dir = if rel_dir.is_empty() || rel_dir.ends_with('/') { rel_dir.to_string() } else { format!("{rel_dir}/") };
+    let (dirs, files) = match rclone.list_folder(loc, &dir) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(event = "gardener.census_failed", folder = rel_dir, error = %e);
+            return None;
+        }
+    };
+    let ignore = Ignore::new(extra_ignore);
+    Some((dirs.into_iter().filter(|n| !census_ignored(&ignore, rel_dir, n)).collect(), files))
+}
+
 /// [`walk_source`] as a stream: each file goes to `sink` as it is found,
 /// in byte order of `rel`; the returned listing holds only the problems
 /// and the listing error.

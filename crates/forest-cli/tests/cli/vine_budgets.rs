@@ -20,6 +20,7 @@ fn every_node_of_an_adopted_dump_within_budget() {
         archive: None,
         endpoint_url: None,
         path_style: None,
+        rclone_config: None,
         follow_symlinks: false,
         ..Default::default()
     };

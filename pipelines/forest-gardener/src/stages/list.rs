@@ -12,7 +12,7 @@ use crate::pipeline::SourceRun;
 use crate::source::Access;
 use crate::walk::{walk_source_each, Listed, Listing, ObjectStream, RawObject};
 use crate::GardenError;
-use forest_storage::{S3Client, S3Location};
+use forest_storage::{Rclone, RcloneLocation, S3Client, S3Location};
 use std::sync::Arc;
 
 /// Where a run's listing comes from, decided before the stream starts.
@@ -28,6 +28,16 @@ pub(crate) enum ListSource {
         /// The source's client.
         client: Arc<S3Client>,
         /// Download slots of the listed objects.
+        slots: std::path::PathBuf,
+    },
+    /// List this rclone location (sorted by an external merge sort) while
+    /// the join consumes it (files download into `slots`).
+    Rclone {
+        /// Remote and path.
+        loc: RcloneLocation,
+        /// The runner.
+        rclone: Arc<Rclone>,
+        /// Download slots of the listed files.
         slots: std::path::PathBuf,
     },
     /// The source cannot be listed at all.
@@ -60,6 +70,9 @@ impl SourceRun<'_> {
             Access::S3 { loc, client, slots } => {
                 ListSource::Objects { loc: loc.clone(), client: Arc::clone(client), slots: slots.clone() }
             }
+            Access::Rclone { loc, rclone, slots } => {
+                ListSource::Rclone { loc: loc.clone(), rclone: Arc::clone(rclone), slots: slots.clone() }
+            }
         };
         Ok((source, only))
     }
@@ -88,6 +101,7 @@ pub(crate) fn list_each(
     let mut end = match source {
         ListSource::Walk(root, follow) => walk_source_each(&root, ignore, follow, &mut filtered),
         ListSource::Objects { loc, client, slots } => list_objects(&loc, &client, &slots, ignore, &mut filtered),
+        ListSource::Rclone { loc, rclone, slots } => list_rclone(&loc, &rclone, &slots, ignore, &mut filtered),
         ListSource::Failed(e) => Listing { listing_error: Some(e), ..Default::default() },
     };
     if let Some(p) = only {
@@ -119,6 +133,39 @@ pub(crate) fn list_objects(
     let mut end = stream.finish(sink);
     if let Err(e) = listed {
         end.listing_error = Some(format!("s3://{}/{}: {e}", loc.bucket, loc.prefix));
+    }
+    end
+}
+
+/// Stream an rclone listing through [`ObjectStream`]: `rclone lsjson
+/// --recursive` put into byte order by an external sort that spills beside
+/// the download slots; the change token is the backend's stored hash (by
+/// type, never one rclone computes by reading) or its object ID. Any
+/// failure (no binary, unknown remote, expired token, a directory that
+/// failed) is the listing error: nothing is marked stale.
+pub(crate) fn list_rclone(
+    loc: &RcloneLocation,
+    rclone: &Rclone,
+    slots: &std::path::Path,
+    ignore: &[String],
+    sink: &mut dyn FnMut(Listed),
+) -> Listing {
+    let hash = match rclone.hash_type(loc) {
+        Ok(h) => h,
+        Err(e) => return Listing { listing_error: Some(e.to_string()), ..Default::default() },
+    };
+    let mut stream = ObjectStream::new("", ignore, slots);
+    let mut probe = |dir: &str| -> Result<bool, String> {
+        rclone.exists(loc, &format!("{dir}_index.md")).map_err(|e| e.to_string())
+    };
+    let spill = slots.with_file_name("rclone-listing");
+    let listed = rclone.list_sorted(loc, hash.as_deref(), &spill, &mut |e| {
+        let raw = RawObject { key: e.path.into_bytes(), size: e.size, etag: e.etag, mtime_ms: e.mtime_ms };
+        stream.push(raw, &mut probe, sink);
+    });
+    let mut end = stream.finish(sink);
+    if let Err(e) = listed {
+        end.listing_error = Some(e.to_string());
     }
     end
 }

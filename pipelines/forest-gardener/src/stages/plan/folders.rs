@@ -178,6 +178,9 @@ impl SourceRun<'_> {
                 crate::walk::census(root, parent_rel, &self.ignore_rules(), *follow_symlinks)?
             }
             Access::S3 { loc, client, .. } => crate::walk::census_s3(client, loc, parent_rel, &self.ignore_rules())?,
+            Access::Rclone { loc, rclone, .. } => {
+                crate::walk::census_rclone(rclone, loc, parent_rel, &self.ignore_rules())?
+            }
         };
         if dirs.len() <= SUB_FOLDER_TRIGGER {
             return None;
