@@ -334,7 +334,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let code = exit_code_for(&e);
-            eprintln!("forest: {e:#}");
+            eprintln!("forest: {}", render::error_chain(e.as_ref()));
             ExitCode::from(code)
         }
     }

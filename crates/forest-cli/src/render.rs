@@ -264,8 +264,48 @@ pub fn cli_hint(hint: &str) -> String {
     .replace("sniff searches", "`forest sniff` searches")
 }
 
+/// An error and its causes on one line, each cause once: library errors
+/// that name their source in their own message (`{context}: {source}`) are
+/// not followed by that source again, as `{:#}` would print it.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !text.is_empty() && !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("read {path}: {source}")]
+    struct Quoting {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("sync failed")]
+    struct Wrapping(#[source] Quoting);
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = Wrapping(Quoting { path: "/x".into(), source: io });
+        assert_eq!(super::error_chain(&e), "sync failed: read /x: no such file");
+        let any = anyhow::Error::new(e).context("adopt");
+        assert_eq!(super::error_chain(any.as_ref()), "adopt: sync failed: read /x: no such file");
+        // What `{:#}` printed before: the io error twice.
+        assert_eq!(format!("{any:#}").matches("no such file").count(), 2);
+    }
+
     use super::*;
     use serde_json::json;
 
