@@ -19,6 +19,7 @@ WORK="$(mktemp -d)"; trap 'kill "${SERVER:-0}" 2>/dev/null || true; rm -rf "$WOR
 FOREST="$WORK/forest"
 "$TGT/$DIR/examples/gen_forest" "$FOREST" "$N" 180 0 0 >/dev/null
 "$TGT/$DIR/forest" reindex --forest "$FOREST" >/dev/null
+echo "forest: $N nodes ($PROFILE build)"
 "$TGT/$DIR/forest" serve --readonly --transport http --port 0 --forest "$FOREST" 2> "$WORK/serve.err" &
 SERVER=$!
 for _ in $(seq 100); do grep -q "http://" "$WORK/serve.err" 2>/dev/null && break; sleep 0.1; done
