@@ -125,13 +125,7 @@ impl Tracer {
         if std::fs::create_dir_all(&self.dir).is_err() {
             return;
         }
-        let path = self.dir.join(format!("{session}.jsonl"));
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() > TRACE_ROTATE_BYTES || m.file_type().is_symlink()) {
-            let _ = std::fs::rename(&path, self.dir.join(format!("{session}.jsonl.1")));
-        }
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
-            let _ = writeln!(f, "{line}");
-        }
+        append_rotating(&self.dir.join(format!("{session}.jsonl")), &line.to_string(), TRACE_ROTATE_BYTES);
     }
 
     /// Part D metrics over the events, in order.
@@ -152,6 +146,20 @@ impl Tracer {
             "calls": events.len(),
             "answer_nodes": answer_nodes,
         })
+    }
+}
+
+/// Append one line to `path`; past `max` bytes (or when `path` is a
+/// symlink) the file is first renamed to `<path>.1`, replacing the older
+/// one: at most two files of about `max` bytes each.
+fn append_rotating(path: &Path, line: &str, max: u64) {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.len() > max || m.file_type().is_symlink()) {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        let _ = std::fs::rename(path, PathBuf::from(old));
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(f, "{line}");
     }
 }
 
@@ -241,5 +249,19 @@ mod tests {
         let lines = std::fs::read_to_string(dir.path().join("_derived/traces/s1.jsonl")).unwrap();
         assert_eq!(lines.lines().count(), 5);
         assert_ne!(new_session_id(), new_session_id());
+    }
+
+    #[test]
+    fn traces_rotate_and_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        for i in 0..1000 {
+            append_rotating(&path, &format!("{{\"n\": {i}, \"pad\": \"{}\"}}", "x".repeat(80)), 4096);
+        }
+        let cur = std::fs::metadata(&path).unwrap().len();
+        let old = std::fs::metadata(dir.path().join("s.jsonl.1")).unwrap().len();
+        assert!(cur <= 4096 + 200 && old <= 4096 + 200, "{cur} {old}");
+        assert!(std::fs::read_to_string(&path).unwrap().contains("\"n\": 999,"));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }
