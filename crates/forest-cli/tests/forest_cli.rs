@@ -496,6 +496,8 @@ mod dist;
 #[path = "cli/snapshot.rs"]
 mod snapshot;
 
+#[path = "cli/hostile.rs"]
+mod hostile;
 #[path = "cli/interchange.rs"]
 mod interchange;
 #[path = "cli/nightly.rs"]

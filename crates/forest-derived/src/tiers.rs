@@ -40,8 +40,11 @@ fn load_node(forest: &Path, id: &str) -> Result<Node, TierError> {
     if id.is_empty() || id.starts_with('/') || id.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
         return Err(TierError::NotFound(format!("not a node id: {id}")));
     }
-    let text = std::fs::read_to_string(forest.join(ids::id_to_path(id)))
-        .map_err(|_| TierError::NotFound(format!("node not found: {id}")))?;
+    let path = forest.join(ids::id_to_path(id));
+    if !inside(forest, &path) {
+        return Err(TierError::Forbidden(format!("{id}: the node file is a symlink that leaves the forest")));
+    }
+    let text = std::fs::read_to_string(path).map_err(|_| TierError::NotFound(format!("node not found: {id}")))?;
     Node::parse(&text).map_err(|e| TierError::Frontmatter(format!("{id}: {e}")))
 }
 
@@ -59,6 +62,9 @@ pub enum TierError {
     /// The node names an unknown content policy.
     #[error("E_SCHEMA: {0}")]
     Schema(String),
+    /// The node or its payload leads outside the forest and its sources.
+    #[error("E_FORBIDDEN: {0}")]
+    Forbidden(String),
 }
 
 impl TierError {
@@ -68,6 +74,7 @@ impl TierError {
             TierError::NotFound(_) => "E_NOT_FOUND",
             TierError::Frontmatter(_) => "E_FRONTMATTER",
             TierError::Schema(_) => "E_SCHEMA",
+            TierError::Forbidden(_) => "E_FORBIDDEN",
         }
     }
 }
@@ -112,6 +119,10 @@ pub fn fetch_payload(forest: &Path, cache: &PayloadCache, id: &str) -> FetchItem
         return item;
     };
     item.payload = Some(payload.clone());
+    if let Err(e) = check_payload(forest, id, &payload) {
+        item.error = Some(e.to_string());
+        return item;
+    }
     if is_remote(&payload) {
         match cache.get(&payload, node.get_str("payload_hash").as_deref()) {
             Ok(p) => item.path = Some(p.to_string_lossy().into_owned()),
@@ -127,6 +138,65 @@ pub fn fetch_payload(forest: &Path, cache: &PayloadCache, id: &str) -> FetchItem
         }
     }
     item
+}
+
+/// Where a payload may come from (the rule of `fetch`, `plant`, `graft`):
+/// a relative path stays inside the forest (no `..` out, no symlink out),
+/// a `file://` URI lies inside a configured local source root, other
+/// remote schemes (`s3://`) go through the cache. `E_FORBIDDEN` otherwise.
+pub fn check_payload(forest: &Path, id: &str, payload: &str) -> Result<(), TierError> {
+    let refuse = |why: &str| Err(TierError::Forbidden(format!("{id}: payload '{payload}' {why}")));
+    let forest = std::fs::canonicalize(forest).unwrap_or_else(|_| forest.to_path_buf());
+    if let Some(rest) = payload.strip_prefix("file://") {
+        let raw = rest.strip_prefix("localhost").unwrap_or(rest);
+        let bytes: Vec<u8> = percent_encoding::percent_decode_str(raw).collect();
+        let path = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
+        let roots = GardenerConfig::load(&forest).map(|c| c.sources).unwrap_or_default();
+        let ok = roots
+            .iter()
+            .filter_map(|s| s.resolved_uri().ok())
+            .filter_map(|u| local_path(&u))
+            .any(|r| r.is_absolute() && inside(&r, &path));
+        return if ok { Ok(()) } else { refuse("is a file:// path outside every configured source") };
+    }
+    if is_remote(payload) {
+        return Ok(());
+    }
+    if payload.starts_with('/') || payload.contains('\0') {
+        return refuse("is an absolute path (payloads are relative to their node)");
+    }
+    if inside(&forest, &forest.join(ids::folder_of(id)).join(payload)) {
+        Ok(())
+    } else {
+        refuse("leads outside the forest")
+    }
+}
+
+/// True when `path` (written under `root`, raw or canonical) stays under
+/// `root`: `..` is resolved lexically, then the deepest existing ancestor
+/// through its symlinks.
+pub fn inside(root: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    let Ok(croot) = std::fs::canonicalize(root) else { return false };
+    let Some(rel) = path.strip_prefix(root).or_else(|_| path.strip_prefix(&croot)).ok() else { return false };
+    let mut full = croot.clone();
+    for c in rel.components() {
+        match c {
+            Component::ParentDir if !full.pop() || !full.starts_with(&croot) => return false,
+            Component::Normal(n) => full.push(n),
+            _ => {}
+        }
+    }
+    let mut probe = full.as_path();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(probe) {
+            return c.starts_with(&croot);
+        }
+        match probe.parent() {
+            Some(p) => probe = p,
+            None => return false,
+        }
+    }
 }
 
 /// `forest prefetch` report (dialect §8).
@@ -185,6 +255,9 @@ pub fn read_body(forest: &Path, cache: Option<&PayloadCache>, id: &str) -> Resul
         None | Some("inline") => Ok(node.body),
         Some("cached") => {
             let p = cached_body_path(forest, id);
+            if !inside(forest, &p) {
+                return Err(TierError::Forbidden(format!("{id}: the cached body is a symlink that leaves the forest")));
+            }
             std::fs::read_to_string(&p).map_err(|_| {
                 TierError::NotFound(format!(
                     "cached body missing: _derived/bodies/{id}.md (run `forest sync` to regenerate it)"

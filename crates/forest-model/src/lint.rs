@@ -6,7 +6,7 @@ use crate::ids;
 use crate::node::{body_blockquote, body_h1, wikilinks, Node};
 use crate::scent::validate_summary;
 use crate::schema::{Dialect, ENTITY_KINDS, MAX_LINKS, PAYLOAD_TYPES, SOURCES};
-use crate::walk::node_paths;
+use crate::walk::node_paths_and_links;
 use crate::yaml::Value;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -78,7 +78,7 @@ where
     F: Fn(A, &str, &Node) -> A + Sync + Send,
     M: Fn(A, A) -> A + Sync + Send,
 {
-    let paths = node_paths(root);
+    let (paths, links) = node_paths_and_links(root);
     // Ids borrow from the paths: one copy of 10^6 names, not two.
     let all_ids: Vec<&str> = paths.iter().map(|rel| rel.strip_suffix(".md").unwrap_or(rel)).collect();
     let dialect = forest_dialect(root);
@@ -105,7 +105,28 @@ where
                 (a, merge(x, y))
             },
         );
+    let mut issues = issues;
+    issues.extend(links.iter().map(|l| symlink_issue(root, l)));
     (finish(issues, &all_ids, &ids), agg)
+}
+
+/// The finding of a symlink in the forest: never served (the read side
+/// refuses what leads outside the forest), so an error when it leaves.
+pub(crate) fn symlink_issue(root: &Path, rel: &str) -> Issue {
+    let inside = match (std::fs::canonicalize(root), std::fs::canonicalize(root.join(rel))) {
+        (Ok(r), Ok(t)) => t.starts_with(r),
+        _ => false,
+    };
+    let id = rel.strip_suffix(".md").unwrap_or(rel).to_string();
+    if inside {
+        Issue { id, level: Level::Warning, message: "is a symlink: not listed as a node; copy the file instead".into() }
+    } else {
+        Issue {
+            id,
+            level: Level::Error,
+            message: "is a symlink that leaves the forest (or dangles): never served; replace it with the file".into(),
+        }
+    }
 }
 
 /// Read and parse one node file (the error is the lint message).

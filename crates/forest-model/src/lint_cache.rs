@@ -37,7 +37,7 @@ use crate::ids;
 use crate::lint::{check_node, finish, forest_dialect, read_node, Issue, LintReport, NodeCheck};
 use crate::node::Node;
 use crate::schema::Dialect;
-use crate::walk::node_paths;
+use crate::walk::node_paths_and_links;
 
 /// Cache format version (bump when [`NodeCheck`], the stamp or the
 /// tables change).
@@ -246,7 +246,7 @@ where
     F: Fn(A, &str, &T) -> A + Sync + Send,
     M: Fn(A, A) -> A + Sync + Send,
 {
-    let paths = node_paths(root);
+    let (paths, links) = node_paths_and_links(root);
     let all_ids: Vec<&str> = paths.iter().map(|rel| rel.strip_suffix(".md").unwrap_or(rel)).collect();
     let ids: HashSet<&str> = all_ids.iter().copied().collect();
     let dialect = forest_dialect(root);
@@ -319,6 +319,7 @@ where
     // Records past the last node.
     let tail: Vec<String> = store.range(&after, None).into_iter().map(|(p, _)| p).collect();
     store.apply(&[], &tail.iter().map(String::as_str).collect::<Vec<_>>());
+    issues.extend(links.iter().map(|l| crate::lint::symlink_issue(root, l)));
     (finish(issues, &all_ids, &ids), acc, stats)
 }
 

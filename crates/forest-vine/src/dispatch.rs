@@ -205,6 +205,7 @@ pub fn validate(prim: &str, args: &Map<String, Value>) -> VResult<Map<String, Va
         if !ty.admits(v) {
             return Err(VineError::schema(format!("{prim}: parameter '{k}' expects {}, got {}", ty.name(), what(v))));
         }
+        cap(prim, k, v)?;
         clean.insert(k.clone(), v.clone());
     }
     for (n, ty, req) in sig {
@@ -213,6 +214,48 @@ pub fn validate(prim: &str, args: &Map<String, Value>) -> VResult<Map<String, Va
         }
     }
     Ok(clean)
+}
+
+/// Characters a string parameter may hold (`sql` has [`MAX_SQL`]).
+pub const MAX_TEXT: usize = 4096;
+/// Characters of one sniff term.
+pub const MAX_TERM: usize = 256;
+/// Characters of a `query`/`tend` statement.
+pub const MAX_SQL: usize = 100_000;
+/// Entries of a list parameter.
+pub const MAX_LIST: usize = 256;
+/// Serialized bytes of an object parameter (`plant`'s nodes, `graft`'s patch).
+pub const MAX_OBJECT: usize = 4 << 20;
+
+/// Size caps of one parameter: refused fast with a clear `E_SCHEMA`
+/// before any work (a 400k-word locate never reaches the index).
+fn cap(prim: &str, k: &str, v: &Value) -> VResult<()> {
+    let too = |what: String, max: usize| {
+        Err(VineError::schema(format!("{prim}: parameter '{k}' is too large ({what}, at most {max})"))
+            .hint("Shorten it: a few distinctive words find as much as a pasted document."))
+    };
+    let max = if k == "sql" {
+        MAX_SQL
+    } else if k == "terms" {
+        MAX_TERM
+    } else {
+        MAX_TEXT
+    };
+    match v {
+        Value::String(t) if t.len() > max && t.chars().count() > max => {
+            too(format!("{} chars", t.chars().count()), max)
+        }
+        Value::Array(a) if a.len() > MAX_LIST => too(format!("{} entries", a.len()), MAX_LIST),
+        Value::Array(a) => a.iter().try_for_each(|x| cap(prim, k, x)),
+        Value::Object(_) => {
+            let n = serde_json::to_string(v).map(|t| t.len()).unwrap_or(usize::MAX);
+            if n > MAX_OBJECT {
+                return too(format!("{n} bytes"), MAX_OBJECT);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn s(a: &Map<String, Value>, k: &str) -> Option<String> {
@@ -235,6 +278,20 @@ fn id_arg(a: &Map<String, Value>, k: &str) -> IdArg {
 }
 
 impl Vine {
+    /// [`Vine::call`] under a deadline: long loops and SQLite work stop
+    /// with `E_TIMEOUT` once it passes.
+    pub fn call_until(&mut self, prim: &str, args: &Map<String, Value>, deadline: Option<Instant>) -> VResult<Value> {
+        self.deadline = deadline;
+        let out = self.call(prim, args);
+        self.deadline = None;
+        match out {
+            Err(e) if e.code == "E_INTERNAL" && deadline.is_some_and(|d| Instant::now() >= d) => {
+                Err(crate::engine::timeout(prim))
+            }
+            other => other,
+        }
+    }
+
     /// Validate, run and trace one primitive call by wire name.
     pub fn call(&mut self, prim: &str, args: &Map<String, Value>) -> VResult<Value> {
         let a = validate(prim, args)?;

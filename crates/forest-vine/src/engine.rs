@@ -5,6 +5,7 @@
 //! heat) even when read-only; `.md` files and git only through `write`.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use forest_catalog::{Catalog, NodeRow, Trails};
 use forest_derived::catalog::{open_catalog, TRAILS_PATH};
@@ -42,6 +43,11 @@ pub struct Vine {
     pub(crate) dialect: Dialect,
     pub(crate) writer: Option<Writer>,
     pub(crate) tracer: Tracer,
+    /// Deadline of the running call (set by [`Vine::call_until`]).
+    pub(crate) deadline: Option<Instant>,
+    /// May reads write shared state (catalog upserts, session heat in
+    /// `trails.db`)? False on a `--readonly` server.
+    pub(crate) shared_writes: bool,
 }
 
 impl std::fmt::Debug for Vine {
@@ -71,7 +77,31 @@ impl Vine {
         let trails = Trails::open(&root.join(TRAILS_PATH))?;
         let dialect = load_dialect(&root);
         let tracer = Tracer::new(&root, opts.session);
-        Ok(Vine { root, catalog, trails, dialect, writer, tracer })
+        Ok(Vine { root, catalog, trails, dialect, writer, tracer, deadline: None, shared_writes: true })
+    }
+
+    /// A read-only engine of a server's worker pool: it shares the
+    /// server's session (`tracer`) and, when `shared_writes` is false
+    /// (`--readonly`), writes no catalog row and no heat to `trails.db`.
+    pub fn open_worker(root: &Path, tracer: &Tracer, shared_writes: bool) -> VResult<Vine> {
+        let mut v = Vine::open(root, VineOptions { writable: false, session: None })?;
+        v.tracer = tracer.clone();
+        v.shared_writes = shared_writes;
+        Ok(v)
+    }
+
+    /// The session tracer (shared by the engines of one server).
+    pub fn tracer(&self) -> &Tracer {
+        &self.tracer
+    }
+
+    /// `E_TIMEOUT` once the running call's deadline has passed (long loops
+    /// call this between items).
+    pub(crate) fn check_deadline(&self, what: &str) -> VResult<()> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(timeout(what)),
+            _ => Ok(()),
+        }
     }
 
     /// The forest root (canonical).
@@ -85,7 +115,7 @@ impl Vine {
     }
 
     /// The current session id.
-    pub fn session(&self) -> &str {
+    pub fn session(&self) -> String {
         self.tracer.session()
     }
 
@@ -96,7 +126,18 @@ impl Vine {
 
     /// Ranking heat of ids: persistent + 0.5 × this session's heat.
     pub(crate) fn heat_of(&self, ids: &[String]) -> VResult<std::collections::HashMap<String, f64>> {
-        Ok(self.trails.heat_map(ids, Some(self.tracer.session()))?)
+        if self.shared_writes {
+            return Ok(self.trails.heat_map(ids, Some(&self.tracer.session()))?);
+        }
+        // Read-only server: session heat lives in memory, never in trails.db.
+        let mut map = self.trails.heat_map(ids, None)?;
+        for (id, h) in map.iter_mut() {
+            let s = self.tracer.memory_heat(id);
+            if s > 0.0 {
+                *h = ((*h + 0.5 * s).min(1.0) * 10_000.0).round() / 10_000.0;
+            }
+        }
+        Ok(map)
     }
 
     /// Catalog lookup (`_row_or_raise`): row, else upsert an existing `.md`
@@ -107,7 +148,7 @@ impl Vine {
             return Ok(r);
         }
         let path = self.node_path(&id)?;
-        if path.is_file() {
+        if self.shared_writes && path.is_file() {
             if let Ok(text) = std::fs::read_to_string(&path) {
                 if let Ok(node) = Node::parse(&text) {
                     let row = forest_derived::catalog::catalog_row(&id, &node);
@@ -126,14 +167,17 @@ impl Vine {
         Err(not_found(&id))
     }
 
-    /// Id -> absolute `.md` path; `E_NOT_FOUND` when it escapes the root.
+    /// Id -> absolute `.md` path; `E_NOT_FOUND` when it escapes the root,
+    /// `E_FORBIDDEN` when a symlink on the way leads outside it.
     pub(crate) fn node_path(&self, id: &str) -> VResult<PathBuf> {
         let id = norm_id(id);
         if id.is_empty() || id.split('/').any(|c| c == ".." || c == "." || c.is_empty()) || id.starts_with('/') {
             return Err(VineError::not_found(format!("id escapes forest: {id}"))
                 .hint("Use locate() to find entry points; ids are canonical paths."));
         }
-        Ok(self.root.join(format!("{id}.md")))
+        let path = self.root.join(format!("{id}.md"));
+        confined(&self.root, &path)?;
+        Ok(path)
     }
 
     /// File lookup (pick, graft): parse the `.md` or `E_NOT_FOUND`.
@@ -152,6 +196,7 @@ impl Vine {
             None | Some("inline") => Ok(node.body.clone()),
             Some("cached") => {
                 let p = self.root.join("_derived/bodies").join(format!("{}.md", norm_id(id)));
+                confined(&self.root, &p)?;
                 std::fs::read_to_string(p).map_err(|_| {
                     VineError::not_found(format!("cached body missing for {}", norm_id(id)))
                         .hint("Run `forest sync` (vine sync) to regenerate cached bodies; locate/look/scan still work.")
@@ -185,6 +230,36 @@ impl Vine {
     pub(crate) fn writer(&self) -> VResult<&Writer> {
         self.writer.as_ref().ok_or_else(VineError::readonly)
     }
+}
+
+/// `E_FORBIDDEN` when `path` (or its deepest existing ancestor)
+/// resolves, through a symlink, to a place outside `root` (canonical).
+/// A path that does not exist yet is judged by its existing ancestor.
+pub(crate) fn confined(root: &Path, path: &Path) -> VResult<()> {
+    let mut probe = path;
+    loop {
+        match std::fs::canonicalize(probe) {
+            Ok(c) if c.starts_with(root) => return Ok(()),
+            Ok(_) => {
+                let rel = path.strip_prefix(root).unwrap_or(path);
+                return Err(VineError::new(
+                    "E_FORBIDDEN",
+                    format!("{} is a symlink that leaves the forest", rel.display()),
+                )
+                .hint("Nothing outside the forest is served; replace the symlink with the file (forest validate lists them)."));
+            }
+            Err(_) => match probe.parent() {
+                Some(p) if p.starts_with(root) && p != probe => probe = p,
+                _ => return Ok(()),
+            },
+        }
+    }
+}
+
+/// The `E_TIMEOUT` envelope of a call past its deadline.
+pub(crate) fn timeout(what: &str) -> VineError {
+    VineError::new("E_TIMEOUT", format!("{what} exceeded its deadline"))
+        .hint("Narrow the call (a scope, fewer or shorter terms, a smaller k) and retry.")
 }
 
 /// A resolved scope.

@@ -161,6 +161,7 @@ impl Vine {
         }
         let mut results = vec![];
         for id in &taken {
+            self.check_deadline("harvest")?;
             let l = lres.iter().find(|x| x["id"].as_str() == Some(id));
             let s = sres.iter().find(|x| x["id"].as_str() == Some(id));
             let Some(row) = self.catalog.get(id)? else { continue };

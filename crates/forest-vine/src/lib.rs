@@ -15,11 +15,13 @@ mod error;
 mod harvest;
 pub mod mcp;
 mod pick;
+pub mod pool;
 mod read;
 mod scan;
 mod session;
 mod sniff;
 mod sql;
+mod sqlcap;
 pub mod tools;
 mod window;
 mod write;
@@ -27,6 +29,7 @@ mod yamljson;
 
 pub use budget::{estimate, shrink_list};
 pub use dispatch::{signature, validate, Ty};
+pub use dispatch::{MAX_LIST, MAX_OBJECT, MAX_SQL, MAX_TERM, MAX_TEXT};
 pub use engine::{norm_id, Vine, VineOptions, ALPHA};
 pub use error::{VResult, VineError};
 pub use harvest::{derive_terms, HarvestArgs, HARVEST_BUDGET};
@@ -36,6 +39,7 @@ pub use scan::{ScanArgs, LIST_BUDGET};
 pub use session::{new_session_id, Event, Tracer, CLOSE_HEAT, SESSION_HEAT};
 pub use sniff::{SniffArgs, SNIFF_BUDGET};
 pub use sql::{guard_query, guard_tend, lex, QUERY_BUDGET, ROW_CAP};
+pub use sqlcap::{cap_heap, TendBudget, HEAP_LIMIT, MAX_CELL, MAX_PATTERN, MAX_VALUE, TEND_MAX_BYTES, TEND_MAX_ROWS};
 pub use window::Window;
 
 /// Budget of each read primitive by wire name (the contract's ceilings).

@@ -1,13 +1,12 @@
 //! `forest serve`: the primitives as MCP tools over stdio or streamable
 //! HTTP (loopback by default), on the official Rust SDK (`rmcp`).
 //!
-//! SQLite handles are thread-bound, so one worker thread owns the engine
-//! and serves every call in order (as the reference does); the MCP tasks
-//! talk to it over a channel. Success is one compact JSON text block;
+//! SQLite handles are thread-bound, so the engines live on the threads of
+//! a [`Pool`] (bounded read workers, one writer); the MCP tasks hand each
+//! call over with a [`CallCtx`] (deadline). Success is one compact JSON text block;
 //! an envelope is the same with `isError: true` (spec J.1.2).
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -18,11 +17,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{Vine, VineOptions};
 use crate::error::VineError;
-
-type Reply = tokio::sync::oneshot::Sender<Result<Value, VineError>>;
-type Job = (String, Map<String, Value>, Reply);
+use crate::pool::{CallCtx, Pool};
 
 /// How to serve.
 #[derive(Debug, Clone)]
@@ -33,40 +29,38 @@ pub struct ServeOptions {
     pub readonly: bool,
 }
 
-/// Handle on the engine's worker thread.
+/// Handle on the engines' worker pool.
 #[derive(Clone)]
 pub struct VineServer {
-    tx: mpsc::Sender<Job>,
+    pool: Arc<Pool>,
     name: Arc<String>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl VineServer {
-    /// Open the forest (taking the writer lock unless read-only) on a
-    /// dedicated thread. Fails like [`Vine::open`] (`E_LOCKED`, ...).
+    /// Open the forest (taking the writer lock unless read-only) on the
+    /// worker pool, with SQLite's heap capped for the process. Fails like
+    /// [`crate::Vine::open`] (`E_LOCKED`, ...).
     pub fn start(opts: &ServeOptions) -> Result<VineServer, VineError> {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<String, VineError>>();
-        let root = opts.forest.clone();
-        let writable = !opts.readonly;
-        std::thread::Builder::new()
-            .name("vine-engine".into())
-            .spawn(move || worker(root, writable, rx, ready_tx))
-            .map_err(|e| VineError::internal(format!("spawn engine thread: {e}")))?;
-        let name = ready_rx.recv().map_err(|_| VineError::internal("engine thread died at start-up"))??;
+        crate::sqlcap::cap_heap();
+        let pool = Pool::start(&opts.forest, !opts.readonly)?;
+        let name = pool.name().to_string();
         let tools = crate::tools::listing()
             .into_iter()
             .map(serde_json::from_value::<Tool>)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| VineError::internal(format!("tool table: {e}")))?;
-        Ok(VineServer { tx, name: Arc::new(name), tools: Arc::new(tools) })
+        Ok(VineServer { pool: Arc::new(pool), name: Arc::new(name), tools: Arc::new(tools) })
     }
 
-    /// Run one primitive on the engine thread.
+    /// Run one primitive on the pool under the default deadline.
     pub async fn call(&self, prim: &str, args: Map<String, Value>) -> Result<Value, VineError> {
-        let (rtx, rrx) = tokio::sync::oneshot::channel();
-        self.tx.send((prim.to_string(), args, rtx)).map_err(|_| VineError::internal("engine thread is gone"))?;
-        rrx.await.map_err(|_| VineError::internal("engine thread dropped the call"))?
+        self.call_ctx(prim, args, CallCtx::default()).await
+    }
+
+    /// Run one primitive on the pool with a per-call context.
+    pub async fn call_ctx(&self, prim: &str, args: Map<String, Value>, ctx: CallCtx) -> Result<Value, VineError> {
+        self.pool.call(prim, args, ctx).await
     }
 
     fn forest_check(&self, args: &Map<String, Value>) -> Result<(), VineError> {
@@ -109,24 +103,6 @@ impl VineServer {
             }
             Ok(v) => text(&v, false),
         }
-    }
-}
-
-fn worker(root: PathBuf, writable: bool, rx: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<String, VineError>>) {
-    let mut vine = match Vine::open(&root, VineOptions { writable, session: None }) {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = ready.send(Err(e));
-            return;
-        }
-    };
-    let name = vine.root().file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let _ = ready.send(Ok(name));
-    while let Ok((prim, args, reply)) = rx.recv() {
-        // A panic inside one call must not take the server down.
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| vine.call(&prim, &args)))
-            .unwrap_or_else(|_| Err(VineError::internal(format!("{prim}: internal error (panic)"))));
-        let _ = reply.send(out);
     }
 }
 

@@ -109,6 +109,7 @@ impl Vine {
         let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
         let mut kept: Vec<(Map<String, Value>, f64)> = vec![];
         for h in hits {
+            self.check_deadline("locate")?;
             let kind = h.row["kind"].as_str().unwrap_or_default().to_string();
             let ok_scope = match scope {
                 "branches" => kind == "branch",

@@ -146,6 +146,7 @@ impl Vine {
         };
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
+            self.check_deadline("scan")?;
             if let Some(r) = self.catalog.get(&id)? {
                 out.push(r);
             }
@@ -186,6 +187,7 @@ impl Vine {
         let filter = a.filter.as_ref().unwrap_or(&empty);
         let mut kept = vec![];
         for r in cands {
+            self.check_deadline("scan")?;
             if passes(self, &r, filter)? && in_window(&r, win.as_ref()) {
                 kept.push(r);
             }

@@ -5,8 +5,10 @@
 //! Touches `_derived/traces/<session>.jsonl` (one line per traced call) and
 //! `_derived/trails.db` (session scope during the hunt, persistent on close).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use forest_catalog::PERSISTENT_SCOPE;
@@ -35,12 +37,25 @@ pub struct Event {
     pub tokens_out: usize,
 }
 
-/// The trace of the current session.
-#[derive(Debug)]
+/// Bytes after which a trace file is rotated to `<session>.jsonl.1`.
+pub const TRACE_ROTATE_BYTES: u64 = 4 << 20;
+/// Ids a `close_session` considers at most.
+pub const MAX_ANSWER_NODES: usize = 64;
+
+/// The trace of the current session, shared by the engines of one server
+/// (clones see the same session, events and in-memory heat).
+#[derive(Debug, Clone)]
 pub struct Tracer {
-    session: String,
+    state: Arc<Mutex<TraceState>>,
     dir: PathBuf,
+}
+
+#[derive(Debug)]
+struct TraceState {
+    session: String,
     events: Vec<Event>,
+    /// Session heat of a read-only server (never written to trails.db).
+    heat: HashMap<String, f64>,
 }
 
 fn now() -> f64 {
@@ -58,63 +73,93 @@ pub fn new_session_id() -> String {
 
 impl Tracer {
     pub(crate) fn new(root: &Path, session: Option<String>) -> Tracer {
-        Tracer {
-            session: session.filter(|s| !s.is_empty()).unwrap_or_else(new_session_id),
-            dir: root.join("_derived/traces"),
-            events: vec![],
-        }
+        let session = session.filter(|s| !s.is_empty()).unwrap_or_else(new_session_id);
+        let state = TraceState { session, events: vec![], heat: HashMap::new() };
+        Tracer { state: Arc::new(Mutex::new(state)), dir: root.join("_derived/traces") }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TraceState> {
+        // A panicking call cannot poison the trace for the others.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Current session id.
-    pub fn session(&self) -> &str {
-        &self.session
+    pub fn session(&self) -> String {
+        self.lock().session.clone()
     }
 
     /// Events of this session so far.
-    pub fn events(&self) -> &[Event] {
-        &self.events
+    pub fn events(&self) -> Vec<Event> {
+        self.lock().events.clone()
+    }
+
+    /// In-memory session heat of `id` (read-only servers).
+    pub(crate) fn memory_heat(&self, id: &str) -> f64 {
+        self.lock().heat.get(id).copied().unwrap_or(0.0)
+    }
+
+    pub(crate) fn memory_deposit(&self, ids: &[String], amount: f64) {
+        let mut st = self.lock();
+        for id in ids {
+            let h = st.heat.entry(id.clone()).or_insert(0.0);
+            *h = (*h + amount).min(1.0);
+        }
     }
 
     /// Record a call that returned (a raising call records nothing).
     pub(crate) fn record(&mut self, primitive: &str, id: Option<String>, args: &Value, out: &Value, ms: f64) {
         let tokens_out = estimate(out);
+        let session = self.session();
         let line = json!({
-            "ts": now(), "session": self.session, "primitive": primitive, "id": id,
+            "ts": now(), "session": session, "primitive": primitive, "id": id,
             "tokens_in": estimate(args), "tokens_out": tokens_out, "elapsed_ms": (ms * 1000.0).round() / 1000.0,
         });
-        self.append(&line);
-        self.events.push(Event { primitive: primitive.to_string(), id, tokens_out });
+        self.append(&session, &line);
+        self.lock().events.push(Event { primitive: primitive.to_string(), id, tokens_out });
     }
 
-    fn append(&self, line: &Value) {
+    /// Append one line to `<session>.jsonl`, rotating it to `.jsonl.1`
+    /// past [`TRACE_ROTATE_BYTES`] (so one session's trace stays bounded).
+    fn append(&self, session: &str, line: &Value) {
         // Traces are telemetry: a full disk must not fail a read.
-        if std::fs::create_dir_all(&self.dir).is_ok() {
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(self.dir.join(format!("{}.jsonl", self.session)))
-            {
-                let _ = writeln!(f, "{line}");
-            }
+        if std::fs::create_dir_all(&self.dir).is_err() {
+            return;
         }
+        append_rotating(&self.dir.join(format!("{session}.jsonl")), &line.to_string(), TRACE_ROTATE_BYTES);
     }
 
     /// Part D metrics over the events, in order.
     pub fn metrics(&self, answer_nodes: &[String]) -> Value {
-        let first_harvest = self.events.iter().position(|e| e.primitive == "pick" || e.primitive == "query");
+        let st = self.lock();
+        let events = &st.events;
+        let first_harvest = events.iter().position(|e| e.primitive == "pick" || e.primitive == "query");
         let hops = first_harvest
-            .map(|i| self.events[..i].iter().filter(|e| e.primitive == "look" || e.primitive == "move").count());
-        let trail_len = self.events.iter().position(|e| {
+            .map(|i| events[..i].iter().filter(|e| e.primitive == "look" || e.primitive == "move").count());
+        let trail_len = events.iter().position(|e| {
             (e.primitive == "pick" || e.primitive == "query")
                 && e.id.as_ref().is_some_and(|id| answer_nodes.iter().any(|a| a == id))
         });
         json!({
             "hops_to_banana": hops,
             "trail_len": trail_len,
-            "tokens_to_banana": self.events.iter().map(|e| e.tokens_out).sum::<usize>(),
-            "calls": self.events.len(),
+            "tokens_to_banana": events.iter().map(|e| e.tokens_out).sum::<usize>(),
+            "calls": events.len(),
             "answer_nodes": answer_nodes,
         })
+    }
+}
+
+/// Append one line to `path`; past `max` bytes (or when `path` is a
+/// symlink) the file is first renamed to `<path>.1`, replacing the older
+/// one: at most two files of about `max` bytes each.
+fn append_rotating(path: &Path, line: &str, max: u64) {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.len() > max || m.file_type().is_symlink()) {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        let _ = std::fs::rename(path, PathBuf::from(old));
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(f, "{line}");
     }
 }
 
@@ -123,7 +168,11 @@ impl Vine {
     pub(crate) fn session_deposit(&mut self, id: &str) -> VResult<()> {
         let mut ids = forest_model::ids::trail(id);
         ids.push(id.to_string());
-        let session = self.tracer.session.clone();
+        if !self.shared_writes {
+            self.tracer.memory_deposit(&ids, SESSION_HEAT);
+            return Ok(());
+        }
+        let session = self.tracer.session();
         self.trails.deposit(&ids, SESSION_HEAT, &session)?;
         Ok(())
     }
@@ -133,12 +182,24 @@ impl Vine {
     /// under one branch give it +0.2); a trail of ≥4 calls before the answer
     /// suggests the answer as a shortcut. The session's own heat is then
     /// cleared and a fresh session starts (so a second close never re-counts).
+    /// Only ids the catalog knows earn heat (at most [`MAX_ANSWER_NODES`]),
+    /// and a read-only server (`shared_writes` false) deposits none: its
+    /// session heat stays in memory and is dropped here.
     pub fn close_session(&mut self, success: bool, answer_nodes: &[String]) -> VResult<Value> {
+        if answer_nodes.len() > MAX_ANSWER_NODES {
+            return Err(crate::error::VineError::schema(format!(
+                "close_session: {} answer_nodes, at most {MAX_ANSWER_NODES}",
+                answer_nodes.len()
+            )));
+        }
         let metrics = self.tracer.metrics(answer_nodes);
         let mut suggest: Vec<String> = vec![];
         if success && !answer_nodes.is_empty() {
             for n in answer_nodes {
                 let n = crate::engine::norm_id(n);
+                if !self.shared_writes || self.catalog.get(&n)?.is_none() {
+                    continue;
+                }
                 let mut ids = forest_model::ids::trail(&n);
                 ids.push(n.clone());
                 self.trails.deposit(&ids, CLOSE_HEAT, PERSISTENT_SCOPE)?;
@@ -147,17 +208,22 @@ impl Vine {
                 suggest = answer_nodes.to_vec();
             }
         }
-        let old = self.tracer.session.clone();
+        let old = self.tracer.session();
         let line = json!({
             "ts": now(), "session": old,
             "outcome": {"success": success, "answer_nodes": answer_nodes},
             "metrics": metrics,
             "suggest_shortcuts": suggest,
         });
-        self.tracer.append(&line);
-        self.trails.clear_session(&old)?;
-        self.tracer.session = new_session_id();
-        self.tracer.events.clear();
+        self.tracer.append(&old, &line);
+        if self.shared_writes {
+            self.trails.clear_session(&old)?;
+        }
+        let mut st = self.tracer.lock();
+        st.session = new_session_id();
+        st.events.clear();
+        st.heat.clear();
+        drop(st);
         Ok(line)
     }
 }
@@ -183,5 +249,19 @@ mod tests {
         let lines = std::fs::read_to_string(dir.path().join("_derived/traces/s1.jsonl")).unwrap();
         assert_eq!(lines.lines().count(), 5);
         assert_ne!(new_session_id(), new_session_id());
+    }
+
+    #[test]
+    fn traces_rotate_and_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        for i in 0..1000 {
+            append_rotating(&path, &format!("{{\"n\": {i}, \"pad\": \"{}\"}}", "x".repeat(80)), 4096);
+        }
+        let cur = std::fs::metadata(&path).unwrap().len();
+        let old = std::fs::metadata(dir.path().join("s.jsonl.1")).unwrap().len();
+        assert!(cur <= 4096 + 200 && old <= 4096 + 200, "{cur} {old}");
+        assert!(std::fs::read_to_string(&path).unwrap().contains("\"n\": 999,"));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

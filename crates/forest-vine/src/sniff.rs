@@ -173,6 +173,7 @@ impl Vine {
         let mut scanned = 0usize;
         let mut hits = vec![];
         for (id, ty, title, trail, bt) in rows {
+            self.check_deadline("sniff")?;
             if !scope.admits(&id) {
                 continue;
             }

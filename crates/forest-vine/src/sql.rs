@@ -36,11 +36,14 @@ pub struct Word {
     pub text: String,
     /// Nesting depth of parentheses.
     pub depth: usize,
+    /// Byte offset of the word in the statement.
+    pub at: usize,
 }
 
 /// Words outside string literals, quoted identifiers and comments, and
 /// whether a `;` occurs outside them.
 pub fn lex(sql: &str) -> (Vec<Word>, bool) {
+    let offs: Vec<usize> = sql.char_indices().map(|(o, _)| o).collect();
     let c: Vec<char> = sql.chars().collect();
     let mut words = vec![];
     let mut semicolon = false;
@@ -93,7 +96,7 @@ pub fn lex(sql: &str) -> (Vec<Word>, bool) {
                 while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
                     i += 1;
                 }
-                words.push(Word { text: c[s..i].iter().collect::<String>().to_uppercase(), depth });
+                words.push(Word { text: c[s..i].iter().collect::<String>().to_uppercase(), depth, at: offs[s] });
             }
             _ => i += 1,
         }
@@ -169,6 +172,11 @@ fn read_auth(ctx: rusqlite::hooks::AuthContext<'_>) -> Authorization {
 fn write_auth(ctx: rusqlite::hooks::AuthContext<'_>) -> Authorization {
     match ctx.action {
         AuthAction::Transaction { .. } => Authorization::Allow,
+        AuthAction::Pragma { pragma_name, pragma_value: None }
+            if ["page_count", "page_size"].iter().any(|n| pragma_name.eq_ignore_ascii_case(n)) =>
+        {
+            Authorization::Allow
+        }
         AuthAction::Select | AuthAction::Read { .. } | AuthAction::Function { .. } | AuthAction::Recursive => {
             Authorization::Allow
         }
@@ -183,9 +191,13 @@ fn write_auth(ctx: rusqlite::hooks::AuthContext<'_>) -> Authorization {
     }
 }
 
-fn deadline(conn: &mut Connection) -> VResult<()> {
-    let start = Instant::now();
-    conn.progress_handler(1000, Some(move || start.elapsed() > DEADLINE))?;
+/// Interrupt the statement at `DEADLINE` or the call's own deadline,
+/// whichever comes first; the connection gets the resource caps too.
+fn deadline(conn: &mut Connection, call: Option<Instant>) -> VResult<()> {
+    let end = Instant::now() + DEADLINE;
+    let end = call.map_or(end, |c| c.min(end));
+    crate::sqlcap::limit(conn)?;
+    conn.progress_handler(1000, Some(move || Instant::now() >= end))?;
     Ok(())
 }
 
@@ -195,6 +207,10 @@ fn cell(v: rusqlite::types::ValueRef<'_>) -> Value {
         Null => Value::Null,
         Integer(i) => json!(i),
         Real(f) => json!(f),
+        Text(t) if t.len() > crate::sqlcap::MAX_CELL => {
+            let s = String::from_utf8_lossy(&t[..crate::sqlcap::MAX_CELL]);
+            json!(format!("{}… <{} bytes>", s.trim_end_matches('\u{fffd}'), t.len()))
+        }
         Text(t) => json!(String::from_utf8_lossy(t)),
         Blob(b) => json!(format!("<blob {} bytes>", b.len())),
     }
@@ -223,6 +239,9 @@ fn columns_of(conn: &Connection, table: &str) -> Vec<String> {
 /// Map a SQLite failure to the envelope, with name hints.
 fn sql_error(e: rusqlite::Error, conn_for_hints: Option<&Connection>, verb: &str) -> VineError {
     let msg = e.to_string();
+    if let Some(err) = crate::sqlcap::capped(&msg, verb) {
+        return err;
+    }
     if msg.contains("interrupted") {
         return VineError::new("E_TIMEOUT", format!("{verb} exceeded 2.0s"));
     }
@@ -303,7 +322,7 @@ impl Vine {
         )
         .map_err(|e| VineError::internal(format!("open payload: {e}")))?;
         conn.execute_batch("PRAGMA query_only = 1;")?;
-        deadline(&mut conn)?;
+        deadline(&mut conn, self.deadline)?;
         conn.authorizer(Some(read_auth))?;
         let result = (|| -> rusqlite::Result<(Vec<String>, Vec<Value>, bool)> {
             let mut st = conn.prepare(&stmt_text)?;
@@ -395,19 +414,29 @@ impl Vine {
             Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                 .map_err(|e| VineError::internal(format!("open payload: {e}")))?;
         conn.busy_timeout(Duration::from_secs(2))?;
-        deadline(&mut conn)?;
+        deadline(&mut conn, self.deadline)?;
+        if verb != "INSERT" {
+            crate::sqlcap::refuse_constant_where(&mut conn, &stmt_text, &verb)?;
+        }
         conn.authorizer(Some(write_auth))?;
-        let res = (|| -> rusqlite::Result<usize> {
+        let budget = crate::sqlcap::TendBudget::from_env();
+        let res = (|| -> rusqlite::Result<Result<usize, VineError>> {
             let tx = conn.unchecked_transaction()?;
+            let before = crate::sqlcap::page_bytes(&tx)?;
             let n = {
                 let mut st = tx.prepare(&stmt_text)?;
                 st.execute([])?
             };
+            let grown = crate::sqlcap::page_bytes(&tx)?.saturating_sub(before);
+            if let Err(e) = budget.admit(n, grown) {
+                tx.rollback()?;
+                return Ok(Err(e));
+            }
             tx.commit()?;
-            Ok(n)
+            Ok(Ok(n))
         })();
         conn.authorizer(None::<fn(rusqlite::hooks::AuthContext<'_>) -> Authorization>)?;
-        let affected = res.map_err(|e| sql_error(e, Some(&conn), "tend"))?;
+        let affected = res.map_err(|e| sql_error(e, Some(&conn), "tend"))??;
         drop(conn);
         let bytes = std::fs::read(&path)?;
         let hash = hex::encode(Sha256::digest(&bytes));
@@ -426,11 +455,12 @@ impl Vine {
 /// query_manual, sample_rows and notes of a dataset (quoted identifiers).
 pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult<DatasetDigest> {
     let path = v.dataset_path(row)?;
-    let conn = Connection::open_with_flags(
+    let mut conn = Connection::open_with_flags(
         format!("file:{}?mode=ro", path.display()),
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
     )
     .map_err(|e| VineError::internal(format!("open payload: {e}")))?;
+    deadline(&mut conn, v.deadline)?;
     let tables: Vec<String> = {
         let mut st =
             conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")?;

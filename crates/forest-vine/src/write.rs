@@ -17,6 +17,24 @@ use crate::yamljson::{to_json, to_yaml};
 
 /// Nodes per plant batch.
 pub const PLANT_BATCH_CAP: usize = 20;
+/// `E_FORBIDDEN` when a node's `payload` leads outside the forest and its
+/// sources, or its `source_path` outside its source root (refused at
+/// write time, so nothing unsafe is ever recorded).
+fn confine_paths(root: &std::path::Path, id: &str, node: &Node) -> VResult<()> {
+    if let Some(p) = node.get_str("payload").filter(|p| !p.is_empty()) {
+        forest_derived::tiers::check_payload(root, id, &p).map_err(|e| {
+            VineError::new(e.code(), e.to_string().trim_start_matches("E_FORBIDDEN: ").to_string())
+                .hint("Payloads are files beside the node, inside the forest, or URIs inside a configured source.")
+        })?;
+    }
+    if let Some(sp) = node.get_str("source_path") {
+        if sp.starts_with('/') || sp.contains('\0') || sp.split(['/', '\\']).any(|c| c == "..") {
+            return Err(VineError::new("E_FORBIDDEN", format!("{id}: source_path '{sp}' leaves its source root")));
+        }
+    }
+    Ok(())
+}
+
 const MUTABLE: [&str; 6] = ["title", "summary", "tags", "confidence", "aliases", "origin"];
 const PATCH_KEYS: [&str; 6] =
     ["set_frontmatter", "add_links", "remove_links", "append_section", "replace_section", "replace_body"];
@@ -245,6 +263,7 @@ impl Vine {
             None => format!("# {title}\n\n> {summary}\n"),
         };
         let node = Node { front, body };
+        confine_paths(&self.root, &id, &node)?;
         forest_model::lint::validate_frontmatter(&node, &self.dialect).map_err(|e| {
             let (code, msg) = e.split_once(": ").unwrap_or(("E_FRONTMATTER", &e));
             VineError::new(if code == "E_SCHEMA" { "E_SCHEMA" } else { "E_FRONTMATTER" }, msg.to_string())
@@ -408,6 +427,7 @@ impl Vine {
             return Ok(json!({"id": id, "commit": null, "fortified": fortified, "trail": trail}));
         }
         node.set_str("updated", &today());
+        confine_paths(&self.root, &id, &node)?;
         forest_model::lint::validate_frontmatter(&node, &self.dialect)
             .map_err(|e| VineError::new("E_FRONTMATTER", e.trim_start_matches("E_FRONTMATTER: ").to_string()))?;
         let mut writes = vec![(id.clone(), node.clone())];

@@ -9,6 +9,8 @@ use serde_json::{json, Map, Value};
 
 #[path = "forest_vine/budgets.rs"]
 mod budgets;
+#[path = "forest_vine/hostile.rs"]
+mod hostile;
 #[path = "forest_vine/reads.rs"]
 mod reads;
 #[path = "forest_vine/sessions.rs"]
