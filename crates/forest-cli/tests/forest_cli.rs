@@ -493,6 +493,8 @@ mod dist;
 #[path = "cli/snapshot.rs"]
 mod snapshot;
 
+#[path = "cli/branch_scent.rs"]
+mod branch_scent;
 #[path = "cli/interchange.rs"]
 mod interchange;
 #[path = "cli/nightly.rs"]

@@ -26,10 +26,11 @@ use forest_model::ids;
 use forest_model::slug::slugify;
 use std::collections::HashMap;
 
-/// Sub-folders past which a parent's sub-folders are bucketed (half a
-/// branch: the parent's own leaves may need up to two bucket generations
-/// beside them).
-pub(crate) const SUB_FOLDER_TRIGGER: usize = split::SPLIT_ENTRIES / 2;
+/// Sub-folders past which a parent's sub-folders may be bucketed (half the
+/// entry lines a branch can hold by tokens: a sub-folder's line carries its
+/// derived summary, ~48 tokens): they are when their lines and the
+/// folder's own files pass the split trigger.
+pub(crate) const SUB_FOLDER_TRIGGER: usize = split::SPLIT_TOKENS / SUB_ENTRY_TOKENS / 2;
 /// Tokens of a sub-branch entry line (id and a derived branch summary of
 /// up to ~40 tokens).
 const SUB_ENTRY_TOKENS: usize = 48;
@@ -64,7 +65,10 @@ pub(crate) fn plan_sub_folders(
     sub_keys: &[String],
     files: usize,
 ) -> Option<HashMap<String, Vec<String>>> {
-    if sub_keys.len() <= SUB_FOLDER_TRIGGER || sub_keys.len() + files <= split::SPLIT_ENTRIES {
+    let tokens = sub_keys.len() * SUB_ENTRY_TOKENS + files.min(split::SPLIT_ENTRIES) * LEAF_ENTRY_TOKENS;
+    if sub_keys.len() <= SUB_FOLDER_TRIGGER
+        || (sub_keys.len() + files <= split::SPLIT_ENTRIES && tokens <= split::SPLIT_TOKENS)
+    {
         return None;
     }
     if let Kids::Prefixes(children) = kids {
@@ -84,17 +88,31 @@ pub(crate) fn plan_sub_folders(
                 .collect(),
         );
     }
+    let fresh = plan_ranges(sub_keys, files);
     if let Kids::Ranges(children) = kids {
-        // Existing ranges cover every name.
+        // A run cut short keeps the plan of the same listing (its buckets
+        // are made as their first folder lands, so some may not exist yet):
+        // same listing, same ranges, the same tree as an uncut run.
+        let planned: std::collections::HashSet<&String> = fresh.values().filter_map(|c| c.first()).collect();
+        if children.iter().all(|r| planned.contains(&r.component())) {
+            return Some(fresh);
+        }
+        // Otherwise the listing grew: existing ranges cover every name.
         let route = |k: &String| Some((k.clone(), vec![ranges::route(k, children)?.component()]));
         return Some(sub_keys.iter().filter_map(route).collect());
     }
+    Some(fresh)
+}
+
+/// New range buckets for all of a parent's sub-folders (`sub_keys`, sorted
+/// and unique) beside its `files`.
+fn plan_ranges(sub_keys: &[String], files: usize) -> HashMap<String, Vec<String>> {
     let items: Vec<ranges::Item> =
         sub_keys.iter().map(|k| ranges::Item { key: k.clone(), tokens: SUB_ENTRY_TOKENS }).collect();
     // Room for the bucket lines beside up to ten of the folder's own files.
     let top = split::SPLIT_TOKENS.saturating_sub(files.min(10) * LEAF_ENTRY_TOKENS) / ranges::BUCKET_ENTRY_TOKENS;
     let chains = ranges::plan(&items, &ranges::Frame { before: None, top });
-    Some(sub_keys.iter().cloned().zip(chains).collect())
+    sub_keys.iter().cloned().zip(chains).collect()
 }
 
 fn join(folder: &str, comp: &str) -> String {
@@ -243,10 +261,11 @@ mod tests {
 
     #[test]
     fn few_sub_folders_stay_flat() {
-        let k = keys(&[("eng", 75)]);
-        assert_eq!(plan_sub_folders("", &Kids::None, &k, 1000), None, "75 sub-folders fit beside leaf buckets");
-        let k = keys(&[("eng", 100)]);
-        assert_eq!(plan_sub_folders("", &Kids::None, &k, 50), None, "150 entries in all fit one branch");
+        let k = keys(&[("eng", 25)]);
+        assert_eq!(plan_sub_folders("", &Kids::None, &k, 1000), None, "25 sub-folders fit beside leaf buckets");
+        let k = keys(&[("eng", 40)]);
+        assert_eq!(plan_sub_folders("", &Kids::None, &k, 5), None, "40 lines and 5 files fit one branch's tokens");
+        assert!(plan_sub_folders("", &Kids::None, &k, 30).is_some(), "with 30 files they would not");
     }
 
     #[test]
@@ -280,6 +299,16 @@ mod tests {
         let plan = plan_sub_folders("", &kids, &k, 0).unwrap();
         assert_eq!(plan["eng-0005"], vec!["~a..k".to_string()]);
         assert_eq!(plan["proj-0005"], vec!["~l..z".to_string()]);
+    }
+
+    #[test]
+    fn a_run_cut_short_keeps_the_plan_of_the_same_listing() {
+        let k = keys(&[("eng", 100), ("proj", 100)]);
+        let full = plan_sub_folders("", &Kids::None, &k, 0).unwrap();
+        let first = ranges::parse(&full["eng-0000"][0]).unwrap();
+        // Only the first range was made before the run stopped.
+        let again = plan_sub_folders("", &Kids::Ranges(vec![first]), &k, 0).unwrap();
+        assert_eq!(again, full);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! (regenerable), never a tracked file: that is the commit stage's job.
 
 mod branch;
+pub(crate) mod branch_scent;
 pub(crate) mod folders;
 mod leaf;
 mod moves;
@@ -16,6 +17,7 @@ pub(crate) mod payload;
 pub(crate) mod ranges;
 mod rebalance;
 pub(crate) mod split;
+mod themes;
 
 use crate::entry::Draft;
 use crate::pipeline::SourceRun;
