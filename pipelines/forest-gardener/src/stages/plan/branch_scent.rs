@@ -40,6 +40,29 @@ pub(crate) fn machine_written(n: &Node) -> bool {
     }
 }
 
+/// A node's frontmatter alone (the body of a passport may be megabytes):
+/// lines up to the closing `---`, parsed with an empty body.
+fn read_front(path: &std::path::Path) -> Option<Node> {
+    use std::io::BufRead;
+    let mut r = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let mut head = String::new();
+    let mut line = String::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        if r.read_line(&mut line).ok()? == 0 || n > 4096 {
+            return None;
+        }
+        head.push_str(&line);
+        n += 1;
+        if n > 1 && line.trim_end() == "---" {
+            break;
+        }
+    }
+    head.push('\n');
+    Node::parse(&head).ok()
+}
+
 /// The summary part of an entry line (`- [[id]] — summary[ coverage.]`).
 fn entry_summary(line: &str) -> String {
     let Some(i) = line.find("]] — ") else { return String::new() };
@@ -103,10 +126,7 @@ impl SourceRun<'_> {
             let row = |c: &Node| (c.title(), c.get_str("summary").unwrap_or_default(), c.get_list("tags"));
             let known = match batch.nodes.get(id) {
                 Some(c) => Some(row(c)),
-                None => std::fs::read_to_string(self.forest.join(ids::id_to_path(id)))
-                    .ok()
-                    .and_then(|t| Node::parse(&t).ok())
-                    .map(|c| row(&c)),
+                None => read_front(&self.forest.join(ids::id_to_path(id))).map(|c| row(&c)),
             };
             rows.push(match known {
                 Some((title, summary, tags)) => (name, branch, title, summary, tags),
@@ -150,6 +170,19 @@ pub(crate) fn derived_summary(bid: &str, rows: &[Row]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_frontmatter_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("n.md");
+        let body = "word ".repeat(100_000);
+        std::fs::write(&p, format!("---\nid: n\ntitle: T\nsummary: S.\n---\n\n{body}\n")).unwrap();
+        let n = read_front(&p).unwrap();
+        assert_eq!((n.title().as_deref(), n.get_str("summary").as_deref()), (Some("T"), Some("S.")));
+        assert!(n.body.len() < 10);
+        std::fs::write(&p, "no frontmatter at all\n").unwrap();
+        assert!(read_front(&p).is_none());
+    }
 
     #[test]
     fn entry_summaries_drop_the_coverage_suffix() {
