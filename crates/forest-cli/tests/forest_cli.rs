@@ -498,6 +498,8 @@ mod snapshot;
 
 #[path = "cli/hostile.rs"]
 mod hostile;
+#[path = "cli/branch_scent.rs"]
+mod branch_scent;
 #[path = "cli/interchange.rs"]
 mod interchange;
 #[path = "cli/nightly.rs"]

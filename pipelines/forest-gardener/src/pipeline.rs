@@ -293,7 +293,10 @@ impl SourceRun<'_> {
             for w in &slice {
                 self.apply(w, &converted, &mut batch, catalog.as_deref());
             }
-            // Navigable branches: split what this batch made overflow.
+            // Branch scent first (a derived summary is longer than the
+            // placeholder, and the split measures entry lines), then
+            // navigable branches: split what this batch made overflow.
+            self.derive_branch_scents(&mut batch);
             self.rebalance(&mut batch, catalog.as_deref());
             drop(converted);
             tracing::info!(

@@ -1,8 +1,10 @@
 //! Branch rollups (dialect §3.16, §4.6): deepest first, each parent sees
 //! its children's fresh summaries; the Curator writes them when available,
-//! else the deterministic `Region '<title>': …` summary. One commit.
+//! else the deterministic summary each batch writes too (themes and names
+//! of the children: `stages::plan::themes`). One commit.
 
 use crate::derived::catalog_row;
+use crate::stages::plan::branch_scent::{derived_summary, Row};
 use crate::GardenError;
 use forest_curator::Curator;
 use forest_git::{Change, GitForest};
@@ -78,17 +80,24 @@ pub fn rollup(
         let (summary, scent) = match llm {
             Some(s) => (s, "llm"),
             None => {
-                let titles: Vec<String> = entries
-                    .iter()
-                    .filter_map(|l| index::entry_id(l))
-                    .map(|cid| {
-                        load(forest, cid, &mut cache)
-                            .and_then(|n| n.title())
-                            .unwrap_or_else(|| cid.rsplit('/').next().unwrap_or(cid).to_string())
-                    })
-                    .collect();
+                let mut titles: Vec<String> = vec![];
+                let mut rows: Vec<Row> = vec![];
+                for cid in entries.iter().filter_map(|l| index::entry_id(l)) {
+                    let child = load(forest, cid, &mut cache);
+                    let branch = ids::is_branch_id(cid);
+                    let path = if branch { ids::folder_of(cid) } else { cid };
+                    let name = path.rsplit('/').next().unwrap_or(path).to_string();
+                    let t = child.as_ref().and_then(Node::title);
+                    titles.push(t.clone().unwrap_or_else(|| name.clone()));
+                    let summary = child.as_ref().and_then(|n| n.get_str("summary")).unwrap_or_default();
+                    let tags = child.as_ref().map(|n| n.get_list("tags")).unwrap_or_default();
+                    rows.push((name, branch, t, summary, tags));
+                }
                 report.fallbacks.push(bid.clone());
-                (derive_branch_summary(&title, &titles), "derived")
+                // The summary each batch derives; the older listing when
+                // that derivation has nothing to say.
+                let derived = derived_summary(bid, &rows).unwrap_or_else(|| derive_branch_summary(&title, &titles));
+                (derived, "derived")
             }
         };
         if node.get_str("summary").as_deref() == Some(summary.as_str()) {

@@ -336,7 +336,13 @@ fn s3_wide_drive_is_bucketed_at_adopt_and_new_folders_move_nobody() {
     let master = fs::read_to_string(root.join("_index.md")).unwrap();
     let entries = master.lines().filter(|l| l.starts_with("- [[")).count();
     assert!(entries <= 20, "the master lists a few buckets, not 160 folders: {master}");
-    assert!(root.join("~e/eng-000/report-0.md").exists(), "{master}");
+    // One level of name ranges: `~e..fin-01/eng-000/`.
+    let eng = forest_model::walk::node_paths(&root)
+        .into_iter()
+        .find(|p| p.ends_with("/eng-000/report-0.md"))
+        .unwrap_or_else(|| panic!("{master}"));
+    assert!(eng.starts_with('~') && eng.split('/').count() == 3, "{eng}");
+    let bucket = eng.split('/').next().unwrap().to_string();
     super::split::assert_navigable(&root, "", 161);
 
     let before: Vec<String> = forest_model::walk::node_paths(&root);
@@ -346,7 +352,10 @@ fn s3_wide_drive_is_bucketed_at_adopt_and_new_folders_move_nobody() {
     let r = json_of(&o);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!((count(&r, "planted"), count(&r, "moved")), (2, 0), "{r:#}");
-    assert!(root.join("~e/eng-999/report-0.md").exists() && root.join("~e/eng-000/report-9.md").exists());
+    let paths = forest_model::walk::node_paths(&root);
+    let new = paths.iter().find(|p| p.ends_with("/eng-999/report-0.md")).expect("eng-999 planted");
+    assert!(new.starts_with('~') && new.split('/').count() == 3, "in the range that covers it: {new}");
+    assert!(root.join(format!("{bucket}/eng-000/report-9.md")).exists());
     let after: Vec<String> = forest_model::walk::node_paths(&root);
     assert!(before.iter().all(|p| after.contains(p)), "no existing node moved");
     fsck(&root);

@@ -32,6 +32,8 @@ impl SourceRun<'_> {
         catalog: Option<&mut Catalog>,
     ) -> Result<(), GardenError> {
         let t0 = Instant::now();
+        // Branch scent of every touched branch, from its children's.
+        self.derive_branch_scents(batch);
         batch.render_bodies();
         // Coverage of every touched branch, then serialise dirty nodes.
         let dirty: Vec<String> = batch.dirty.iter().cloned().collect();

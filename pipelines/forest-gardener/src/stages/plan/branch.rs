@@ -90,6 +90,23 @@ impl EntryBody {
         self.slow(|b| index::upsert_entry(b, heading, id, line))
     }
 
+    /// Replace the body's first blockquote line (before any section) with
+    /// `> summary`, keeping the scent and the body in step.
+    pub(crate) fn set_blockquote(&mut self, summary: &str) -> bool {
+        let Some(i) =
+            self.lines.iter().take_while(|l| !l.starts_with("## ")).position(|l| l.trim_start().starts_with('>'))
+        else {
+            return false;
+        };
+        let line = format!("> {summary}");
+        if self.lines[i] == line {
+            return false;
+        }
+        self.lines[i] = line;
+        self.tail = None;
+        true
+    }
+
     /// Every id some entry line names.
     pub(crate) fn entry_ids(&self) -> impl Iterator<Item = &str> {
         self.ids.keys().map(String::as_str)

@@ -17,7 +17,8 @@
 //! parent's prefix) and the forest (which branches exist); creates bucket
 //! branches in the batch.
 
-use super::split::{self, Dest, Member};
+use super::ranges;
+use super::split::{self, Dest, Kids, Member};
 use super::Batch;
 use crate::pipeline::SourceRun;
 use crate::source::Access;
@@ -25,12 +26,16 @@ use forest_model::ids;
 use forest_model::slug::slugify;
 use std::collections::HashMap;
 
-/// Sub-folders past which a parent's sub-folders are bucketed (half a
-/// branch: the parent's own leaves may need up to two bucket generations
-/// beside them).
-pub(crate) const SUB_FOLDER_TRIGGER: usize = split::SPLIT_ENTRIES / 2;
-/// Tokens of a sub-branch entry line (id and derived summary).
-const SUB_ENTRY_TOKENS: usize = 24;
+/// Sub-folders past which a parent's sub-folders may be bucketed (half the
+/// entry lines a branch can hold by tokens: a sub-folder's line carries its
+/// derived summary, ~48 tokens): they are when their lines and the
+/// folder's own files pass the split trigger.
+pub(crate) const SUB_FOLDER_TRIGGER: usize = split::SPLIT_TOKENS / SUB_ENTRY_TOKENS / 2;
+/// Tokens of a sub-branch entry line (id and a derived branch summary of
+/// up to ~40 tokens).
+const SUB_ENTRY_TOKENS: usize = 48;
+/// Tokens of a leaf's entry line (id and a summary of up to 60 tokens).
+const LEAF_ENTRY_TOKENS: usize = 70;
 /// Remembered placements; files arrive in path order, so a small cache
 /// hits, and a miss only re-checks a few branches.
 const CACHE_CAP: usize = 4096;
@@ -48,30 +53,66 @@ pub(crate) struct FolderPlacer {
 /// Where each sub-folder key of a parent goes, `None` when the parent's
 /// sub-folders stay flat: at most [`SUB_FOLDER_TRIGGER`] of them, or all
 /// its entries (`sub_keys` plus `files`) within the split trigger. Keys
-/// that stay directly in the parent are absent. `prefix` and `children`
-/// are the parent branch's bucket prefix and existing child buckets.
+/// that stay directly in the parent are absent; a chain lists bucket
+/// components, outermost first. `prefix` and `kids` are the parent
+/// branch's bucket prefix and existing child buckets: new range buckets
+/// ([`ranges`]) when it has none, the ranges that cover each name when it
+/// has range buckets, and the name-prefix rule of earlier builds when its
+/// buckets are name prefixes.
 pub(crate) fn plan_sub_folders(
     prefix: &str,
-    children: &[String],
+    kids: &Kids,
     sub_keys: &[String],
     files: usize,
 ) -> Option<HashMap<String, Vec<String>>> {
-    if sub_keys.len() <= SUB_FOLDER_TRIGGER || sub_keys.len() + files <= split::SPLIT_ENTRIES {
+    let tokens = sub_keys.len() * SUB_ENTRY_TOKENS + files.min(split::SPLIT_ENTRIES) * LEAF_ENTRY_TOKENS;
+    if sub_keys.len() <= SUB_FOLDER_TRIGGER
+        || (sub_keys.len() + files <= split::SPLIT_ENTRIES && tokens <= split::SPLIT_TOKENS)
+    {
         return None;
     }
-    let members: Vec<Member> = sub_keys.iter().map(|k| Member { key: k.clone(), tokens: SUB_ENTRY_TOKENS }).collect();
-    let plan = split::plan_split(prefix, children, &members);
-    Some(
-        sub_keys
-            .iter()
-            .zip(plan)
-            .filter_map(|(k, d)| match d {
-                Dest::Stay => None,
-                Dest::Existing(c) => Some((k.clone(), vec![c])),
-                Dest::New(chain) => Some((k.clone(), chain)),
-            })
-            .collect(),
-    )
+    if let Kids::Prefixes(children) = kids {
+        // A parent bucketed by name prefixes (earlier builds) keeps that rule.
+        let members: Vec<Member> =
+            sub_keys.iter().map(|k| Member { key: k.clone(), tokens: SUB_ENTRY_TOKENS }).collect();
+        let plan = split::plan_split(prefix, children, &members);
+        return Some(
+            sub_keys
+                .iter()
+                .zip(plan)
+                .filter_map(|(k, d)| match d {
+                    Dest::Stay => None,
+                    Dest::Existing(c) => Some((k.clone(), vec![split::bucket_component(&c)])),
+                    Dest::New(chain) => Some((k.clone(), chain.iter().map(|c| split::bucket_component(c)).collect())),
+                })
+                .collect(),
+        );
+    }
+    let fresh = plan_ranges(sub_keys, files);
+    if let Kids::Ranges(children) = kids {
+        // A run cut short keeps the plan of the same listing (its buckets
+        // are made as their first folder lands, so some may not exist yet):
+        // same listing, same ranges, the same tree as an uncut run.
+        let planned: std::collections::HashSet<&String> = fresh.values().filter_map(|c| c.first()).collect();
+        if children.iter().all(|r| planned.contains(&r.component())) {
+            return Some(fresh);
+        }
+        // Otherwise the listing grew: existing ranges cover every name.
+        let route = |k: &String| Some((k.clone(), vec![ranges::route(k, children)?.component()]));
+        return Some(sub_keys.iter().filter_map(route).collect());
+    }
+    Some(fresh)
+}
+
+/// New range buckets for all of a parent's sub-folders (`sub_keys`, sorted
+/// and unique) beside its `files`.
+fn plan_ranges(sub_keys: &[String], files: usize) -> HashMap<String, Vec<String>> {
+    let items: Vec<ranges::Item> =
+        sub_keys.iter().map(|k| ranges::Item { key: k.clone(), tokens: SUB_ENTRY_TOKENS }).collect();
+    // Room for the bucket lines beside up to ten of the folder's own files.
+    let top = split::SPLIT_TOKENS.saturating_sub(files.min(10) * LEAF_ENTRY_TOKENS) / ranges::BUCKET_ENTRY_TOKENS;
+    let chains = ranges::plan(&items, &ranges::Frame { before: None, top });
+    sub_keys.iter().cloned().zip(chains).collect()
 }
 
 fn join(folder: &str, comp: &str) -> String {
@@ -122,8 +163,8 @@ impl SourceRun<'_> {
         };
         self.ensure_branch(parent, batch);
         let mut at = parent.to_string();
-        for p in &chain {
-            at = join(&at, &split::bucket_component(p));
+        for c in &chain {
+            at = join(&at, c);
             self.ensure_branch(&at, batch);
         }
         // An existing bucket may be split further: descend as a leaf would.
@@ -143,8 +184,12 @@ impl SourceRun<'_> {
                 return Some(cand);
             }
             let body = self.body_mut(&ids::branch_id_for_folder(&at), batch)?;
-            let children = split::child_prefixes(&at, body.entry_ids());
-            at = join(&at, &split::bucket_component(split::longest_match(key, &children)?));
+            let next = match split::kids(&at, body.entry_ids()) {
+                Kids::None => return None,
+                Kids::Ranges(r) => ranges::route(key, &r)?.component(),
+                Kids::Prefixes(p) => split::bucket_component(split::longest_match(key, &p)?),
+            };
+            at = join(&at, &next);
         }
         None
     }
@@ -188,11 +233,11 @@ impl SourceRun<'_> {
         let mut keys: Vec<String> = dirs.iter().map(|d| split::routing_key(&slugify(d))).collect();
         keys.sort();
         keys.dedup();
-        let children = match self.body_mut(&ids::branch_id_for_folder(parent), batch) {
-            Some(body) => split::child_prefixes(parent, body.entry_ids()),
-            None => vec![],
+        let kids = match self.body_mut(&ids::branch_id_for_folder(parent), batch) {
+            Some(body) => split::kids(parent, body.entry_ids()),
+            None => Kids::None,
         };
-        plan_sub_folders(split::folder_prefix_of(parent), &children, &keys, files)
+        plan_sub_folders(split::folder_prefix_of(parent), &kids, &keys, files)
     }
 }
 
@@ -209,49 +254,70 @@ mod tests {
         out
     }
 
+    fn sizes(plan: &HashMap<String, Vec<String>>) -> HashMap<Vec<String>, usize> {
+        let mut sizes: HashMap<Vec<String>, usize> = HashMap::new();
+        for chain in plan.values() {
+            *sizes.entry(chain.clone()).or_default() += 1;
+        }
+        sizes
+    }
+
     #[test]
     fn few_sub_folders_stay_flat() {
-        let k = keys(&[("eng", 75)]);
-        assert_eq!(plan_sub_folders("", &[], &k, 1000), None, "75 sub-folders fit beside leaf buckets");
-        let k = keys(&[("eng", 100)]);
-        assert_eq!(plan_sub_folders("", &[], &k, 50), None, "150 entries in all fit one branch");
+        let k = keys(&[("eng", 25)]);
+        assert_eq!(plan_sub_folders("", &Kids::None, &k, 1000), None, "25 sub-folders fit beside leaf buckets");
+        let k = keys(&[("eng", 40)]);
+        assert_eq!(plan_sub_folders("", &Kids::None, &k, 5), None, "40 lines and 5 files fit one branch's tokens");
+        assert!(plan_sub_folders("", &Kids::None, &k, 30).is_some(), "with 30 files they would not");
     }
 
     #[test]
-    fn two_hundred_department_folders_get_a_few_buckets() {
+    fn two_hundred_department_folders_get_one_level_of_ranges() {
         let k = keys(&[("eng", 25), ("fin", 25), ("hr", 25), ("legal", 25), ("ops", 25), ("sales", 50), ("sec", 25)]);
-        let plan = plan_sub_folders("", &[], &k, 1).expect("200 sub-folders are bucketed");
+        let plan = plan_sub_folders("", &Kids::None, &k, 1).expect("200 sub-folders are bucketed");
         assert_eq!(plan.len(), 200, "every sub-folder goes into a bucket");
-        let mut sizes: HashMap<String, usize> = HashMap::new();
-        for chain in plan.values() {
-            *sizes.entry(chain.last().unwrap().clone()).or_default() += 1;
-        }
-        let mut top: Vec<&String> = plan.values().map(|c| &c[0]).collect();
-        top.sort();
-        top.dedup();
-        assert_eq!(top, ["e", "f", "h", "l", "o", "s"], "the master lists six buckets");
-        // 75 's' folders pass half the token trigger: 's' is split again.
-        assert_eq!(plan["sec-0003"], vec!["s".to_string(), "se".to_string()]);
-        assert_eq!(plan["sales-0013"], vec!["s".to_string(), "sa".to_string(), "sales-001".to_string()]);
-        assert!(sizes.values().all(|&n| n <= split::SPLIT_ENTRIES / 2), "{sizes:?}");
+        assert!(plan.values().all(|c| c.len() == 1), "one bucket level: {plan:?}");
+        let s = sizes(&plan);
+        assert!(s.len() <= 12, "{} buckets", s.len());
+        assert!(s.values().all(|&n| n <= ranges::NEW_ENTRIES && n * SUB_ENTRY_TOKENS <= ranges::NEW_TOKENS), "{s:?}");
+        assert_eq!(plan["eng-0000"], vec!["~eng-000..eng-0022".to_string()], "{s:?}");
+        assert_eq!(plan["sales-0020"], vec!["~sales-0013..sales-0035".to_string()], "{s:?}");
     }
 
     #[test]
-    fn a_big_group_is_split_again_and_existing_buckets_are_reused() {
-        // 120 folders sharing "proj-0": the first split skips the shared
-        // prefix, then the digits spread them.
+    fn seven_hundred_twenty_one_package_folders_need_one_level() {
+        let k: Vec<String> = (0..721).map(|i| format!("lib{}{i:03}", ["gtk", "x", "py"][i % 3])).collect();
+        let plan = plan_sub_folders("", &Kids::None, &k, 0).expect("bucketed");
+        assert!(plan.values().all(|c| c.len() == 1), "one level");
+        assert!(sizes(&plan).len() <= 40);
+    }
+
+    #[test]
+    fn existing_ranges_take_every_new_name() {
+        let kids = Kids::Ranges(vec![
+            ranges::Range { lo: "a".into(), hi: "k".into() },
+            ranges::Range { lo: "l".into(), hi: "z".into() },
+        ]);
+        let k = keys(&[("eng", 100), ("proj", 100)]);
+        let plan = plan_sub_folders("", &kids, &k, 0).unwrap();
+        assert_eq!(plan["eng-0005"], vec!["~a..k".to_string()]);
+        assert_eq!(plan["proj-0005"], vec!["~l..z".to_string()]);
+    }
+
+    #[test]
+    fn a_run_cut_short_keeps_the_plan_of_the_same_listing() {
+        let k = keys(&[("eng", 100), ("proj", 100)]);
+        let full = plan_sub_folders("", &Kids::None, &k, 0).unwrap();
+        let first = ranges::parse(&full["eng-0000"][0]).unwrap();
+        // Only the first range was made before the run stopped.
+        let again = plan_sub_folders("", &Kids::Ranges(vec![first]), &k, 0).unwrap();
+        assert_eq!(again, full);
+    }
+
+    #[test]
+    fn a_parent_with_prefix_buckets_keeps_the_prefix_rule() {
         let k = keys(&[("proj", 120)]);
-        let plan = plan_sub_folders("", &[], &k, 40).unwrap();
-        assert!(plan.values().all(|c| c.last().unwrap().starts_with("proj-0")), "{plan:?}");
-        assert_eq!(plan["proj-0005"], vec!["proj-00".to_string(), "proj-000".to_string()]);
-        assert_eq!(plan["proj-0105"], vec!["proj-01".to_string()]);
-        let mut sizes: HashMap<&String, usize> = HashMap::new();
-        for chain in plan.values() {
-            *sizes.entry(chain.last().unwrap()).or_default() += 1;
-        }
-        assert!(sizes.values().all(|&n| n <= split::SPLIT_ENTRIES / 2), "{sizes:?}");
-        // With an existing bucket "proj-000", its keys go there.
-        let plan = plan_sub_folders("", &["proj-000".to_string()], &k, 40).unwrap();
-        assert_eq!(plan["proj-0005"], vec!["proj-000".to_string()]);
+        let plan = plan_sub_folders("", &Kids::Prefixes(vec!["proj-000".to_string()]), &k, 40).unwrap();
+        assert_eq!(plan["proj-0005"], vec!["~proj-000".to_string()]);
     }
 }

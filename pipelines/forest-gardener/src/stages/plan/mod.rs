@@ -9,12 +9,15 @@
 //! (regenerable), never a tracked file: that is the commit stage's job.
 
 mod branch;
+pub(crate) mod branch_scent;
 pub(crate) mod folders;
 mod leaf;
 mod moves;
 pub(crate) mod payload;
+pub(crate) mod ranges;
 mod rebalance;
 pub(crate) mod split;
+mod themes;
 
 use crate::entry::Draft;
 use crate::pipeline::SourceRun;
@@ -133,6 +136,12 @@ fn branch_scent(folder: &str) -> (String, String) {
     }
     // A bucket may hold sub-folders too ([`folders`]).
     let of = if source.is_empty() { "the source root".to_string() } else { format!("source folder '{name}'") };
+    if let Some(r) = folder.rsplit('/').next().and_then(ranges::parse) {
+        return (
+            format!("{}: {} to {}", title_from_stem(name), r.lo, r.hi),
+            format!("Files and folders of {of} from '{}' to '{}'.", r.lo, r.hi),
+        );
+    }
     (
         format!("{}: {prefix}…", title_from_stem(name)),
         format!("Files and folders of {of} whose names start with '{prefix}'."),

@@ -10,7 +10,8 @@
 //! `source_path` stays). Touches: reads passports and the catalog's edges;
 //! writes nothing on disk except renaming this batch's own cached bodies.
 
-use super::split::{self, Dest, Member, Route};
+use super::ranges::{self, Item};
+use super::split::{self, Dest, Kids, Member, Route};
 use super::Batch;
 use crate::report::MoveRecord;
 use crate::stages::plan::payload::cached_body_path;
@@ -45,10 +46,15 @@ impl crate::pipeline::SourceRun<'_> {
         for _ in 0..MAX_DEPTH {
             let bid = ids::branch_id_for_folder(&at);
             let Some(body) = self.body_mut(&bid, batch) else { break };
-            let children = split::child_prefixes(&at, body.entry_ids());
-            if children.is_empty() {
-                break;
-            }
+            let children = match split::kids(&at, body.entry_ids()) {
+                Kids::None => break,
+                Kids::Ranges(r) => {
+                    let Some(c) = ranges::route(key, &r) else { break };
+                    at = join(&at, &c.component());
+                    continue;
+                }
+                Kids::Prefixes(p) => p,
+            };
             match split::route(key, split::folder_prefix_of(&at), &children) {
                 Route::Child(c) => at = join(&at, &split::bucket_component(&c)),
                 Route::NewChild(c) => {
@@ -116,7 +122,7 @@ impl crate::pipeline::SourceRun<'_> {
             return vec![];
         }
         let direct = body.section_entries(DIRECT_BANANAS);
-        let children = split::child_prefixes(&folder, body.entry_ids());
+        let kids = split::kids(&folder, body.entry_ids());
         let mut members: Vec<Member> = vec![];
         let mut member_ids: Vec<(String, String)> = vec![];
         for (id, line) in direct {
@@ -132,22 +138,26 @@ impl crate::pipeline::SourceRun<'_> {
             members.push(Member { key: split::routing_key(&leaf), tokens: estimate_tokens(&line) + 2 });
             member_ids.push((id, leaf));
         }
-        let plan = self.plan_members(&folder, entries, estimate_tokens(&text), &children, &members, &member_ids);
-        let mut gone: HashSet<String> = HashSet::new();
+        let tokens = estimate_tokens(&text);
         let mut targets: BTreeSet<String> = BTreeSet::new();
-        for ((id, leaf), (dest, m)) in member_ids.into_iter().zip(plan.into_iter().zip(&members)) {
-            let home = match dest {
-                Dest::Stay => continue,
-                Dest::Existing(c) => self.route_leaf(&join(&folder, &split::bucket_component(&c)), &m.key, batch),
-                Dest::New(chain) => {
-                    let mut at = folder.clone();
-                    for c in &chain {
-                        at = join(&at, &split::bucket_component(c));
-                    }
-                    self.ensure_branch(&at, batch);
-                    at
+        let homes: Vec<Option<String>> = match kids {
+            Kids::Prefixes(children) => {
+                let plan = self.plan_members(&folder, entries, tokens, &children, &members, &member_ids);
+                plan.into_iter().zip(&members).map(|(d, m)| self.legacy_home(&folder, d, &m.key, batch)).collect()
+            }
+            Kids::Ranges(r) => self.range_homes(&folder, (entries, tokens), &r, &members, &member_ids, batch),
+            Kids::None => {
+                let (homes, siblings) =
+                    self.split_ranges(bid, &folder, (entries, tokens), &members, &member_ids, batch);
+                if siblings {
+                    targets.extend(ids::parent_index(bid));
                 }
-            };
+                homes
+            }
+        };
+        let mut gone: HashSet<String> = HashSet::new();
+        for ((id, leaf), home) in member_ids.into_iter().zip(homes) {
+            let Some(home) = home else { continue };
             let Some(rel) = self.load(&id, batch).and_then(|n| n.get_str("source_path")) else { continue };
             let new_id = self.free_leaf_id(&home, &leaf, &rel, batch);
             if self.rehome(&id, &new_id, batch) {
@@ -163,6 +173,137 @@ impl crate::pipeline::SourceRun<'_> {
             }
         }
         targets.into_iter().collect()
+    }
+
+    /// The folder a legacy (name-prefix) plan sends a member to, created.
+    fn legacy_home(&mut self, folder: &str, dest: Dest, key: &str, batch: &mut Batch) -> Option<String> {
+        match dest {
+            Dest::Stay => None,
+            Dest::Existing(c) => Some(self.route_leaf(&join(folder, &split::bucket_component(&c)), key, batch)),
+            Dest::New(chain) => {
+                let mut at = folder.to_string();
+                for c in &chain {
+                    at = join(&at, &split::bucket_component(c));
+                }
+                self.ensure_branch(&at, batch);
+                Some(at)
+            }
+        }
+    }
+
+    /// Create the bucket chain `chain` (components) under `base`; its folder.
+    fn make_chain(&mut self, base: &str, chain: &[String], batch: &mut Batch) -> String {
+        let mut at = base.to_string();
+        for c in chain {
+            at = join(&at, c);
+            self.ensure_branch(&at, batch);
+        }
+        at
+    }
+
+    /// True when the leaf `id` is committed (not planted by this batch).
+    fn committed(&self, id: &str) -> bool {
+        self.forest.join(ids::id_to_path(id)).exists()
+    }
+
+    /// An overflowing branch with range buckets: its new leaves go into the
+    /// range that covers them; committed leaves stay unless they alone
+    /// overflow the branch.
+    fn range_homes(
+        &mut self,
+        folder: &str,
+        (entries, tokens): (usize, usize),
+        children: &[ranges::Range],
+        members: &[Member],
+        member_ids: &[(String, String)],
+        batch: &mut Batch,
+    ) -> Vec<Option<String>> {
+        let fresh: Vec<bool> = member_ids.iter().map(|(id, _)| !self.committed(id)).collect();
+        let (fe, ft) =
+            members.iter().zip(&fresh).filter(|(_, f)| **f).fold((0, 0), |a, (m, _)| (a.0 + 1, a.1 + m.tokens));
+        let move_committed = split::overflows(entries - fe, tokens.saturating_sub(ft));
+        members
+            .iter()
+            .zip(&fresh)
+            .map(|(m, f)| {
+                if !*f && !move_committed {
+                    return None;
+                }
+                let c = ranges::route(&m.key, children)?.component();
+                Some(self.route_leaf(&join(folder, &c), &m.key, batch))
+            })
+            .collect()
+    }
+
+    /// How many more bucket entries branch `bid` can list.
+    fn room(&mut self, bid: &str, batch: &mut Batch) -> usize {
+        let Some(body) = self.body_mut(bid, batch) else { return 0 };
+        let text = body.render();
+        let entries = text.lines().filter(|l| l.starts_with("- [[")).count();
+        room_of(entries, estimate_tokens(&text))
+    }
+
+    /// The first range split of an overflowing branch (and whether it added
+    /// sibling buckets beside it). A source folder hands all its leaves to
+    /// new range buckets (its committed ones move once). A bucket keeps its
+    /// committed leaves; new leaves that sort after all of them go into new
+    /// sibling ranges while its parent has room (time-ordered names add
+    /// breadth, not depth), the rest into range buckets inside it.
+    fn split_ranges(
+        &mut self,
+        bid: &str,
+        folder: &str,
+        (entries, tokens): (usize, usize),
+        members: &[Member],
+        member_ids: &[(String, String)],
+        batch: &mut Batch,
+    ) -> (Vec<Option<String>>, bool) {
+        let items: Vec<Item> = members.iter().map(|m| Item { key: m.key.clone(), tokens: m.tokens }).collect();
+        let member_tokens: usize = members.iter().map(|m| m.tokens).sum();
+        let own_room = room_of(entries - members.len(), tokens.saturating_sub(member_tokens));
+        let is_bucket = !split::folder_prefix_of(folder).is_empty();
+        let fresh: Vec<bool> = member_ids.iter().map(|(id, _)| !self.committed(id)).collect();
+        let kept_fit = {
+            let (e, t) =
+                members.iter().zip(&fresh).filter(|(_, f)| !**f).fold((0, 0), |a, (m, _)| (a.0 + 1, a.1 + m.tokens));
+            !split::overflows(entries - members.len() + e, tokens.saturating_sub(member_tokens) + t)
+        };
+        let parent = ids::parent_index(bid).filter(|_| is_bucket);
+        if parent.is_none() || !kept_fit || fresh.iter().all(|f| !*f) {
+            // Everything into new buckets under this branch.
+            let chains = ranges::plan(&items, &ranges::Frame { before: None, top: own_room });
+            return (chains.iter().map(|c| Some(self.make_chain(folder, c, batch))).collect(), false);
+        }
+        let plan = ranges::keep_and_grow(&items, &fresh);
+        let mut homes: Vec<Option<String>> = vec![None; members.len()];
+        let parent = parent.expect("a bucket has a parent");
+        let parent_folder = ids::folder_of(&parent).to_string();
+        let sibling_room = self.room(&parent, batch);
+        let mut siblings = false;
+        let mut inside: Vec<usize> = plan.inside.clone();
+        if !plan.tail.is_empty() {
+            if sibling_room > 0 {
+                let tail: Vec<Item> = plan.tail.iter().map(|&i| items[i].clone()).collect();
+                let frame = ranges::Frame { before: plan.last_kept.as_deref(), top: sibling_room };
+                for (&i, c) in plan.tail.iter().zip(ranges::plan(&tail, &frame)) {
+                    homes[i] = Some(self.make_chain(&parent_folder, &c, batch));
+                }
+                siblings = true;
+            } else {
+                inside.extend(&plan.tail);
+            }
+        }
+        let (ie, it) = inside.iter().fold((0, 0), |a, &i| (a.0 + 1, a.1 + items[i].tokens));
+        let (ke, kt) = plan.kept.iter().fold((0, 0), |a, &i| (a.0 + 1, a.1 + items[i].tokens));
+        let others = (entries - members.len(), tokens.saturating_sub(member_tokens));
+        if !inside.is_empty() && split::overflows(others.0 + ke + ie, others.1 + kt + it) {
+            let sub: Vec<Item> = inside.iter().map(|&i| items[i].clone()).collect();
+            let top = room_of(others.0 + ke, others.1 + kt);
+            for (&i, c) in inside.iter().zip(ranges::plan(&sub, &ranges::Frame { before: None, top })) {
+                homes[i] = Some(self.make_chain(folder, &c, batch));
+            }
+        }
+        (homes, siblings)
     }
 
     /// Where each direct leaf of an overflowing branch goes. A bucket whose
@@ -347,6 +488,14 @@ impl crate::pipeline::SourceRun<'_> {
     }
 }
 
+/// Bucket entries a branch of `entries` lines and `tokens` tokens can still
+/// list within the split trigger.
+fn room_of(entries: usize, tokens: usize) -> usize {
+    let by_entries = split::SPLIT_ENTRIES.saturating_sub(entries);
+    let by_tokens = split::SPLIT_TOKENS.saturating_sub(tokens) / ranges::BUCKET_ENTRY_TOKENS;
+    by_entries.min(by_tokens)
+}
+
 /// Point `links:` targets named in `renamed` at their new ids.
 fn rewrite_links(n: &mut Node, renamed: &HashMap<String, String>) -> bool {
     let mut changed = false;
@@ -399,6 +548,8 @@ mod tests {
         assert_eq!(run.report.planted.len(), 160);
         for id in &run.report.planted.to_vec() {
             assert!(id.starts_with("big/~memo-0"), "{id}");
+            let bucket = ids::folder_of(id).rsplit('/').next().unwrap();
+            assert!(super::ranges::parse(bucket).is_some() && id.matches('/').count() == 2, "one range level: {id}");
             assert!(batch.nodes.contains_key(id), "the report names the final id {id}");
             let parent = ids::parent_index(id).expect("parent");
             assert!(batch.nodes[&parent].body.contains(&format!("[[{id}]]")), "{id} listed in {parent}");
@@ -409,7 +560,9 @@ mod tests {
         for b in &branches {
             assert!(entries(&batch, b) <= 75, "{b}");
         }
-        assert!(batch.nodes["big/~memo-00/_index"].get_str("summary").is_some_and(|s| s.contains("'memo-00'")));
+        let first = batch.nodes.keys().filter(|i| i.starts_with("big/~")).min().expect("a bucket").clone();
+        assert_eq!(first, "big/~memo-000..memo-0053/_index", "160 names: three balanced ranges of about 54");
+        assert!(batch.nodes[&first].get_str("summary").is_some_and(|s| s.contains("'memo-000'")));
     }
 
     #[test]
@@ -427,7 +580,7 @@ mod tests {
         }
         run.rebalance(&mut batch, None);
         let id = run.report.planted.iter().find(|i| i.ends_with("memo-0042x")).expect("planted");
-        assert!(id.starts_with("big/~memo-00/"), "{id}");
+        assert!(id.starts_with("big/~memo-0") && id.matches('/').count() == 2, "{id}");
         let fin = fx.forest.join(ids::folder_of(&id)).join("memo-0042x.db");
         assert!(batch.renames.iter().any(|(staged, f)| *f == fin && staged.exists()), "{:?}", batch.renames);
         assert_eq!(batch.nodes[&id].get_str("payload").as_deref(), Some("memo-0042x.db"));
@@ -457,11 +610,15 @@ mod tests {
         // One more file: routed into its bucket, nobody moves.
         let mut third = plant_batch(&fx, &mut run, 160..161);
         assert_eq!(third.moved, 0);
-        assert!(
-            run.report.planted.last().is_some_and(|id| id.starts_with("big/~memo-01")),
-            "{:?}",
-            run.report.planted.last()
-        );
+        let last = run.report.planted.last().expect("planted");
+        let kids: Vec<super::ranges::Range> = third
+            .nodes
+            .keys()
+            .chain(std::iter::once(&last))
+            .filter_map(|i| i.strip_prefix("big/")?.split('/').next().and_then(super::ranges::parse))
+            .collect();
+        assert!(last.starts_with("big/~") && last.matches('/').count() == 2, "{last}");
+        assert!(kids.iter().all(|r| r.lo.as_str() <= "memo-0160"), "routed into the last range: {last} {kids:?}");
         run.finish_batch(&mut third, &mut manifest, None).expect("commit");
     }
 }

@@ -89,6 +89,30 @@ pub(crate) fn child_prefixes<'a>(folder: &str, entry_ids: impl Iterator<Item = &
         .collect()
 }
 
+/// The bucket children of a branch: none, name ranges (this build), or
+/// name prefixes (earlier builds: such a branch keeps its prefix rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kids {
+    None,
+    Ranges(Vec<super::ranges::Range>),
+    Prefixes(Vec<String>),
+}
+
+/// The bucket children of branch `folder` among the entry ids of its body.
+pub(crate) fn kids<'a>(folder: &str, entry_ids: impl Iterator<Item = &'a str>) -> Kids {
+    let all = child_prefixes(folder, entry_ids);
+    if all.is_empty() {
+        return Kids::None;
+    }
+    if all.iter().any(|p| super::ranges::parse(&bucket_component(p)).is_none()) {
+        return Kids::Prefixes(all.into_iter().filter(|p| !p.contains('.')).collect());
+    }
+    let mut r: Vec<super::ranges::Range> =
+        all.iter().filter_map(|p| super::ranges::parse(&bucket_component(p))).collect();
+    r.sort_by(|a, b| a.lo.cmp(&b.lo));
+    Kids::Ranges(r)
+}
+
 /// The child whose prefix is the longest prefix of `key`.
 pub(crate) fn longest_match<'a>(key: &str, children: &'a [String]) -> Option<&'a str> {
     children.iter().filter(|c| key.starts_with(c.as_str())).max_by_key(|c| c.len()).map(String::as_str)
