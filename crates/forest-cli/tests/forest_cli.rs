@@ -493,8 +493,13 @@ mod dist;
 #[path = "cli/snapshot.rs"]
 mod snapshot;
 
+#[path = "cli/hunt.rs"]
+mod hunt;
 #[path = "cli/interchange.rs"]
 mod interchange;
+#[allow(dead_code)]
+#[path = "../../forest-curator/tests/forest_curator/support.rs"]
+mod llm_support;
 #[path = "cli/nightly.rs"]
 mod nightly;
 #[path = "cli/output.rs"]
