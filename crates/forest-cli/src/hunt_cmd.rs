@@ -153,6 +153,11 @@ fn cmd_bench(
         qs.retain(|q| only.contains(&q.id));
     }
     let needs = arms.iter().any(|a| forest_navigator::bench::needs_llm(a));
+    let configured = chat.endpoint.is_some()
+        || ["MONKEYLLM_LLM_ENDPOINT", "OPENAI_BASE_URL"]
+            .iter()
+            .any(|k| std::env::var(k).is_ok_and(|v| !v.trim().is_empty()));
+    forest_navigator::bench::check_arms(&arms, configured)?;
     let llm = if needs { Some(curator(chat)?) } else { None };
     let model = llm.as_ref().map(|c| c.model().to_string());
     let o = BenchOptions {

@@ -89,14 +89,24 @@ pub fn greedy(forest: &mut dyn Forest, question: &str) -> ArmAnswer {
         };
         out.tokens += forest_vine::estimate(&listing);
         let kids = listing["nodes"].as_array().cloned().unwrap_or_default();
-        let best = kids.iter().map(|k| (scent_score(&q, k), k)).filter(|(s, _)| *s > 0).fold(
-            None::<(usize, &Value)>,
-            |acc, x| match acc {
-                Some(a) if a.0 >= x.0 => Some(a),
-                _ => Some(x),
-            },
-        );
-        let Some((_, child)) = best else { break };
+        let mut scored: Vec<usize> = kids.iter().map(|k| scent_score(&q, k)).collect();
+        if scored.iter().all(|s| *s == 0) {
+            // No child's own scent matches: look one level down (a branch
+            // scores its best child's match).
+            for (i, k) in kids.iter().enumerate().filter(|(_, k)| k["kind"].as_str() == Some("branch")) {
+                let id = k["id"].as_str().unwrap_or("");
+                if let Ok(sub) = forest.call("scan", &obj(json!({"parent_id": id, "fields": fields, "limit": 50}))) {
+                    out.tokens += forest_vine::estimate(&sub);
+                    let subs = sub["nodes"].as_array().cloned().unwrap_or_default();
+                    scored[i] = subs.iter().map(|c| scent_score(&q, c)).max().unwrap_or(0);
+                }
+            }
+        }
+        let best = (0..kids.len()).filter(|&i| scored[i] > 0).fold(None::<usize>, |acc, i| match acc {
+            Some(a) if scored[a] >= scored[i] => Some(a),
+            _ => Some(i),
+        });
+        let Some(child) = best.map(|i| &kids[i]) else { break };
         let id = child["id"].as_str().unwrap_or("").to_string();
         path.push(id.clone());
         node = id;

@@ -5,10 +5,10 @@
 #[derive(Debug, thiserror::Error)]
 pub enum NavError {
     /// The forest could not be opened.
-    #[error("cannot open the forest: {0}")]
+    #[error("cannot open the forest")]
     Forest(#[source] forest_vine::VineError),
     /// The chat endpoint could not be set up.
-    #[error("chat endpoint: {0}")]
+    #[error("chat endpoint")]
     Llm(#[source] forest_curator::CuratorError),
     /// A bad question file.
     #[error("question file {path}: {source}")]
