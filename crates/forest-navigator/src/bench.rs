@@ -87,6 +87,9 @@ pub struct BenchOptions<'a> {
     pub budget: Option<usize>,
 }
 
+/// Per arm, the graded rows.
+pub type Results = BTreeMap<String, Vec<BenchRow>>;
+
 /// Opens a forest for one hunt with the given session id.
 pub type Opener<'a> = dyn FnMut(&str) -> Result<Box<dyn Forest>, NavError> + 'a;
 
@@ -111,7 +114,7 @@ pub fn run_bench(
     questions: &[Question],
     o: &BenchOptions<'_>,
     progress: &mut dyn FnMut(&str, &BenchRow),
-) -> Result<(Vec<Summary>, BTreeMap<String, Vec<BenchRow>>), NavError> {
+) -> Result<(Vec<Summary>, Results), NavError> {
     check_arms(&o.arms, o.llm.is_some())?;
     let mut index: Option<ChunkIndex> = None;
     let mut results = BTreeMap::new();

@@ -69,7 +69,7 @@ fn round_half_even(x: f64) -> usize {
     let d = x - f;
     let n = f as usize;
     if (d - 0.5).abs() < 1e-12 {
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             n
         } else {
             n + 1
@@ -89,7 +89,7 @@ pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
-    if n % 2 == 1 {
+    if !n.is_multiple_of(2) {
         s[n / 2]
     } else {
         (s[n / 2 - 1] + s[n / 2]) / 2.0
