@@ -4,6 +4,7 @@
 
 mod dist_cmd;
 mod garden_cmd;
+mod hunt_cmd;
 mod progress;
 mod render;
 mod schemas;
@@ -263,6 +264,8 @@ enum Cmd {
     },
     #[command(flatten)]
     Vine(vine_cmd::VineCmd),
+    #[command(flatten)]
+    Hunt(hunt_cmd::HuntCmd),
     /// Write the JSON Schemas of every report to a directory (or --check them).
     Schemas {
         #[arg(long, default_value = "schemas")]
@@ -455,6 +458,7 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Snapshot { cmd } => snapshot_cmd::run(cmd),
         Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
         Cmd::Vine(cmd) => vine_cmd::run(cmd),
+        Cmd::Hunt(cmd) => hunt_cmd::run(cmd),
     }
 }
 

@@ -22,6 +22,8 @@ fn all() -> Vec<(&'static str, schemars::Schema)> {
         ("prefetch-report.schema.json", schemars::schema_for!(forest_gardener::tiers::PrefetchReport)),
         ("snapshot-create-report.schema.json", schemars::schema_for!(forest_snapshot::CreateReport)),
         ("snapshot-restore-report.schema.json", schemars::schema_for!(forest_snapshot::RestoreReport)),
+        ("hunt-report.schema.json", schemars::schema_for!(crate::hunt_cmd::HuntReport)),
+        ("bench-report.schema.json", schemars::schema_for!(forest_navigator::bench::BenchReport)),
     ]
 }
 

@@ -500,8 +500,13 @@ mod snapshot;
 mod hostile;
 #[path = "cli/branch_scent.rs"]
 mod branch_scent;
+#[path = "cli/hunt.rs"]
+mod hunt;
 #[path = "cli/interchange.rs"]
 mod interchange;
+#[allow(dead_code)]
+#[path = "../../forest-curator/tests/forest_curator/support.rs"]
+mod llm_support;
 #[path = "cli/nightly.rs"]
 mod nightly;
 #[path = "cli/output.rs"]

@@ -196,6 +196,18 @@ impl Curator {
         self.http.schema_enabled()
     }
 
+    /// One free-form chat completion (an agent's turn): no `response_format`,
+    /// paced, rate-limited and retried like every request of this Curator.
+    /// Returns `choices[0].message.content`; a transport failure (after
+    /// retries) is [`CuratorError::Transport`].
+    pub fn chat(&self, messages: &[Value]) -> Result<String, CuratorError> {
+        self.http.chat(&self.model, messages, None, &self.stats).map_err(|e| {
+            bump(&self.stats.transport_errors);
+            self.stats.set_error(&e.full());
+            CuratorError::Transport(e.full())
+        })
+    }
+
     /// A copy of the counters.
     pub fn stats(&self) -> StatsSnapshot {
         self.stats.snapshot()

@@ -22,6 +22,9 @@ pub enum CuratorError {
         /// What was expected.
         reason: String,
     },
+    /// A chat request failed in transport after its retries.
+    #[error("LLM request failed: {0}")]
+    Transport(String),
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
@@ -50,6 +53,7 @@ impl CuratorError {
     pub fn code(&self) -> &'static str {
         match self {
             CuratorError::MissingEndpoint | CuratorError::InvalidSetting { .. } => "E_SCHEMA",
+            CuratorError::Transport(_) => "E_LLM",
             CuratorError::Client(_) | CuratorError::Cache { .. } | CuratorError::CacheDir { .. } => "E_IO",
         }
     }
@@ -62,6 +66,9 @@ impl CuratorError {
             }
             CuratorError::InvalidSetting { .. } => "fix or unset the variable",
             CuratorError::Client(_) => "check the TLS/proxy environment",
+            CuratorError::Transport(_) => {
+                "is the LLM server running and reachable? (ops/llm/start.sh starts a local one)"
+            }
             CuratorError::Cache { .. } | CuratorError::CacheDir { .. } => {
                 "delete the cache file: it only saves model calls"
             }

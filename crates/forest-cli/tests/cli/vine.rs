@@ -24,7 +24,7 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn copy_tree(src: &Path, dst: &Path) {
+pub(super) fn copy_tree(src: &Path, dst: &Path) {
     for e in walkdir::WalkDir::new(src) {
         let e = e.unwrap();
         let to = dst.join(e.path().strip_prefix(src).unwrap());
@@ -36,7 +36,7 @@ fn copy_tree(src: &Path, dst: &Path) {
     }
 }
 
-fn fixture_forest(dir: &Path) -> PathBuf {
+pub(super) fn fixture_forest(dir: &Path) -> PathBuf {
     let root = dir.join("fixture-forest");
     copy_tree(&fixtures().join("fixture-forest"), &root);
     fs::write(root.join(".gitignore"), "_derived/\n*.db\n.vine.lock\n").unwrap();
