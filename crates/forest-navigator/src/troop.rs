@@ -168,21 +168,7 @@ pub fn troop(forest: &mut dyn Forest, llm: &dyn Chat, question: &str, o: &TroopO
     let n = o.n.max(1);
     let mut cache = SharedCache::default();
     let mut scout_cost = Cost::default();
-    let index = match forest.call("look", &args(json!({"id": "_index"}))) {
-        Ok(v) => {
-            cache.put("look", &args(json!({"id": "_index"})), &v);
-            scout_cost.observation_tokens += forest_vine::estimate(&v);
-            v
-        }
-        Err(e) => e,
-    };
-    let frontier: Vec<Value> = match forest.call("locate", &args(json!({"query": question, "k": 2 * n}))) {
-        Ok(v) => {
-            scout_cost.observation_tokens += forest_vine::estimate(&v);
-            v["results"].as_array().cloned().unwrap_or_default()
-        }
-        Err(_) => vec![],
-    };
+    let (index, frontier) = scout(forest, question, n, &mut cache, &mut scout_cost);
     let own: Vec<Option<Value>> = (0..n).map(|i| frontier.get(i).cloned()).collect();
     let mut steal: std::collections::VecDeque<Value> = frontier.iter().skip(n).cloned().collect();
     let entry_ids: Vec<String> = own.iter().flatten().filter_map(|e| e["id"].as_str().map(String::from)).collect();
@@ -273,6 +259,32 @@ pub fn troop(forest: &mut dyn Forest, llm: &dyn Chat, question: &str, o: &TroopO
     r.closed = forest.close(success, &r.answer_nodes);
     let info = TroopInfo { n, stop_policy: o.policy, monkeys: stats, harvests, judged };
     (r, info)
+}
+
+/// The scout: `look("_index")` (seeds the cache) and `locate(question, k = 2N)`.
+fn scout(
+    forest: &mut dyn Forest,
+    question: &str,
+    n: usize,
+    cache: &mut SharedCache,
+    cost: &mut Cost,
+) -> (Value, Vec<Value>) {
+    let index = match forest.call("look", &args(json!({"id": "_index"}))) {
+        Ok(v) => {
+            cache.put("look", &args(json!({"id": "_index"})), &v);
+            cost.observation_tokens += forest_vine::estimate(&v);
+            v
+        }
+        Err(e) => e,
+    };
+    let frontier: Vec<Value> = match forest.call("locate", &args(json!({"query": question, "k": 2 * n}))) {
+        Ok(v) => {
+            cost.observation_tokens += forest_vine::estimate(&v);
+            v["results"].as_array().cloned().unwrap_or_default()
+        }
+        Err(_) => vec![],
+    };
+    (index, frontier)
 }
 
 /// The monkey's brief appended to the opening message.
