@@ -13,6 +13,7 @@ use forest_model::node::Node;
 use forest_model::schema::Dialect;
 use serde_json::{json, Value};
 
+use crate::access::Access;
 use crate::error::{VResult, VineError};
 use crate::session::Tracer;
 
@@ -42,6 +43,10 @@ pub struct Vine {
     pub(crate) dialect: Dialect,
     pub(crate) writer: Option<Writer>,
     pub(crate) tracer: Tracer,
+    /// The caller of the running call (`call_as`); the owner otherwise.
+    pub(crate) access: Access,
+    /// True while the catalog is narrowed to `access`'s branches.
+    pub(crate) views: bool,
 }
 
 impl std::fmt::Debug for Vine {
@@ -71,7 +76,7 @@ impl Vine {
         let trails = Trails::open(&root.join(TRAILS_PATH))?;
         let dialect = load_dialect(&root);
         let tracer = Tracer::new(&root, opts.session);
-        Ok(Vine { root, catalog, trails, dialect, writer, tracer })
+        Ok(Vine { root, catalog, trails, dialect, writer, tracer, access: Access::owner(), views: false })
     }
 
     /// The forest root (canonical).
@@ -111,7 +116,7 @@ impl Vine {
             if let Ok(text) = std::fs::read_to_string(&path) {
                 if let Ok(node) = Node::parse(&text) {
                     let row = forest_derived::catalog::catalog_row(&id, &node);
-                    self.catalog.upsert(&[row])?;
+                    self.catalog_unscoped(|c| c.upsert(&[row]))?;
                     if let Some(r) = self.catalog.get(&id)? {
                         return Ok(r);
                     }
@@ -133,7 +138,24 @@ impl Vine {
             return Err(VineError::not_found(format!("id escapes forest: {id}"))
                 .hint("Use locate() to find entry points; ids are canonical paths."));
         }
-        Ok(self.root.join(format!("{id}.md")))
+        let path = self.root.join(format!("{id}.md"));
+        if self.access.scoped() && !self.in_scope_on_disk(&id, &path) {
+            return Err(not_found(&id));
+        }
+        Ok(path)
+    }
+
+    /// A scoped caller's id must be visible, and so must the place its
+    /// file really lies (a directory symlink inside the forest may not
+    /// lead from a visible branch into another one).
+    fn in_scope_on_disk(&self, id: &str, path: &Path) -> bool {
+        if !self.access.visible(id) {
+            return false;
+        }
+        let Some(dir) = path.parent().and_then(|d| std::fs::canonicalize(d).ok()) else { return true };
+        let Ok(rel) = dir.strip_prefix(&self.root) else { return false };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        self.access.visible(&format!("{rel}/x"))
     }
 
     /// File lookup (pick, graft): parse the `.md` or `E_NOT_FOUND`.
