@@ -499,6 +499,8 @@ mod interchange;
 mod nightly;
 #[path = "cli/output.rs"]
 mod output;
+#[path = "cli/serve_access.rs"]
+mod serve_access;
 #[path = "cli/split.rs"]
 mod split;
 #[path = "cli/vine.rs"]

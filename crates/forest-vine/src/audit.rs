@@ -95,8 +95,8 @@ impl AuditLog {
             self.rotate()?;
         }
         if guard.is_none() {
-            if let Some(d) = self.path.parent() {
-                std::fs::create_dir_all(d)?;
+            if let Some(d) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                crate::tokens::private(d)?;
             }
             let f = OpenOptions::new().create(true).append(true).open(&self.path)?;
             let size = f.metadata()?.len();

@@ -229,7 +229,7 @@ fn save(path: &Path, all: &[TokenRecord]) -> Result<(), TokenError> {
 
 /// Create `dir` (0700); a `.forest` directory also gets a `.gitignore`
 /// of `*`, so `git add -A` never picks up a token.
-fn private(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn private(dir: &Path) -> std::io::Result<()> {
     if !dir.exists() {
         std::fs::create_dir_all(dir)?;
         restrict(dir, 0o700)?;
