@@ -153,9 +153,7 @@ impl Vine {
             return false;
         }
         let Some(dir) = path.parent().and_then(|d| std::fs::canonicalize(d).ok()) else { return true };
-        let Ok(rel) = dir.strip_prefix(&self.root) else { return false };
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        self.access.visible(&format!("{rel}/x"))
+        self.file_in_scope(&dir.join("x"))
     }
 
     /// File lookup (pick, graft): parse the `.md` or `E_NOT_FOUND`.

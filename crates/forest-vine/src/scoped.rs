@@ -32,6 +32,16 @@ impl Vine {
         Ok(out)
     }
 
+    /// A file the call is about to open (payload, node directory), by its
+    /// canonical path: inside the caller's branches? Always for the owner.
+    pub(crate) fn file_in_scope(&self, canon: &std::path::Path) -> bool {
+        if !self.access.scoped() {
+            return true;
+        }
+        let Ok(rel) = canon.strip_prefix(&self.root) else { return false };
+        self.access.visible(&rel.to_string_lossy().replace('\\', "/"))
+    }
+
     fn install_views(&mut self) -> VResult<()> {
         self.catalog.connection().execute_batch(&scope_views_sql(&self.access.branches))?;
         self.views = true;

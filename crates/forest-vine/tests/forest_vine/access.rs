@@ -281,3 +281,26 @@ fn a_directory_symlink_does_not_lead_out_of_the_branch() {
         assert_clean(prim, &a, &out);
     }
 }
+
+#[test]
+fn a_payload_path_does_not_lead_out_of_the_branch() {
+    let d = tempfile::tempdir().unwrap();
+    let root = two_branch_forest(d.path());
+    let leak = md(
+        "engineering/leak",
+        "dataset",
+        "Leak",
+        "A dataset whose payload lies in hr.",
+        "payload: ../hr/payroll.db\npayload_type: sqlite\n",
+        "x",
+    );
+    std::fs::write(root.join("engineering/leak.md"), leak).unwrap();
+    let mut v = open(&root, false);
+    let eng = Access::new("eng", false, &["engineering/".into()]);
+    let q = json!({"id": "engineering/leak", "sql": "SELECT COUNT(*) AS n FROM sales"});
+    let out = as_(&mut v, &eng, "query", q.clone());
+    assert_eq!(out["error"]["code"], "E_NOT_FOUND", "{out}");
+    assert!(out.get("rows").is_none());
+    // The owner reads it (the rule is the caller's scope, not the path).
+    assert!(as_(&mut v, &Access::owner(), "query", q).get("rows").is_some());
+}
