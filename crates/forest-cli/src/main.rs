@@ -9,6 +9,7 @@ mod progress;
 mod render;
 mod schemas;
 mod snapshot_cmd;
+mod token_cmd;
 mod vine_cmd;
 
 use garden_cmd::{build_curator, curation_parts, finish_garden, run_options, with_curation, with_curation_from};
@@ -262,6 +263,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: snapshot_cmd::SnapshotCmd,
     },
+    /// Bearer tokens of `serve --transport http` (create, list, revoke).
+    Token {
+        #[command(subcommand)]
+        cmd: token_cmd::TokenCmd,
+    },
     #[command(flatten)]
     Vine(vine_cmd::VineCmd),
     #[command(flatten)]
@@ -457,6 +463,7 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Heat { cmd: HeatCmd::Show { f, json } } => cmd_heat_show(&f, json),
         Cmd::Snapshot { cmd } => snapshot_cmd::run(cmd),
         Cmd::Schemas { out, check } => schemas::write_or_check(&out, check),
+        Cmd::Token { cmd } => token_cmd::run(cmd),
         Cmd::Vine(cmd) => vine_cmd::run(cmd),
         Cmd::Hunt(cmd) => hunt_cmd::run(cmd),
     }

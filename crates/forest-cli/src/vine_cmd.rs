@@ -7,7 +7,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use forest_vine::audit::{AuditLog, Rotation};
+use forest_vine::http::HttpOptions;
 use forest_vine::mcp::{serve_http, serve_stdio, ServeOptions, VineServer};
+use forest_vine::tokens::{self, TokenSet};
 use forest_vine::{Vine, VineOptions};
 use serde_json::{json, Map, Value};
 
@@ -22,6 +25,31 @@ pub struct VineForest {
     /// Print the JSON payload (or the error envelope).
     #[arg(long)]
     json: bool,
+}
+
+/// Access and limits of `serve --transport http`.
+#[derive(Args, Clone)]
+pub struct ServeHttp {
+    /// Accept the bearer tokens of this file (e.g. a mounted Kubernetes
+    /// Secret made with `forest token create --token-file`) instead of the
+    /// forest's `.forest/tokens`. With tokens, every HTTP request needs one.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Browser origin allowed besides loopback ones (repeat; `https://app.example:443`).
+    #[arg(long = "allow-origin")]
+    allow_origins: Vec<String>,
+    /// Host name clients use besides loopback (repeat; needed for --host 0.0.0.0).
+    #[arg(long = "allow-host")]
+    allow_hosts: Vec<String>,
+    /// Open MCP sessions at most.
+    #[arg(long, default_value_t = 256)]
+    max_sessions: usize,
+    /// Requests in flight per client (token, or address without tokens) at most.
+    #[arg(long, default_value_t = 8)]
+    max_inflight: usize,
+    /// Audit log (writes and refused calls; default `<forest>/.forest/audit.log`, rotated).
+    #[arg(long)]
+    audit_log: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -43,6 +71,8 @@ pub enum VineCmd {
         /// Port for http (0 = any free port).
         #[arg(long, default_value_t = 8000)]
         port: u16,
+        #[command(flatten)]
+        http: ServeHttp,
     },
     /// Digest of one or more nodes (<=500 tokens each).
     Look {
@@ -166,8 +196,8 @@ fn parse_filter(items: &[String]) -> Result<Option<Value>> {
 /// Run a verb; returns the exit code.
 pub fn run(cmd: VineCmd) -> Result<u8> {
     let (f, prim, args) = match cmd {
-        VineCmd::Serve { forest, transport, readonly, host, port } => {
-            return serve(forest, &transport, readonly, &host, port)
+        VineCmd::Serve { forest, transport, readonly, host, port, http } => {
+            return serve(forest, &transport, readonly, &host, port, &http)
         }
         VineCmd::Look { f, ids, fields } => {
             let mut a = json!({"id": one_or_many(&ids)});
@@ -294,8 +324,29 @@ fn print_human(prim: &str, v: &Value) {
     }
 }
 
-fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16) -> Result<u8> {
-    let server = VineServer::start(&ServeOptions { forest, readonly })
+/// Tokens (when any), origins, hosts, limits and the audit log of `serve`.
+fn http_options(forest: &std::path::Path, h: &ServeHttp) -> Result<HttpOptions> {
+    let store = crate::token_cmd::store_path(forest, h.token_file.as_deref());
+    let records = tokens::load(&store).map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?;
+    if h.token_file.is_some() && records.is_empty() {
+        anyhow::bail!("E_SCHEMA: --token-file {} holds no token", store.display());
+    }
+    let audit = h.audit_log.clone().unwrap_or_else(|| AuditLog::default_path(forest));
+    Ok(HttpOptions {
+        tokens: Some(std::sync::Arc::new(TokenSet::new(records))),
+        allow_origins: h.allow_origins.clone(),
+        allow_hosts: h.allow_hosts.clone(),
+        max_sessions: h.max_sessions.max(1),
+        max_inflight: h.max_inflight.max(1),
+        audit: Some(std::sync::Arc::new(AuditLog::new(&audit, Rotation::default()))),
+        ..HttpOptions::default()
+    })
+}
+
+fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16, h: &ServeHttp) -> Result<u8> {
+    let opts = if transport == "http" { Some(http_options(&forest, h)?) } else { None };
+    let audit = opts.as_ref().and_then(|o| o.audit.clone());
+    let server = VineServer::start(&ServeOptions { forest, readonly, audit })
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
@@ -309,7 +360,10 @@ fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16
                     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                 }
             };
-            serve_http(server, addr, shutdown, |a| eprintln!("forest serve: MCP streamable HTTP on http://{a}/mcp"))
+            let opts = opts.unwrap_or_default();
+            let auth = if opts.tokens.as_ref().is_some_and(|t| !t.is_empty()) { "bearer tokens" } else { "no tokens" };
+            let on_bound = move |a| eprintln!("forest serve: MCP streamable HTTP on http://{a}/mcp ({auth})");
+            serve_http(server, addr, opts, shutdown, on_bound)
                 .await
                 .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
         } else {

@@ -496,10 +496,10 @@ mod dist;
 #[path = "cli/snapshot.rs"]
 mod snapshot;
 
-#[path = "cli/hostile.rs"]
-mod hostile;
 #[path = "cli/branch_scent.rs"]
 mod branch_scent;
+#[path = "cli/hostile.rs"]
+mod hostile;
 #[path = "cli/hunt.rs"]
 mod hunt;
 #[path = "cli/interchange.rs"]
@@ -511,6 +511,8 @@ mod llm_support;
 mod nightly;
 #[path = "cli/output.rs"]
 mod output;
+#[path = "cli/serve_access.rs"]
+mod serve_access;
 #[path = "cli/split.rs"]
 mod split;
 #[path = "cli/vine.rs"]

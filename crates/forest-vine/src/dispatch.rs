@@ -411,6 +411,9 @@ impl Vine {
         if !canon.starts_with(&self.root) {
             return Err(VineError::schema("payload escapes the forest"));
         }
+        if !self.file_in_scope(&canon) {
+            return Err(nf());
+        }
         let ext = canon.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
         let mime = match ext.as_str() {
             "png" => "image/png",

@@ -14,6 +14,7 @@ use forest_model::node::Node;
 use forest_model::schema::Dialect;
 use serde_json::{json, Value};
 
+use crate::access::Access;
 use crate::error::{VResult, VineError};
 use crate::session::Tracer;
 
@@ -48,6 +49,10 @@ pub struct Vine {
     /// May reads write shared state (catalog upserts, session heat in
     /// `trails.db`)? False on a `--readonly` server.
     pub(crate) shared_writes: bool,
+    /// The caller of the running call (`call_as`); the owner otherwise.
+    pub(crate) access: Access,
+    /// True while the catalog is narrowed to `access`'s branches.
+    pub(crate) views: bool,
 }
 
 impl std::fmt::Debug for Vine {
@@ -77,7 +82,18 @@ impl Vine {
         let trails = Trails::open(&root.join(TRAILS_PATH))?;
         let dialect = load_dialect(&root);
         let tracer = Tracer::new(&root, opts.session);
-        Ok(Vine { root, catalog, trails, dialect, writer, tracer, deadline: None, shared_writes: true })
+        Ok(Vine {
+            root,
+            catalog,
+            trails,
+            dialect,
+            writer,
+            tracer,
+            deadline: None,
+            shared_writes: true,
+            access: Access::owner(),
+            views: false,
+        })
     }
 
     /// A read-only engine of a server's worker pool: it shares the
@@ -152,7 +168,7 @@ impl Vine {
             if let Ok(text) = std::fs::read_to_string(&path) {
                 if let Ok(node) = Node::parse(&text) {
                     let row = forest_derived::catalog::catalog_row(&id, &node);
-                    self.catalog.upsert(&[row])?;
+                    self.catalog_unscoped(|c| c.upsert(&[row]))?;
                     if let Some(r) = self.catalog.get(&id)? {
                         return Ok(r);
                     }
@@ -177,7 +193,21 @@ impl Vine {
         }
         let path = self.root.join(format!("{id}.md"));
         confined(&self.root, &path)?;
+        if self.access.scoped() && !self.in_scope_on_disk(&id, &path) {
+            return Err(not_found(&id));
+        }
         Ok(path)
+    }
+
+    /// A scoped caller's id must be visible, and so must the place its
+    /// file really lies (a directory symlink inside the forest may not
+    /// lead from a visible branch into another one).
+    fn in_scope_on_disk(&self, id: &str, path: &Path) -> bool {
+        if !self.access.visible(id) {
+            return false;
+        }
+        let Some(dir) = path.parent().and_then(|d| std::fs::canonicalize(d).ok()) else { return true };
+        self.file_in_scope(&dir.join("x"))
     }
 
     /// File lookup (pick, graft): parse the `.md` or `E_NOT_FOUND`.

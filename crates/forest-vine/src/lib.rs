@@ -8,20 +8,25 @@
 //! traces, heat) on every engine; `.md` files and git only through the
 //! writes of a writable engine holding `.vine.lock`.
 
+pub mod access;
+pub mod audit;
 mod budget;
 mod dispatch;
 mod engine;
 mod error;
 mod harvest;
+pub mod http;
 pub mod mcp;
 mod pick;
 pub mod pool;
 mod read;
 mod scan;
+mod scoped;
 mod session;
 mod sniff;
 mod sql;
 mod sqlcap;
+pub mod tokens;
 pub mod tools;
 mod window;
 mod write;

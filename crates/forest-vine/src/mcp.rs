@@ -17,6 +17,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
+use crate::access::Access;
+use crate::audit::{AuditLog, Entry};
 use crate::error::VineError;
 use crate::pool::{CallCtx, Pool};
 
@@ -27,6 +29,8 @@ pub struct ServeOptions {
     pub forest: PathBuf,
     /// Refuse writes; take no lock.
     pub readonly: bool,
+    /// Audit writes and refused calls here (`None`: no audit log).
+    pub audit: Option<Arc<AuditLog>>,
 }
 
 /// Handle on the engines' worker pool.
@@ -35,6 +39,7 @@ pub struct VineServer {
     pool: Arc<Pool>,
     name: Arc<String>,
     tools: Arc<Vec<Tool>>,
+    audit: Option<Arc<AuditLog>>,
 }
 
 impl VineServer {
@@ -50,12 +55,13 @@ impl VineServer {
             .map(serde_json::from_value::<Tool>)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| VineError::internal(format!("tool table: {e}")))?;
-        Ok(VineServer { pool: Arc::new(pool), name: Arc::new(name), tools: Arc::new(tools) })
+        Ok(VineServer { pool: Arc::new(pool), name: Arc::new(name), tools: Arc::new(tools), audit: opts.audit.clone() })
     }
 
-    /// Run one primitive on the pool under the default deadline.
-    pub async fn call(&self, prim: &str, args: Map<String, Value>) -> Result<Value, VineError> {
-        self.call_ctx(prim, args, CallCtx::default()).await
+    /// Run one primitive on the pool with `access`'s rights, under the
+    /// default deadline.
+    pub async fn call(&self, prim: &str, args: Map<String, Value>, access: &Access) -> Result<Value, VineError> {
+        self.call_ctx(prim, args, CallCtx { access: access.clone(), ..CallCtx::default() }).await
     }
 
     /// Run one primitive on the pool with a per-call context.
@@ -74,9 +80,25 @@ impl VineServer {
         }
     }
 
-    async fn dispatch(&self, name: &str, args: Map<String, Value>) -> CallToolResult {
+    /// Audit a write (any outcome) or a refused call.
+    fn audit(&self, caller: &Caller, prim: &str, args: &Map<String, Value>, outcome: &str, code: &str) {
+        let Some(log) = &self.audit else { return };
+        if outcome == "refused" || crate::access::WRITES.contains(&prim) {
+            let ids = crate::access::named_ids(prim, args);
+            let peer = caller.peer.clone();
+            log.record(&Entry { who: &caller.access.name, tool: prim, ids, outcome, code, peer });
+        }
+    }
+
+    async fn dispatch(&self, name: &str, args: Map<String, Value>, caller: &Caller) -> CallToolResult {
         if let Err(e) = self.forest_check(&args) {
             return envelope(&e);
+        }
+        // Refused before the engine (read token writing, ids outside the
+        // branches): audited with the reason, answered with the envelope.
+        if let Err(r) = caller.access.check(name, &args) {
+            self.audit(caller, name, &args, "refused", r.reason);
+            return envelope(&r.error);
         }
         if name == "forests" {
             if !args.is_empty() {
@@ -84,7 +106,13 @@ impl VineServer {
             }
             return text(&json!({"forests": [{"id": self.name.as_str(), "active": true}], "mode": "single"}), false);
         }
-        match self.call(name, args).await {
+        let out = self.call(name, args.clone(), &caller.access).await;
+        match &out {
+            Ok(_) => self.audit(caller, name, &args, "ok", ""),
+            Err(e) if e.code == "E_FORBIDDEN" => self.audit(caller, name, &args, "refused", e.code),
+            Err(e) => self.audit(caller, name, &args, "error", e.code),
+        }
+        match out {
             Err(e) => envelope(&e),
             Ok(v) if name == "view" => {
                 let path = v.get("path").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -155,13 +183,13 @@ impl ServerHandler for VineServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         if !self.tools.iter().any(|t| t.name == request.name) {
             return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
         }
         let args = request.arguments.unwrap_or_default();
-        Ok(self.dispatch(&request.name, args).await.into())
+        Ok(self.dispatch(&request.name, args, &caller(&context)).await.into())
     }
 }
 
@@ -175,45 +203,36 @@ pub async fn serve_stdio(server: VineServer) -> Result<(), VineError> {
     Ok(())
 }
 
-/// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires.
+/// The caller of an MCP request: the HTTP guard's [`Caller`]; over stdio
+/// (no HTTP parts) the process owner. HTTP parts without a caller (never
+/// made by the guard) get no rights beyond reading nothing.
+fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
+    match ctx.extensions.get::<http::request::Parts>() {
+        None => Caller { access: Access::owner(), peer: None },
+        Some(p) => match p.extensions.get::<crate::http::Caller>() {
+            Some(c) => Caller { access: c.access.clone(), peer: Some(c.peer.clone()) },
+            None => Caller { access: Access::new("-", false, &["\u{0}/".to_string()]), peer: None },
+        },
+    }
+}
+
+/// Who is calling, for access and audit.
+#[derive(Debug, Clone)]
+struct Caller {
+    access: Access,
+    peer: Option<String>,
+}
+
+/// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires
+/// (tokens, limits and origins in `opts`; see [`crate::http`]).
 pub async fn serve_http(
     server: VineServer,
     addr: std::net::SocketAddr,
+    opts: crate::http::HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     on_bound: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), VineError> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-    let host = addr.ip().to_string();
-    let cfg = StreamableHttpServerConfig::default().with_allowed_hosts([
-        "localhost".to_string(),
-        "127.0.0.1".to_string(),
-        "::1".to_string(),
-        host,
-    ]);
-    let factory = server.clone();
-    let service =
-        StreamableHttpService::new(move || Ok(factory.clone()), Arc::new(LocalSessionManager::default()), cfg);
-    let listener =
-        tokio::net::TcpListener::bind(addr).await.map_err(|e| VineError::internal(format!("bind {addr}: {e}")))?;
-    let bound = listener.local_addr().map_err(|e| VineError::internal(e.to_string()))?;
-    on_bound(bound);
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => break,
-            acc = listener.accept() => {
-                let Ok((stream, _)) = acc else { continue };
-                let svc = service.clone();
-                tokio::spawn(async move {
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    let hsvc = hyper_util::service::TowerToHyperService::new(svc);
-                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, hsvc).await;
-                });
-            }
-        }
-    }
-    Ok(())
+    crate::http::serve(server, addr, opts, shutdown, on_bound).await
 }
 
 /// The served forest's id (its directory name).

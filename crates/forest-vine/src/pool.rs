@@ -39,12 +39,14 @@ pub const WRITES: [&str; 6] = ["plant", "graft", "prune", "transplant", "tend", 
 pub struct CallCtx {
     /// The call answers `E_TIMEOUT` once this passes.
     pub deadline: Instant,
+    /// Who calls: the rights and branches the call runs with.
+    pub access: crate::access::Access,
 }
 
 impl CallCtx {
     /// A context whose deadline is `timeout` from now.
     pub fn with_timeout(timeout: Duration) -> CallCtx {
-        CallCtx { deadline: Instant::now() + timeout }
+        CallCtx { deadline: Instant::now() + timeout, access: crate::access::Access::owner() }
     }
 }
 
@@ -209,7 +211,7 @@ fn work<F: FnMut() -> VResult<Vine>>(mut open: F, rx: Arc<Mutex<Receiver<Job>>>,
         *slot.lock().unwrap_or_else(|p| p.into_inner()) =
             Some((job.ctx.deadline, v.catalog().connection().get_interrupt_handle()));
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            v.call_until(&job.prim, &job.args, Some(job.ctx.deadline))
+            v.call_as_until(&job.ctx.access, &job.prim, &job.args, Some(job.ctx.deadline))
         }));
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let out = out.unwrap_or_else(|_| {

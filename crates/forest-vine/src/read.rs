@@ -101,7 +101,9 @@ impl Vine {
             return Err(VineError::schema(format!("k must be an integer >= 1, got {k}")));
         }
         let k = k as usize;
-        let limit = if lang.is_some() { 100_000 } else { (5 * k).max(25) };
+        // A scoped caller's hits are the visible ones among the ranked
+        // candidates, so it ranks them all (as a language filter does).
+        let limit = if lang.is_some() || self.access.scoped() { 100_000 } else { (5 * k).max(25) };
         let hits = match sanitize_query(&a.query) {
             Some(expr) => self.fts_hits(&a.query, &expr, limit, win.as_ref())?,
             None => vec![],

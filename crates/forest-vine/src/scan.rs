@@ -359,6 +359,7 @@ impl Vine {
             } else {
                 subject.clone()
             };
+            let (subject, action) = crate::access::redact_subject(&self.access, subject, action);
             let mut e = Map::new();
             e.insert("commit".into(), json!(commit.trim()));
             e.insert("at".into(), json!(at));

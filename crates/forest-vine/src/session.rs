@@ -194,7 +194,9 @@ impl Vine {
         }
         let metrics = self.tracer.metrics(answer_nodes);
         let mut suggest: Vec<String> = vec![];
-        if success && !answer_nodes.is_empty() {
+        // Shared heat ranks locate for everyone: only callers that may
+        // write deposit it (a read token's session heat stays its own).
+        if success && !answer_nodes.is_empty() && self.access.may_write_heat() {
             for n in answer_nodes {
                 let n = crate::engine::norm_id(n);
                 if !self.shared_writes || self.catalog.get(&n)?.is_none() {

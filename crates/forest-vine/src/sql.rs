@@ -296,6 +296,9 @@ impl Vine {
         if !canon.starts_with(&self.root) {
             return Err(VineError::schema("payload escapes the forest"));
         }
+        if !self.file_in_scope(&canon) {
+            return Err(VineError::not_found(format!("payload missing: {payload}")));
+        }
         Ok(canon)
     }
 

@@ -57,9 +57,9 @@ impl Vine {
         let oid = w.git.commit_batch(&changes, msg)?;
         let rows: Vec<_> = writes.iter().map(|(id, n)| forest_derived::catalog::catalog_row(id, n)).collect();
         if !deletes.is_empty() {
-            self.catalog.remove(deletes)?;
+            self.catalog_unscoped(|c| c.remove(deletes))?;
         }
-        self.catalog.upsert(&rows)?;
+        self.catalog_unscoped(|c| c.upsert(&rows))?;
         Ok(oid.map(|o| o.to_string()))
     }
 

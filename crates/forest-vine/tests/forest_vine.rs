@@ -7,6 +7,8 @@ use std::process::Command;
 use forest_vine::{Vine, VineOptions};
 use serde_json::{json, Map, Value};
 
+#[path = "forest_vine/access.rs"]
+mod access;
 #[path = "forest_vine/budgets.rs"]
 mod budgets;
 #[path = "forest_vine/hostile.rs"]

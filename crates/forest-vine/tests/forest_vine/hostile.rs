@@ -204,7 +204,7 @@ fn a_readonly_pool_writes_nothing_shared() {
     assert!(snapshot(&root) == before, "catalog.db / trails.db changed");
     assert_eq!((git(&root, &["rev-parse", "HEAD"]), git(&root, &["status", "--porcelain"])), git_before);
     // A call already past its deadline is answered E_TIMEOUT, not run.
-    let late = CallCtx { deadline: Instant::now() - Duration::from_millis(1) };
+    let late = CallCtx { deadline: Instant::now() - Duration::from_millis(1), ..CallCtx::default() };
     let e = rt.block_on(pool.call("sniff", args(json!({"terms": ["the"]})), late)).unwrap_err();
     assert_eq!(e.code, "E_TIMEOUT");
 }

@@ -1,0 +1,365 @@
+//! The HTTP face of `forest serve`: rmcp's streamable HTTP service behind
+//! one guard per request that
+//!
+//! - authenticates the bearer token (401 with `WWW-Authenticate: Bearer`
+//!   when missing or unknown) and hands the caller's [`Access`] to the
+//!   MCP handler through the request extensions;
+//! - caps the sessions (503 `E_BUSY`) and each client's in-flight POSTs
+//!   (429 `E_BUSY`; a client is its token, or its address without tokens);
+//! - reads the body within a deadline (408) and a size cap (413).
+//!
+//! Host and Origin are validated by rmcp against the lists
+//! [`plan_bind`] builds (loopback by default; DNS-rebinding protection), and
+//! hyper closes a connection whose headers do not arrive in time.
+//! Without tokens the server binds loopback only.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use serde_json::json;
+
+use crate::access::Access;
+use crate::audit::{AuditLog, Entry};
+use crate::error::VineError;
+use crate::tokens::TokenSet;
+
+/// Limits and lists of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Accepted tokens; `None` or empty = no authentication (loopback only).
+    pub tokens: Option<Arc<TokenSet>>,
+    /// Browser origins allowed besides loopback ones (`https://app.example:443`).
+    pub allow_origins: Vec<String>,
+    /// Host names clients use besides loopback (required for `0.0.0.0`).
+    pub allow_hosts: Vec<String>,
+    /// Open MCP sessions at most.
+    pub max_sessions: usize,
+    /// In-flight POSTs per client at most.
+    pub max_inflight: usize,
+    /// Request headers must arrive within this.
+    pub header_timeout: Duration,
+    /// A request body must arrive within this.
+    pub body_timeout: Duration,
+    /// Request body bytes at most.
+    pub max_body_bytes: usize,
+    /// Where writes and refusals are audited.
+    pub audit: Option<Arc<AuditLog>>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            tokens: None,
+            allow_origins: vec![],
+            allow_hosts: vec![],
+            max_sessions: 256,
+            max_inflight: 8,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_body_bytes: 4 << 20,
+            audit: None,
+        }
+    }
+}
+
+impl HttpOptions {
+    fn auth(&self) -> bool {
+        self.tokens.as_ref().is_some_and(|t| !t.is_empty())
+    }
+}
+
+/// The caller of one HTTP request, as the MCP handler sees it.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Its rights.
+    pub access: Access,
+    /// Its address.
+    pub peer: String,
+}
+
+/// Hosts and origins rmcp checks, from the bind address: loopback names
+/// always; the bound address when it is a specific one; `--allow-host`
+/// names. A non-loopback bind needs tokens, and `0.0.0.0`/`::` needs the
+/// names clients use (else any client passes by sending `Host: localhost`
+/// ... and any rebinding name would too).
+pub fn plan_bind(addr: SocketAddr, o: &HttpOptions) -> Result<(Vec<String>, Vec<String>), VineError> {
+    let ip = addr.ip();
+    if !ip.is_loopback() && !o.auth() {
+        return Err(VineError::new(
+            "E_FORBIDDEN",
+            format!("refusing to serve {ip} without tokens: anyone who reaches it could read and write the forest"),
+        )
+        .hint("Create tokens (forest token create NAME --scope read) or pass --token-file, or bind 127.0.0.1."));
+    }
+    if ip.is_unspecified() && o.allow_hosts.is_empty() {
+        return Err(VineError::schema(format!(
+            "binding {ip} needs --allow-host NAME for each host name clients use (Host is validated)"
+        )));
+    }
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    if !ip.is_unspecified() {
+        hosts.push(ip.to_string());
+    }
+    hosts.extend(o.allow_hosts.iter().cloned());
+    let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
+        .collect();
+    origins.extend(o.allow_origins.iter().cloned());
+    Ok((hosts, origins))
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn refusal(status: StatusCode, code: &str, message: &str, extra: &[(&'static str, String)]) -> Response<Body> {
+    let body = json!({"error": {"code": code, "message": message}}).to_string();
+    let mut r = Response::builder().status(status).header("content-type", "application/json");
+    for (k, v) in extra {
+        r = r.header(*k, v.as_str());
+    }
+    r.body(Full::new(Bytes::from(body)).boxed()).unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed()))
+}
+
+/// Per-client in-flight counters; a slot is freed when its response
+/// body ends (or is dropped with the connection).
+#[derive(Debug, Default)]
+struct Inflight(Mutex<HashMap<String, usize>>);
+
+struct Slot(Arc<Inflight>, String);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut m = self.0 .0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = m.get_mut(&self.1) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.remove(&self.1);
+            }
+        }
+    }
+}
+
+impl Inflight {
+    fn take(self: &Arc<Self>, key: &str, cap: usize) -> Option<Slot> {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = m.entry(key.to_string()).or_insert(0);
+        if *n >= cap {
+            return None;
+        }
+        *n += 1;
+        Some(Slot(self.clone(), key.to_string()))
+    }
+}
+
+/// Shared state of the guard.
+pub(crate) struct Guard {
+    opts: HttpOptions,
+    inflight: Arc<Inflight>,
+    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+}
+
+impl Guard {
+    fn audit_refusal(&self, who: &str, code: &str, peer: &str) {
+        if let Some(a) = &self.opts.audit {
+            let e = Entry { who, tool: "http", ids: vec![], outcome: "refused", code, peer: Some(peer.to_string()) };
+            a.record(&e);
+        }
+    }
+
+    fn authenticate(&self, req: &Request<hyper::body::Incoming>, peer: &str) -> Result<Access, Box<Response<Body>>> {
+        let Some(tokens) = self.opts.tokens.as_ref().filter(|t| !t.is_empty()) else {
+            return Ok(Access::owner());
+        };
+        let header = req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let presented = header.and_then(|h| {
+            let (scheme, rest) = h.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim().to_string())
+        });
+        let (code, challenge) = match presented {
+            None => ("unauthenticated", "Bearer realm=\"forest\"".to_string()),
+            Some(t) => match tokens.authenticate(&t) {
+                Some(a) => return Ok(a),
+                None => ("invalid_token", "Bearer realm=\"forest\", error=\"invalid_token\"".to_string()),
+            },
+        };
+        self.audit_refusal("-", code, peer);
+        Err(Box::new(refusal(
+            StatusCode::UNAUTHORIZED,
+            "E_UNAUTHORIZED",
+            "a valid bearer token is required (Authorization: Bearer <token>)",
+            &[("www-authenticate", challenge)],
+        )))
+    }
+
+    /// One request: authenticate, cap, read the body, hand it to rmcp.
+    pub(crate) async fn handle<S>(
+        self: Arc<Self>,
+        mcp: rmcp::transport::streamable_http_server::StreamableHttpService<
+            S,
+            rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+        >,
+        peer: SocketAddr,
+        req: Request<hyper::body::Incoming>,
+    ) -> Result<Response<Body>, Infallible>
+    where
+        S: rmcp::ServerHandler + Send + 'static,
+    {
+        let peer_s = peer.to_string();
+        let access = match self.authenticate(&req, &peer_s) {
+            Ok(a) => a,
+            Err(r) => return Ok(*r),
+        };
+        let is_post = req.method() == http::Method::POST;
+        let new_session = is_post && !req.headers().contains_key("mcp-session-id");
+        if new_session && self.sessions.sessions.read().await.len() >= self.opts.max_sessions {
+            self.audit_refusal(&access.name, "E_BUSY", &peer_s);
+            return Ok(refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "E_BUSY",
+                &format!("the server holds its maximum of {} sessions", self.opts.max_sessions),
+                &[("retry-after", "5".into())],
+            ));
+        }
+        let key = if self.opts.auth() { format!("token:{}", access.name) } else { format!("peer:{}", peer.ip()) };
+        let slot = if is_post {
+            match self.inflight.take(&key, self.opts.max_inflight) {
+                Some(s) => Some(s),
+                None => {
+                    self.audit_refusal(&access.name, "E_BUSY", &peer_s);
+                    return Ok(refusal(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "E_BUSY",
+                        &format!("at most {} requests in flight per client", self.opts.max_inflight),
+                        &[("retry-after", "1".into())],
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        let (mut parts, body) = req.into_parts();
+        let read = tokio::time::timeout(self.opts.body_timeout, Limited::new(body, self.opts.max_body_bytes).collect());
+        let bytes = match read.await {
+            Err(_) => return Ok(refusal(StatusCode::REQUEST_TIMEOUT, "E_TIMEOUT", "request body too slow", &[])),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+                let m = format!("request body over {} bytes", self.opts.max_body_bytes);
+                return Ok(refusal(StatusCode::PAYLOAD_TOO_LARGE, "E_SCHEMA", &m, &[]));
+            }
+            Ok(Err(_)) => return Ok(refusal(StatusCode::BAD_REQUEST, "E_SCHEMA", "unreadable request body", &[])),
+            Ok(Ok(c)) => c.to_bytes(),
+        };
+        parts.extensions.insert(Caller { access, peer: peer_s });
+        let resp = mcp.handle(Request::from_parts(parts, Full::new(bytes))).await;
+        Ok(match slot {
+            // The slot lives as long as the response body (an SSE stream).
+            Some(slot) => resp.map(|b| {
+                b.map_frame(move |f| {
+                    let _ = &slot;
+                    f
+                })
+                .boxed()
+            }),
+            None => resp,
+        })
+    }
+}
+
+/// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires.
+pub async fn serve<S>(
+    server: S,
+    addr: SocketAddr,
+    opts: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    on_bound: impl FnOnce(SocketAddr),
+) -> Result<(), VineError>
+where
+    S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
+{
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    let (hosts, origins) = plan_bind(addr, &opts)?;
+    let cfg = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_max_request_body_bytes(opts.max_body_bytes);
+    let sessions = Arc::new(LocalSessionManager::default());
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), cfg);
+    let guard = Arc::new(Guard { opts: opts.clone(), inflight: Arc::default(), sessions });
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| VineError::internal(format!("bind {addr}: {e}")))?;
+    let bound = listener.local_addr().map_err(|e| VineError::internal(e.to_string()))?;
+    on_bound(bound);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            acc = listener.accept() => {
+                let Ok((stream, peer)) = acc else { continue };
+                let (g, m) = (guard.clone(), mcp.clone());
+                let header_timeout = opts.header_timeout;
+                tokio::spawn(async move {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let svc = hyper::service::service_fn(move |req| g.clone().handle(m.clone(), peer, req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(header_timeout)
+                        .serve_connection(io, svc)
+                        .await;
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn non_loopback_needs_tokens_and_names() {
+        let open = HttpOptions::default();
+        let e = plan_bind(a("0.0.0.0:80"), &open).unwrap_err();
+        assert_eq!(e.code, "E_FORBIDDEN");
+        assert!(plan_bind(a("10.1.2.3:80"), &open).is_err());
+        let (hosts, origins) = plan_bind(a("127.0.0.1:80"), &open).unwrap();
+        assert!(hosts.contains(&"localhost".to_string()));
+        assert!(origins.contains(&"http://localhost:*".to_string()));
+        let h = crate::tokens::hash_secret("s");
+        let rec = crate::tokens::TokenRecord {
+            name: "a".into(),
+            hash: h,
+            scope: "read".into(),
+            branches: vec![],
+            created: String::new(),
+        };
+        let with = HttpOptions { tokens: Some(Arc::new(TokenSet::new(vec![rec]))), ..HttpOptions::default() };
+        assert_eq!(plan_bind(a("0.0.0.0:80"), &with).unwrap_err().code, "E_SCHEMA");
+        let named = HttpOptions { allow_hosts: vec!["forest.internal".into()], ..with.clone() };
+        let (hosts, _) = plan_bind(a("0.0.0.0:80"), &named).unwrap();
+        assert!(hosts.contains(&"forest.internal".to_string()) && !hosts.contains(&"0.0.0.0".to_string()));
+        assert!(plan_bind(a("10.1.2.3:80"), &with).unwrap().0.contains(&"10.1.2.3".to_string()));
+    }
+
+    #[test]
+    fn inflight_slots_are_freed() {
+        let f = Arc::new(Inflight::default());
+        let s1 = f.take("k", 2).unwrap();
+        let _s2 = f.take("k", 2).unwrap();
+        assert!(f.take("k", 2).is_none());
+        assert!(f.take("other", 2).is_some());
+        drop(s1);
+        assert!(f.take("k", 2).is_some());
+    }
+}
