@@ -499,6 +499,8 @@ mod interchange;
 mod nightly;
 #[path = "cli/output.rs"]
 mod output;
+#[path = "cli/scent.rs"]
+mod scent;
 #[path = "cli/split.rs"]
 mod split;
 #[path = "cli/vine.rs"]
