@@ -108,15 +108,18 @@ fn owner_of(rel: &str) -> Option<&str> {
     parts.into_iter().rev().find(|p| !GENERIC_FOLDERS.contains(&p.to_lowercase().as_str()) && !is_generic(p))
 }
 
-/// The first heading of a body that names something (not generic, not a
-/// sentence, at most 80 characters).
+/// The first heading of a body that names something: not generic, not a
+/// sentence or a changelog line (starts with a letter, no mail address, at
+/// most 12 words and 80 characters).
 fn first_real_heading(body: &str) -> Option<String> {
-    blocks(body)
-        .into_iter()
-        .filter(|b| b.kind == BlockKind::Heading)
-        .take(5)
-        .map(|b| b.text)
-        .find(|t| t.chars().count() <= 80 && !t.ends_with('.') && !is_generic(t))
+    blocks(body).into_iter().filter(|b| b.kind == BlockKind::Heading).take(5).map(|b| b.text).find(|t| {
+        t.chars().count() <= 80
+            && t.split_whitespace().count() <= 12
+            && t.starts_with(char::is_alphabetic)
+            && !t.ends_with(['.', ',', ';'])
+            && !t.contains(['@', '<', '>'])
+            && !is_generic(t)
+    })
 }
 
 /// The leaf's title: the converter's unless it or the file name is
@@ -313,6 +316,8 @@ mod tests {
         assert_eq!(leaf_title("The Closure API", "libffi8/html/closures.html", ""), "The Closure API");
         assert_eq!(leaf_title("", "notes/budget-2026.md", ""), "budget 2026");
         assert_eq!(leaf_title("README", "README", ""), "README");
+        let cl = "294663). Patches by Joshua Kwan <joshk@example.org> and\n---\n\ntext\n";
+        assert_eq!(leaf_title("changelog", "bzip2/changelog.gz", cl), "bzip2: changelog");
     }
 
     #[test]
