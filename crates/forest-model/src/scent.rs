@@ -165,7 +165,9 @@ pub fn derive_summary(markdown: &str, title: &str) -> String {
             if s.to_lowercase() == title_low || cands.iter().any(|c| c.2 == s) {
                 continue;
             }
-            let lead = 1.0 / (1.0 + 0.12 * cands.len() as f64);
+            // Lead bias: the first sentence usually says what the document is
+            // (a man page's NAME line, a README's opening).
+            let lead = if cands.is_empty() { 1.25 } else { 1.0 / (1.0 + 0.12 * cands.len() as f64) };
             cands.push((cands.len(), sentence_weight(&s, b.kind) * lead, s));
         }
     }
