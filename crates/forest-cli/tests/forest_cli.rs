@@ -513,6 +513,8 @@ mod nightly;
 mod output;
 #[path = "cli/serve_access.rs"]
 mod serve_access;
+#[path = "cli/scent.rs"]
+mod scent;
 #[path = "cli/split.rs"]
 mod split;
 #[path = "cli/vine.rs"]

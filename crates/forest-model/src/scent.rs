@@ -140,63 +140,60 @@ pub fn fit_summary(text: &str) -> Option<String> {
     validate_summary(&out).ok().map(|_| out)
 }
 
-static IMAGE: Lazy<Regex> = Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
-static LINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
-static EMPH: Lazy<Regex> = Lazy::new(|| Regex::new(r"[*_`]{1,3}").expect("static regex"));
-
 /// Fallback summary when derivation yields nothing usable.
 pub fn pending_summary(title: &str) -> String {
     format!("Adopted content '{title}'; pending curation.")
 }
 
-/// `derive_summary(markdown, title)` (§3.7): LLM-free scent from the text.
-/// Linear in the input: only the first few KiB of prose can contribute.
+/// `derive_summary(markdown, title)` (§3.7): LLM-free scent from the text,
+/// a lead-biased extractive summary (issue 26). The body's prose without
+/// its boilerplate ([`crate::extract::blocks`]) is split into sentences;
+/// each is weighted by [`crate::extract::sentence_weight`] and its position;
+/// the best one and any others scoring at least a third of it are kept, in
+/// text order, within the 50-token target. Linear in the input: only the
+/// first [`crate::extract::SCAN_BYTES`] are read.
 pub fn derive_summary(markdown: &str, title: &str) -> String {
-    let mut prose = String::new();
-    // 50 tokens = 200 chars; a few KiB of cleaned prose is always enough.
-    const ENOUGH: usize = 4096;
-    for line in markdown.lines() {
-        let l = line.trim_start();
-        if l.starts_with('#')
-            || l.starts_with('-')
-            || l.starts_with('*')
-            || l.starts_with('>')
-            || l.starts_with('|')
-            || l.starts_with('`')
-        {
-            continue;
-        }
-        let l = if l.len() > ENOUGH {
-            let mut cut = ENOUGH;
-            while !l.is_char_boundary(cut) {
-                cut -= 1;
+    use crate::extract::{blocks, sentence_weight, BlockKind};
+    const MAX_SENTENCES: usize = 200;
+    let mut cands: Vec<(usize, f64, String)> = Vec::new();
+    let title_low = title.trim().to_lowercase();
+    'outer: for b in blocks(markdown).iter().filter(|b| b.kind != BlockKind::Heading) {
+        for s in split_sentences(&b.text) {
+            if cands.len() >= MAX_SENTENCES {
+                break 'outer;
             }
-            &l[..cut]
-        } else {
-            l
-        };
-        prose.push_str(l);
-        prose.push(' ');
-        if prose.len() > ENOUGH {
-            break;
+            if s.to_lowercase() == title_low || cands.iter().any(|c| c.2 == s) {
+                continue;
+            }
+            // Lead bias: the first sentence usually says what the document is
+            // (a man page's NAME line, a README's opening).
+            let lead = if cands.is_empty() { 1.25 } else { 1.0 / (1.0 + 0.12 * cands.len() as f64) };
+            cands.push((cands.len(), sentence_weight(&s, b.kind) * lead, s));
         }
     }
-    let s = IMAGE.replace_all(&prose, "");
-    let s = LINK.replace_all(&s, "$1");
-    let s = EMPH.replace_all(&s, "");
-    let text = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out = String::new();
-    for (i, sentence) in split_sentences(&text).into_iter().enumerate() {
-        let candidate = if out.is_empty() { sentence.clone() } else { format!("{out} {sentence}") };
-        if estimate_tokens(&candidate) <= SUMMARY_TARGET_TOKENS {
-            out = candidate;
-        } else {
-            if i == 0 {
-                out = cut_words(&sentence, SUMMARY_TARGET_TOKENS, &[',', ';']).unwrap_or_default();
-            }
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by(|&a, &b| cands[b].1.total_cmp(&cands[a].1).then(a.cmp(&b)));
+    let Some(&best) = order.first() else {
+        return pending_summary(title);
+    };
+    let mut keep = vec![best];
+    if estimate_tokens(&cands[best].2) > SUMMARY_TARGET_TOKENS {
+        let cut = cut_words(&cands[best].2, SUMMARY_TARGET_TOKENS, &[',', ';', ':']).unwrap_or_default();
+        return if cut.is_empty() || validate_summary(&cut).is_err() { pending_summary(title) } else { cut };
+    }
+    let mut used = estimate_tokens(&cands[best].2);
+    for &i in order.iter().skip(1).take(8) {
+        if keep.len() >= 3 || cands[i].1 < cands[best].1 / 3.0 {
             break;
         }
+        let t = estimate_tokens(&cands[i].2) + 1;
+        if used + t <= SUMMARY_TARGET_TOKENS {
+            keep.push(i);
+            used += t;
+        }
     }
+    keep.sort_unstable();
+    let out = keep.iter().map(|&i| cands[i].2.as_str()).collect::<Vec<_>>().join(" ");
     if out.is_empty() || validate_summary(&out).is_err() {
         pending_summary(title)
     } else {

@@ -21,7 +21,7 @@ use crate::stages::convert::Converted;
 use crate::stages::curate::curate_drafts;
 use crate::stages::list::list_each;
 use crate::stages::plan::Work;
-use crate::stages::text::{clean_tag, normalize_body, stem_of, with_default_tags};
+use crate::stages::text::{normalize_body, stem_of, with_default_tags};
 use crate::GardenError;
 use forest_git::GitForest;
 use forest_model::ids;
@@ -314,9 +314,10 @@ impl SourceRun<'_> {
                 (n.get_str("title").unwrap_or_else(|| pc.title.clone()), n.get_list("tags"), DraftLink::existing(n))
             }
             None => {
-                let t = pc.title.trim().to_string();
-                let title = if t.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { t };
-                let mut tags: Vec<String> = pc.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()).collect();
+                // The same leaf scent as a plant (issue 26).
+                let s = crate::stages::scent::of_conversion(&c.rel, &pc.conversion()).unwrap_or_default();
+                let title = if s.title.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { s.title };
+                let mut tags = s.tags;
                 with_default_tags(&mut tags, &self.config.default_tags);
                 (title, tags, vec![])
             }
@@ -368,8 +369,10 @@ mod tests {
                 "{rel}"
             );
         }
-        // Source tags, then default tags, deduplicated: notes, budget, drive.
+        // Source tags, keyphrase tags, then default tags, deduplicated.
         let a = batch.curation.iter().find(|d| d.id.ends_with("/a")).unwrap();
-        assert_eq!(a.tags.len(), 3, "{:?}", a.tags);
+        assert_eq!(a.tags[..2], ["notes", "budget"], "{:?}", a.tags);
+        assert_eq!(a.tags.last().map(String::as_str), Some("drive"), "{:?}", a.tags);
+        assert_eq!(a.tags.iter().filter(|t| *t == "notes").count(), 1, "{:?}", a.tags);
     }
 }

@@ -47,6 +47,9 @@ pub(crate) struct Converted {
     /// Not in the prepared store and the run takes prepared files only:
     /// left for the next run (neither planted nor remembered).
     pub(crate) deferred: bool,
+    /// The leaf scent derived from a Markdown conversion (issue 26), on the
+    /// convert stage's threads.
+    pub(crate) scent: Option<crate::stages::scent::LeafScent>,
 }
 
 /// What the convert stage reads: copies of the run's shared references,
@@ -103,7 +106,9 @@ impl Converter<'_> {
         let convert = |fs: &[&Listed], known: &HashMap<String, HashPair>| -> Vec<(String, Converted)> {
             fs.par_iter()
                 .map(|f| {
-                    let c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)));
+                    let mut c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)));
+                    c.scent =
+                        c.outcome.as_ref().ok().and_then(|conv| crate::stages::scent::of_conversion(&c.rel, conv));
                     self.progress.file_done(c.size);
                     (f.rel.clone(), c)
                 })
@@ -140,6 +145,7 @@ impl Converter<'_> {
             from_store: false,
             converted_locally: false,
             deferred: false,
+            scent: None,
         };
         if f.size > self.config.max_file_bytes {
             c.outcome =

@@ -25,6 +25,7 @@ pub(crate) mod list;
 pub(crate) mod plan;
 pub(crate) mod propose;
 pub(crate) mod reconcile;
+pub(crate) mod scent;
 pub(crate) mod text;
 
 /// Marker: the catalog holds rows of a batch that may not have committed.

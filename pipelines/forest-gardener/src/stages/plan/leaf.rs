@@ -10,8 +10,8 @@ use crate::stages::convert::Converted;
 use crate::stages::plan::payload::write_cached_body;
 use crate::stages::propose::links_value;
 use crate::stages::text::{
-    clean_tag, ext_of, keep_notes, normalize_body, payload_type_of, replace_map_sections, stem_of, with_default_tags,
-    MEDIA_EXTS, TEXT_EXTS,
+    ext_of, keep_notes, normalize_body, payload_type_of, replace_map_sections, stem_of, with_default_tags, MEDIA_EXTS,
+    TEXT_EXTS,
 };
 use forest_convert::Conversion;
 use forest_model::aliases::{derive_aliases, union_aliases};
@@ -93,17 +93,34 @@ impl SourceRun<'_> {
         let id = self.new_leaf_id(&c.rel, batch);
         let parent = ids::parent_index(&id).unwrap_or_else(|| ids::MASTER.to_string());
         let ext = ext_of(&c.rel);
-        let title = conv.title().trim().to_string();
-        let title = if title.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { title };
+        // Leaf scent from the content (issue 26), derived on the convert threads.
+        let mut scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
+        let title = match &scent {
+            Some(s) => s.title.clone(),
+            None => {
+                let t = conv.title().trim().to_string();
+                if t.is_empty() {
+                    title_from_stem(&stem_of(&c.rel))
+                } else {
+                    t
+                }
+            }
+        };
         let mut tags: Vec<String> = vec![];
         let mut aliases: Vec<String> = vec![];
         let (node_type, body, summary, payload) = match &conv {
             Conversion::Markdown { body, meta, .. } => {
-                tags.extend(meta.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()));
+                let scent = scent.take().unwrap_or_default();
+                tags.extend(scent.tags);
                 aliases
                     .extend(meta.aliases.iter().filter(|a| !a.trim().is_empty() && a.chars().count() <= 80).cloned());
+                for a in scent.aliases {
+                    if !aliases.contains(&a) {
+                        aliases.push(a);
+                    }
+                }
                 let body = normalize_body(body, &title);
-                let summary = derive_summary(&body, &title);
+                let summary = if scent.summary.is_empty() { derive_summary(&body, &title) } else { scent.summary };
                 let ty = if TEXT_EXTS.contains(&ext.as_str()) {
                     "note"
                 } else if MEDIA_EXTS.contains(&ext.as_str()) {

@@ -1,0 +1,385 @@
+//! LLM-free scent from the content (issue 26): the prose of a converted
+//! body without its boilerplate, and a lead-biased extractive summary of its
+//! most informative sentences.
+//!
+//! Pure and linear: only the first [`SCAN_BYTES`] of a body are read, each
+//! line is classified once (heading, setext/ASCII rule, table, code, list
+//! item, changelog entry line, licence or page furniture, field header,
+//! prose), and sentences are scored by position, length and how much of
+//! them is words rather than punctuation or licence text.
+//! Code identifiers, paths, versions and file names stay verbatim
+//! (`snake_case`, `__init__`, `en_US.UTF-8`, `C++`, `*.tar.gz`): Markdown
+//! emphasis is stripped only where it is emphasis.
+
+use once_cell::sync::Lazy;
+use regex::Regex;
+
+/// Bytes of a body that scent derivation reads (the lead of a document).
+pub const SCAN_BYTES: usize = 24 * 1024;
+
+/// What a paragraph of the body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    /// An ATX or setext heading.
+    Heading,
+    /// Running text.
+    Prose,
+    /// A list item.
+    Item,
+}
+
+/// One paragraph of the body, inline Markdown already cleaned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub kind: BlockKind,
+    pub text: String,
+}
+
+static CHANGELOG_ENTRY: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"^[a-z0-9][a-z0-9.+-]* \([^)]*\) [^;]*; *urgency=").expect("static regex"));
+static GNU_CHANGELOG: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2} .*<[^>]*@[^>]*>").expect("static regex"));
+static VERSION_LINE: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(r"(?i)^(version|release|changes in|\*)?\s*v?\d+(\.\d+)+[a-z0-9.+~-]*(\s*[(:,-].{0,40})?$")
+        .expect("static regex")
+});
+static FIELD: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"^([A-Z][A-Za-z]*(-[A-Za-z]+)*):(\s+(.*))?$").expect("static regex"));
+static LIST_ITEM: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"^([-*+•]|\d{1,3}[.)]|[a-z][.)])\s+(.*)$").expect("static regex"));
+static DOT_LEADER: Lazy<Regex> = Lazy::new(|| Regex::new(r"(\.\s*){4,}\d*\s*$").expect("static regex"));
+static IMAGE: Lazy<Regex> = Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
+static LINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
+static WIKILINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[\[([^\]|]*\|)?([^\]]*)\]\]").expect("static regex"));
+static URL: Lazy<Regex> = Lazy::new(|| Regex::new(r"<?(https?|ftp)://\S+>?").expect("static regex"));
+static EMAIL: Lazy<Regex> = Lazy::new(|| Regex::new(r"<?[\w.+-]+@[\w-]+(\.[\w-]+)+>?").expect("static regex"));
+static SPACE_PUNCT: Lazy<Regex> = Lazy::new(|| Regex::new(r"\s+([.,;:!?])(\s|$)").expect("static regex"));
+
+/// Header fields of Debian copyright files, mail and package metadata.
+const FIELD_KEYS: [&str; 16] = [
+    "format",
+    "source",
+    "files",
+    "copyright",
+    "license",
+    "licence",
+    "upstream-name",
+    "upstream-contact",
+    "files-excluded",
+    "author",
+    "authors",
+    "maintainer",
+    "homepage",
+    "version",
+    "date",
+    "disclaimer",
+];
+
+/// Words of licence text and page furniture: a sentence carrying them is
+/// boilerplate, the last choice of a summary.
+const BOILERPLATE: [&str; 22] = [
+    "free software",
+    "distributed in the hope",
+    "warranty",
+    "license",
+    "licence",
+    "licensed",
+    "copyright",
+    "redistribut",
+    "permission is hereby",
+    "all rights reserved",
+    "free software foundation",
+    "merchantability",
+    "gnu general public",
+    "without even the implied",
+    "public domain",
+    "liability",
+    "next:",
+    "previous:",
+    "up:",
+    "skip to",
+    "table of contents",
+    "this file is part of",
+];
+
+/// A line made only of rule characters (setext underline, ASCII rule, box).
+fn is_rule(l: &str) -> bool {
+    l.chars().count() >= 3 && l.chars().all(|c| "=-_*~#+.:<>|/\\ ".contains(c))
+}
+
+/// Strip Markdown emphasis only where it is emphasis: `*x*`, `**x**`,
+/// `_a phrase_` open after a non-word and close before one, and never inside
+/// an identifier (`snake_case`, `__init__`, `*.tar.gz`, `C++` stay).
+pub fn strip_emphasis(s: &str) -> String {
+    let c: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '`' {
+            // Inline code: the content verbatim, the ticks dropped.
+            let run = c[i..].iter().take_while(|&&x| x == '`').count();
+            if let Some(end) = find_run(&c, i + run, '`', run) {
+                out.extend(&c[i + run..end]);
+                i = end + run;
+                continue;
+            }
+            out.extend(&c[i..i + run]);
+            i += run;
+            continue;
+        }
+        if (ch == '*' || ch == '_') && (i == 0 || !is_word(c[i - 1])) {
+            let run = c[i..].iter().take_while(|&&x| x == ch).count().min(3);
+            let open = i + run;
+            if open < c.len() && !c[open].is_whitespace() {
+                if let Some(end) = find_run(&c, open, ch, run) {
+                    let inner: String = c[open..end].iter().collect();
+                    let after_ok = end + run >= c.len() || !is_word(c[end + run]);
+                    let closes = !c[end - 1].is_whitespace() && after_ok;
+                    // `_x_` around one word is an identifier's underscores unless it is a phrase.
+                    let emphasis = closes && (ch == '*' || inner.contains(' ') || (run == 1 && !inner.contains('_')));
+                    if emphasis && !inner.contains(ch) {
+                        out.push_str(&inner);
+                        i = end + run;
+                        continue;
+                    }
+                }
+            }
+            out.extend(&c[i..open]);
+            i = open;
+            continue;
+        }
+        if ch == '\\' && i + 1 < c.len() && "*_`[]#".contains(c[i + 1]) {
+            out.push(c[i + 1]);
+            i += 2;
+            continue;
+        }
+        out.push(ch);
+        i += 1;
+    }
+    out
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The next run of exactly `n` `ch` at or after `from` (on the same text).
+fn find_run(c: &[char], from: usize, ch: char, n: usize) -> Option<usize> {
+    let mut j = from;
+    while j < c.len() {
+        if c[j] == ch {
+            let run = c[j..].iter().take_while(|&&x| x == ch).count();
+            if run == n {
+                return Some(j);
+            }
+            j += run;
+        } else {
+            j += 1;
+        }
+    }
+    None
+}
+
+/// Inline Markdown to plain text: images dropped, links to their text,
+/// emphasis and code ticks stripped where they are markup, whitespace
+/// collapsed, no space before punctuation.
+pub fn clean_inline(s: &str) -> String {
+    let s = IMAGE.replace_all(s, "");
+    let s = LINK.replace_all(&s, "$1");
+    let s = WIKILINK.replace_all(&s, "$2");
+    let s = strip_emphasis(&s);
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    SPACE_PUNCT.replace_all(&s, "$1$2").trim().to_string()
+}
+
+/// True when a line is only an address, a mail, a version or a changelog
+/// entry/trailer line: no scent in it.
+fn is_furniture(l: &str) -> bool {
+    let bare = URL.replace_all(l, "");
+    let bare = EMAIL.replace_all(&bare, "");
+    if bare.trim_matches(|c: char| !c.is_alphanumeric()).is_empty() {
+        return true;
+    }
+    CHANGELOG_ENTRY.is_match(l)
+        || GNU_CHANGELOG.is_match(l)
+        || (l.starts_with("-- ") && l.contains('@'))
+        || VERSION_LINE.is_match(l)
+        || DOT_LEADER.is_match(l)
+}
+
+/// Split a body into cleaned paragraphs, boilerplate lines dropped.
+/// Reads at most [`SCAN_BYTES`].
+pub fn blocks(markdown: &str) -> Vec<Block> {
+    let mut cut = markdown.len().min(SCAN_BYTES);
+    while !markdown.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut out: Vec<Block> = Vec::new();
+    let mut cur: Option<(BlockKind, Vec<&str>)> = None;
+    let mut fence = false;
+    let flush = |cur: &mut Option<(BlockKind, Vec<&str>)>, out: &mut Vec<Block>| {
+        if let Some((kind, lines)) = cur.take() {
+            let text = clean_inline(&lines.join(" "));
+            if text.chars().any(char::is_alphanumeric) {
+                out.push(Block { kind, text });
+            }
+        }
+    };
+    for raw in markdown[..cut].lines() {
+        let l = raw.trim();
+        if l.starts_with("```") || l.starts_with("~~~") {
+            fence = !fence;
+            flush(&mut cur, &mut out);
+            continue;
+        }
+        if fence || l.is_empty() || l == "." {
+            flush(&mut cur, &mut out);
+            continue;
+        }
+        if is_rule(l) {
+            // A setext underline turns the one-line paragraph above into a heading.
+            if let Some((BlockKind::Prose, lines)) = &mut cur {
+                if lines.len() == 1 && (l.starts_with('=') || l.starts_with('-')) {
+                    cur = Some((BlockKind::Heading, std::mem::take(lines)));
+                }
+            }
+            flush(&mut cur, &mut out);
+            continue;
+        }
+        if let Some(h) = l.strip_prefix('#') {
+            flush(&mut cur, &mut out);
+            cur = Some((BlockKind::Heading, vec![h.trim_start_matches('#').trim()]));
+            flush(&mut cur, &mut out);
+            continue;
+        }
+        if l.starts_with('|') || l.starts_with("+-") || l.starts_with("<!--") || is_furniture(l) {
+            flush(&mut cur, &mut out);
+            continue;
+        }
+        let l = l.trim_start_matches('>').trim();
+        if let Some(m) = FIELD.captures(l) {
+            let key = m[1].to_ascii_lowercase();
+            if FIELD_KEYS.contains(&key.as_str()) || key == "comment" {
+                flush(&mut cur, &mut out);
+                if key == "comment" {
+                    if let Some(v) = m.get(4) {
+                        cur = Some((BlockKind::Prose, vec![v.as_str()]));
+                    }
+                }
+                continue;
+            }
+        }
+        if let Some(m) = LIST_ITEM.captures(l) {
+            flush(&mut cur, &mut out);
+            let text = m.get(2).map_or("", |x| x.as_str());
+            // A list item that is only a link is a table of contents or navigation.
+            let only_link = LINK.replace_all(text, "").trim().is_empty();
+            if !only_link {
+                cur = Some((BlockKind::Item, vec![text]));
+            }
+            continue;
+        }
+        match &mut cur {
+            Some((_, lines)) => lines.push(l),
+            None => cur = Some((BlockKind::Prose, vec![l])),
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// How much a sentence says, before its position: 0 for none.
+pub fn sentence_weight(s: &str, kind: BlockKind) -> f64 {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let n = words.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let wordy = words.iter().filter(|w| w.chars().any(char::is_alphabetic)).count();
+    let mut w = wordy as f64 / n as f64;
+    w *= match n {
+        0..=2 => 0.15,
+        3..=4 => 0.5,
+        5..=45 => 1.0,
+        _ => 0.6,
+    };
+    let low = s.to_lowercase();
+    if BOILERPLATE.iter().any(|b| low.contains(b)) {
+        w *= 0.1;
+    }
+    if kind == BlockKind::Item {
+        w *= 0.6;
+    }
+    if !s.ends_with(['.', '!', '?', ':']) {
+        w *= 0.8;
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scent::derive_summary;
+
+    #[test]
+    fn identifiers_stay_verbatim() {
+        let md = "# Notes\n\nCall `ffi_closure_alloc` from `__init__` in *snake_case* code; \
+                  set LC_ALL=en_US.UTF-8 and build the C++ sources from *.tar.gz archives.\n";
+        let s = derive_summary(md, "Notes");
+        for id in ["ffi_closure_alloc", "__init__", "snake_case", "LC_ALL", "en_US.UTF-8", "C++", "*.tar.gz"] {
+            assert!(s.contains(id), "{id} lost in {s:?}");
+        }
+        assert_eq!(strip_emphasis("a __init__ b"), "a __init__ b");
+        assert_eq!(strip_emphasis("**bold** and *it* and _a phrase_ and _word_"), "bold and it and a phrase and word");
+        assert_eq!(
+            strip_emphasis("a * b * c, x**2, snake_case_name, `LC_ALL`"),
+            "a * b * c, x**2, snake_case_name, LC_ALL"
+        );
+        assert_eq!(strip_emphasis(r"escaped \_x\_ and \*"), "escaped _x_ and *");
+        assert_eq!(clean_inline("The *closure API* . See [docs](http://x)!"), "The closure API. See docs!");
+    }
+
+    #[test]
+    fn boilerplate_lines_are_dropped() {
+        let md = "This is the GNU cpio package\n============================\n\n\
+                  cpio (2.13+dfsg-7.1) unstable; urgency=medium\n\n  * Non-maintainer upload.\n\n \
+                  -- Jane Doe <jane@example.org>  Mon, 02 Jan 2023 13:06:21 +0100\n\n\
+                  Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
+                  Comment: GNU cpio copies files into or out of archives.\n\n\
+                  | a | b |\n\n```\ncode here\n```\n\n- [Intro](#intro)\n\n1. Introduction ........ 3\n";
+        let b = blocks(md);
+        assert_eq!(b[0], Block { kind: BlockKind::Heading, text: "This is the GNU cpio package".into() });
+        let texts: Vec<&str> = b.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "This is the GNU cpio package",
+                "Non-maintainer upload.",
+                "GNU cpio copies files into or out of archives."
+            ]
+        );
+        assert_eq!(b[1].kind, BlockKind::Item);
+    }
+
+    #[test]
+    fn summary_prefers_informative_lead_over_licence_and_changelog() {
+        let md = "# cpio\n\nCopyright (C) 2020 Free Software Foundation, Inc. All rights reserved.\n\n\
+                  GNU cpio copies files into or out of a cpio or tar archive. It supports many formats.\n\n\
+                  This program is free software; you can redistribute it under the GNU General Public License.\n";
+        let s = derive_summary(md, "cpio");
+        assert!(s.starts_with("GNU cpio copies files"), "{s}");
+        assert!(!s.contains("redistribute"), "{s}");
+        let cl = "# changelog\n\ncpio (2.13+dfsg-7.1) unstable; urgency=medium\n\n  * Fix the build with GCC 14 on all architectures.\n\n \
+                  -- A B <a@b.org>  Mon, 02 Jan 2023 13:06:21 +0100\n";
+        assert_eq!(derive_summary(cl, "changelog"), "Fix the build with GCC 14 on all architectures.");
+    }
+
+    #[test]
+    fn weights() {
+        assert!(sentence_weight("A plain sentence about archive formats.", BlockKind::Prose) > 0.9);
+        assert!(sentence_weight("See the GNU General Public License for details.", BlockKind::Prose) < 0.2);
+        assert!(sentence_weight("1.2 3.4 5.6 7 8", BlockKind::Prose) < 0.1);
+        assert_eq!(sentence_weight("", BlockKind::Prose), 0.0);
+    }
+}

@@ -1,0 +1,367 @@
+//! Leaf scent from the content, without an LLM (issue 26): title, summary,
+//! tags and acronym aliases of a converted document. Pure functions over
+//! the converter's title and body and the file's path; computed on the
+//! convert stage's threads ([`crate::stages::convert`]) so the serial plan
+//! stage only copies the result.
+//!
+//! - title: the converter's (document metadata, first heading); when it or
+//!   the file name is generic (`README`, `copyright`, `changelog`, `NEWS`,
+//!   `index`...) the first real heading, else the stem, prefixed by the
+//!   folder it belongs to ("cpio: README");
+//! - summary: [`forest_model::scent::derive_summary`] (lead-biased,
+//!   extractive, boilerplate skipped, identifiers verbatim);
+//! - tags: up to [`MAX_TAGS`] YAKE keyphrases of the body's prose
+//!   (`yake-rust`; why YAKE: ARCHITECTURE.md), in the dialect's tag format;
+//! - aliases: acronyms the text defines ("Pluggable Authentication Modules
+//!   (PAM)" gives `PAM`).
+
+use crate::stages::text::{clean_tag, normalize_body, stem_of};
+use forest_convert::Conversion;
+use forest_model::extract::{blocks, BlockKind};
+use forest_model::scent::derive_summary;
+use forest_model::slug::title_from_stem;
+use once_cell::sync::Lazy;
+use regex::Regex;
+use std::collections::HashMap;
+
+/// Tags a leaf carries at most (the dialect's curation limit).
+pub(crate) const MAX_TAGS: usize = 5;
+/// Bytes of prose YAKE reads: its cost grows with the text, the lead
+/// carries the keyphrases.
+const KEYPHRASE_BYTES: usize = 6 * 1024;
+/// Acronym aliases at most per leaf.
+const MAX_ACRONYMS: usize = 3;
+
+/// File-name and title words that say nothing about what a file holds.
+const GENERIC: [&str; 38] = [
+    "readme",
+    "index",
+    "copyright",
+    "changelog",
+    "changes",
+    "news",
+    "notes",
+    "install",
+    "todo",
+    "authors",
+    "thanks",
+    "debian",
+    "bugs",
+    "history",
+    "faq",
+    "license",
+    "licence",
+    "copying",
+    "contributing",
+    "init",
+    "md",
+    "txt",
+    "gz",
+    "rst",
+    "html",
+    "htm",
+    "release",
+    "releases",
+    "credits",
+    "maintainers",
+    "upstream",
+    "about",
+    "main",
+    "amd64",
+    "source",
+    "older",
+    "entries",
+    "notice",
+];
+/// Folder names that do not say what a file belongs to.
+const GENERIC_FOLDERS: [&str; 9] = ["doc", "docs", "html", "examples", "example", "src", "lib", "share", "usr"];
+
+/// A leaf's derived scent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct LeafScent {
+    pub(crate) title: String,
+    pub(crate) summary: String,
+    pub(crate) tags: Vec<String>,
+    pub(crate) aliases: Vec<String>,
+}
+
+fn words(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase())
+}
+
+/// True when every word of `s` is generic (a bare `README`, `changelog.Debian`).
+pub(crate) fn is_generic(s: &str) -> bool {
+    let mut any = false;
+    for w in words(s) {
+        any = true;
+        if !GENERIC.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit()) {
+            return false;
+        }
+    }
+    any
+}
+
+/// The folder a file belongs to: its nearest ancestor with a telling name.
+fn owner_of(rel: &str) -> Option<&str> {
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    parts.pop();
+    parts.into_iter().rev().find(|p| !GENERIC_FOLDERS.contains(&p.to_lowercase().as_str()) && !is_generic(p))
+}
+
+/// The first heading of a body that names something: not generic, not a
+/// sentence or a changelog line (starts with a letter, no mail address, at
+/// most 12 words and 80 characters).
+fn first_real_heading(body: &str) -> Option<String> {
+    blocks(body).into_iter().filter(|b| b.kind == BlockKind::Heading).take(5).map(|b| b.text).find(|t| {
+        t.chars().count() <= 80
+            && t.split_whitespace().count() <= 12
+            && t.starts_with(char::is_alphabetic)
+            && !t.ends_with(['.', ',', ';'])
+            && !t.contains(['@', '<', '>'])
+            && !is_generic(t)
+    })
+}
+
+/// The leaf's title: the converter's unless it or the file name is
+/// generic; then the first real heading or the stem, prefixed by the owning
+/// folder when the heading does not name it.
+pub(crate) fn leaf_title(converter_title: &str, rel: &str, body: &str) -> String {
+    let stem = stem_of(rel);
+    let t = converter_title.trim();
+    let t = if t.is_empty() { title_from_stem(&stem) } else { t.to_string() };
+    if !is_generic(&t) && !is_generic(&stem) {
+        return t;
+    }
+    let base =
+        first_real_heading(body).unwrap_or_else(|| if is_generic(&t) { t.clone() } else { title_from_stem(&stem) });
+    match owner_of(rel) {
+        Some(o) if !base.to_lowercase().contains(&o.to_lowercase()) => format!("{o}: {base}"),
+        _ => base,
+    }
+}
+
+static STOPWORDS: Lazy<HashMap<&'static str, yake_rust::StopWords>> = Lazy::new(|| {
+    ["en", "pt", "es", "fr", "de", "it", "nl"]
+        .into_iter()
+        .filter_map(|l| yake_rust::StopWords::predefined(l).map(|s| (l, s)))
+        .collect()
+});
+static YAKE: Lazy<yake_rust::Config> =
+    Lazy::new(|| yake_rust::Config { ngrams: 2, minimum_chars: 3, ..yake_rust::Config::default() });
+
+/// The prose YAKE reads: headings and paragraphs without boilerplate, cut
+/// at [`KEYPHRASE_BYTES`].
+fn keyphrase_text(body: &str) -> String {
+    let mut text = String::new();
+    for b in blocks(body) {
+        if text.len() >= KEYPHRASE_BYTES {
+            break;
+        }
+        text.push_str(&b.text);
+        text.push_str(if b.text.ends_with(['.', '!', '?']) { "\n" } else { ".\n" });
+    }
+    let mut cut = text.len().min(KEYPHRASE_BYTES);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text
+}
+
+/// Up to `max` tags from the body's keyphrases (YAKE, 1-2 words), in the
+/// dialect's format (lowercase, `[a-z0-9][a-z0-9_-]*`); numbers, generic
+/// words and duplicates left out. `lang` picks the stopword list (else English).
+pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<String> {
+    let text = keyphrase_text(body);
+    if text.split_whitespace().count() < 3 {
+        return vec![];
+    }
+    let lang = lang.map(|l| l.split('-').next().unwrap_or(l)).filter(|l| STOPWORDS.contains_key(l)).unwrap_or("en");
+    let Some(stop) = STOPWORDS.get(lang) else {
+        return vec![];
+    };
+    let mut out: Vec<String> = Vec::new();
+    for k in yake_rust::get_n_best(max * 3, &text, stop, &YAKE) {
+        let tag = clean_tag(&k.keyword.replace('.', "-"));
+        let ok = tag.len() >= 3
+            && tag.len() <= 40
+            && tag.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && tag.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+            && tag.chars().any(|c| c.is_ascii_lowercase())
+            && !is_generic(&tag)
+            && !out.iter().any(|t| t == &tag || t.split('-').any(|p| p == tag));
+        if ok {
+            out.push(tag);
+            if out.len() >= max {
+                break;
+            }
+        }
+    }
+    out
+}
+
+static ACRONYM_AFTER: Lazy<Regex> = Lazy::new(|| Regex::new(r"\(([A-Z][A-Za-z0-9]{1,9})s?\)").expect("static regex"));
+static ACRONYM_BEFORE: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"\b([A-Z][A-Z0-9]{1,9})s? \(([A-Za-z][A-Za-z -]{3,80})\)").expect("static regex"));
+
+/// Words that may stand between an expansion's initials ("Bureau *of* Labor").
+const GLUE: [&str; 8] = ["of", "and", "for", "the", "to", "in", "on", "&"];
+
+/// True when `expansion`'s initials (glue words optional) spell `acronym`.
+fn spells(acronym: &str, expansion: &[&str]) -> bool {
+    let letters: Vec<char> = acronym.chars().filter(|c| c.is_alphabetic()).map(|c| c.to_ascii_lowercase()).collect();
+    let initials: Vec<(char, bool)> = expansion
+        .iter()
+        .filter_map(|w| w.chars().next().map(|c| (c.to_ascii_lowercase(), GLUE.contains(&w.to_lowercase().as_str()))))
+        .collect();
+    // Match the letters to the initials, glue words skippable.
+    fn go(l: &[char], i: &[(char, bool)]) -> bool {
+        match (l.first(), i.first()) {
+            (None, None) => true,
+            (None, Some(_)) => i.iter().all(|x| x.1),
+            (Some(_), None) => false,
+            (Some(a), Some((b, glue))) => (a == b && go(&l[1..], &i[1..])) || (*glue && go(l, &i[1..])),
+        }
+    }
+    letters.len() >= 2 && go(&letters, &initials)
+}
+
+/// Acronyms the text defines: "Pluggable Authentication Modules (PAM)" or
+/// "PAM (Pluggable Authentication Modules)".
+pub(crate) fn defined_acronyms(body: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cut = body.len().min(forest_model::extract::SCAN_BYTES);
+    while !body.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let body = &body[..cut];
+    for m in ACRONYM_AFTER.captures_iter(body) {
+        let (Some(whole), Some(acr)) = (m.get(0), m.get(1)) else { continue };
+        let acr = acr.as_str();
+        if acr.chars().filter(|c| c.is_ascii_uppercase()).count() < 2 {
+            continue;
+        }
+        let before: Vec<&str> = body[..whole.start()].split_whitespace().rev().take(acr.len() + 3).collect();
+        let found = (acr.len().min(before.len())..=before.len()).any(|k| {
+            let mut span: Vec<&str> = before[..k].to_vec();
+            span.reverse();
+            spells(acr, &span)
+        });
+        if found && !out.iter().any(|a| a == acr) {
+            out.push(acr.to_string());
+        }
+    }
+    for m in ACRONYM_BEFORE.captures_iter(body) {
+        let acr = &m[1];
+        let exp: Vec<&str> = m[2].split_whitespace().collect();
+        if spells(acr, &exp) && !out.iter().any(|a| a == acr) {
+            out.push(acr.to_string());
+        }
+    }
+    out.truncate(MAX_ACRONYMS);
+    out
+}
+
+/// The whole derived scent of a Markdown conversion (None for datasets).
+/// The document's own tags (cleaned) come first and keyphrase tags fill up
+/// to [`MAX_TAGS`]; a `title:` in the document's metadata is kept as it is;
+/// a stub body (no text of the file) gives no tags or aliases.
+pub(crate) fn of_conversion(rel: &str, conv: &Conversion) -> Option<LeafScent> {
+    let Conversion::Markdown { title, body, meta } = conv else {
+        return None;
+    };
+    let source_tags: Vec<String> = meta.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()).collect();
+    let has_meta_title = meta.title.as_deref().is_some_and(|t| !t.trim().is_empty());
+    let title = if has_meta_title { title.trim().to_string() } else { leaf_title(title, rel, body) };
+    let stub = meta.stub.is_some();
+    Some(derive_leaf_scent(title, body, if stub { None } else { Some(meta.lang.as_deref()) }, &source_tags))
+}
+
+/// Summary, tags and aliases under a chosen title; `lang` None: no keyphrases.
+fn derive_leaf_scent(title: String, body: &str, lang: Option<Option<&str>>, source_tags: &[String]) -> LeafScent {
+    let norm = normalize_body(body, &title);
+    let summary = derive_summary(&norm, &title);
+    let mut tags: Vec<String> = source_tags.to_vec();
+    let Some(lang) = lang else {
+        return LeafScent { title, summary, tags, aliases: vec![] };
+    };
+    if tags.len() < MAX_TAGS {
+        for t in keyphrase_tags(body, lang, MAX_TAGS - tags.len()) {
+            if !tags.contains(&t) {
+                tags.push(t);
+            }
+        }
+    }
+    LeafScent { title, summary, tags, aliases: defined_acronyms(body) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_titles_name_what_they_belong_to() {
+        assert!(is_generic("README") && is_generic("changelog.Debian") && is_generic("NEWS"));
+        assert!(!is_generic("GNU cpio package") && !is_generic(""));
+        assert_eq!(leaf_title("README", "cpio/README", "Some text without heading."), "cpio: README");
+        let setext = "This is the GNU cpio package\n============================\n\nText.\n";
+        assert_eq!(leaf_title("README", "cpio/README", setext), "This is the GNU cpio package");
+        assert_eq!(leaf_title("copyright", "libgtk2.0-0/copyright", ""), "libgtk2.0-0: copyright");
+        assert_eq!(
+            leaf_title("Older entries have been removed from this changelog.", "bash/changelog.Debian.gz", "x"),
+            "bash: changelog.Debian"
+        );
+        assert_eq!(leaf_title("index", "pkg/doc/html/index.html", "# Pkg Manual\n\ntext"), "Pkg Manual");
+        assert_eq!(leaf_title("index", "gtk/html/index.html", "# Reference Manual\n\ntext"), "gtk: Reference Manual");
+        assert_eq!(leaf_title("The Closure API", "libffi8/html/closures.html", ""), "The Closure API");
+        assert_eq!(leaf_title("", "notes/budget-2026.md", ""), "budget 2026");
+        assert_eq!(leaf_title("README", "README", ""), "README");
+        let cl = "294663). Patches by Joshua Kwan <joshk@example.org> and\n---\n\ntext\n";
+        assert_eq!(leaf_title("changelog", "bzip2/changelog.gz", cl), "bzip2: changelog");
+    }
+
+    #[test]
+    fn tags_are_keyphrases_in_the_dialect_format() {
+        let body = "# GNU cpio\n\nGNU cpio copies files into or out of a cpio or tar archive. \
+                    The archive can be another file on the disk, a magnetic tape, or a pipe. \
+                    GNU cpio supports the following archive formats: binary, old ASCII, new ASCII, crc, HPUX binary, \
+                    HPUX old ASCII, old tar, and POSIX.1 tar. The tar format is provided for compatibility with the \
+                    tar program. By default, cpio creates binary format archives.\n";
+        let tags = keyphrase_tags(body, Some("en"), 5);
+        assert!(tags.len() >= 2 && tags.len() <= 5, "{tags:?}");
+        let re = Regex::new(r"^[a-z0-9][a-z0-9_-]*$").unwrap();
+        assert!(tags.iter().all(|t| re.is_match(t)), "{tags:?}");
+        assert!(tags.iter().any(|t| t.contains("cpio") || t.contains("archive")), "{tags:?}");
+        assert!(keyphrase_tags("", None, 5).is_empty());
+        assert!(keyphrase_tags("Hi.", Some("xx"), 5).is_empty());
+    }
+
+    #[test]
+    fn acronyms_the_text_defines() {
+        let t = "Linux-PAM (Pluggable Authentication Modules for Linux) is a suite. \
+                 It uses Pluggable Authentication Modules (PAM) and the Bureau of Labor Statistics (BLS). \
+                 Random (XYZ) is not defined. NSS (Name Service Switch) resolves names.";
+        assert_eq!(defined_acronyms(t), vec!["PAM", "BLS", "NSS"]);
+        assert!(defined_acronyms("nothing (here)").is_empty());
+    }
+
+    #[test]
+    fn leaf_scent_keeps_source_tags_first() {
+        let body = "Pluggable Authentication Modules (PAM) let administrators choose how applications \
+                    authenticate users. PAM modules stack: each module checks one credential and the stack decides.";
+        let meta = forest_convert::SourceMeta { tags: vec!["Security".into()], ..Default::default() };
+        let conv = Conversion::Markdown { title: "README".into(), body: body.into(), meta };
+        let s = of_conversion("pam/README", &conv).unwrap();
+        assert_eq!(s.title, "pam: README");
+        assert_eq!(s.tags[0], "security");
+        assert!(s.tags.len() >= 3 && s.tags.len() <= MAX_TAGS, "{:?}", s.tags);
+        assert_eq!(s.aliases, vec!["PAM"]);
+        assert!(s.summary.starts_with("Pluggable Authentication Modules (PAM) let"), "{}", s.summary);
+        let meta =
+            forest_convert::SourceMeta { title: Some("README".into()), stub: Some("x".into()), ..Default::default() };
+        let conv = Conversion::Markdown { title: "README".into(), body: body.into(), meta };
+        let s = of_conversion("pam/README", &conv).unwrap();
+        assert_eq!((s.title.as_str(), s.tags.len(), s.aliases.len()), ("README", 0, 0));
+        assert!(of_conversion("t.csv", &Conversion::Dataset { title: "t".into(), tables: vec![] }).is_none());
+    }
+}
