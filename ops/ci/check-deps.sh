@@ -21,6 +21,7 @@ forbid() {
 }
 forbid forest-vine forest-gardener forest-convert forest-curator forest-ranger forest-prepared
 forbid forest-derived forest-gardener forest-convert forest-curator forest-ranger forest-vine
-forbid forest-catalog forest-gardener forest-convert forest-vine
-[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived and forest-catalog keep their dependency invariants"
+forbid forest-catalog forest-gardener forest-convert forest-vine forest-canopy
+forbid forest-canopy forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-vine forest-derived
+[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog and forest-canopy keep their dependency invariants"
 exit "$fail"

@@ -9,7 +9,8 @@ use forest_catalog::Catalog;
 use crate::embed::{Embedder, LocalEmbedder};
 use crate::error::{CanopyError, Result};
 use crate::maintain::{maintain, refresh, RefreshReport};
-use crate::store::canopy_dir;
+use crate::search::Searcher;
+use crate::store::{canopy_dir, stale_reason};
 use crate::text::scent_text;
 
 fn json_list(s: &str) -> Vec<String> {
@@ -53,5 +54,34 @@ pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<Refres
             return Err(e);
         }
     };
-    maintain(&dir, || catalog_rows(catalog), embedder.as_ref().map(|e| e as &dyn Embedder))
+    let out = maintain(&dir, || catalog_rows(catalog), embedder.as_ref().map(|e| e as &dyn Embedder));
+    if let Err(e) = &out {
+        crate::store::mark_stale(&dir, &format!("the refresh failed: {e}"))?;
+    }
+    out
+}
+
+/// The vector ranking for `query` (`depth` deep), or why there is none: a
+/// forest without a canopy, a stale one, an unset or other model all fall
+/// back to BM25 with a note.
+pub fn dense_ranking(root: &Path, query: &str, depth: usize) -> std::result::Result<Vec<String>, String> {
+    let dir = canopy_dir(root);
+    let searcher = match Searcher::open(&dir) {
+        Ok(Some(s)) if !s.is_empty() => s,
+        Ok(_) => return Err("no canopy (forest canopy build)".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if let Some(r) = stale_reason(&dir) {
+        return Err(format!("the canopy is stale ({r}); forest canopy build"));
+    }
+    let e = match LocalEmbedder::from_env() {
+        Ok(Some(e)) => e,
+        Ok(None) => return Err(format!("{} is unset", crate::embed::MODEL_VAR)),
+        Err(e) => return Err(e.to_string()),
+    };
+    if e.model() != searcher.model() {
+        return Err(format!("the canopy was built with {}, the model is {}", searcher.model(), e.model()));
+    }
+    let q = e.embed(&[query.to_string()]).map_err(|e| e.to_string())?;
+    Ok(searcher.search(&q[0], depth).into_iter().map(|(id, _)| id).collect())
 }

@@ -23,8 +23,8 @@ mod text;
 
 pub use embed::{Embedder, LocalEmbedder, MODEL_VAR};
 pub use error::{CanopyError, Result};
-pub use forest::{build_forest, catalog_rows, maintain_forest};
+pub use forest::{build_forest, catalog_rows, dense_ranking, maintain_forest};
 pub use maintain::{maintain, plan_update, refresh, Plan, RefreshReport};
-pub use search::{fuse, quantize, Searcher, RRF_K};
+pub use search::{quantize, Searcher};
 pub use store::{canopy_dir, mark_stale, stale_reason, Canopy};
 pub use text::scent_text;

@@ -1,17 +1,14 @@
 //! Vector search: an exact scan over memory-mapped int8 rows, the best
 //! candidates rescored with the float32 vectors (f64 sums, ties by row
-//! order as the reference breaks them), and reciprocal rank fusion.
+//! order as the reference breaks them).
 
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::path::Path;
 
 use memmap2::Mmap;
 
 use crate::error::{CanopyError, Result};
 use crate::store::{self, Canopy, IDS_MAGIC, QUANT_MAGIC};
-
-/// RRF constant (navigator §4: `1 / (60 + rank + 1)`, rank 0-based).
-pub const RRF_K: f64 = 60.0;
 
 /// Quantise a unit vector to int8: returns `scale` with `v ≈ scale × q`.
 pub fn quantize(v: &[f32], q: &mut [i8]) -> f32 {
@@ -44,22 +41,6 @@ fn dot_i8(a: &[i8], b: &[u8]) -> i32 {
         s += i32::from(*x) * i32::from(*y as i8);
     }
     s
-}
-
-/// Reciprocal rank fusion of rankings (ids best first): `Σ 1/(k + rank + 1)`,
-/// then divided by the best fused score (strength in (0, 1]).
-pub fn fuse(rankings: &[&[String]]) -> HashMap<String, f64> {
-    let mut fused: HashMap<String, f64> = HashMap::new();
-    for ranked in rankings {
-        for (rank, id) in ranked.iter().enumerate() {
-            *fused.entry(id.clone()).or_insert(0.0) += 1.0 / (RRF_K + rank as f64 + 1.0);
-        }
-    }
-    let top = fused.values().copied().fold(0.0f64, f64::max);
-    if top > 0.0 {
-        fused.values_mut().for_each(|s| *s /= top);
-    }
-    fused
 }
 
 enum Bytes {
@@ -286,18 +267,5 @@ mod tests {
         std::fs::write(t.path().join(store::QUANT), b"junk").unwrap();
         let e = Searcher::open(t.path()).err().unwrap();
         assert_eq!(e.code(), "E_CANOPY_DAMAGED");
-    }
-
-    #[test]
-    fn rrf_k60_max_normalised() {
-        let a: Vec<String> = vec!["x".into(), "y".into()];
-        let b: Vec<String> = vec!["y".into(), "z".into()];
-        let f = fuse(&[&a, &b]);
-        // y: 1/62 + 1/61 is the best; x: 1/61
-        assert_eq!(f["y"], 1.0);
-        let y = 1.0 / 62.0 + 1.0 / 61.0;
-        assert!((f["x"] - (1.0 / 61.0) / y).abs() < 1e-12);
-        assert!((f["z"] - (1.0 / 62.0) / y).abs() < 1e-12);
-        assert!(fuse(&[]).is_empty());
     }
 }

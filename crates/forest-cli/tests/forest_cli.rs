@@ -493,6 +493,8 @@ mod dist;
 #[path = "cli/snapshot.rs"]
 mod snapshot;
 
+#[path = "cli/canopy.rs"]
+mod canopy;
 #[path = "cli/interchange.rs"]
 mod interchange;
 #[path = "cli/nightly.rs"]

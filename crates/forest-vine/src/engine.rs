@@ -42,6 +42,9 @@ pub struct Vine {
     pub(crate) dialect: Dialect,
     pub(crate) writer: Option<Writer>,
     pub(crate) tracer: Tracer,
+    /// `locate` fuses BM25 with the canopy (off by default, as the
+    /// reference's `hybrid_locate`).
+    pub(crate) hybrid: bool,
 }
 
 impl std::fmt::Debug for Vine {
@@ -71,7 +74,14 @@ impl Vine {
         let trails = Trails::open(&root.join(TRAILS_PATH))?;
         let dialect = load_dialect(&root);
         let tracer = Tracer::new(&root, opts.session);
-        Ok(Vine { root, catalog, trails, dialect, writer, tracer })
+        Ok(Vine { root, catalog, trails, dialect, writer, tracer, hybrid: false })
+    }
+
+    /// Turn hybrid `locate` on or off (navigator §4: BM25 fused with the
+    /// canopy's vector ranking by RRF; a forest without a usable canopy
+    /// answers BM25 alone with a `note`).
+    pub fn set_hybrid(&mut self, on: bool) {
+        self.hybrid = on;
     }
 
     /// The forest root (canonical).

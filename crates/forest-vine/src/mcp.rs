@@ -113,7 +113,11 @@ impl VineServer {
 }
 
 fn worker(root: PathBuf, writable: bool, rx: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<String, VineError>>) {
-    let mut vine = match Vine::open(&root, VineOptions { writable, session: None }) {
+    let mut vine = match Vine::open(&root, VineOptions { writable, session: None }).map(|mut v| {
+        // FOREST_HYBRID_LOCATE=1: the reference's `hybrid_locate` (off by default).
+        v.set_hybrid(std::env::var("FOREST_HYBRID_LOCATE").is_ok_and(|x| x == "1"));
+        v
+    }) {
         Ok(v) => v,
         Err(e) => {
             let _ = ready.send(Err(e));

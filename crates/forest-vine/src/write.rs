@@ -42,6 +42,13 @@ impl Vine {
             self.catalog.remove(deletes)?;
         }
         self.catalog.upsert(&rows)?;
+        if oid.is_some() {
+            // The canopy follows the scents; a refresh that cannot run marks
+            // it stale (locate then answers BM25 alone), never fails the write.
+            if let Err(e) = forest_canopy::maintain_forest(&self.root, &self.catalog) {
+                tracing::warn!(event = "canopy.stale", code = e.code(), error = %e);
+            }
+        }
         Ok(oid.map(|o| o.to_string()))
     }
 
