@@ -97,7 +97,7 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     {
         let mut vine =
             forest_vine::Vine::open(&root, forest_vine::VineOptions { writable: true, session: None }).unwrap();
-        let node = serde_json::json!({"id": "docs/notes", "title": "Notes", "type": "note",
+        let node = serde_json::json!({"id": "docs/notes", "parent": "docs/_index", "title": "Notes", "type": "note",
             "summary": "Notes about compressing backups.", "body": "Text."});
         std::env::set_var("FOREST_EMBED_MODEL", &m);
         vine.plant(&node, false, false).unwrap();
