@@ -73,6 +73,9 @@ struct Hit {
     rank: f64,
 }
 
+/// Hits with their strengths, and why a hybrid call fell back to BM25.
+type Strengths = (Vec<(Hit, f64)>, Option<String>);
+
 impl Vine {
     /// The `lang:` a node declares in its frontmatter (files are read only
     /// when a caller filters by language: the catalog has no such column).
@@ -172,13 +175,7 @@ impl Vine {
     /// rankings over the best (navigator §4); vector-only nodes join when
     /// they lie in the window (the language filter follows in the caller).
     /// The second value says why a hybrid call fell back to BM25.
-    fn locate_strengths(
-        &self,
-        query: &str,
-        hits: Vec<Hit>,
-        depth: usize,
-        win: Option<&Window>,
-    ) -> VResult<(Vec<(Hit, f64)>, Option<String>)> {
+    fn locate_strengths(&self, query: &str, hits: Vec<Hit>, depth: usize, win: Option<&Window>) -> VResult<Strengths> {
         if !self.hybrid {
             return Ok((bm25_strengths(hits), None));
         }
