@@ -5,7 +5,8 @@
 #      monkeyllm 0.83), all from PyPI into $FOREST_OPS_DIR, IN THE
 #      BACKGROUND while the test binaries compile (cargo's progress shows);
 #      FOREST_TEST_LLM_URL / FOREST_TEST_S3_ENDPOINT / FOREST_TEST_MCP_PYTHON /
-#      FOREST_TEST_MONKEYLLM already set are used as they are;
+#      FOREST_TEST_MONKEYLLM / FOREST_EMBED_MODEL (the Canopy's embedding
+#      model, all-MiniLM-L6-v2 from PyPI) already set are used as they are;
 #   2. waits for them and fails with a clear message when one cannot start;
 #   3. runs every test (cargo-nextest when installed: binaries run side by
 #      side and each test's time is shown; else `cargo test`), never
@@ -71,6 +72,7 @@ servers=(
   "start s3 FOREST_TEST_S3_ENDPOINT"
   "install mcp FOREST_TEST_MCP_PYTHON"
   "install monkeyllm FOREST_TEST_MONKEYLLM"
+  "install embed FOREST_EMBED_MODEL"
 )
 if [ "${FOREST_TEST_NO_SERVERS:-0}" != 1 ]; then
   for s in "${servers[@]}"; do begin $s; done

@@ -21,8 +21,9 @@ forbid() {
 }
 forbid forest-vine forest-gardener forest-convert forest-curator forest-ranger forest-prepared
 forbid forest-derived forest-gardener forest-convert forest-curator forest-ranger forest-vine
-forbid forest-catalog forest-gardener forest-convert forest-vine
+forbid forest-catalog forest-gardener forest-convert forest-vine forest-canopy
 forbid forest-navigator forest-gardener forest-convert forest-ranger forest-prepared
 forbid forest-vine forest-navigator
-[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog and forest-navigator keep their dependency invariants"
+forbid forest-canopy forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-vine forest-derived
+[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog, forest-navigator and forest-canopy keep their dependency invariants"
 exit "$fail"

@@ -64,6 +64,9 @@ pub struct LocateOptions {
     pub session: Option<String>,
     /// Add each result's outline (`include=["outline"]`).
     pub include_outline: bool,
+    /// Hybrid: the vector ranking (ids best first, `max(5k, 25)` deep) to
+    /// fuse with BM25 by RRF (k = 60); `None` is BM25 alone.
+    pub dense: Option<Vec<String>>,
 }
 
 impl Default for LocateOptions {
@@ -75,6 +78,7 @@ impl Default for LocateOptions {
             alpha: 0.3,
             session: None,
             include_outline: false,
+            dense: None,
         }
     }
 }
@@ -205,17 +209,14 @@ pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOpti
         },
         None => vec![],
     };
-    // bm25 is negative (lower = better); the best hit gets strength 1.0.
-    let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
-    let kept: Vec<(Hit, f64)> = hits
-        .into_iter()
-        .map(|h| {
-            let strength = if best < 0.0 { h.rank / best } else { 1.0 };
-            (h, strength)
-        })
-        .filter(|(h, _)| scope.admits(&h.kind))
-        .filter(|(h, _)| opts.type_filter.as_ref().is_none_or(|t| &h.node_type == t))
-        .collect();
+    let kept: Vec<(Hit, f64)> = match &opts.dense {
+        None => bm25_strengths(hits),
+        Some(dense) => fused_strengths(catalog, hits, dense)?,
+    }
+    .into_iter()
+    .filter(|(h, _)| scope.admits(&h.kind))
+    .filter(|(h, _)| opts.type_filter.as_ref().is_none_or(|t| &h.node_type == t))
+    .collect();
     let ids: Vec<String> = kept.iter().map(|(h, _)| h.id.clone()).collect();
     let heat = trails.heat_map(&ids, opts.session.as_deref())?;
     let mut results = Vec::with_capacity(kept.len());
@@ -253,6 +254,67 @@ pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOpti
         out.searched = Some(catalog.count_nodes()?);
         out.hint = Some(EMPTY_HINT.to_string());
     }
+    Ok(out)
+}
+
+/// BM25 alone: bm25 is negative (lower = better); the best hit gets 1.0.
+fn bm25_strengths(hits: Vec<Hit>) -> Vec<(Hit, f64)> {
+    let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
+    hits.into_iter()
+        .map(|h| {
+            let strength = if best < 0.0 { h.rank / best } else { 1.0 };
+            (h, strength)
+        })
+        .collect()
+}
+
+/// RRF constant (navigator §4: `1 / (60 + rank + 1)`, rank 0-based).
+pub const RRF_K: f64 = 60.0;
+
+/// Reciprocal rank fusion of rankings (ids best first): `Σ 1/(k + rank + 1)`,
+/// divided by the best fused score (strength in (0, 1]).
+pub fn rrf_fuse(rankings: &[&[String]]) -> std::collections::HashMap<String, f64> {
+    let mut fused: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
+    for ranked in rankings {
+        for (rank, id) in ranked.iter().enumerate() {
+            *fused.entry(id.clone()).or_insert(0.0) += 1.0 / (RRF_K + rank as f64 + 1.0);
+        }
+    }
+    let top = fused.values().copied().fold(0.0f64, f64::max);
+    if top > 0.0 {
+        fused.values_mut().for_each(|s| *s /= top);
+    }
+    fused
+}
+
+/// Hybrid (navigator §4): [`rrf_fuse`] of the BM25 and vector rankings;
+/// vector-only ids join when the catalog
+/// has them, after the BM25 hits (the reference's stable order).
+fn fused_strengths(catalog: &Catalog, hits: Vec<Hit>, dense: &[String]) -> Result<Vec<(Hit, f64)>> {
+    let bm25: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+    let fused = rrf_fuse(&[&bm25, dense]);
+    let strength = |id: &str| fused.get(id).copied().unwrap_or(0.0);
+    let seen: std::collections::HashSet<&str> = bm25.iter().map(String::as_str).collect();
+    let mut st = catalog.connection().prepare_cached(
+        "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE id = ?1",
+    )?;
+    let mut extra = vec![];
+    for id in dense.iter().filter(|id| !seen.contains(id.as_str())) {
+        if let Some(h) = st.query_row([id], |r| hit_row(r, 0.0)).optional()? {
+            extra.push(h);
+        }
+    }
+    let mut out: Vec<(Hit, f64)> = hits
+        .into_iter()
+        .map(|h| {
+            let s = strength(&h.id);
+            (h, s)
+        })
+        .collect();
+    out.extend(extra.into_iter().map(|h| {
+        let s = strength(&h.id);
+        (h, s)
+    }));
     Ok(out)
 }
 
@@ -445,6 +507,19 @@ fn fit_budget(out: &mut LocateResult, budget: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rrf_k60_max_normalised() {
+        let a: Vec<String> = vec!["x".into(), "y".into()];
+        let b: Vec<String> = vec!["y".into(), "z".into()];
+        let f = rrf_fuse(&[&a, &b]);
+        // y: 1/62 + 1/61 is the best; x: 1/61; z: 1/62
+        assert_eq!(f["y"], 1.0);
+        let y = 1.0 / 62.0 + 1.0 / 61.0;
+        assert!((f["x"] - (1.0 / 61.0) / y).abs() < 1e-12);
+        assert!((f["z"] - (1.0 / 62.0) / y).abs() < 1e-12);
+        assert!(rrf_fuse(&[]).is_empty());
+    }
 
     #[test]
     fn sanitizes_tokens() {

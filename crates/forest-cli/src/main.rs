@@ -2,6 +2,7 @@
 //! stdout, progress and logs to stderr. Exit codes (DESIGN §9): 0 ok,
 //! 1 error, 3 partial, 10 not a forest, 11 locked.
 
+mod canopy_cmd;
 mod dist_cmd;
 mod garden_cmd;
 mod hunt_cmd;
@@ -215,8 +216,17 @@ enum Cmd {
         /// Session scope for session heat.
         #[arg(long)]
         session: Option<String>,
+        /// Fuse BM25 with the canopy's vector ranking (RRF, k = 60); falls
+        /// back to BM25 with a note when the forest has no usable canopy.
+        #[arg(long)]
+        hybrid: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// The Canopy: the optional vector layer of locate (`_derived/canopy/`).
+    Canopy {
+        #[command(subcommand)]
+        cmd: canopy_cmd::CanopyCmd,
     },
     /// Maintenance: evaporation, link lifecycle, landmarks, health, cache eviction, gc.
     Ranger {
@@ -439,10 +449,11 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Curate { f, pending: _, json } => cmd_curate(&f, json),
         Cmd::Rollup { f, all, curate, dry_run, json } => cmd_rollup(&f, all, curate, dry_run, json),
         Cmd::Reindex { f, json } => cmd_reindex(&f, json),
-        Cmd::Locate { f, query, k, scope, type_filter, alpha, session, json } => {
+        Cmd::Locate { f, query, k, scope, type_filter, alpha, session, hybrid, json } => {
             let opts = LocateOptions { k, scope, type_filter, alpha, session, ..LocateOptions::default() };
-            cmd_locate(&f, &query.join(" "), &opts, json)
+            cmd_locate(&f, &query.join(" "), opts, hybrid, json)
         }
+        Cmd::Canopy { cmd } => canopy_cmd::run(cmd),
         Cmd::Ranger { cmd: RangerCmd::Run { f, now, json } } => cmd_ranger_run(&f, now.as_deref(), json),
         Cmd::Ranger { cmd: RangerCmd::Daemon { f, schedule } } => cmd_ranger_daemon(&f, &schedule),
         Cmd::Health { f, json } => cmd_health(&f, json),
@@ -575,11 +586,17 @@ fn cmd_reindex(f: &ForestArg, json: bool) -> Result<u8> {
     Ok(0)
 }
 
-fn cmd_locate(f: &ForestArg, query: &str, opts: &LocateOptions, json: bool) -> Result<u8> {
+fn cmd_locate(f: &ForestArg, query: &str, mut opts: LocateOptions, hybrid: bool, json: bool) -> Result<u8> {
     let root = forest_root(f)?;
     let catalog = open_catalog(&root)?;
     let trails = Trails::open(&root.join(TRAILS_PATH))?;
-    let res = locate(&catalog, &trails, query, opts)?;
+    if hybrid {
+        match canopy_cmd::dense_ranking(&root, query, (opts.k * 5).max(25)) {
+            Ok(ids) => opts.dense = Some(ids),
+            Err(why) => eprintln!("note: BM25 only: {why}"),
+        }
+    }
+    let res = locate(&catalog, &trails, query, &opts)?;
     if json {
         print_json(&res)?;
     } else {

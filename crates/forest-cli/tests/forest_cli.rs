@@ -498,6 +498,8 @@ mod snapshot;
 
 #[path = "cli/branch_scent.rs"]
 mod branch_scent;
+#[path = "cli/canopy.rs"]
+mod canopy;
 #[path = "cli/hostile.rs"]
 mod hostile;
 #[path = "cli/hunt.rs"]
@@ -511,10 +513,10 @@ mod llm_support;
 mod nightly;
 #[path = "cli/output.rs"]
 mod output;
-#[path = "cli/serve_access.rs"]
-mod serve_access;
 #[path = "cli/scent.rs"]
 mod scent;
+#[path = "cli/serve_access.rs"]
+mod serve_access;
 #[path = "cli/split.rs"]
 mod split;
 #[path = "cli/vine.rs"]

@@ -53,6 +53,9 @@ pub struct Vine {
     pub(crate) access: Access,
     /// True while the catalog is narrowed to `access`'s branches.
     pub(crate) views: bool,
+    /// `locate` fuses BM25 with the canopy (off by default, as the
+    /// reference's `hybrid_locate`).
+    pub(crate) hybrid: bool,
 }
 
 impl std::fmt::Debug for Vine {
@@ -93,6 +96,7 @@ impl Vine {
             shared_writes: true,
             access: Access::owner(),
             views: false,
+            hybrid: false,
         })
     }
 
@@ -118,6 +122,13 @@ impl Vine {
             Some(d) if Instant::now() >= d => Err(timeout(what)),
             _ => Ok(()),
         }
+    }
+
+    /// Turn hybrid `locate` on or off (navigator §4: BM25 fused with the
+    /// canopy's vector ranking by RRF; a forest without a usable canopy
+    /// answers BM25 alone with a `note`).
+    pub fn set_hybrid(&mut self, on: bool) {
+        self.hybrid = on;
     }
 
     /// The forest root (canonical).

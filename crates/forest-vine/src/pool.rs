@@ -56,6 +56,12 @@ impl Default for CallCtx {
     }
 }
 
+/// `FOREST_HYBRID_LOCATE=1`: the served `locate` fuses BM25 with the
+/// canopy (the reference's `hybrid_locate`, off by default).
+fn hybrid_locate() -> bool {
+    std::env::var("FOREST_HYBRID_LOCATE").is_ok_and(|x| x == "1")
+}
+
 /// The configured call deadline.
 pub fn call_timeout() -> Duration {
     std::env::var("FOREST_CALL_TIMEOUT_MS")
@@ -121,6 +127,7 @@ impl Pool {
                     None => reopen()?,
                 };
                 vine.tracer = t2.clone();
+                vine.set_hybrid(hybrid_locate());
                 Ok(vine)
             };
             spawn("vine-writer", open, Arc::new(Mutex::new(wrx)), slots[0].clone())?;
@@ -131,7 +138,12 @@ impl Pool {
         };
         for (i, slot) in slots.iter().enumerate().skip(1) {
             let (r2, t2) = (root.clone(), tracer.clone());
-            let open = move || Vine::open_worker(&r2, &t2, writable);
+            let open = move || {
+                Vine::open_worker(&r2, &t2, writable).map(|mut v| {
+                    v.set_hybrid(hybrid_locate());
+                    v
+                })
+            };
             spawn(&format!("vine-read-{i}"), open, rrx.clone(), slot.clone())?;
         }
         watchdog(slots)?;

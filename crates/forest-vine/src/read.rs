@@ -73,6 +73,9 @@ struct Hit {
     rank: f64,
 }
 
+/// Hits with their strengths, and why a hybrid call fell back to BM25.
+type Strengths = (Vec<(Hit, f64)>, Option<String>);
+
 impl Vine {
     /// The `lang:` a node declares in its frontmatter (files are read only
     /// when a caller filters by language: the catalog has no such column).
@@ -108,9 +111,9 @@ impl Vine {
             Some(expr) => self.fts_hits(&a.query, &expr, limit, win.as_ref())?,
             None => vec![],
         };
-        let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
+        let (hits, bm25_only) = self.locate_strengths(&a.query, hits, (5 * k).max(25), win.as_ref())?;
         let mut kept: Vec<(Map<String, Value>, f64)> = vec![];
-        for h in hits {
+        for (h, strength) in hits {
             self.check_deadline("locate")?;
             let kind = h.row["kind"].as_str().unwrap_or_default().to_string();
             let ok_scope = match scope {
@@ -128,7 +131,6 @@ impl Vine {
                     continue;
                 }
             }
-            let strength = if best < 0.0 { h.rank / best } else { 1.0 };
             kept.push((h.row, strength));
         }
         let ids: Vec<String> = kept.iter().map(|(r, _)| r["id"].as_str().unwrap_or_default().to_string()).collect();
@@ -160,12 +162,58 @@ impl Vine {
         out.insert("results".into(), Value::Array(results));
         out.insert("truncated".into(), json!(truncated));
         shrink_list(&mut out, "results", LOCATE_BUDGET, id_of);
+        if let Some(why) = bm25_only {
+            out.insert("note".into(), json!(format!("BM25 only: {why}")));
+        }
         self.window_tail(&mut out, win.as_ref(), "results", "No curated scent matched")?;
         if out["results"].as_array().is_some_and(|r| r.is_empty()) && win.is_none() {
             out.insert("searched".into(), json!(self.catalog.count_nodes()?));
             out.insert("hint".into(), json!(EMPTY_HINT));
         }
         Ok(Value::Object(out))
+    }
+
+    /// Each hit's strength: BM25 / best BM25, or, when hybrid locate is on
+    /// and the canopy usable, the RRF (k = 60) of the BM25 and vector
+    /// rankings over the best (navigator §4); vector-only nodes join when
+    /// they lie in the window (the language filter follows in the caller).
+    /// The second value says why a hybrid call fell back to BM25.
+    fn locate_strengths(&self, query: &str, hits: Vec<Hit>, depth: usize, win: Option<&Window>) -> VResult<Strengths> {
+        if !self.hybrid {
+            return Ok((bm25_strengths(hits), None));
+        }
+        let dense = match forest_canopy::dense_ranking(&self.root, query, depth) {
+            Ok(ids) => ids,
+            Err(why) => return Ok((bm25_strengths(hits), Some(why))),
+        };
+        let bm25: Vec<String> = hits.iter().map(|h| h.row["id"].as_str().unwrap_or_default().to_string()).collect();
+        let fused = forest_catalog::rrf_fuse(&[&bm25, &dense]);
+        let seen: std::collections::HashSet<&str> = bm25.iter().map(String::as_str).collect();
+        let (pred, wargs) = match win {
+            Some(w) => {
+                let (p, a) = window_sql(w, "");
+                (format!(" AND {p}"), a)
+            }
+            None => (String::new(), vec![]),
+        };
+        let sql = format!(
+            "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE id = ?{pred}"
+        );
+        let mut st = self.catalog.connection().prepare_cached(&sql)?;
+        let mut extra = vec![];
+        for id in dense.iter().filter(|id| !seen.contains(id.as_str())) {
+            let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into()];
+            args.extend(wargs.iter().cloned().map(Into::into));
+            if let Some(row) = st.query_row(params_from_iter(args.iter()), hit_row).optional()? {
+                extra.push(Hit { row, rank: 0.0 });
+            }
+        }
+        let strength = |h: &Hit| fused.get(h.row["id"].as_str().unwrap_or_default()).copied().unwrap_or(0.0);
+        let out = hits.into_iter().chain(extra).map(|h| {
+            let s = strength(&h);
+            (h, s)
+        });
+        Ok((out.collect(), None))
     }
 
     /// Adds `window`, `undated_excluded` and the empty-window fields.
@@ -559,6 +607,17 @@ pub(crate) fn window_sql(w: &Window, p: &str) -> (String, Vec<String>) {
         args.push(next);
     }
     (pred, args)
+}
+
+/// BM25 alone: rank / best rank (bm25 is negative, lower is better).
+fn bm25_strengths(hits: Vec<Hit>) -> Vec<(Hit, f64)> {
+    let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
+    hits.into_iter()
+        .map(|h| {
+            let s = if best < 0.0 { h.rank / best } else { 1.0 };
+            (h, s)
+        })
+        .collect()
 }
 
 /// Heat map helper shared by the list primitives.

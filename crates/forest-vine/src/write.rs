@@ -60,6 +60,16 @@ impl Vine {
             self.catalog_unscoped(|c| c.remove(deletes))?;
         }
         self.catalog_unscoped(|c| c.upsert(&rows))?;
+        if oid.is_some() {
+            // The canopy follows the scents, read from the whole catalog (the
+            // views lifted); a refresh that cannot run marks it stale (locate
+            // then answers BM25 alone), never fails the write.
+            let root = self.root.clone();
+            let refreshed = self.catalog_unscoped(|c| Ok(forest_canopy::maintain_forest(&root, c)))?;
+            if let Err(e) = refreshed {
+                tracing::warn!(event = "canopy.stale", code = e.code(), error = %e);
+            }
+        }
         Ok(oid.map(|o| o.to_string()))
     }
 

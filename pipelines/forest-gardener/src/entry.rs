@@ -215,6 +215,7 @@ pub fn adopt(
     }
     let mut report = run_sources("adopt", forest, git, &config, &[src], None, opts, progress, curate)?;
     report.command = "adopt".into();
+    refresh_canopy(forest, opts);
     Ok(report)
 }
 
@@ -274,7 +275,23 @@ pub fn sync(
     }
     let mut report = run_sources("sync", forest, git, &config, &sources, path, opts, progress, curate)?;
     report.command = "sync".into();
+    refresh_canopy(forest, opts);
     Ok(report)
+}
+
+/// After a run's commits: the canopy (when the forest has one) embeds the
+/// changed scents again, or is marked stale when the model is not there;
+/// a canopy problem never fails the run (it is disposable).
+fn refresh_canopy(forest: &Path, opts: &RunOptions) {
+    if opts.dry_run || !forest_canopy::Canopy::exists(&forest_canopy::canopy_dir(forest)) {
+        return;
+    }
+    let out = crate::derived::open_catalog(forest)
+        .map_err(|e| e.to_string())
+        .and_then(|c| forest_canopy::maintain_forest(forest, &c).map_err(|e| e.to_string()));
+    if let Err(e) = out {
+        tracing::warn!(event = "canopy.stale", error = %e);
+    }
 }
 
 fn validate_dest(d: &str) -> Result<(), GardenError> {

@@ -176,6 +176,9 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
         // catalog that the next run heals (it re-reads the sources).
         let s = Instant::now();
         settle(forest, &mut catalog, rewritten.keys())?;
+        if let Err(e) = forest_canopy::maintain_forest(forest, &catalog) {
+            tracing::warn!(event = "canopy.stale", code = e.code(), error = %e);
+        }
         tracing::info!(event = "ranger.commit", files = rewritten.len(), git_ms = committed_ms, settle_ms = ms(s));
     }
     drop(rewritten);

@@ -1,0 +1,87 @@
+//! A forest's canopy: the `(id, text)` rows come from the catalog (every
+//! node, branches and leaves, as the reference embeds), the model from
+//! `FOREST_EMBED_MODEL`. What writers and the CLI call.
+
+use std::path::Path;
+
+use forest_catalog::Catalog;
+
+use crate::embed::{Embedder, LocalEmbedder};
+use crate::error::{CanopyError, Result};
+use crate::maintain::{maintain, refresh, RefreshReport};
+use crate::search::Searcher;
+use crate::store::{canopy_dir, stale_reason};
+use crate::text::scent_text;
+
+fn json_list(s: &str) -> Vec<String> {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+/// Every catalog node's id and scent text.
+pub fn catalog_rows(catalog: &Catalog) -> Result<Vec<(String, String)>> {
+    let sql = "SELECT id, title, summary, aliases, tags FROM nodes ORDER BY id";
+    let db_err = |e: rusqlite::Error| CanopyError::Catalog(e.to_string());
+    let mut st = catalog.connection().prepare(sql).map_err(db_err)?;
+    let rows = st
+        .query_map([], |r| {
+            let (title, summary): (String, String) = (r.get(1)?, r.get(2)?);
+            let aliases = json_list(&r.get::<_, String>(3)?);
+            let tags = json_list(&r.get::<_, String>(4)?);
+            Ok((r.get::<_, String>(0)?, scent_text(&title, &summary, &aliases, &tags)))
+        })
+        .map_err(db_err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+}
+
+/// `forest canopy build`: embed every node anew with `embedder`.
+pub fn build_forest(forest: &Path, catalog: &Catalog, embedder: &dyn Embedder) -> Result<RefreshReport> {
+    refresh(&canopy_dir(forest), catalog_rows(catalog)?, embedder, true)
+}
+
+/// After a writer changed scents: nothing when the forest has no canopy;
+/// else re-embed the changed scents with the model `FOREST_EMBED_MODEL`
+/// names, or mark the canopy stale when it is unset. A model that fails to
+/// load also marks it stale, and its error is returned.
+pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
+    let dir = canopy_dir(forest);
+    if !crate::store::Canopy::exists(&dir) {
+        return Ok(None);
+    }
+    let embedder = match LocalEmbedder::from_env() {
+        Ok(e) => e,
+        Err(e) => {
+            crate::store::mark_stale(&dir, &format!("the embedding model did not load: {e}"))?;
+            return Err(e);
+        }
+    };
+    let out = maintain(&dir, || catalog_rows(catalog), embedder.as_ref().map(|e| e as &dyn Embedder));
+    if let Err(e) = &out {
+        crate::store::mark_stale(&dir, &format!("the refresh failed: {e}"))?;
+    }
+    out
+}
+
+/// The vector ranking for `query` (`depth` deep), or why there is none: a
+/// forest without a canopy, a stale one, an unset or other model all fall
+/// back to BM25 with a note.
+pub fn dense_ranking(root: &Path, query: &str, depth: usize) -> std::result::Result<Vec<String>, String> {
+    let dir = canopy_dir(root);
+    let searcher = match Searcher::open(&dir) {
+        Ok(Some(s)) if !s.is_empty() => s,
+        Ok(_) => return Err("no canopy (forest canopy build)".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if let Some(r) = stale_reason(&dir) {
+        return Err(format!("the canopy is stale ({r}); forest canopy build"));
+    }
+    let e = match LocalEmbedder::from_env() {
+        Ok(Some(e)) => e,
+        Ok(None) => return Err(format!("{} is unset", crate::embed::MODEL_VAR)),
+        Err(e) => return Err(e.to_string()),
+    };
+    if e.model() != searcher.model() {
+        return Err(format!("the canopy was built with {}, the model is {}", searcher.model(), e.model()));
+    }
+    let q = e.embed(&[query.to_string()]).map_err(|e| e.to_string())?;
+    Ok(searcher.search(&q[0], depth).into_iter().map(|(id, _)| id).collect())
+}

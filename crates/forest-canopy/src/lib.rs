@@ -1,0 +1,30 @@
+//! The Canopy (issue 31; navigator spec §4): the optional vector layer of
+//! `locate`. One L2-normalised vector per node, embedding its scent
+//! (title, aliases, tags, summary), under `_derived/canopy/`:
+//!
+//! - `index.json` + `vectors.f32`: the reference engine's layout
+//!   (`{model, dim, built_at, ids}`, headerless little-endian float32 rows
+//!   in `ids` order), so either engine can open the other's canopy;
+//! - `quant.i8`, `ids.bin`, `hashes.bin`, `forest.json`: ours, for a search
+//!   that memory-maps int8 rows and never parses `index.json`, and for
+//!   maintenance that embeds only changed scents (blake3 of each text);
+//! - `stale.json`: a writer that could not embed marked the layer behind.
+//!
+//! Nothing here knows the Gardener, the converters or the catalog's schema:
+//! callers hand `(id, text)` rows in and get rankings out.
+
+mod embed;
+mod error;
+mod forest;
+mod maintain;
+mod search;
+mod store;
+mod text;
+
+pub use embed::{Embedder, LocalEmbedder, MODEL_VAR};
+pub use error::{CanopyError, Result};
+pub use forest::{build_forest, catalog_rows, dense_ranking, maintain_forest};
+pub use maintain::{maintain, plan_update, refresh, Plan, RefreshReport};
+pub use search::{quantize, Searcher};
+pub use store::{canopy_dir, mark_stale, stale_reason, Canopy};
+pub use text::scent_text;

@@ -1,0 +1,134 @@
+//! `forest canopy build|status` and the vector half of `forest locate
+//! --hybrid`, over `forest-canopy`.
+
+use std::path::Path;
+
+use super::{forest_root, print_json, ForestArg};
+use anyhow::{Context, Result};
+use clap::Subcommand;
+pub use forest_canopy::dense_ranking;
+use forest_canopy::{canopy_dir, stale_reason, Embedder, LocalEmbedder, Searcher};
+use forest_gardener::derived::open_catalog;
+use serde::Serialize;
+
+/// `forest canopy ...`.
+#[derive(Subcommand)]
+pub enum CanopyCmd {
+    /// Embed every node's scent anew into `_derived/canopy/` (FOREST_EMBED_MODEL).
+    Build {
+        #[command(flatten)]
+        f: ForestArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether the canopy is usable: no-embedder | no-index | model-mismatch | stale | active.
+    Status {
+        #[command(flatten)]
+        f: ForestArg,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn embedder() -> Result<LocalEmbedder> {
+    LocalEmbedder::from_env()?.with_context(|| {
+        format!(
+            "{} is unset: name a sentence-transformer directory (bash ops/embed/install.sh)",
+            forest_canopy::MODEL_VAR
+        )
+    })
+}
+
+#[derive(Serialize)]
+struct BuildOut {
+    #[serde(flatten)]
+    report: forest_canopy::RefreshReport,
+    elapsed_ms: u128,
+    nodes_per_s: f64,
+}
+
+/// Run one canopy subcommand; the exit code.
+pub fn run(cmd: CanopyCmd) -> Result<u8> {
+    match cmd {
+        CanopyCmd::Build { f, json } => {
+            let root = forest_root(&f)?;
+            let catalog = open_catalog(&root)?;
+            let e = embedder()?;
+            let t0 = std::time::Instant::now();
+            let report = forest_canopy::build_forest(&root, &catalog, &e)?;
+            let ms = t0.elapsed().as_millis();
+            let out =
+                BuildOut { nodes_per_s: report.embedded as f64 / (ms.max(1) as f64 / 1000.0), elapsed_ms: ms, report };
+            if json {
+                print_json(&out)?;
+            } else {
+                println!(
+                    "canopy: {} vectors, model {}, dim {} ({} ms, {:.1} nodes/s)",
+                    out.report.nodes, out.report.model, out.report.dim, out.elapsed_ms, out.nodes_per_s
+                );
+            }
+            Ok(0)
+        }
+        CanopyCmd::Status { f, json } => {
+            let root = forest_root(&f)?;
+            let st = status(&root);
+            if json {
+                print_json(&st)?;
+            } else {
+                println!("canopy: {} ({} vectors, index model {:?})", st.state, st.vectors, st.index_model);
+                if let Some(r) = &st.stale {
+                    println!("stale: {r}");
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// The canopy's state, as the reference's `canopy_status` names it (plus
+/// `stale` and `damaged`).
+#[derive(Serialize)]
+pub struct Status {
+    state: String,
+    active: bool,
+    index_model: Option<String>,
+    query_model: Option<String>,
+    vectors: usize,
+    stale: Option<String>,
+}
+
+fn status(root: &Path) -> Status {
+    let dir = canopy_dir(root);
+    let (searcher, damaged) = match Searcher::open(&dir) {
+        Ok(s) => (s, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let (query_model, load_err) = match LocalEmbedder::from_env() {
+        Ok(e) => (e.map(|e| e.model().to_string()), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let index_model = searcher.as_ref().map(|s| s.model().to_string());
+    let stale = stale_reason(&dir);
+    let state = if damaged.is_some() {
+        "damaged"
+    } else if query_model.is_none() {
+        "no-embedder"
+    } else if searcher.as_ref().is_none_or(|s| s.is_empty()) {
+        "no-index"
+    } else if index_model != query_model {
+        "model-mismatch"
+    } else if stale.is_some() {
+        "stale"
+    } else {
+        "active"
+    };
+    let _ = load_err;
+    Status {
+        state: state.into(),
+        active: state == "active",
+        index_model,
+        query_model,
+        vectors: searcher.as_ref().map_or(0, Searcher::len),
+        stale: stale.or(damaged),
+    }
+}

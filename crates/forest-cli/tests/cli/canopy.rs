@@ -1,0 +1,118 @@
+//! The Canopy end to end (issue 31): `forest canopy build`, `locate
+//! --hybrid`, and every writer keeping the canopy equal to a rebuild. Runs
+//! the real embedding model (`FOREST_EMBED_MODEL`, ops/embed/install.sh).
+
+use super::{bin, code, f, init};
+use forest_canopy::{canopy_dir, Canopy};
+use std::fs;
+use std::path::Path;
+
+fn model() -> Option<String> {
+    match std::env::var("FOREST_EMBED_MODEL") {
+        Ok(d) if !d.is_empty() => Some(d),
+        _ => {
+            forest_testkit::skip("FOREST_EMBED_MODEL unset (bash ops/embed/install.sh)");
+            None
+        }
+    }
+}
+
+fn forest(root: &Path, args: &[&str], model: Option<&str>) -> std::process::Output {
+    let mut c = bin();
+    c.args(args).args(["--forest", &f(root)]);
+    match model {
+        Some(m) => c.env("FOREST_EMBED_MODEL", m),
+        None => c.env_remove("FOREST_EMBED_MODEL"),
+    };
+    let o = c.output().unwrap();
+    assert_eq!(code(&o), 0, "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// The maintained canopy equals a fresh build over the same catalog.
+fn assert_equals_rebuild(root: &Path, model: &str, step: &str) {
+    let maintained = Canopy::load(&canopy_dir(root)).unwrap().unwrap();
+    forest(root, &["canopy", "build"], Some(model));
+    let rebuilt = Canopy::load(&canopy_dir(root)).unwrap().unwrap();
+    assert_eq!(maintained.ids, rebuilt.ids, "{step}: ids");
+    assert_eq!(maintained.hashes, rebuilt.hashes, "{step}: texts");
+    let d = maintained.vectors.iter().zip(&rebuilt.vectors).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(d < 1e-4, "{step}: vectors differ by {d}");
+}
+
+fn locate(root: &Path, q: &str, extra: &[&str], model: Option<&str>) -> (serde_json::Value, String) {
+    let mut args = vec!["locate", q, "--json"];
+    args.extend(extra);
+    let o = forest(root, &args, model);
+    (serde_json::from_slice(&o.stdout).unwrap(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn without_a_canopy_hybrid_locate_is_bm25_with_a_note() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("pam.md"), "# PAM\n\nPluggable login modules.\n").unwrap();
+    forest(&root, &["adopt", src.to_str().unwrap()], None);
+    let (plain, _) = locate(&root, "login modules", &[], None);
+    let (hybrid, err) = locate(&root, "login modules", &["--hybrid"], None);
+    assert_eq!(plain, hybrid);
+    assert!(err.contains("BM25 only: no canopy"), "{err}");
+}
+
+#[test]
+fn writers_keep_the_canopy_equal_to_a_rebuild() {
+    let Some(m) = model() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    fs::create_dir_all(src.join("docs")).unwrap();
+    fs::write(src.join("docs/pam.md"), "# PAM\n\nConfiguring PAM for the login service.\n").unwrap();
+    fs::write(src.join("docs/pango.md"), "# Pango\n\nPango lays out and renders internationalized text.\n").unwrap();
+    fs::write(src.join("docs/zlib.md"), "# zlib\n\nzlib is a lossless data compression library.\n").unwrap();
+    fs::write(src.join("docs/ssh.md"), "# OpenSSH\n\nSecure remote shell.\n").unwrap();
+    forest(&root, &["adopt", src.to_str().unwrap()], Some(&m));
+    assert!(!Canopy::exists(&canopy_dir(&root)), "adopt makes no canopy by itself");
+    let o = forest(&root, &["canopy", "build", "--json"], Some(&m));
+    let b: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(b["nodes"].as_u64().unwrap() >= 5, "{b}");
+    assert_eq!(b["dim"], 384);
+
+    // hybrid finds by meaning what BM25 does not find by words
+    let q = "shrinking files without losing data";
+    let (hy, err) = locate(&root, q, &["--hybrid", "--scope", "notes"], Some(&m));
+    assert!(!err.contains("BM25 only"), "{err}");
+    assert_eq!(hy["results"][0]["id"].as_str().unwrap(), "docs/zlib", "{hy}");
+
+    // sync: a changed, a moved and a deleted file
+    fs::write(src.join("docs/pam.md"), "# PAM\n\nPluggable Authentication Modules.\n").unwrap();
+    fs::create_dir_all(src.join("net")).unwrap();
+    fs::rename(src.join("docs/ssh.md"), src.join("net/ssh.md")).unwrap();
+    fs::remove_file(src.join("docs/pango.md")).unwrap();
+    forest(&root, &["sync"], Some(&m));
+    assert_equals_rebuild(&root, &m, "sync");
+
+    // a Vine write
+    {
+        let mut vine =
+            forest_vine::Vine::open(&root, forest_vine::VineOptions { writable: true, session: None }).unwrap();
+        let node = serde_json::json!({"id": "docs/notes", "parent": "docs/_index", "title": "Notes", "type": "note",
+            "summary": "Notes about compressing backups.", "body": "Text."});
+        std::env::set_var("FOREST_EMBED_MODEL", &m);
+        vine.plant(&node, false, false).unwrap();
+    }
+    assert_equals_rebuild(&root, &m, "vine plant");
+
+    // a writer without the model marks the canopy stale; locate says so
+    fs::write(src.join("docs/zlib.md"), "# zlib\n\nThe deflate library.\n").unwrap();
+    forest(&root, &["sync"], None);
+    let st = forest(&root, &["canopy", "status", "--json"], Some(&m));
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["state"], "stale", "{st}");
+    let (_, err) = locate(&root, q, &["--hybrid"], Some(&m));
+    assert!(err.contains("BM25 only: the canopy is stale"), "{err}");
+    forest(&root, &["canopy", "build"], Some(&m));
+    let st = forest(&root, &["canopy", "status", "--json"], Some(&m));
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&st.stdout).unwrap()["state"], "active");
+}
