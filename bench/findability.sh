@@ -6,7 +6,8 @@
 # corpora and question sets, default /tmp/findability; rebuilt by
 # bench/findability/build_sets.py when absent), CORPORA (default "usd py"),
 # REUSE=1 (measure the forests already adopted under $SETS/forests/LABEL),
-# K (locate depth for MRR, default 10).
+# K (locate depth for MRR, default 10), HYBRID=1 (build the canopy after the
+# adopt and measure `locate --hybrid`; needs FOREST_EMBED_MODEL).
 # Prints a table; writes $SETS/results-LABEL.json.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,8 +29,14 @@ for c in ${CORPORA:-usd py}; do
     printf 'adopt %-4s ' "$c" >&2
     peak "$F/$c.adopt.json" "$B" adopt --forest "$F/$c" "$SETS/$c/src" --json >&2
   fi
+  if [ "${HYBRID:-0}" = 1 ]; then
+    # The canopy (issue 31): FOREST_EMBED_MODEL names the model directory.
+    printf 'canopy %-4s ' "$c" >&2
+    peak "$F/$c.canopy.json" "$B" canopy build --forest "$F/$c" >&2
+  fi
   printf '"%s": ' "$c" >> "$RES.tmp"
-  python3 bench/findability/measure.py "$B" "$F/$c" "$SETS/$c/questions.json" --k "$K" >> "$RES.tmp"
+  LOCATE_EXTRA="$([ "${HYBRID:-0}" = 1 ] && echo --hybrid)" \
+    python3 bench/findability/measure.py "$B" "$F/$c" "$SETS/$c/questions.json" --k "$K" >> "$RES.tmp"
   echo "," >> "$RES.tmp"
 done
 # The reference question sets, over the forest they belong to.

@@ -149,7 +149,9 @@ def rank_metrics(ranks, n):
 
 
 def locate(binary, forest, question, k):
-    o = subprocess.run([binary, "locate", "--forest", forest, "--json", "-k", str(k), "--", question],
+    # LOCATE_EXTRA="--hybrid": the canopy's fusion (bench/findability.sh HYBRID=1).
+    extra = os.environ.get("LOCATE_EXTRA", "").split()
+    o = subprocess.run([binary, "locate", "--forest", forest, "--json", "-k", str(k), *extra, "--", question],
                        capture_output=True, text=True)
     if o.returncode != 0:
         return []
