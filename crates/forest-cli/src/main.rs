@@ -4,6 +4,7 @@
 
 mod canopy_cmd;
 mod dist_cmd;
+mod fetch_cmd;
 mod garden_cmd;
 mod hunt_cmd;
 mod progress;
@@ -459,12 +460,12 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Health { f, json } => cmd_health(&f, json),
         Cmd::Fetch { f, ids, body, json } => {
             if body {
-                cmd_fetch_bodies(&f, &ids, json)
+                fetch_cmd::cmd_fetch_bodies(&f, &ids, json)
             } else {
-                cmd_fetch_payloads(&f, &ids, json)
+                fetch_cmd::cmd_fetch_payloads(&f, &ids, json)
             }
         }
-        Cmd::Prefetch { f, scope, json } => cmd_prefetch(&f, &scope, json),
+        Cmd::Prefetch { f, scope, json } => fetch_cmd::cmd_prefetch(&f, &scope, json),
         Cmd::Heat { cmd: HeatCmd::Deposit { f, ids, amount, session } } => {
             let root = forest_root(&f)?;
             let mut trails = Trails::open(&root.join(TRAILS_PATH))?;
@@ -676,57 +677,6 @@ fn cmd_health(f: &ForestArg, json: bool) -> Result<u8> {
         print!("{}", render::health(&h));
     }
     Ok(if h.lint.errors > 0 { EXIT_ERROR } else { 0 })
-}
-
-fn cmd_fetch_bodies(f: &ForestArg, ids: &[String], json: bool) -> Result<u8> {
-    let root = forest_root(f)?;
-    let cache = forest_gardener::tiers::open_cache(&root)?;
-    let mut failed = false;
-    for id in ids {
-        match forest_gardener::tiers::read_body(&root, Some(&cache), id) {
-            Ok(b) if json => println!("{}", serde_json::json!({"id": id, "body": b})),
-            Ok(b) => print!("{b}"),
-            Err(e) => {
-                failed = true;
-                eprintln!("{id}: {e}");
-            }
-        }
-    }
-    Ok(if failed { EXIT_ERROR } else { 0 })
-}
-
-fn cmd_fetch_payloads(f: &ForestArg, ids: &[String], json: bool) -> Result<u8> {
-    let root = forest_root(f)?;
-    let cache = forest_gardener::tiers::open_cache(&root)?;
-    let items: Vec<_> = ids.iter().map(|id| forest_gardener::tiers::fetch_payload(&root, &cache, id)).collect();
-    let failed = items.iter().any(|i| i.error.is_some());
-    if json {
-        print_json(&forest_gardener::tiers::FetchReport { version: 1, items })?;
-    } else {
-        for i in &items {
-            match (&i.path, &i.error) {
-                (Some(p), _) => println!("{}\t{p}", i.id),
-                (_, Some(e)) => eprintln!("{}: {e}", i.id),
-                _ => {}
-            }
-        }
-    }
-    Ok(if failed { EXIT_ERROR } else { 0 })
-}
-
-fn cmd_prefetch(f: &ForestArg, scope: &str, json: bool) -> Result<u8> {
-    let root = forest_root(f)?;
-    let cache = forest_gardener::tiers::open_cache(&root)?;
-    let r = forest_gardener::tiers::prefetch(&root, &cache, scope)?;
-    if json {
-        print_json(&r)?;
-    } else {
-        println!("{} fetched, {} already local, {} error(s)", r.fetched.len(), r.already_local, r.errors.len());
-        for e in &r.errors {
-            eprintln!("{e}");
-        }
-    }
-    Ok(if r.errors.is_empty() { 0 } else { EXIT_ERROR })
 }
 
 fn cmd_heat_show(f: &ForestArg, json: bool) -> Result<u8> {
