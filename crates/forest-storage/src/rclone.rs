@@ -130,6 +130,9 @@ pub struct RcloneOptions {
     /// Hash type asked of the listing: `None` = decided by the remote's
     /// type ([`stored_hash_for`]), `Some("none")` = never.
     pub hash: Option<String>,
+    /// Parallel transfers of a batch download ([`Rclone::copy_listed`]):
+    /// `FOREST_RCLONE_TRANSFERS`, default 8.
+    pub transfers: usize,
 }
 
 impl RcloneOptions {
@@ -139,6 +142,11 @@ impl RcloneOptions {
             bin: std::env::var_os("FOREST_RCLONE").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("rclone")),
             config: std::env::var_os("RCLONE_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from),
             hash: None,
+            transfers: std::env::var("FOREST_RCLONE_TRANSFERS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(8),
         }
     }
 }
@@ -420,6 +428,61 @@ impl Rclone {
         }
     }
 
+    /// Download many files of `loc` in one rclone process: `rclone copy
+    /// --files-from-raw` with [`RcloneOptions::transfers`] parallel
+    /// transfers into `staging` (created; paths kept relative). Returns the
+    /// paths that arrived; a file that failed, or a path rclone cannot take
+    /// from a list (a line break in its name), is simply absent, and the
+    /// caller fetches it alone (`cat`) for a per-file error. An error here
+    /// means rclone itself could not run.
+    pub fn copy_listed(
+        &self,
+        loc: &RcloneLocation,
+        rels: &[&str],
+        staging: &Path,
+    ) -> Result<Vec<String>, StorageError> {
+        let listable: Vec<&str> = rels.iter().copied().filter(|r| !r.contains(['\n', '\r'])).collect();
+        if listable.is_empty() {
+            return Ok(Vec::new());
+        }
+        std::fs::create_dir_all(staging).map_err(|e| StorageError::io(format!("create {}", staging.display()), e))?;
+        let list = staging.with_extension("list");
+        std::fs::write(&list, listable.join("\n") + "\n")
+            .map_err(|e| StorageError::io(format!("write {}", list.display()), e))?;
+        let (src, transfers) = (loc.target(""), self.opts.transfers.max(1).to_string());
+        let list_arg = list.to_string_lossy().into_owned();
+        let dest = staging.to_string_lossy().into_owned();
+        let args = [
+            "copy",
+            "--files-from-raw",
+            &list_arg,
+            "--no-check-dest",
+            "--transfers",
+            &transfers,
+            "--checkers",
+            &transfers,
+            "--retries",
+            "1",
+            "--low-level-retries",
+            "2",
+            &src,
+            &dest,
+        ];
+        let ran = self.spawn(self.command(&args)).and_then(|(mut child, err)| {
+            let _ = child.stdout.take().map(|mut o| io::copy(&mut o, &mut io::sink()));
+            let status = child.wait().map_err(|e| StorageError::io("wait for rclone", e))?;
+            Ok((status, err))
+        });
+        let _ = std::fs::remove_file(&list);
+        let (status, err) = ran?;
+        if !status.success() {
+            // Partial success is normal (one file gone since the listing);
+            // what arrived is used, the rest is fetched one by one.
+            let _ = err.message();
+        }
+        Ok(listable.into_iter().filter(|r| staging.join(r).is_file()).map(str::to_string).collect())
+    }
+
     /// One folder level: sub-folder names and the number of files directly
     /// in `rel_dir` (empty or ending in `/`) below `loc`.
     pub fn list_folder(&self, loc: &RcloneLocation, rel_dir: &str) -> Result<(Vec<String>, usize), StorageError> {
@@ -676,7 +739,8 @@ mod tests {
 
     #[test]
     fn a_missing_binary_is_one_clear_error() {
-        let r = Rclone::new(RcloneOptions { bin: "/nonexistent/rclone".into(), config: None, hash: None });
+        let r =
+            Rclone::new(RcloneOptions { bin: "/nonexistent/rclone".into(), config: None, hash: None, transfers: 8 });
         let loc = RcloneLocation::parse("rclone:x:y").unwrap();
         let e = r.list_each(&loc, None, &mut |_| {}).unwrap_err();
         assert!(matches!(e, StorageError::RcloneMissing { .. }), "{e}");

@@ -543,3 +543,40 @@ fn killed_fallback_download_is_swept() {
     }
     kill_mid_download(false);
 }
+
+// ---------------------------------------------------------------- rclone
+
+/// `Rclone::copy_listed` against rclone's `local` backend: the files that
+/// exist arrive under their relative paths in one process; a missing file
+/// and a name rclone cannot take from a list are absent, not an error.
+#[test]
+fn rclone_batch_copy_delivers_what_exists() {
+    use forest_storage::{Rclone, RcloneLocation, RcloneOptions};
+    if !Command::new("rclone").arg("version").output().is_ok_and(|o| o.status.success()) {
+        forest_testkit::skip("rclone is not installed (Debian package rclone; .ci/run installs it)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("src");
+    for (rel, body) in [("a.md", "alpha"), ("d/b b.md", "beta"), ("d/e/c.txt", "gamma"), ("odd\nname.md", "x")] {
+        let p = src.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, body).unwrap();
+    }
+    let conf = d.path().join("rclone.conf");
+    fs::write(&conf, "[disk]\ntype = local\n").unwrap();
+    let mut opts = RcloneOptions::from_env();
+    opts.config = Some(conf);
+    opts.transfers = 2;
+    let rclone = Rclone::new(opts);
+    let loc = RcloneLocation::parse(&format!("rclone:disk:{}/", src.display())).unwrap();
+    let staging = d.path().join("staging");
+    let rels = ["a.md", "d/b b.md", "d/e/c.txt", "missing.md", "odd\nname.md"];
+    let mut got = rclone.copy_listed(&loc, &rels, &staging).unwrap();
+    got.sort();
+    assert_eq!(got, vec!["a.md", "d/b b.md", "d/e/c.txt"]);
+    assert_eq!(fs::read_to_string(staging.join("d/b b.md")).unwrap(), "beta");
+    assert_eq!(fs::read_to_string(staging.join("d/e/c.txt")).unwrap(), "gamma");
+    assert!(!staging.join("odd\nname.md").exists(), "a name with a line break is left to `cat`");
+    assert!(!staging.with_extension("list").exists(), "the list file is removed");
+}

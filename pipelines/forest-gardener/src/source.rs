@@ -1,6 +1,7 @@
 //! Source access (DESIGN §3): a local folder, an `s3://bucket/prefix` or
 //! an `rclone:REMOTE:path` (any backend of the operator's rclone config;
-//! bytes through `rclone cat`, like S3 objects into download slots).
+//! bytes through one `rclone copy` per window, like S3 objects into
+//! download slots).
 //! Everything the run does with source bytes goes through [`Access`]:
 //! listing, hashing, making a file readable by the converters, and naming
 //! its origin. S3 objects are streamed into a download slot under
@@ -15,7 +16,9 @@ pub use forest_derived::config::s3_options;
 pub use forest_derived::paths::s3_uri;
 use forest_derived::paths::URI_PATH_SET as PATH_SET;
 use forest_storage::{Rclone, RcloneLocation, S3Client, S3Location};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Download slots of S3 sources (swept at the start of every run: the
@@ -120,6 +123,44 @@ impl Access {
             }
             _ => hash_file(&f.abs, with_sha),
         }
+    }
+
+    /// Fetch a batch of remote files into their download slots in one go
+    /// where the backend allows it: rclone takes one `rclone copy` with
+    /// parallel transfers instead of one `rclone cat` process per file.
+    /// Returns the paths whose slot now holds the bytes (to be hashed from
+    /// disk); the rest (S3, local, a file rclone failed on) is left to
+    /// [`Access::hash`], which gives each failure its own error.
+    pub fn prefetch(&self, files: &[&Listed]) -> HashSet<String> {
+        let Access::Rclone { loc, rclone, slots } = self else { return HashSet::new() };
+        let todo: Vec<&Listed> = files.iter().copied().filter(|f| f.object.is_some() && !f.abs.exists()).collect();
+        if todo.len() < 2 {
+            return HashSet::new();
+        }
+        static BATCH: AtomicU64 = AtomicU64::new(0);
+        let n = BATCH.fetch_add(1, Ordering::Relaxed);
+        let staging = slots.with_file_name(format!("rclone-batch-{}-{n}", std::process::id()));
+        let rels: Vec<&str> = todo.iter().map(|f| f.rel.as_str()).collect();
+        let arrived: HashSet<String> = match rclone.copy_listed(loc, &rels, &staging) {
+            Ok(got) => got.into_iter().collect(),
+            Err(e) => {
+                tracing::debug!(event = "rclone.batch_failed", error = %e, "batch download failed; fetching one by one");
+                HashSet::new()
+            }
+        };
+        let mut placed = HashSet::with_capacity(arrived.len());
+        for f in todo.iter().filter(|f| arrived.contains(&f.rel)) {
+            let moved = f
+                .abs
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::rename(staging.join(&f.rel), &f.abs));
+            if moved.is_ok() {
+                placed.insert(f.rel.clone());
+            }
+        }
+        let _ = std::fs::remove_dir_all(&staging);
+        placed
     }
 
     /// Make sure `f.abs` holds the bytes (S3: download when the hash pass

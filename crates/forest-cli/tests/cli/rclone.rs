@@ -189,6 +189,18 @@ fn broken_rclone(dir: &Path) -> PathBuf {
     p
 }
 
+/// A wrapper that records each rclone command line before running the real
+/// rclone (to count processes), and the file it records into.
+fn counting_rclone(dir: &Path) -> (PathBuf, PathBuf) {
+    let (p, log) = (dir.join("rclone-counting.sh"), dir.join("rclone-calls.log"));
+    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec rclone \"$@\"\n", log.display());
+    fs::write(&p, script).unwrap();
+    let mut perm = fs::metadata(&p).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    fs::set_permissions(&p, perm).unwrap();
+    (p, log)
+}
+
 fn sync_json(root: &Path, env: &[(&str, &str)]) -> (Output, Value) {
     let mut c = bin();
     c.env_remove("RCLONE_CONFIG").env_remove("FOREST_RCLONE");
@@ -212,9 +224,20 @@ fn adopt_sync_and_failures(kind: Kind) {
     let root = init(fd.path());
     let c = conf.to_str().unwrap();
 
-    let adopt = frc(&["adopt", "--forest", &f(&root), "rclone:drive:corpus", "--rclone-config", c, "--json"]);
+    let (counting, calls) = counting_rclone(d.path());
+    let adopt = bin()
+        .env_remove("RCLONE_CONFIG")
+        .env("FOREST_RCLONE", &counting)
+        .args(["adopt", "--forest", &f(&root), "rclone:drive:corpus", "--rclone-config", c, "--json"])
+        .output()
+        .unwrap();
     let r = json_of(&adopt);
     assert_eq!(code(&adopt), 0, "{kind:?}: {}", String::from_utf8_lossy(&adopt.stderr));
+    // The bytes come in one batch download per window, not a process per file.
+    let calls = fs::read_to_string(calls).unwrap();
+    let called = |cmd: &str| calls.lines().filter(|l| l.split_whitespace().any(|w| w == cmd)).count();
+    let (copies, cats) = (called("copy"), called("cat"));
+    assert!((1..=2).contains(&copies) && cats == 0, "{kind:?}: {copies} copy and {cats} cat calls:\n{calls}");
     assert_eq!(count(&r, "planted"), good, "{kind:?}: {:#}", src(&r));
     assert_eq!(count(&r, "errors"), 0, "{:#}", src(&r)["errors"]);
     assert!(!root.join("nested").exists() && !root.join("Nested").exists(), "a nested forest is never a source");

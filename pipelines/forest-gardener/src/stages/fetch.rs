@@ -1,7 +1,8 @@
 //! Fetch stage: bytes and hashes. Hashes reconcile suspects and move
 //! candidates (local read or S3 download into a slot, blake3 plus sha256
 //! when a stored hash or a BONE payload needs it), and downloads S3
-//! windows ahead of conversion on the latency-bound I/O pool.
+//! windows ahead of conversion on the latency-bound I/O pool (rclone: one
+//! batch download per window, see `Access::prefetch`).
 //!
 //! In: listed files (and hashes already known). Out: [`HashPair`]s per
 //! path, or per-file error messages. Touches the source (reads) and
@@ -9,10 +10,14 @@
 
 use crate::pipeline::SourceRun;
 use crate::reconcile::HashPair;
+use crate::source::hash_file;
 use crate::stages::text::{ext_of, payload_type_of};
 use crate::walk::Listed;
 use rayon::prelude::*;
 use std::collections::HashMap;
+
+/// Files per batch download (rclone: one process per batch).
+const BATCH: usize = 64;
 
 impl SourceRun<'_> {
     /// Hash listed files in parallel; `(file, sha)` asks for sha256 too
@@ -20,13 +25,17 @@ impl SourceRun<'_> {
     /// pair with one). BONE payloads always get sha256.
     pub(crate) fn hash_listed(&self, to_hash: &[(&Listed, bool)]) -> Vec<(String, Result<HashPair, String>)> {
         let access = &self.access;
-        to_hash
-            .par_iter()
-            .map(|(f, sha)| {
+        let mut out = Vec::with_capacity(to_hash.len());
+        for chunk in to_hash.chunks(BATCH) {
+            let files: Vec<&Listed> = chunk.iter().map(|(f, _)| *f).collect();
+            let fetched = access.prefetch(&files);
+            out.par_extend(chunk.par_iter().map(|(f, sha)| {
                 let need_sha = *sha || payload_type_of(&ext_of(&f.rel)).is_some();
-                (f.rel.clone(), access.hash(f, need_sha))
-            })
-            .collect()
+                let h = if fetched.contains(&f.rel) { hash_file(&f.abs, need_sha) } else { access.hash(f, need_sha) };
+                (f.rel.clone(), h)
+            }));
+        }
+        out
     }
 }
 
@@ -39,15 +48,23 @@ impl crate::stages::convert::Converter<'_> {
         window: &[&Listed],
         hashes: &HashMap<String, HashPair>,
     ) -> HashMap<String, HashPair> {
+        let wanted: Vec<&Listed> = window
+            .iter()
+            .copied()
+            .filter(|f| f.size > 0 && f.size <= self.config.max_file_bytes)
+            .filter(|f| !self.registry.claimants(&ext_of(&f.rel)).is_empty())
+            .collect();
+        let fetched = self.access.prefetch(&wanted);
         pool.install(|| {
-            window
+            wanted
                 .par_iter()
-                .filter(|f| f.size > 0 && f.size <= self.config.max_file_bytes)
-                .filter(|f| !self.registry.claimants(&ext_of(&f.rel)).is_empty())
                 .filter_map(|f| {
                     // sha256 too: the passport records it.
-                    let h = self.access.ensure_local(f, hashes.get(&f.rel), true).ok()?;
-                    Some((f.rel.clone(), h))
+                    let h = match fetched.contains(&f.rel) {
+                        true => hash_file(&f.abs, true),
+                        false => self.access.ensure_local(f, hashes.get(&f.rel), true),
+                    };
+                    Some((f.rel.clone(), h.ok()?))
                 })
                 .collect()
         })
