@@ -256,7 +256,13 @@ impl Guard {
             Ok(Ok(c)) => c.to_bytes(),
         };
         parts.extensions.insert(Caller { access, peer: peer_s });
-        let resp = mcp.handle(Request::from_parts(parts, Full::new(bytes))).await;
+        let is_delete = parts.method == http::Method::DELETE;
+        let mut resp = mcp.handle(Request::from_parts(parts, Full::new(bytes))).await;
+        if is_delete && resp.status() == StatusCode::ACCEPTED {
+            // A closed session is done, not pending: rmcp answers 202, which
+            // clients (the official Python SDK) log as a failed termination.
+            *resp.status_mut() = StatusCode::OK;
+        }
         Ok(match slot {
             // The slot lives as long as the response body (an SSE stream).
             Some(slot) => resp.map(|b| {

@@ -189,22 +189,19 @@ impl Vine {
             if recs.is_empty() {
                 continue;
             }
-            hits.push((id, ty, title, trail, bt, recs, terms_hit));
+            // Keep the count, never the matched lines (a forest-wide sniff
+            // for "the" would hold the corpus); the snippets of the nodes
+            // returned are taken again below.
+            hits.push((id, ty, title, trail, bt, recs.len(), terms_hit));
         }
         let ids: Vec<String> = hits.iter().map(|h| h.0.clone()).collect();
         let heat = self.heat_of(&ids)?;
         let n_terms = folded.len() as f64;
         let mut scored: Vec<(bool, f64, usize, String, Value)> = vec![];
-        for (id, ty, title, trail, bt, recs, terms_hit) in hits {
+        for (id, ty, title, trail, bt, mc, terms_hit) in hits {
             let h = heat.get(&id).copied().unwrap_or(0.0);
-            let mc = recs.len();
             let score = round4((terms_hit as f64 / n_terms) * (1.0 + 0.15 * (mc as f64).log2()) * (1.0 + ALPHA * h));
             let is_index = forest_model::ids::is_branch_id(&id);
-            let matches: Vec<Value> = recs
-                .iter()
-                .take(3)
-                .map(|(line, sec, pos, text)| json!({"section": sec, "line": line, "snippet": snippet(text, *pos)}))
-                .collect();
             let mut item = Map::new();
             item.insert("id".into(), json!(id));
             item.insert("type".into(), json!(ty));
@@ -215,7 +212,7 @@ impl Vine {
             item.insert("body_tokens".into(), json!(bt));
             item.insert("match_count".into(), json!(mc));
             item.insert("truncated_matches".into(), json!(mc > 3));
-            item.insert("matches".into(), Value::Array(matches));
+            item.insert("matches".into(), Value::Array(vec![])); // filled for the nodes returned
             if is_index {
                 item.insert("demoted".into(), json!(true));
             }
@@ -223,8 +220,20 @@ impl Vine {
         }
         scored.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)).then(y.2.cmp(&x.2)).then(x.3.cmp(&y.3)));
         let truncated = scored.len() > k;
+        let mut results = Vec::with_capacity(k.min(scored.len()));
+        for (_, _, _, id, mut item) in scored.into_iter().take(k) {
+            let body = self.read_node(&id).and_then(|node| self.resolve_body(&id, &node)).unwrap_or_default();
+            let matches: Vec<Value> = scan_body(&body, &folded)
+                .0
+                .iter()
+                .take(3)
+                .map(|(line, sec, pos, text)| json!({"section": sec, "line": line, "snippet": snippet(text, *pos)}))
+                .collect();
+            item["matches"] = Value::Array(matches);
+            results.push(item);
+        }
         let mut out = Map::new();
-        out.insert("results".into(), Value::Array(scored.into_iter().take(k).map(|x| x.4).collect()));
+        out.insert("results".into(), Value::Array(results));
         out.insert("scanned_nodes".into(), json!(scanned));
         out.insert("truncated".into(), json!(truncated));
         shrink_list(&mut out, "results", SNIFF_BUDGET, id_of);

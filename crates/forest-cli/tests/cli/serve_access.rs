@@ -237,6 +237,11 @@ fn origins_binds_and_sessions_are_bounded() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("without tokens"), "{err}");
     let srv = serve(&root, &["--max-sessions", "2", "--allow-origin", "https://app.example:443"]);
+    // A body over the 4 MiB cap is refused before rmcp parses it.
+    let big = format!("{{\"pad\": \"{}\"}}", "x".repeat((4 << 20) + 16));
+    let (st, _, body) = http(&srv.addr, "POST", &[], &big);
+    assert_eq!(st, 413, "{}", &body[..body.len().min(300)]);
+    assert!(body.contains("E_SCHEMA") && body.contains("request body over"), "{body}");
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
     .to_string();
@@ -245,11 +250,18 @@ fn origins_binds_and_sessions_are_bounded() {
     let (st, _, _) = http(&srv.addr, "POST", &[("Origin", "https://app.example")], &init);
     assert_eq!(st, 200, "an allowed Origin passes");
     let local = format!("http://{}", srv.addr);
-    let (st, _, _) = http(&srv.addr, "POST", &[("Origin", &local)], &init);
+    let (st, head, _) = http(&srv.addr, "POST", &[("Origin", &local)], &init);
     assert_eq!(st, 200, "loopback origins pass");
     let (st, _, body) = http(&srv.addr, "POST", &[], &init);
     assert_eq!(st, 503, "the third session is over the cap: {body}");
     assert!(body.contains("E_BUSY"), "{body}");
+    // Closing a session answers 200 (clients log rmcp's 202 as a failure)
+    // and frees its place under the cap.
+    let sid = head.lines().find_map(|l| l.strip_prefix("mcp-session-id: ")).expect("a session id").trim().to_string();
+    let (st, _, body) = http(&srv.addr, "DELETE", &[("Mcp-Session-Id", &sid)], "");
+    assert_eq!(st, 200, "{body}");
+    let (st, _, body) = http(&srv.addr, "POST", &[], &init);
+    assert_eq!(st, 200, "a closed session frees its place: {body}");
 }
 
 /// The official Python MCP SDK with a bearer token: scoped answers; no
