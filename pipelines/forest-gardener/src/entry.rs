@@ -26,8 +26,8 @@ pub struct RunOptions {
     /// Files per checkpoint commit.
     pub commit_every: usize,
     /// Bytes in flight per checkpoint commit: a batch also ends once the
-    /// files it holds add up to this many bytes (source bytes; compressed
-    /// files count what they decompress to, see
+    /// files it holds add up to this many bytes (source bytes weighed by
+    /// what they put in flight: text twice, compressed files and HTML more, see
     /// `stages::reconcile::in_flight_bytes`), so a corpus of large documents
     /// (manuals, scans, gzipped changelogs) keeps at most two batches of
     /// conversions in memory however many of them fit under `commit_every`.

@@ -102,6 +102,9 @@ fn readonly_http_server_survives_the_attack_suite_and_writes_nothing() {
     for a in attacks {
         assert_eq!(a["honest_ok"], json!(true), "no honest answer after {a}");
     }
+    // A figure for bench/README.md (speed is never asserted in a test).
+    let slowest = attacks.iter().filter_map(|a| a["honest_ms"].as_f64()).fold(0.0, f64::max);
+    eprintln!("hostile: slowest honest look after an attack {slowest:.0} ms; server VmHWM {} KiB", hwm);
     let code = |n: &str| attacks.iter().find(|a| a["name"] == n).map(|a| a["code"].clone()).unwrap();
     for (name, want) in [
         ("like_20000_wildcards", "E_QUERY_FORBIDDEN"),

@@ -488,20 +488,32 @@ impl WorkStream {
 /// compressed single file (`.gz`, `.bz2`, `.xz`, ...) is decompressed and
 /// converted whole, so it counts [`COMPRESSED_WEIGHT`] times its size (text
 /// compresses 3-10x; a copy of `/usr/share/doc` is half gzip by bytes).
+/// A text file (code, Markdown, plain text) is held as its converted body
+/// and again as its node's text: [`TEXT_WEIGHT`]. Office documents and PDFs
+/// count their size once (their text is a fraction of their bytes).
 pub(crate) fn in_flight_bytes(f: &Listed) -> u64 {
     // Case-insensitive suffix test without allocating: this runs per listed file.
     let name = f.rel.rsplit('/').next().unwrap_or(&f.rel).as_bytes();
     let ends = |e: &str| name.len() >= e.len() && name[name.len() - e.len()..].eq_ignore_ascii_case(e.as_bytes());
     let compressed = [".gz", ".tgz", ".bz2", ".tbz2", ".xz", ".txz", ".lzma", ".zst", ".z"].iter().any(|e| ends(e));
     let markup = [".html", ".htm", ".xhtml"].iter().any(|e| ends(e));
+    let packed = [".pdf", ".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".epub", ".doc", ".xls", ".ppt"]
+        .iter()
+        .any(|e| ends(e));
     if compressed {
         f.size.saturating_mul(COMPRESSED_WEIGHT)
     } else if markup {
         f.size.saturating_mul(MARKUP_WEIGHT)
-    } else {
+    } else if packed {
         f.size
+    } else {
+        f.size.saturating_mul(TEXT_WEIGHT)
     }
 }
+
+/// A text file's weight: its converted body plus its node's text (a 5,882-
+/// file Python tree peaked at 575 MiB with text counted once).
+pub(crate) const TEXT_WEIGHT: u64 = 2;
 
 /// HTML is parsed into a DOM before it becomes Markdown: an 8.4 MB page
 /// (Node.js's `all.html`) alone peaks at ~240 MiB while it converts.
@@ -518,8 +530,10 @@ mod tests {
     fn compressed_files_weigh_what_they_put_in_flight() {
         assert_eq!(in_flight_bytes(&l("doc/changelog.Debian.gz", 1000)), 8000);
         assert_eq!(in_flight_bytes(&l("a/B.TAR.XZ", 10)), 80);
-        assert_eq!(in_flight_bytes(&l("a/readme.md", 1000)), 1000);
-        assert_eq!(in_flight_bytes(&l("a.gz/readme", 1000)), 1000, "only the file name counts");
+        assert_eq!(in_flight_bytes(&l("a/readme.md", 1000)), 2000);
+        assert_eq!(in_flight_bytes(&l("a.gz/readme", 1000)), 2000, "only the file name counts");
+        assert_eq!(in_flight_bytes(&l("a/Report.PDF", 1000)), 1000);
+        assert_eq!(in_flight_bytes(&l("a/plan.docx", 1000)), 1000);
     }
 
     fn l(rel: &str, size: u64) -> Listed {
@@ -551,8 +565,8 @@ mod tests {
         let others = vec![Work::Update(l("b.md", 9), "b".into()), Work::MarkStale("gone.md".into(), e("gone"))];
         let mv = Move { from_rel: "gone.md".into(), from_id: "gone".into(), to_rel: "c2.md".into() };
         let mut ws = WorkStream::new(new, others, [("c2.md".to_string(), mv)].into_iter().collect()).expect("stream");
-        // A byte budget ends the batch once it is reached: b.md (9) + c1.md (2) >= 10.
-        let first = ws.take(10, 10).expect("batch");
+        // A byte budget ends the batch once it is reached: b.md (2 x 9) + c1.md (2 x 2) >= 20.
+        let first = ws.take(10, 20).expect("batch");
         assert_eq!(first.len(), 2);
         let rest = ws.take(10, u64::MAX).expect("batch");
         assert!(ws.take(10, u64::MAX).expect("end").is_empty());
