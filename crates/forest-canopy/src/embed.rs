@@ -4,19 +4,25 @@
 //! attention mask, or the CLS token) and L2-normalised.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 use crate::error::{CanopyError, Result};
 
 /// Environment variable naming the model directory.
 pub const MODEL_VAR: &str = "FOREST_EMBED_MODEL";
 
-/// Texts per forward pass.
-const BATCH: usize = 32;
+/// Rows per forward pass at most.
+const MAX_ROWS: usize = 64;
+/// Padded tokens per forward pass at most (rows × the longest row): bounds
+/// the activations, whose attention scores grow as rows × heads × width².
+const TOKEN_BUDGET: usize = 2048;
+/// Texts tokenised at a time (their encodings are held until embedded).
+const WINDOW: usize = 1024;
 
 /// Anything that turns texts into unit vectors under a recorded model name.
 pub trait Embedder {
@@ -33,6 +39,51 @@ pub struct LocalEmbedder {
     tokenizer: Tokenizer,
     name: String,
     cls_pooling: bool,
+    pad_id: u32,
+}
+
+/// The model loaded once per process, with the directory it came from.
+static SHARED: Mutex<Option<(PathBuf, Arc<LocalEmbedder>)>> = Mutex::new(None);
+
+fn env_dir() -> Option<PathBuf> {
+    std::env::var_os(MODEL_VAR).filter(|d| !d.is_empty()).map(PathBuf::from)
+}
+
+/// The model `FOREST_EMBED_MODEL` names, loaded once per process and shared
+/// (a served forest embeds every hybrid `locate` and every write with the
+/// same weights); `None` when unset. Loaded again only when the variable
+/// names another directory; a load that fails is not kept, so the next
+/// call tries again.
+pub fn shared_from_env() -> Result<Option<Arc<LocalEmbedder>>> {
+    let Some(dir) = env_dir() else { return Ok(None) };
+    let mut slot = SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((d, e)) = slot.as_ref() {
+        if *d == dir {
+            return Ok(Some(Arc::clone(e)));
+        }
+    }
+    let e = Arc::new(LocalEmbedder::load(&dir)?);
+    *slot = Some((dir, Arc::clone(&e)));
+    Ok(Some(e))
+}
+
+/// Split rows sorted by token length (ascending) into consecutive batches
+/// of at most [`MAX_ROWS`] rows and [`TOKEN_BUDGET`] padded tokens (a row
+/// longer than the budget goes alone). Returns the batches' ends.
+pub(crate) fn plan_batches(sorted_lens: &[usize]) -> Vec<usize> {
+    let mut ends = vec![];
+    let mut start = 0;
+    for (i, &len) in sorted_lens.iter().enumerate() {
+        let rows = i - start + 1;
+        if rows > 1 && (rows > MAX_ROWS || rows * len.max(1) > TOKEN_BUDGET) {
+            ends.push(i);
+            start = i;
+        }
+    }
+    if start < sorted_lens.len() {
+        ends.push(sorted_lens.len());
+    }
+    ends
 }
 
 fn model_err(dir: &Path, what: impl Into<String>) -> CanopyError {
@@ -73,10 +124,7 @@ fn identity(dir: &Path) -> Result<String> {
 impl LocalEmbedder {
     /// The model named by `FOREST_EMBED_MODEL`, `None` when unset.
     pub fn from_env() -> Result<Option<LocalEmbedder>> {
-        match std::env::var_os(MODEL_VAR) {
-            Some(d) if !d.is_empty() => Ok(Some(LocalEmbedder::load(&PathBuf::from(d))?)),
-            _ => Ok(None),
-        }
+        env_dir().map(|d| LocalEmbedder::load(&d)).transpose()
     }
 
     /// Load `model.safetensors`, `config.json`, `tokenizer.json` (and the
@@ -95,7 +143,9 @@ impl LocalEmbedder {
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: max_len, ..Default::default() }))
             .map_err(|e| model_err(dir, format!("tokenizer truncation: {e}")))?;
-        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        // Rows are padded by `forward` (batches of similar lengths).
+        let pad_id = tokenizer.get_padding().map_or(0, |p| p.pad_id);
+        tokenizer.with_padding(None);
         let cls_pooling = std::fs::read(dir.join("1_Pooling/config.json"))
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -106,21 +156,21 @@ impl LocalEmbedder {
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[st], DType::F32, &Device::Cpu) }
             .map_err(|e| model_err(dir, format!("model.safetensors: {e}")))?;
         let model = BertModel::load(vb, &config).map_err(|e| model_err(dir, format!("BERT weights: {e}")))?;
-        Ok(LocalEmbedder { model, tokenizer, name, cls_pooling })
+        Ok(LocalEmbedder { model, tokenizer, name, cls_pooling, pad_id })
     }
 
-    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        let enc =
-            self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| CanopyError::Tokenizer(e.to_string()))?;
+    /// One forward pass over `enc` (rows padded to the longest).
+    fn forward(&self, enc: &[&Encoding]) -> Result<Vec<Vec<f32>>> {
         let rows = enc.len();
-        let width = enc.first().map_or(0, |e| e.get_ids().len());
+        let width = enc.iter().map(|e| e.len()).max().unwrap_or(0);
         let mut ids = Vec::with_capacity(rows * width);
         let mut types = Vec::with_capacity(rows * width);
         let mut mask = Vec::with_capacity(rows * width);
-        for e in &enc {
-            ids.extend(e.get_ids().iter().copied());
-            types.extend(e.get_type_ids().iter().copied());
-            mask.extend(e.get_attention_mask().iter().copied());
+        for e in enc {
+            let pad = width - e.len();
+            ids.extend(e.get_ids().iter().copied().chain(std::iter::repeat_n(self.pad_id, pad)));
+            types.extend(e.get_type_ids().iter().copied().chain(std::iter::repeat_n(0, pad)));
+            mask.extend(e.get_attention_mask().iter().copied().chain(std::iter::repeat_n(0, pad)));
         }
         let run = || -> candle_core::Result<Vec<Vec<f32>>> {
             let dev = &Device::Cpu;
@@ -151,10 +201,27 @@ impl Embedder for LocalEmbedder {
         &self.name
     }
 
+    /// Texts are tokenised [`WINDOW`] at a time and embedded in batches of
+    /// similar lengths (less padding, bounded activations); the vectors come
+    /// back in the texts' order.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
-            out.extend(self.embed_batch(chunk)?);
+        for window in texts.chunks(WINDOW) {
+            let inputs: Vec<&str> = window.iter().map(String::as_str).collect();
+            let enc = self.tokenizer.encode_batch(inputs, true).map_err(|e| CanopyError::Tokenizer(e.to_string()))?;
+            let mut order: Vec<usize> = (0..enc.len()).collect();
+            order.sort_by_key(|&i| (enc[i].len(), i));
+            let lens: Vec<usize> = order.iter().map(|&i| enc[i].len()).collect();
+            let mut got: Vec<Vec<f32>> = vec![vec![]; enc.len()];
+            let mut start = 0;
+            for end in plan_batches(&lens) {
+                let batch: Vec<&Encoding> = order[start..end].iter().map(|&i| &enc[i]).collect();
+                for (&i, v) in order[start..end].iter().zip(self.forward(&batch)?) {
+                    got[i] = v;
+                }
+                start = end;
+            }
+            out.extend(got);
         }
         Ok(out)
     }
@@ -180,5 +247,17 @@ mod tests {
         let mut z = vec![0.0f32; 3];
         super::normalize(&mut z);
         assert_eq!(z, vec![0.0; 3]);
+    }
+
+    #[test]
+    fn batches_respect_the_row_and_token_caps() {
+        use super::{plan_batches, MAX_ROWS, TOKEN_BUDGET};
+        assert_eq!(plan_batches(&[]), Vec::<usize>::new());
+        assert_eq!(plan_batches(&[5; 200]), vec![MAX_ROWS, 2 * MAX_ROWS, 3 * MAX_ROWS, 200]);
+        // 2048 / 256 = 8 rows of the longest width; a row over the budget goes alone
+        let lens: Vec<usize> = std::iter::repeat_n(256, 10).chain([TOKEN_BUDGET + 1]).collect();
+        assert_eq!(plan_batches(&lens), vec![8, 10, 11]);
+        // growing widths: a batch closes when rows × the newest width passes the budget
+        assert_eq!(plan_batches(&[100, 200, 300, 400, 500, 600]), vec![4, 6]);
     }
 }

@@ -3,10 +3,11 @@
 //! `FOREST_EMBED_MODEL`. What writers and the CLI call.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use forest_catalog::Catalog;
 
-use crate::embed::{Embedder, LocalEmbedder};
+use crate::embed::{shared_from_env, Embedder};
 use crate::error::{CanopyError, Result};
 use crate::maintain::{maintain, refresh, RefreshReport};
 use crate::search::Searcher;
@@ -38,24 +39,17 @@ pub fn build_forest(forest: &Path, catalog: &Catalog, embedder: &dyn Embedder) -
     refresh(&canopy_dir(forest), catalog_rows(catalog)?, embedder, true)
 }
 
-/// After a writer changed scents: nothing when the forest has no canopy;
-/// else re-embed the changed scents with the model `FOREST_EMBED_MODEL`
-/// names, or mark the canopy stale when it is unset. A model that fails to
-/// load also marks it stale, and its error is returned.
+/// After a writer's commit: nothing when the forest has no canopy or no
+/// scent changed; else re-embed the changed scents with the model
+/// `FOREST_EMBED_MODEL` names (loaded once per process), or mark the canopy
+/// stale when it is unset. A model that fails to load, or a refresh that
+/// fails, also marks it stale, and the error is returned.
 pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
-    if !crate::store::Canopy::exists(&dir) {
-        return Ok(None);
-    }
-    let embedder = match LocalEmbedder::from_env() {
-        Ok(e) => e,
-        Err(e) => {
-            crate::store::mark_stale(&dir, &format!("the embedding model did not load: {e}"))?;
-            return Err(e);
-        }
-    };
-    let out = maintain(&dir, || catalog_rows(catalog), embedder.as_ref().map(|e| e as &dyn Embedder));
+    let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_from_env()?.map(|e| e as Arc<dyn Embedder>)) };
+    let out = maintain(&dir, || catalog_rows(catalog), &load);
     if let Err(e) = &out {
+        // (a model that did not load has marked it already)
         crate::store::mark_stale(&dir, &format!("the refresh failed: {e}"))?;
     }
     out
@@ -74,7 +68,7 @@ pub fn dense_ranking(root: &Path, query: &str, depth: usize) -> std::result::Res
     if let Some(r) = stale_reason(&dir) {
         return Err(format!("the canopy is stale ({r}); forest canopy build"));
     }
-    let e = match LocalEmbedder::from_env() {
+    let e = match shared_from_env() {
         Ok(Some(e)) => e,
         Ok(None) => return Err(format!("{} is unset", crate::embed::MODEL_VAR)),
         Err(e) => return Err(e.to_string()),

@@ -5,14 +5,16 @@
 //! - `index.json` + `vectors.f32`: the reference engine's layout
 //!   (`{model, dim, built_at, ids}`, headerless little-endian float32 rows
 //!   in `ids` order), so either engine can open the other's canopy;
-//! - `quant.i8`, `ids.bin`, `hashes.bin`, `forest.json`: ours, for a search
-//!   that memory-maps int8 rows and never parses `index.json`, and for
-//!   maintenance that embeds only changed scents (blake3 of each text);
+//! - `quant.i8`, `bits.b1`, `ids.bin`, `hashes.bin`, `forest.json`: ours,
+//!   for a search that memory-maps int8 rows (or, at 2x10^5 rows and more,
+//!   sign bits first) and never parses `index.json`, and for maintenance
+//!   that embeds only changed scents (blake3 of each text);
 //! - `stale.json`: a writer that could not embed marked the layer behind.
 //!
 //! Nothing here knows the Gardener, the converters or the catalog's schema:
 //! callers hand `(id, text)` rows in and get rankings out.
 
+mod binary;
 mod embed;
 mod error;
 mod forest;
@@ -21,10 +23,10 @@ mod search;
 mod store;
 mod text;
 
-pub use embed::{Embedder, LocalEmbedder, MODEL_VAR};
+pub use embed::{shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
 pub use error::{CanopyError, Result};
 pub use forest::{build_forest, catalog_rows, dense_ranking, maintain_forest};
-pub use maintain::{maintain, plan_update, refresh, Plan, RefreshReport};
-pub use search::{quantize, Searcher};
+pub use maintain::{maintain, plan_update, refresh, Loader, Plan, RefreshReport};
+pub use search::{quantize, Searcher, BINARY_FROM};
 pub use store::{canopy_dir, mark_stale, stale_reason, Canopy};
 pub use text::scent_text;

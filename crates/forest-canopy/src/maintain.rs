@@ -4,12 +4,14 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::{mark_stale, Canopy};
+use crate::search::Searcher;
+use crate::store::{mark_stale, stale_reason, Canopy, HASHES};
 
 /// What a build or refresh did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,22 +107,58 @@ pub fn refresh(dir: &Path, rows: Vec<(String, String)>, embedder: &dyn Embedder,
     Ok(RefreshReport { nodes: new.len(), embedded: plan.embed.len(), removed: plan.removed, model: new.model, dim })
 }
 
-/// What a writer calls after it changed scents: nothing without a canopy;
-/// without a model, the canopy is marked stale (`reason`); else refreshed.
+/// Whether the canopy in `dir` holds exactly `wanted` (same ids in order,
+/// same known text hashes); `false` when anything differs or cannot be told
+/// (no sidecars).
+fn holds(dir: &Path, wanted: &[(String, [u8; 16])]) -> bool {
+    let Ok(Some(s)) = Searcher::open(dir) else { return false };
+    let Ok(hashes) = std::fs::read(dir.join(HASHES)) else { return false };
+    s.len() == wanted.len()
+        && hashes.len() == 16 * wanted.len()
+        && wanted
+            .iter()
+            .zip(hashes.chunks_exact(16))
+            .enumerate()
+            .all(|(r, ((id, h), old))| *h != [0; 16] && old == h && s.id(r) == *id)
+}
+
+/// A model to embed with, loaded only when needed (`None`: unset).
+pub type Loader<'a> = &'a dyn Fn() -> Result<Option<Arc<dyn Embedder>>>;
+
+/// What a writer calls after its commit: nothing without a canopy, nor when
+/// no embedded text changed (links, bodies and landmarks are not scent) and
+/// the canopy is not stale; else the model is loaded and the changed texts
+/// embedded, or, without a model, the canopy is marked stale. A model that
+/// fails to load marks it stale too, and the error is returned.
 pub fn maintain(
     dir: &Path,
     rows: impl FnOnce() -> Result<Vec<(String, String)>>,
-    embedder: Option<&dyn Embedder>,
+    load: Loader<'_>,
 ) -> Result<Option<RefreshReport>> {
     if !Canopy::exists(dir) {
         return Ok(None);
     }
-    match embedder {
-        None => {
+    let stale = stale_reason(dir).is_some();
+    let mut rows = rows()?;
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows.dedup_by(|a, b| a.0 == b.0);
+    let wanted: Vec<(String, [u8; 16])> = rows.iter().map(|(id, t)| (id.clone(), text_hash(t))).collect();
+    let unchanged = holds(dir, &wanted);
+    drop(wanted);
+    if unchanged && !stale {
+        return Ok(None);
+    }
+    match load() {
+        Ok(Some(e)) => Ok(Some(refresh(dir, rows, e.as_ref(), false)?)),
+        Ok(None) if unchanged => Ok(None),
+        Ok(None) => {
             mark_stale(dir, &format!("scents changed while {} was unset", crate::embed::MODEL_VAR))?;
             Ok(None)
         }
-        Some(e) => Ok(Some(refresh(dir, rows()?, e, false)?)),
+        Err(e) => {
+            mark_stale(dir, &format!("the embedding model did not load: {e}"))?;
+            Err(e)
+        }
     }
 }
 

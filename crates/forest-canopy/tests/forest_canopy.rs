@@ -1,7 +1,10 @@
 //! The Canopy with the real embedding model (`FOREST_EMBED_MODEL`, installed
 //! by `ops/embed/install.sh`; skipped and listed when unset).
 
-use forest_canopy::{refresh, Embedder, LocalEmbedder, Searcher};
+use std::cell::Cell;
+use std::sync::Arc;
+
+use forest_canopy::{maintain, refresh, stale_reason, Embedder, LocalEmbedder, Searcher};
 
 fn model() -> Option<LocalEmbedder> {
     match std::env::var("FOREST_EMBED_MODEL") {
@@ -73,4 +76,76 @@ fn a_missing_model_directory_is_one_clear_error() {
     let e = LocalEmbedder::load(t.path()).err().unwrap();
     assert_eq!(e.code(), "E_EMBED_MODEL");
     assert!(e.to_string().contains("config.json"), "{e}");
+}
+
+#[test]
+fn long_and_short_texts_in_one_call_come_back_in_order() {
+    let Some(m) = model() else { return };
+    // lengths from 3 to ~250 tokens, shuffled: the embedder sorts them into
+    // batches of similar widths and must give each vector back in place
+    let long = "The archive utility stores many files together. ".repeat(25);
+    let texts: Vec<String> = (0..70)
+        .map(|i| match i % 3 {
+            0 => format!("zlib {i}"),
+            1 => format!("{long} {i}"),
+            _ => format!("Pango lays out internationalized text, item {i}."),
+        })
+        .collect();
+    let all = m.embed(&texts).unwrap();
+    for i in [0, 1, 2, 34, 68, 69] {
+        let one = m.embed(&texts[i..i + 1]).unwrap();
+        let d = one[0].iter().zip(&all[i]).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(d < 1e-4, "text {i}: batched vs alone differ by {d}");
+    }
+}
+
+#[test]
+fn the_shared_model_is_loaded_once_per_process() {
+    let Some(_) = model() else { return };
+    let a = forest_canopy::shared_from_env().unwrap().unwrap();
+    let b = forest_canopy::shared_from_env().unwrap().unwrap();
+    assert!(Arc::ptr_eq(&a, &b), "the second call reuses the loaded model");
+}
+
+#[test]
+fn maintain_loads_the_model_only_when_a_scent_changed() {
+    let Some(m) = model() else { return };
+    let m: Arc<dyn Embedder> = Arc::new(m);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("canopy");
+    let loads = Cell::new(0);
+    let with = || {
+        loads.set(loads.get() + 1);
+        Ok(Some(Arc::clone(&m)))
+    };
+    let without = || {
+        loads.set(loads.get() + 1);
+        Ok(None)
+    };
+    // no canopy: nothing
+    assert_eq!(maintain(&dir, || Ok(rows()), &with).unwrap(), None);
+    assert_eq!(loads.get(), 0);
+    refresh(&dir, rows(), m.as_ref(), true).unwrap();
+    // same texts (a commit that touched links or bodies): no load, no write
+    let before = std::fs::metadata(dir.join("index.json")).unwrap().modified().unwrap();
+    assert_eq!(maintain(&dir, || Ok(rows()), &with).unwrap(), None);
+    assert_eq!(maintain(&dir, || Ok(rows()), &without).unwrap(), None);
+    assert_eq!(loads.get(), 0);
+    assert_eq!(std::fs::metadata(dir.join("index.json")).unwrap().modified().unwrap(), before);
+    assert_eq!(stale_reason(&dir), None);
+    // a changed text without a model: stale; with it: refreshed, not stale
+    let mut changed = rows();
+    changed[0].1 = "PAM. Pluggable Authentication Modules.".into();
+    assert_eq!(maintain(&dir, || Ok(changed.clone()), &without).unwrap(), None);
+    assert!(stale_reason(&dir).is_some());
+    let rep = maintain(&dir, || Ok(changed.clone()), &with).unwrap().unwrap();
+    assert_eq!((rep.nodes, rep.embedded), (4, 1));
+    assert_eq!(stale_reason(&dir), None);
+    assert_eq!(loads.get(), 2);
+    // a model that does not load marks the canopy stale and says why
+    changed[1].1 = "Pango. Text layout.".into();
+    let broken = || LocalEmbedder::load(t.path()).map(|e| Some(Arc::new(e) as Arc<dyn Embedder>));
+    let e = maintain(&dir, || Ok(changed.clone()), &broken).unwrap_err();
+    assert_eq!(e.code(), "E_EMBED_MODEL");
+    assert!(stale_reason(&dir).unwrap().contains("did not load"));
 }

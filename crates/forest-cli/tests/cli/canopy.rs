@@ -85,6 +85,13 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     assert!(!err.contains("BM25 only"), "{err}");
     assert_eq!(hy["results"][0]["id"].as_str().unwrap(), "docs/zlib", "{hy}");
 
+    // adopt: a second source into a forest that has a canopy
+    let src2 = d.path().join("src2");
+    fs::create_dir_all(&src2).unwrap();
+    fs::write(src2.join("tar.md"), "# tar\n\nGNU tar saves many files together into a single archive.\n").unwrap();
+    forest(&root, &["adopt", src2.to_str().unwrap(), "--name", "more", "--dest", "more"], Some(&m));
+    assert_equals_rebuild(&root, &m, "adopt");
+
     // sync: a changed, a moved and a deleted file
     fs::write(src.join("docs/pam.md"), "# PAM\n\nPluggable Authentication Modules.\n").unwrap();
     fs::create_dir_all(src.join("net")).unwrap();
@@ -98,11 +105,35 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
         let mut vine =
             forest_vine::Vine::open(&root, forest_vine::VineOptions { writable: true, session: None }).unwrap();
         let node = serde_json::json!({"id": "docs/notes", "parent": "docs/_index", "title": "Notes", "type": "note",
-            "summary": "Notes about compressing backups.", "body": "Text."});
+            "summary": "Notes about compressing backups.", "body": "Text.",
+            "links": [{"rel": "related-to", "target": "docs/zlib", "confidence": 0.3}]});
         std::env::set_var("FOREST_EMBED_MODEL", &m);
         vine.plant(&node, false, false).unwrap();
     }
     assert_equals_rebuild(&root, &m, "vine plant");
+
+    // a Ranger run: it prunes the cold link the plant made and refreshes the
+    // landmarks (one commit); the canopy follows, with the model or without
+    let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["commit"].is_string(), "{r}");
+    assert_eq!(r["links"]["pruned"], serde_json::json!(["docs/notes related-to->docs/zlib"]), "{r}");
+    assert_equals_rebuild(&root, &m, "ranger run");
+    {
+        let mut vine =
+            forest_vine::Vine::open(&root, forest_vine::VineOptions { writable: true, session: None }).unwrap();
+        let node = serde_json::json!({"id": "docs/more-notes", "parent": "docs/_index", "title": "More notes",
+            "type": "note", "summary": "Where the tape archives are kept.", "body": "Text.",
+            "links": [{"rel": "related-to", "target": "docs/zlib", "confidence": 0.3}]});
+        vine.plant(&node, false, false).unwrap();
+    }
+    let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-02T00:00:00Z"], None);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["commit"].is_string(), "{r}");
+    let st = forest(&root, &["canopy", "status", "--json"], Some(&m));
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["state"], "active", "a run that changed no scent leaves the canopy current: {st}");
+    assert_equals_rebuild(&root, &m, "ranger run without the model");
 
     // a writer without the model marks the canopy stale; locate says so
     fs::write(src.join("docs/zlib.md"), "# zlib\n\nThe deflate library.\n").unwrap();

@@ -1,0 +1,149 @@
+//! The canopy at scale (issue 31), for `bench/canopy-scale.sh`.
+//!
+//! usage:
+//!   canopy_scale fill FOREST SAMPLE   embed SAMPLE real scents, derive the rest
+//!   canopy_scale query FOREST [N]     in-process hybrid `locate`, N queries
+//!
+//! `fill` embeds SAMPLE nodes spread evenly over the catalog with the real
+//! model (`FOREST_EMBED_MODEL`) and gives every other node a vector DERIVED
+//! from real ones (a normalised mix of two real vectors plus a little
+//! noise), because embedding 10^6 scents on 2 cores takes ~17 h. The
+//! search cost (an int8 scan of every row, then an exact rescoring of the
+//! best candidates) does not depend on the values, only on the row count
+//! and width; the derived rows carry no text hash, so the next maintained
+//! write embeds them for real. The result is an ordinary canopy on disk.
+//!
+//! `query` opens the forest read-only with hybrid `locate` on (as `forest
+//! serve` with `FOREST_HYBRID_LOCATE=1`), warms up once (model load, first
+//! page faults), then times N `locate` calls (queries are titles of nodes
+//! spread over the catalog) and, for the breakdown, the query embedding and
+//! the vector search alone. Prints p50/p95/max in ms.
+
+use std::path::Path;
+use std::time::Instant;
+
+use forest_canopy::{canopy_dir, catalog_rows, Canopy, Embedder, Searcher};
+use forest_vine::{LocateArgs, Vine, VineOptions};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn pct(v: &[f64], p: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    s[((s.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn line(what: &str, v: &[f64]) {
+    println!("{what}: n {} p50 {:.2} ms p95 {:.2} ms max {:.2} ms", v.len(), pct(v, 0.5), pct(v, 0.95), pct(v, 1.0));
+}
+
+/// splitmix64, for reproducible noise.
+fn next(x: &mut u64) -> f32 {
+    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+}
+
+fn unit(v: &mut [f32]) {
+    let n = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x = (f64::from(*x) / n) as f32);
+    }
+}
+
+fn fill(root: &Path, sample: usize) -> Res<()> {
+    let embedder = forest_canopy::shared_from_env()?.ok_or("FOREST_EMBED_MODEL is unset")?;
+    let vine = Vine::open(root, VineOptions::default())?;
+    let rows = catalog_rows(vine.catalog())?;
+    let n = rows.len();
+    let sample = sample.clamp(1, n.max(1));
+    let step = (n / sample).max(1);
+    let picked: Vec<usize> = (0..n).step_by(step).take(sample).collect();
+    let texts: Vec<String> = picked.iter().map(|&i| rows[i].1.clone()).collect();
+    let t = Instant::now();
+    let real = embedder.embed(&texts)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!("embedded {} real scents in {secs:.1} s ({:.1} nodes/s)", real.len(), real.len() as f64 / secs);
+    let dim = real.first().map_or(0, Vec::len);
+    let mut c = Canopy::new(embedder.model(), dim);
+    c.vectors.reserve(n * dim);
+    let mut seed = 0x5eed_u64;
+    let mut at = 0;
+    for (i, (id, _)) in rows.into_iter().enumerate() {
+        if picked.get(at) == Some(&i) {
+            c.vectors.extend_from_slice(&real[at]);
+            at += 1;
+        } else {
+            let (a, b) = (&real[i % real.len()], &real[(i * 7 + 3) % real.len()]);
+            let mut v: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + 0.5 * y + 0.05 * next(&mut seed)).collect();
+            unit(&mut v);
+            c.vectors.extend_from_slice(&v);
+        }
+        c.ids.push(id);
+        // no known text: a maintained write embeds these rows for real
+        c.hashes.push([0; 16]);
+    }
+    let t = Instant::now();
+    c.save(&canopy_dir(root))?;
+    println!("canopy: {n} rows of dim {dim} ({} real), written in {:.1} s", picked.len(), t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn query(root: &Path, count: usize) -> Res<()> {
+    let mut vine = Vine::open(root, VineOptions::default())?;
+    vine.set_hybrid(true);
+    let titles: Vec<String> = {
+        let n = vine.catalog().count_nodes()?.max(1) as usize;
+        let step = (n / count.max(1)).max(1);
+        let mut st = vine.catalog().connection().prepare("SELECT title FROM nodes ORDER BY id")?;
+        let all = st.query_map([], |r| r.get::<_, String>(0))?;
+        all.step_by(step).take(count).collect::<rusqlite::Result<_>>()?
+    };
+    let args = |q: &str| LocateArgs { query: q.to_string(), k: Some(5), ..Default::default() };
+    let t = Instant::now();
+    let warm = vine.locate(&args("warm up the model"))?;
+    println!("first hybrid locate (model load, cold pages): {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    if let Some(note) = warm.get("note") {
+        return Err(format!("hybrid locate fell back: {note}").into());
+    }
+    let embedder = forest_canopy::shared_from_env()?.ok_or("FOREST_EMBED_MODEL is unset")?;
+    let searcher = Searcher::open(&canopy_dir(root))?.ok_or("no canopy")?;
+    let (mut whole, mut embed, mut scan) = (vec![], vec![], vec![]);
+    for q in &titles {
+        let t = Instant::now();
+        let out = vine.locate(&args(q))?;
+        whole.push(t.elapsed().as_secs_f64() * 1e3);
+        if let Some(note) = out.get("note") {
+            return Err(format!("hybrid locate fell back: {note}").into());
+        }
+        let t = Instant::now();
+        let v = embedder.embed(std::slice::from_ref(q))?;
+        embed.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let hits = searcher.search(&v[0], 25);
+        scan.push(t.elapsed().as_secs_f64() * 1e3);
+        if hits.is_empty() {
+            return Err("the vector search found nothing".into());
+        }
+    }
+    println!("canopy: {} rows", searcher.len());
+    line("hybrid locate, in process", &whole);
+    line("  query embedding", &embed);
+    line("  vector search (int8 scan + rescoring, 25 deep)", &scan);
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let out = match (args.get(1).map(String::as_str), args.get(2)) {
+        (Some("fill"), Some(root)) => fill(Path::new(root), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2000)),
+        (Some("query"), Some(root)) => query(Path::new(root), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200)),
+        _ => Err("usage: canopy_scale fill FOREST SAMPLE | canopy_scale query FOREST [N]".into()),
+    };
+    if let Err(e) = out {
+        eprintln!("canopy_scale: {e}");
+        std::process::exit(1);
+    }
+}
