@@ -18,6 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// Delay before retrying a request whose connection was refused.
+const CONNECT_RETRY: Duration = Duration::from_millis(50);
+
 /// A request that could not produce a reply (after transport retries).
 #[derive(Debug, Clone)]
 pub(crate) struct TransportError {
@@ -289,7 +292,13 @@ impl Http {
                     let wait = if code == 429 { retry_after.map(|d| d.min(self.config.retry_after_max)) } else { None };
                     (format!("LLM endpoint {code}: {}", clip_chars(&text, 300)), retryable, wait)
                 }
-                Attempt::Failed { message, retryable, .. } => (message, retryable, None),
+                // Nothing listening: retry soon, so that a dead endpoint is
+                // known within `offline_after` quick attempts, not after
+                // the backoff a busy server deserves.
+                Attempt::Failed { message, retryable, connect } => {
+                    let quick = connect && self.config.offline_after > 0;
+                    (message, retryable, quick.then_some(CONNECT_RETRY))
+                }
             };
             let message = self.redact(&message);
             if !retryable || retry >= self.config.max_transport_retries {

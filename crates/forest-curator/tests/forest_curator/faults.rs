@@ -183,7 +183,8 @@ pub fn closed_port_url() -> String {
 #[test]
 fn a_dead_endpoint_takes_the_curator_offline_after_three_connection_failures() {
     let mut cfg = config(&closed_port_url());
-    // Long backoffs: going offline must wake the sleeping retries.
+    // Long backoffs: a refused connection is retried soon regardless, and
+    // going offline wakes whatever still sleeps.
     cfg.backoff_base = Duration::from_secs(60);
     cfg.backoff_max = Duration::from_secs(60);
     let c = Curator::new(cfg).unwrap();
