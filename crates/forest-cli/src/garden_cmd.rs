@@ -59,7 +59,14 @@ pub(crate) fn with_curation_from(
         hook = hook.with_prepared(p.clone());
     }
     let mut report = run(Some(&hook))?;
-    report.rollup = Some(forest_gardener::rollup::rollup(root, git, Some(&curator), false, g.dry_run)?);
+    // Only the branches this run changed, deepest first. Offline (every
+    // endpoint refused connections): the batches already wrote the
+    // deterministic branch summaries; nothing to roll up.
+    if !curator.offline() {
+        let changed = forest_gardener::rollup::changed_branches(&report);
+        report.rollup =
+            Some(forest_gardener::rollup::rollup(root, git, Some(&curator), false, Some(&changed), g.dry_run)?);
+    }
     report.curation = Some(serde_json::to_value(curator.stats())?);
     Ok(report)
 }

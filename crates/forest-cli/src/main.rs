@@ -565,7 +565,7 @@ fn cmd_rollup(f: &ForestArg, all: bool, curate: bool, dry_run: bool, json: bool)
     let _lock = WriterLock::acquire(&root)?;
     let git = GitForest::open(&root)?;
     let curator = if curate { Some(build_curator(&root)?) } else { None };
-    let r = forest_gardener::rollup::rollup(&root, &git, curator.as_ref(), all, dry_run)?;
+    let r = forest_gardener::rollup::rollup(&root, &git, curator.as_ref(), all, None, dry_run)?;
     if json {
         print_json(&r)?;
     } else {

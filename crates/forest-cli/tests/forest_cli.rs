@@ -500,6 +500,8 @@ mod snapshot;
 mod branch_scent;
 #[path = "cli/canopy.rs"]
 mod canopy;
+#[path = "cli/curation.rs"]
+mod curation;
 #[path = "cli/hostile.rs"]
 mod hostile;
 #[path = "cli/hunt.rs"]

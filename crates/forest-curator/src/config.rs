@@ -11,6 +11,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
 pub const DEFAULT_CONCURRENCY: usize = 4;
 /// Default transport retries after the first attempt (beyond the dialect).
 pub const DEFAULT_TRANSPORT_RETRIES: u32 = 4;
+/// Default consecutive connection failures on every endpoint after which a
+/// Curator stops asking for the rest of its run.
+pub const DEFAULT_OFFLINE_AFTER: u32 = 3;
 /// API key sent when none is configured (dialect §4.7).
 pub const NO_KEY: &str = "no-key";
 
@@ -29,6 +32,11 @@ pub struct CuratorConfig {
     /// How long an endpoint whose request failed in transport stays out of
     /// rotation (`FOREST_LLM_ENDPOINT_BACKOFF_SECS`, default 30 s).
     pub endpoint_backoff: Duration,
+    /// After this many consecutive connection failures on every endpoint
+    /// the Curator goes offline for the rest of its run: no more requests,
+    /// every later curation keeps the derived scent (pending). 0 = never
+    /// (`FOREST_LLM_OFFLINE_AFTER`, default 3).
+    pub offline_after: u32,
     /// Model id; `local` asks `GET {endpoint}/models` for the first id.
     pub model: String,
     api_key: String,
@@ -65,6 +73,7 @@ impl std::fmt::Debug for CuratorConfig {
             .field("endpoint", &self.endpoint)
             .field("endpoints", &self.endpoints)
             .field("endpoint_backoff", &self.endpoint_backoff)
+            .field("offline_after", &self.offline_after)
             .field("model", &self.model)
             .field("api_key", &"<redacted>")
             .field("max_tokens", &self.max_tokens)
@@ -97,6 +106,7 @@ impl CuratorConfig {
             endpoint: endpoints[0].clone(),
             endpoints,
             endpoint_backoff: Duration::from_secs(30),
+            offline_after: DEFAULT_OFFLINE_AFTER,
             model: "local".into(),
             api_key: NO_KEY.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
@@ -123,7 +133,8 @@ impl CuratorConfig {
     /// `OPENAI_API_KEY`, else `no-key`), `MONKEYLLM_LLM_MAX_TOKENS` (300),
     /// `MONKEYLLM_LLM_REASONING` (`off`), and the pacing knobs
     /// `FOREST_LLM_CONCURRENCY`, `FOREST_LLM_RPM`, `FOREST_LLM_TIMEOUT_SECS`,
-    /// `FOREST_LLM_TRANSPORT_RETRIES`.
+    /// `FOREST_LLM_TRANSPORT_RETRIES`, `FOREST_LLM_ENDPOINT_BACKOFF_SECS`,
+    /// `FOREST_LLM_OFFLINE_AFTER`.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CuratorError> {
         let get = |k: &str| lookup(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let endpoint =
@@ -163,6 +174,9 @@ impl CuratorConfig {
         }
         if let Some(v) = get("FOREST_LLM_ENDPOINT_BACKOFF_SECS") {
             cfg.endpoint_backoff = Duration::from_secs(parse_num("FOREST_LLM_ENDPOINT_BACKOFF_SECS", &v, 0)?);
+        }
+        if let Some(v) = get("FOREST_LLM_OFFLINE_AFTER") {
+            cfg.offline_after = parse_num("FOREST_LLM_OFFLINE_AFTER", &v, 0)?;
         }
         if let Some(v) = get("FOREST_LLM_TRANSPORT_RETRIES") {
             cfg.max_transport_retries = parse_num("FOREST_LLM_TRANSPORT_RETRIES", &v, 0)?;
@@ -286,8 +300,11 @@ mod tests {
         let c = CuratorConfig::from_lookup(lookup(&[
             ("MONKEYLLM_LLM_ENDPOINT", " http://a:1/v1/, http://b:2/v1  http://c:3/v1"),
             ("FOREST_LLM_ENDPOINT_BACKOFF_SECS", "5"),
+            ("FOREST_LLM_OFFLINE_AFTER", "0"),
         ]))
         .unwrap();
+        assert_eq!(c.offline_after, 0);
+        assert_eq!(CuratorConfig::new("http://x/v1").offline_after, DEFAULT_OFFLINE_AFTER);
         assert_eq!(c.endpoints, vec!["http://a:1/v1", "http://b:2/v1", "http://c:3/v1"]);
         assert_eq!(c.endpoint, "http://a:1/v1");
         assert_eq!(c.endpoint_backoff, Duration::from_secs(5));

@@ -4,7 +4,9 @@
 use crate::cache::{CachedCuration, CurationCache};
 use crate::config::CuratorConfig;
 use crate::error::CuratorError;
+use crate::grounding::ungrounded_scent;
 use crate::http::Http;
+use crate::informative::{judge, repeated_phrase};
 use crate::parse::{json_object, summary_reply};
 use crate::prompts::{self, Offered, PROMPT_VERSION};
 use crate::stats::{bump, CuratorStats, StatsSnapshot};
@@ -71,6 +73,9 @@ pub enum SummaryOrigin {
     Fallback,
     /// Empty body: not curated.
     Skipped,
+    /// The model's summary passed the contract and grounding but said no
+    /// more than the derived one: the derived summary is kept.
+    KeptDerived,
 }
 
 /// Result of [`Curator::summarize`]. `summary` always passes
@@ -93,6 +98,22 @@ impl SummaryOutcome {
     pub fn is_llm(&self) -> bool {
         matches!(self.origin, SummaryOrigin::Llm | SummaryOrigin::Repaired | SummaryOrigin::Cached)
     }
+}
+
+/// What [`Curator::summarize_scent`] curates, and what the candidate must
+/// beat.
+#[derive(Debug, Clone, Copy)]
+pub struct ScentRequest<'a> {
+    /// The node's title.
+    pub title: &'a str,
+    /// Its content.
+    pub body: &'a str,
+    /// Operator directives.
+    pub directives: &'a str,
+    /// The derived summary in place (`None`: `derive_summary(body, title)`).
+    pub derived: Option<&'a str>,
+    /// Names an agent sees anyway besides the title: file name, folders.
+    pub names: &'a [&'a str],
 }
 
 /// Result of [`Curator::propose_links`]: every link targets an offered id.
@@ -137,6 +158,13 @@ impl std::fmt::Debug for Curator {
 
 fn msg(role: &str, content: &str) -> Value {
     json!({"role": role, "content": content})
+}
+
+/// The id of an entry line `- [[id]] — summary`.
+fn entry_target(line: &str) -> Option<&str> {
+    let start = line.find("[[")? + 2;
+    let len = line[start..].find("]]")?;
+    Some(&line[start..start + len])
 }
 
 fn is_branch(id: &str) -> bool {
@@ -202,10 +230,28 @@ impl Curator {
     /// retries) is [`CuratorError::Transport`].
     pub fn chat(&self, messages: &[Value]) -> Result<String, CuratorError> {
         self.http.chat(&self.model, messages, None, &self.stats).map_err(|e| {
-            bump(&self.stats.transport_errors);
-            self.stats.set_error(&e.full());
+            self.transport_failed(&e);
             CuratorError::Transport(e.full())
         })
+    }
+
+    /// Whether this Curator stopped asking for the rest of its run: every
+    /// endpoint refused `offline_after` connections in a row. Every later
+    /// call falls back at once (counted in `offline_skips`).
+    pub fn offline(&self) -> bool {
+        self.http.offline()
+    }
+
+    /// Count a request that produced no reply: a transport error, or a
+    /// call not sent because the Curator is offline (its message names the
+    /// connection error that took it offline).
+    fn transport_failed(&self, e: &crate::http::TransportError) {
+        if e.offline {
+            bump(&self.stats.offline_skips);
+        } else {
+            bump(&self.stats.transport_errors);
+        }
+        self.stats.set_error(&e.full());
     }
 
     /// A copy of the counters.
@@ -234,17 +280,17 @@ impl Curator {
         }
     }
 
-    /// The §4.3 loop: up to three calls, rejection fed back, repair of an
-    /// over-long candidate at the end.
-    fn validate_loop(&self, mut messages: Vec<Value>, schema: &Value) -> LoopResult {
+    /// The §4.3 loop: up to three calls, rejection fed back (the contract,
+    /// then [`Curator::check`]: grounding in `source`, repeated phrases),
+    /// repair of an over-long candidate at the end.
+    fn validate_loop(&self, mut messages: Vec<Value>, schema: &Value, source: &str) -> LoopResult {
         let mut overlong: Option<(String, Vec<String>)> = None;
         let mut last = String::new();
         for attempt in 0..MAX_ATTEMPTS {
             let reply = match self.http.chat(&self.model, &messages, Some(schema), &self.stats) {
                 Ok(r) => r,
                 Err(e) => {
-                    bump(&self.stats.transport_errors);
-                    self.stats.set_error(&e.full());
+                    self.transport_failed(&e);
                     return LoopResult::Failed(e.full());
                 }
             };
@@ -255,12 +301,15 @@ impl Curator {
                 match parsed.summary.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
                     None => "no summary found in the JSON reply".to_string(),
                     Some(s) => match validate_summary(&s) {
-                        Ok(()) => {
-                            if attempt == 0 {
-                                bump(&self.stats.first_attempt);
+                        Ok(()) => match self.check(&s, &parsed.tags, source) {
+                            None => {
+                                if attempt == 0 {
+                                    bump(&self.stats.first_attempt);
+                                }
+                                return LoopResult::Accepted { summary: s, tags: parsed.tags, repaired: false };
                             }
-                            return LoopResult::Accepted { summary: s, tags: parsed.tags, repaired: false };
-                        }
+                            Some(why) => why,
+                        },
                         Err(e) => {
                             if matches!(e, SummaryError::TooLong(_)) {
                                 overlong = Some((s, parsed.tags));
@@ -277,7 +326,7 @@ impl Curator {
             last = error;
         }
         if let Some((text, tags)) = overlong {
-            if let Some(fixed) = fit_summary(&text) {
+            if let Some(fixed) = fit_summary(&text).filter(|f| self.check(f, &tags, source).is_none()) {
                 bump(&self.stats.repaired);
                 return LoopResult::Accepted { summary: fixed, tags, repaired: true };
             }
@@ -286,77 +335,127 @@ impl Curator {
         LoopResult::Failed(last)
     }
 
+    /// What a contract-valid candidate must also be: grounded in `source`
+    /// (every number, date, version and name occurs there) and free of
+    /// repeated phrases. `Some(reason)` rejects it (counted).
+    fn check(&self, summary: &str, tags: &[String], source: &str) -> Option<String> {
+        let missing = ungrounded_scent(summary, tags, source);
+        if !missing.is_empty() {
+            bump(&self.stats.grounding_rejections);
+            return Some(format!(
+                "not in the content: {}; use only names, numbers and dates the content contains",
+                missing.join(", ")
+            ));
+        }
+        let phrase = repeated_phrase(summary)?;
+        bump(&self.stats.repeated_phrase_rejections);
+        Some(format!("it repeats \"{phrase}\"; say each thing once"))
+    }
+
     /// Curate a leaf summary and tags from `title`, `body` (clipped to 1500
     /// tokens) and operator `directives`. Never fails: on any model problem
     /// the outcome carries `derive_summary(body, title)`.
     pub fn summarize(&self, title: &str, body: &str, directives: &str) -> SummaryOutcome {
+        self.summarize_scent(&ScentRequest { title, body, directives, derived: None, names: &[] })
+    }
+
+    /// [`Curator::summarize`] that keeps the derived summary unless the
+    /// model's says more (see [`crate::informative::judge`]): a candidate
+    /// that says nothing beyond the title and `names` is counted in
+    /// `kept_derived_less_informative` and comes back as
+    /// [`SummaryOrigin::KeptDerived`].
+    pub fn summarize_scent(&self, req: &ScentRequest<'_>) -> SummaryOutcome {
+        let (title, body) = (req.title, req.body);
+        let derived = || req.derived.map(str::to_string).unwrap_or_else(|| derive_summary(body, title));
         if body.trim().is_empty() {
             bump(&self.stats.skipped);
             return SummaryOutcome {
                 origin: SummaryOrigin::Skipped,
-                summary: derive_summary(body, title),
+                summary: derived(),
                 tags: Vec::new(),
                 reason: None,
             };
         }
-        let key = CurationCache::content_hash(&["summary", title, body, directives.trim()]);
-        if let Some(hit) = self.cache_get(&key) {
+        let key = CurationCache::content_hash(&["summary", title, body, req.directives.trim()]);
+        let (summary, tags, origin) = if let Some(hit) = self.cache_get(&key) {
             bump(&self.stats.cache_hits);
-            bump(&self.stats.llm_summaries);
-            return SummaryOutcome {
-                origin: SummaryOrigin::Cached,
-                summary: hit.summary,
-                tags: hit.tags,
-                reason: None,
-            };
-        }
-        let messages =
-            vec![msg("system", &prompts::summary_system(directives)), msg("user", &prompts::summary_user(title, body))];
-        match self.validate_loop(messages, &prompts::summary_schema()) {
-            LoopResult::Accepted { summary, tags, repaired } => {
-                bump(&self.stats.llm_summaries);
-                self.cache_put(&key, CachedCuration { summary: summary.clone(), tags: tags.clone(), repaired });
-                let origin = if repaired { SummaryOrigin::Repaired } else { SummaryOrigin::Llm };
-                SummaryOutcome { origin, summary, tags, reason: None }
-            }
-            LoopResult::Failed(reason) => {
-                bump(&self.stats.fallbacks);
-                SummaryOutcome {
-                    origin: SummaryOrigin::Fallback,
-                    summary: derive_summary(body, title),
-                    tags: Vec::new(),
-                    reason: Some(reason),
+            (hit.summary, hit.tags, SummaryOrigin::Cached)
+        } else {
+            let messages = vec![
+                msg("system", &prompts::summary_system(req.directives)),
+                msg("user", &prompts::summary_user(title, body)),
+            ];
+            // The names are facts about the document too (a file name's date).
+            let source = format!("{title}\n{}\n{body}", req.names.join("\n"));
+            match self.validate_loop(messages, &prompts::summary_schema(), &source) {
+                LoopResult::Accepted { summary, tags, repaired } => {
+                    self.cache_put(&key, CachedCuration { summary: summary.clone(), tags: tags.clone(), repaired });
+                    (summary, tags, if repaired { SummaryOrigin::Repaired } else { SummaryOrigin::Llm })
+                }
+                LoopResult::Failed(reason) => {
+                    bump(&self.stats.fallbacks);
+                    return SummaryOutcome {
+                        origin: SummaryOrigin::Fallback,
+                        summary: derived(),
+                        tags: Vec::new(),
+                        reason: Some(reason),
+                    };
                 }
             }
+        };
+        let kept = derived();
+        let mut names: Vec<&str> = vec![title];
+        names.extend_from_slice(req.names);
+        if let Err(why) = judge(&summary, &kept, &names) {
+            bump(&self.stats.kept_derived_less_informative);
+            return SummaryOutcome {
+                origin: SummaryOrigin::KeptDerived,
+                summary: kept,
+                tags: Vec::new(),
+                reason: Some(format!("kept derived: less informative ({})", why.message())),
+            };
         }
+        bump(&self.stats.llm_summaries);
+        SummaryOutcome { origin, summary, tags, reason: None }
     }
 
     /// Summarize a branch from its children's entry lines (§4.6). `None` →
     /// the caller uses `derive_branch_summary` (`branch_fallbacks` counted).
+    /// A candidate is grounded in the entries, repeats no phrase and says
+    /// something beyond the branch's and its children's names.
     pub fn branch_summary(&self, title: &str, entries: &[String]) -> Option<String> {
         if entries.iter().all(|e| e.trim().is_empty()) {
             bump(&self.stats.branch_fallbacks);
             return None;
         }
         let key = CurationCache::content_hash(&["branch", title, &entries.join("\n")]);
-        if let Some(hit) = self.cache_get(&key) {
+        let summary = if let Some(hit) = self.cache_get(&key) {
             bump(&self.stats.cache_hits);
-            bump(&self.stats.branch_rollups);
-            return Some(hit.summary);
-        }
-        let messages =
-            vec![msg("system", &prompts::branch_system()), msg("user", &prompts::branch_user(title, entries))];
-        match self.validate_loop(messages, &prompts::branch_schema()) {
-            LoopResult::Accepted { summary, repaired, .. } => {
-                bump(&self.stats.branch_rollups);
-                self.cache_put(&key, CachedCuration { summary: summary.clone(), tags: Vec::new(), repaired });
-                Some(summary)
+            hit.summary
+        } else {
+            let messages =
+                vec![msg("system", &prompts::branch_system()), msg("user", &prompts::branch_user(title, entries))];
+            let source = format!("{title}\n{}", entries.join("\n"));
+            match self.validate_loop(messages, &prompts::branch_schema(), &source) {
+                LoopResult::Accepted { summary, repaired, .. } => {
+                    self.cache_put(&key, CachedCuration { summary: summary.clone(), tags: Vec::new(), repaired });
+                    summary
+                }
+                LoopResult::Failed(_) => {
+                    bump(&self.stats.branch_fallbacks);
+                    return None;
+                }
             }
-            LoopResult::Failed(_) => {
-                bump(&self.stats.branch_fallbacks);
-                None
-            }
+        };
+        let mut names: Vec<&str> = vec![title];
+        names.extend(entries.iter().filter_map(|e| entry_target(e)));
+        if judge(&summary, "", &names).is_err() {
+            bump(&self.stats.kept_derived_less_informative);
+            bump(&self.stats.branch_fallbacks);
+            return None;
         }
+        bump(&self.stats.branch_rollups);
+        Some(summary)
     }
 
     /// Propose up to three `related-to` links from a closed candidate set
@@ -406,6 +505,9 @@ impl Curator {
         let reply = match self.http.chat(&self.model, &messages, Some(&prompts::proposal_schema(&ids)), &self.stats) {
             Ok(r) => r,
             Err(e) => {
+                if e.offline {
+                    bump(&self.stats.offline_skips);
+                }
                 self.stats.set_error(&e.full());
                 fail(&mut out, e.full());
                 return out;

@@ -5,6 +5,12 @@
 //! taken out of rotation for a back-off period. When every endpoint with a
 //! free slot is backed off, the one whose back-off ends first is used
 //! anyway: requests degrade to retries, they never deadlock.
+//!
+//! An endpoint's state changes (up → down, down → up) are logged once each,
+//! never per request; consecutive *connection* failures (nothing listening,
+//! no route, DNS) are counted per endpoint so the Curator can stop asking
+//! for the rest of a run when every endpoint is unreachable
+//! ([`EndpointPool::all_unreachable`]).
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -13,6 +19,10 @@ use std::time::{Duration, Instant};
 struct Slot {
     free: usize,
     down_until: Option<Instant>,
+    /// Logged as down (cleared by the next reply).
+    down: bool,
+    /// Connection failures since the last reply.
+    connect_failures: u32,
 }
 
 /// The endpoints of one Curator and their free slots.
@@ -36,17 +46,35 @@ impl Lease<'_> {
         &self.pool.urls[self.idx]
     }
 
-    /// Take the endpoint out of rotation for the back-off period.
-    pub(crate) fn failed(&self) {
+    /// Take the endpoint out of rotation for the back-off period;
+    /// `connect`: the connection itself failed (counted towards
+    /// [`EndpointPool::all_unreachable`]). Logged on the up → down change only.
+    pub(crate) fn failed(&self, connect: bool) {
         let mut st = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
-        st[self.idx].down_until = Some(Instant::now() + self.pool.backoff);
-        tracing::warn!(event = "curator.endpoint_down", endpoint = %self.url(), backoff_ms = self.pool.backoff.as_millis() as u64);
+        let slot = &mut st[self.idx];
+        slot.down_until = Some(Instant::now() + self.pool.backoff);
+        if connect {
+            slot.connect_failures = slot.connect_failures.saturating_add(1);
+        } else {
+            slot.connect_failures = 0;
+        }
+        if !slot.down {
+            slot.down = true;
+            tracing::warn!(event = "curator.endpoint_down", endpoint = %self.url(), backoff_ms = self.pool.backoff.as_millis() as u64, "LLM endpoint down");
+        }
     }
 
-    /// A reply came back: the endpoint is healthy again.
+    /// A reply came back: the endpoint is healthy again (logged on the
+    /// down → up change only).
     pub(crate) fn succeeded(&self) {
         let mut st = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
-        st[self.idx].down_until = None;
+        let slot = &mut st[self.idx];
+        slot.down_until = None;
+        slot.connect_failures = 0;
+        if slot.down {
+            slot.down = false;
+            tracing::warn!(event = "curator.endpoint_up", endpoint = %self.url(), "LLM endpoint answers again");
+        }
     }
 }
 
@@ -64,9 +92,26 @@ impl EndpointPool {
         let state = urls
             .iter()
             .enumerate()
-            .map(|(i, _)| Slot { free: slots.get(i).copied().unwrap_or(1).max(1), down_until: None })
+            .map(|(i, _)| Slot {
+                free: slots.get(i).copied().unwrap_or(1).max(1),
+                down_until: None,
+                down: false,
+                connect_failures: 0,
+            })
             .collect();
         EndpointPool { urls, state: Mutex::new(state), cv: Condvar::new(), backoff }
+    }
+
+    /// Whether every endpoint has failed to connect at least `after` times
+    /// in a row (`after == 0`: never).
+    pub(crate) fn all_unreachable(&self, after: u32) -> bool {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        after > 0 && !st.is_empty() && st.iter().all(|s| s.connect_failures >= after)
+    }
+
+    /// The endpoints, for messages.
+    pub(crate) fn urls(&self) -> &[String] {
+        &self.urls
     }
 
     /// Total slots across endpoints (what is worth keeping in flight).
@@ -115,7 +160,7 @@ mod tests {
         let l1 = pool.acquire();
         let l2 = pool.acquire();
         assert_ne!(l1.url(), l2.url(), "the second request goes where more slots are free");
-        l2.failed();
+        l2.failed(false);
         drop(l2);
         // b is backed off: a takes what it can even with b's slots free.
         let l3 = pool.acquire();
@@ -138,8 +183,35 @@ mod tests {
         drop(y);
         // ...but when every endpoint is backed off, requests still go out.
         let only = EndpointPool::new(vec!["c".into()], &[1], Duration::from_secs(60));
-        only.acquire().failed();
+        only.acquire().failed(true);
         assert_eq!(only.acquire().url(), "c");
         assert_eq!(EndpointPool::capacity(&[4, 0, 2]), 7);
+    }
+
+    #[test]
+    fn unreachable_only_after_consecutive_connect_failures_on_every_endpoint() {
+        let pool = EndpointPool::new(vec!["a".into(), "b".into()], &[1, 1], Duration::ZERO);
+        // Both slots leased at once: one lease per endpoint.
+        let on = |url: &str, f: &dyn Fn(&Lease<'_>)| {
+            let (x, y) = (pool.acquire(), pool.acquire());
+            f(if x.url() == url { &x } else { &y });
+        };
+        let fail = |url: &str, connect: bool| on(url, &|l| l.failed(connect));
+        for _ in 0..3 {
+            fail("a", true);
+        }
+        assert!(!pool.all_unreachable(3), "b has not failed yet");
+        fail("b", true);
+        fail("b", true);
+        fail("b", false);
+        assert!(!pool.all_unreachable(3), "a server error shows b is reachable");
+        for _ in 0..3 {
+            fail("b", true);
+        }
+        assert!(pool.all_unreachable(3));
+        assert!(!pool.all_unreachable(0), "0 turns the check off");
+        // One reply resets the count.
+        on("a", &|l| l.succeeded());
+        assert!(!pool.all_unreachable(3));
     }
 }

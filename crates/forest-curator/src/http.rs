@@ -2,6 +2,11 @@
 //! semaphore, rate limit, per-request timeout, transport retries with
 //! `Retry-After` / jittered backoff, and the `json_schema` → plain-JSON
 //! downgrade for servers that refuse `response_format`.
+//!
+//! Fail fast: once every endpoint has refused `offline_after` connections
+//! in a row, the transport goes offline for the rest of the Curator's life
+//! (one log line): every later request fails at once, without touching the
+//! network, and retries sleeping in a backoff wake up and give up.
 
 use crate::config::CuratorConfig;
 use crate::endpoints::EndpointPool;
@@ -10,13 +15,19 @@ use crate::pacing::{backoff_delay, parse_retry_after, Jitter, RateLimiter};
 use crate::stats::{bump, clip_chars, CuratorStats};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// Delay before retrying a request whose connection was refused.
+const CONNECT_RETRY: Duration = Duration::from_millis(50);
 
 /// A request that could not produce a reply (after transport retries).
 #[derive(Debug, Clone)]
 pub(crate) struct TransportError {
     pub(crate) message: String,
     pub(crate) hint: String,
+    /// Not sent: the transport is offline for the rest of the run.
+    pub(crate) offline: bool,
 }
 
 impl TransportError {
@@ -28,8 +39,17 @@ impl TransportError {
 
 enum Attempt {
     Reply(String),
-    Status { code: u16, body: String, retry_after: Option<Duration> },
-    Failed { message: String, retryable: bool },
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<Duration>,
+    },
+    /// `connect`: no connection could be made (nothing listening, DNS...).
+    Failed {
+        message: String,
+        retryable: bool,
+        connect: bool,
+    },
 }
 
 /// Shared HTTP state of one Curator.
@@ -40,6 +60,11 @@ pub(crate) struct Http {
     rate: RateLimiter,
     jitter: Jitter,
     schema_ok: AtomicBool,
+    offline: AtomicBool,
+    /// The connection error that took the transport offline.
+    offline_cause: Mutex<String>,
+    /// Backoff sleeps wait here; going offline wakes them.
+    wake: (Mutex<()>, Condvar),
 }
 
 /// Parallel slots a llama.cpp server at `endpoint` reports at
@@ -75,6 +100,9 @@ impl Http {
             rate: RateLimiter::new(config.requests_per_minute),
             jitter: Jitter::new(),
             schema_ok: AtomicBool::new(true),
+            offline: AtomicBool::new(false),
+            offline_cause: Mutex::new(String::new()),
+            wake: (Mutex::new(()), Condvar::new()),
             config,
         })
     }
@@ -82,6 +110,43 @@ impl Http {
     /// Whether `response_format: json_schema` is still being sent.
     pub(crate) fn schema_enabled(&self) -> bool {
         self.schema_ok.load(Ordering::Relaxed)
+    }
+
+    /// Whether the transport gave up on every endpoint for this run.
+    pub(crate) fn offline(&self) -> bool {
+        self.offline.load(Ordering::SeqCst)
+    }
+
+    /// Go offline (once: the one line a dead endpoint costs the log).
+    fn go_offline(&self, cause: &str) {
+        *self.offline_cause.lock().unwrap_or_else(|p| p.into_inner()) = clip_chars(&self.redact(cause), 120);
+        if self.offline.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        tracing::warn!(
+            event = "curator.offline",
+            "no LLM endpoint answers ({} connection failures in a row on {}): the rest of this run keeps \
+             derived scent, marked pending; `forest curate --pending` retries",
+            self.config.offline_after,
+            self.pool.urls().join(", ")
+        );
+        let _guard = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+        self.wake.1.notify_all();
+    }
+
+    /// Sleep `delay`, or less when the transport goes offline meanwhile.
+    fn pause(&self, delay: Duration) {
+        let guard = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self.wake.1.wait_timeout_while(guard, delay, |_| !self.offline());
+    }
+
+    fn offline_error(&self) -> TransportError {
+        let cause = self.offline_cause.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        TransportError {
+            message: format!("not sent: no LLM endpoint answers in this run ({cause})"),
+            hint: self.hint(),
+            offline: true,
+        }
     }
 
     fn hint(&self) -> String {
@@ -132,9 +197,14 @@ impl Http {
             // Transport faults take the endpoint out of rotation for a while;
             // any other answer shows it is up.
             match &attempt {
-                Attempt::Failed { retryable: true, .. } => lease.failed(),
-                Attempt::Status { code, .. } if *code == 429 || *code >= 500 => lease.failed(),
+                Attempt::Failed { retryable: true, connect, .. } => lease.failed(*connect),
+                Attempt::Status { code, .. } if *code == 429 || *code >= 500 => lease.failed(false),
                 _ => lease.succeeded(),
+            }
+            if let Attempt::Failed { connect: true, message, .. } = &attempt {
+                if self.pool.all_unreachable(self.config.offline_after) {
+                    self.go_offline(message);
+                }
             }
             attempt
         })
@@ -145,7 +215,13 @@ impl Http {
         {
             let resp = match self.client.post(&url).bearer_auth(self.config.api_key()).json(body).send() {
                 Ok(r) => r,
-                Err(e) => return Attempt::Failed { retryable: !e.is_builder(), message: error_chain(&e) },
+                Err(e) => {
+                    return Attempt::Failed {
+                        retryable: !e.is_builder(),
+                        connect: e.is_connect(),
+                        message: error_chain(&e),
+                    }
+                }
             };
             let code = resp.status().as_u16();
             let retry_after = resp
@@ -156,7 +232,7 @@ impl Http {
             let text = match resp.text() {
                 Ok(t) => t,
                 // Reset or timeout while reading the body: a transport fault.
-                Err(e) => return Attempt::Failed { retryable: true, message: error_chain(&e) },
+                Err(e) => return Attempt::Failed { retryable: true, connect: false, message: error_chain(&e) },
             };
             if code >= 400 {
                 return Attempt::Status { code, body: text, retry_after };
@@ -167,6 +243,7 @@ impl Http {
                 ),
                 Err(e) => Attempt::Failed {
                     retryable: false,
+                    connect: false,
                     message: format!("LLM endpoint returned a non-JSON body ({e}): {}", clip_chars(&text, 200)),
                 },
             }
@@ -184,6 +261,9 @@ impl Http {
     ) -> Result<String, TransportError> {
         let mut retry = 0u32;
         loop {
+            if self.offline() {
+                return Err(self.offline_error());
+            }
             let use_schema = schema.is_some() && self.schema_enabled();
             let mut body = json!({
                 "model": model,
@@ -212,11 +292,17 @@ impl Http {
                     let wait = if code == 429 { retry_after.map(|d| d.min(self.config.retry_after_max)) } else { None };
                     (format!("LLM endpoint {code}: {}", clip_chars(&text, 300)), retryable, wait)
                 }
-                Attempt::Failed { message, retryable } => (message, retryable, None),
+                // Nothing listening: retry soon, so that a dead endpoint is
+                // known within `offline_after` quick attempts, not after
+                // the backoff a busy server deserves.
+                Attempt::Failed { message, retryable, connect } => {
+                    let quick = connect && self.config.offline_after > 0;
+                    (message, retryable, quick.then_some(CONNECT_RETRY))
+                }
             };
             let message = self.redact(&message);
             if !retryable || retry >= self.config.max_transport_retries {
-                return Err(TransportError { message, hint: self.hint() });
+                return Err(TransportError { message, hint: self.hint(), offline: false });
             }
             let delay = wait.unwrap_or_else(|| {
                 backoff_delay(retry, self.config.backoff_base, self.config.backoff_max, self.jitter.unit())
@@ -224,7 +310,7 @@ impl Http {
             tracing::debug!(retry, ?delay, %message, "LLM transport retry");
             bump(&stats.transport_retries);
             retry += 1;
-            std::thread::sleep(delay);
+            self.pause(delay);
         }
     }
 }

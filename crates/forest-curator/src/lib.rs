@@ -10,14 +10,17 @@
 //!
 //! Invariant: no hallucinated link can leave this crate — every proposed
 //! target is a member of the offered candidate set — and every returned
-//! summary passes `validate_summary`.
+//! model summary passes `validate_summary`, is grounded in its source
+//! ([`grounding`]) and repeats no phrase ([`informative`]).
 
 mod cache;
 mod config;
 mod curator;
 mod endpoints;
 mod error;
+pub mod grounding;
 mod http;
+pub mod informative;
 mod pacing;
 mod parse;
 pub mod prompts;
@@ -25,11 +28,12 @@ mod stats;
 
 pub use cache::{CachedCuration, CurationCache};
 pub use config::{
-    CuratorConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, DEFAULT_TRANSPORT_RETRIES, NO_KEY,
+    CuratorConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_OFFLINE_AFTER, DEFAULT_TIMEOUT,
+    DEFAULT_TRANSPORT_RETRIES, NO_KEY,
 };
 pub use curator::{
-    Candidate, CandidateProvider, Curator, Link, ProposalOutcome, SummaryOrigin, SummaryOutcome, MAX_ATTEMPTS,
-    NOTE_MAX_CHARS, OFFER_MAX, PROPOSALS_MAX, PROPOSAL_CONFIDENCE, PROPOSAL_REL,
+    Candidate, CandidateProvider, Curator, Link, ProposalOutcome, ScentRequest, SummaryOrigin, SummaryOutcome,
+    MAX_ATTEMPTS, NOTE_MAX_CHARS, OFFER_MAX, PROPOSALS_MAX, PROPOSAL_CONFIDENCE, PROPOSAL_REL,
 };
 pub use error::CuratorError;
 pub use parse::{append_tags, clean_tags};

@@ -6,7 +6,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 /// Bumped whenever a prompt or schema changes: part of every cache key.
-pub const PROMPT_VERSION: &str = "curator-v1";
+pub const PROMPT_VERSION: &str = "curator-v2";
 /// Content budget of a prompt (dialect `CONTENT_BUDGET_TOKENS`).
 pub const CONTENT_BUDGET_TOKENS: usize = 1500;
 /// Hard character ceiling after clipping (1500 × 4).
@@ -26,6 +26,9 @@ pub fn summary_system(directives: &str) -> String {
          - Sentence 1: what it is (category + subject).\n\
          - Sentence 2: the key content: concrete numbers, names, time scope. Dated content \
          MUST carry at least the month and year.\n\
+         - Every number, date, version and name you write must appear in the content; \
+         invent nothing.\n\
+         - Say what the content is about, not just its title or file name.\n\
          - Optional sentence 3: what is NOT here, or where the complement lives.\n\
          - Never open with boilerplate such as \"This document describes\" or \"File containing\".\n\
          - Write in the same language as the content.\n\
@@ -52,7 +55,9 @@ pub fn branch_system() -> String {
      lines of its children.\n\
      Rules:\n\
      - 1 to 3 sentences, at most 240 characters in total.\n\
-     - Say what lives here: themes, names, time scope. Synthesize; do not enumerate.\n\
+     - Say what lives here: themes, names, time scope. Synthesize; do not enumerate \
+     the children's names.\n\
+     - Every number, date and name you write must appear in the entries; invent nothing.\n\
      - If the entries show it, add where to go for what is not here.\n\
      - Never open with boilerplate such as \"This folder contains\" or \"This branch groups\".\n\
      - Write in the same language as the entries.\n\

@@ -28,6 +28,10 @@ pub struct CuratorStats {
     pub(crate) cache_hits: AtomicU64,
     pub(crate) request_ms: AtomicU64,
     pub(crate) first_attempt: AtomicU64,
+    pub(crate) offline_skips: AtomicU64,
+    pub(crate) grounding_rejections: AtomicU64,
+    pub(crate) repeated_phrase_rejections: AtomicU64,
+    pub(crate) kept_derived_less_informative: AtomicU64,
     last: Mutex<LastMessages>,
 }
 
@@ -74,6 +78,17 @@ pub struct StatsSnapshot {
     pub request_ms: u64,
     /// Summary loops (leaf and branch) whose first reply passed the contract.
     pub first_attempt: u64,
+    /// Calls (summaries, rollups, proposals) not sent because every
+    /// endpoint had stopped answering earlier in the run.
+    pub offline_skips: u64,
+    /// Model replies rejected because a number, date, version or name in
+    /// them does not occur in the source (each one led to a retry or gave up).
+    pub grounding_rejections: u64,
+    /// Model replies rejected because they repeat a phrase.
+    pub repeated_phrase_rejections: u64,
+    /// Valid, grounded candidates that said no more than the derived scent
+    /// (leaves: the derived summary kept; branches: the deterministic one).
+    pub kept_derived_less_informative: u64,
     /// Last transport error (message + hint, <= 300 chars).
     pub last_error: Option<String>,
     /// Last rejection reason; a later success does not clear it.
@@ -112,6 +127,10 @@ impl CuratorStats {
             cache_hits: g(&self.cache_hits),
             request_ms: g(&self.request_ms),
             first_attempt: g(&self.first_attempt),
+            offline_skips: g(&self.offline_skips),
+            grounding_rejections: g(&self.grounding_rejections),
+            repeated_phrase_rejections: g(&self.repeated_phrase_rejections),
+            kept_derived_less_informative: g(&self.kept_derived_less_informative),
             last_error: last.error,
             last_reject: last.reject,
             last_reply: last.reply,

@@ -11,6 +11,8 @@ mod faults;
 mod live;
 #[path = "forest_curator/proposals.rs"]
 mod proposals;
+#[path = "forest_curator/quality.rs"]
+mod quality;
 #[path = "forest_curator/summarize.rs"]
 mod summarize;
 #[path = "forest_curator/support.rs"]

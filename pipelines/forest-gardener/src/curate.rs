@@ -3,7 +3,7 @@
 
 use crate::entry::{Curate, Draft, DraftLink};
 use forest_catalog::Catalog;
-use forest_curator::{append_tags, Candidate, CandidateProvider, Curator, Link};
+use forest_curator::{append_tags, Candidate, CandidateProvider, Curator, Link, ScentRequest};
 use std::sync::Mutex;
 
 /// BM25 candidates from `_derived/catalog.db` (branches already skipped).
@@ -69,14 +69,25 @@ impl Curate for CuratorHook<'_> {
             d.scent = c.scent;
             d.tags = c.tags;
         } else {
-            let out = self.curator.summarize(&d.title, &d.body, &self.directives);
+            // The derived scent stays unless the model's says more than the
+            // names an agent already sees (title, file and folder names).
+            let names = [d.id.as_str()];
+            let req = ScentRequest {
+                title: &d.title,
+                body: &d.body,
+                directives: &self.directives,
+                derived: Some(&d.summary).filter(|s| !s.trim().is_empty()).map(String::as_str),
+                names: &names,
+            };
+            let out = self.curator.summarize_scent(&req);
             if out.is_llm() {
                 d.summary = out.summary;
                 d.scent = "llm".into();
                 d.tags = append_tags(&d.tags, &out.tags);
             }
         }
-        if let Some(c) = self.candidates {
+        // An offline Curator sends nothing: no candidate search either.
+        if let Some(c) = self.candidates.filter(|_| !self.curator.offline()) {
             let existing: Vec<Link> = d
                 .links
                 .iter()

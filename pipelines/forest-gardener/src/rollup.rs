@@ -1,7 +1,10 @@
 //! Branch rollups (dialect §3.16, §4.6): deepest first, each parent sees
 //! its children's fresh summaries; the Curator writes them when available,
 //! else the deterministic summary each batch writes too (themes and names
-//! of the children: `stages::plan::themes`). One commit.
+//! of the children: `stages::plan::themes`). One commit. After a curated
+//! adopt/sync only the branches the run changed are rolled up
+//! ([`changed_branches`]): the ancestors of what it planted, updated,
+//! moved or marked stale.
 
 use crate::derived::catalog_row;
 use crate::stages::plan::branch_scent::{derived_summary, Row};
@@ -13,7 +16,7 @@ use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
 use forest_model::node::{today, Node};
 use forest_model::scent::{derive_branch_summary, summary_fingerprint};
 use forest_model::walk::node_paths;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// `forest rollup --json`.
@@ -40,13 +43,45 @@ fn load(forest: &Path, id: &str, cache: &mut HashMap<String, Node>) -> Option<No
     Some(n)
 }
 
+/// The branches a Gardener run changed: every ancestor of a node it
+/// planted, updated, moved (both ends) or marked stale, and the branches
+/// it created.
+pub fn changed_branches(report: &crate::GardenReport) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = BTreeSet::new();
+    let add_ancestors = |id: &str, out: &mut BTreeSet<String>| {
+        let mut cur = ids::parent_index(id);
+        while let Some(p) = cur {
+            if !out.insert(p.clone()) {
+                break;
+            }
+            cur = ids::parent_index(&p);
+        }
+    };
+    for s in &report.sources {
+        for id in s.planted.iter().chain(s.updated.iter()).chain(s.stale.iter().cloned()) {
+            add_ancestors(&id, &mut out);
+        }
+        for id in s.branches.iter() {
+            add_ancestors(&id, &mut out);
+            out.insert(id);
+        }
+        for m in &s.moved {
+            add_ancestors(&m.from, &mut out);
+            add_ancestors(&m.to, &mut out);
+        }
+    }
+    out
+}
+
 /// Roll up branch summaries. `all` widens the scope from `source: ingest`
-/// branches to every non-`_meta` branch. `dry_run` writes nothing.
+/// branches to every non-`_meta` branch; `only` narrows it to a set (a
+/// run's [`changed_branches`]). `dry_run` writes nothing.
 pub fn rollup(
     forest: &Path,
     git: &GitForest,
     curator: Option<&Curator>,
     all: bool,
+    only: Option<&BTreeSet<String>>,
     dry_run: bool,
 ) -> Result<RollupReport, GardenError> {
     let mut report = RollupReport { version: 1, ..Default::default() };
@@ -54,6 +89,7 @@ pub fn rollup(
         .into_iter()
         .filter_map(|p| p.strip_suffix(".md").map(String::from))
         .filter(|id| ids::is_branch_id(id) && !ids::is_meta(id))
+        .filter(|id| only.is_none_or(|set| set.contains(id)))
         .collect();
     // Deepest first, then id.
     branches.sort_by(|a, b| b.matches('/').count().cmp(&a.matches('/').count()).then(a.cmp(b)));

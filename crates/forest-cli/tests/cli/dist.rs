@@ -130,9 +130,17 @@ fn answer(req: &Value, summaries: &AtomicUsize) -> String {
     }
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text(1).hash(&mut h);
+    // Words only, no invented numbers or names: the Curator's grounding
+    // check would reject those (issue 35).
     let words = ["ledger", "roster", "memo", "plan", "survey", "brief", "log", "digest"];
+    let kinds = ["weekly", "annual", "draft", "signed", "shared", "scanned", "printed", "archived"];
     let v = h.finish();
-    let summary = format!("Scripted {} {:04x} for the archive.", words[(v % 8) as usize], (v >> 8) & 0xffff);
+    let summary = format!(
+        "Scripted {} {} of the depot, kept with the {} records.",
+        kinds[((v >> 8) % 8) as usize],
+        words[(v % 8) as usize],
+        kinds[((v >> 16) % 8) as usize].replace("ed", "ing")
+    );
     json!({"summary": summary, "tags": ["scripted"]}).to_string()
 }
 

@@ -56,7 +56,8 @@ fn fallbacks_are_not_cached() {
 fn branch_summaries_are_cached_too() {
     let srv = Server::start(vec![summary("Sales region, Q1 2026: Lisbon and Porto ledgers.", &[])]);
     let c = Curator::new(config(&srv.url())).unwrap().with_cache(CurationCache::in_memory().unwrap());
-    let entries = vec!["- [[sales/lisbon]] Lisbon ledger.".to_string()];
+    let entries =
+        vec!["- [[sales/lisbon]] Lisbon ledger, Q1 2026.".to_string(), "- [[sales/porto]] Porto ledger.".into()];
     let a = c.branch_summary("Sales", &entries);
     let b = c.branch_summary("Sales", &entries);
     assert!(a.is_some());

@@ -1,7 +1,7 @@
 //! Several endpoints behind one Curator: spread by free slots, a failing
 //! endpoint taken out of rotation for its back-off period.
 
-use crate::support::{config, status, summary, Server};
+use crate::support::{config, status, summary, Server, BODY};
 use forest_curator::{Curator, SummaryOrigin};
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ fn summarize_all(c: &Curator, n: usize) {
     std::thread::scope(|s| {
         for i in 0..n {
             s.spawn(move || {
-                let out = c.summarize(&format!("Doc {i}"), &format!("Body number {i}."), "");
+                let out = c.summarize(&format!("Doc {i}"), &format!("{BODY}\nBody number {i}."), "");
                 assert_eq!(out.origin, SummaryOrigin::Llm, "{out:?}");
             });
         }
@@ -52,7 +52,7 @@ fn a_failing_endpoint_is_backed_off_and_the_other_serves() {
     let c = Curator::new(cfg).unwrap();
     let before = bad.count();
     for i in 0..3 {
-        c.summarize(&format!("Later {i}"), "Body later.", "");
+        c.summarize(&format!("Later {i}"), BODY, "");
         std::thread::sleep(Duration::from_millis(80));
     }
     assert!(bad.count() > before, "back in rotation after its back-off");

@@ -91,7 +91,7 @@ fn concurrency_limit_is_respected_across_threads() {
         for i in 0..8 {
             let c = &c;
             s.spawn(move || {
-                let out = c.summarize(&format!("Doc {i}"), &format!("Body number {i}."), "");
+                let out = c.summarize(&format!("Doc {i}"), &format!("{BODY}\nBody number {i}."), "");
                 assert_eq!(out.origin, SummaryOrigin::Llm);
             });
         }
@@ -110,7 +110,7 @@ fn requests_per_minute_spaces_requests() {
     let c = Curator::new(cfg).unwrap();
     let t = Instant::now();
     for i in 0..4 {
-        c.summarize(&format!("Doc {i}"), &format!("Body {i}."), "");
+        c.summarize(&format!("Doc {i}"), &format!("{BODY}\nBody {i}."), "");
     }
     assert_eq!(srv.count(), 4);
     assert!(t.elapsed() >= Duration::from_millis(290), "{:?}", t.elapsed());
@@ -170,4 +170,58 @@ fn concurrency_follows_the_servers_slots_unless_set() {
     let c = forest_curator::CuratorConfig::from_lookup(env2).unwrap();
     assert!(!c.auto_concurrency);
     assert_eq!(c.concurrency, 3);
+}
+
+/// A port nothing listens on (bound, then released).
+pub fn closed_port_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+#[test]
+fn a_dead_endpoint_takes_the_curator_offline_after_three_connection_failures() {
+    let mut cfg = config(&closed_port_url());
+    // Long backoffs: a refused connection is retried soon regardless, and
+    // going offline wakes whatever still sleeps.
+    cfg.backoff_base = Duration::from_secs(60);
+    cfg.backoff_max = Duration::from_secs(60);
+    let c = Curator::new(cfg).unwrap();
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            let c = &c;
+            s.spawn(move || {
+                let out = c.summarize(&format!("Doc {i}"), &format!("{BODY}\nBody number {i}."), "");
+                assert_eq!(out.origin, SummaryOrigin::Fallback);
+                assert!(validate_summary(&out.summary).is_ok());
+            });
+        }
+    });
+    assert!(c.offline());
+    for i in 4..40 {
+        let out = c.summarize(&format!("Doc {i}"), &format!("{BODY}\nBody number {i}."), "");
+        assert_eq!(out.origin, SummaryOrigin::Fallback);
+        assert!(out.reason.unwrap().contains("not sent"));
+    }
+    assert_eq!(c.branch_summary("Region", &["- [[a/b]] — Something.".to_string()]), None);
+    let s = c.stats();
+    // Four summaries were in flight when the third refusal came back: at
+    // most one attempt each reached the (dead) network after that.
+    assert!(s.requests <= 6, "{s:?}");
+    assert_eq!(s.fallbacks, 40);
+    assert!(s.offline_skips >= 37, "{s:?}");
+    let err = s.last_error.unwrap();
+    assert!(err.contains("not sent") && err.contains("hint:"), "{err}");
+}
+
+#[test]
+fn a_server_error_is_not_a_dead_endpoint() {
+    let srv = Server::with(Duration::ZERO, |_, _| status(503, "busy"));
+    let mut cfg = config(&srv.url());
+    cfg.max_transport_retries = 5;
+    let c = Curator::new(cfg).unwrap();
+    assert_eq!(c.summarize("Lisbon", BODY, "").origin, SummaryOrigin::Fallback);
+    assert!(!c.offline(), "the server answered: it is up, if unhappy");
+    assert_eq!(srv.count(), 6);
 }

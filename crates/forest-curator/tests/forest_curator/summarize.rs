@@ -64,7 +64,9 @@ fn too_long_then_anti_pattern_then_good_retries_twice_with_feedback() {
 
 #[test]
 fn over_long_three_times_is_repaired_by_whole_sentences() {
-    let long = format!("{GOOD} {}", "Extra context sentence about stores. ".repeat(8));
+    let extra = "Rows list monthly totals. Figures are net of tax. Returns are excluded. Card and cash both count. \
+                 The ledger is kept weekly. Staff notes sit apart. Refunds wait a day. Coupons are ignored.";
+    let long = format!("{GOOD} {extra}");
     let srv = Server::start(vec![summary(&long, &["sales"]); 3]);
     let c = curator(&srv);
     let out = c.summarize("Lisbon sales", BODY, "");
@@ -127,7 +129,7 @@ fn rejection_survives_later_success_and_empty_body_is_skipped() {
     let srv = Server::start(vec![chat("nope"), summary(GOOD, &[]), summary(GOOD, &[])]);
     let c = curator(&srv);
     assert_eq!(c.summarize("A", BODY, "").origin, SummaryOrigin::Llm);
-    assert_eq!(c.summarize("B", "Another body, 2026.", "").origin, SummaryOrigin::Llm);
+    assert_eq!(c.summarize("B", &format!("{BODY}\nAnother body, 2026."), "").origin, SummaryOrigin::Llm);
     let skipped = c.summarize("Empty", " \n ", "");
     assert_eq!(skipped.origin, SummaryOrigin::Skipped);
     assert!(validate_summary(&skipped.summary).is_ok());
@@ -155,7 +157,7 @@ fn schema_refusal_switches_to_plain_json_for_the_session() {
     let c = curator(&srv);
     assert!(c.structured_output());
     assert_eq!(c.summarize("A", BODY, "").origin, SummaryOrigin::Llm);
-    assert_eq!(c.summarize("B", "Other body.", "").origin, SummaryOrigin::Llm);
+    assert_eq!(c.summarize("B", &format!("{BODY}\nOther body."), "").origin, SummaryOrigin::Llm);
     assert!(!c.structured_output());
     let reqs = srv.requests();
     assert_eq!(reqs.len(), 3);

@@ -224,5 +224,5 @@ pub fn curator(server: &Server) -> Curator {
 }
 
 /// A distinct, plain document body.
-pub const BODY: &str =
-    "Quarterly sales ledger for the Lisbon store.\n\n| month | revenue |\n|---|---|\n| Jan 2026 | 14,302 |\n";
+pub const BODY: &str = "Quarterly sales ledger for the Lisbon store (Q1, in EUR).\n\n| month | revenue |\n|---|---|\n\
+                        | Jan 2026 | 14,302 |\n";
