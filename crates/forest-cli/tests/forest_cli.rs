@@ -504,6 +504,8 @@ mod canopy;
 mod hostile;
 #[path = "cli/hunt.rs"]
 mod hunt;
+#[path = "cli/hunt_mcp.rs"]
+mod hunt_mcp;
 #[path = "cli/interchange.rs"]
 mod interchange;
 #[allow(dead_code)]
