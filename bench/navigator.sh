@@ -10,7 +10,7 @@
 # SETS (findability sets, default /tmp/findability, built when absent);
 # CORPUS (usd | py, default usd); REUSE=1 (keep an adopted corpus forest);
 # GREEDY_N (findability questions for greedy, default all); BUDGET (the
-# navigator's step budget, default B(q)).
+# navigator's step budget, default B(q)); PARTS (default "fixture corpus").
 # Writes OUT/*.json (bench reports) and prints one line per arm and set.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -60,7 +60,9 @@ llm_arms() {
   done
 }
 
+PARTS=${PARTS:-fixture corpus}
 # The reference's fixture forest and question files.
+if [[ " $PARTS " == *" fixture "* ]]; then
 FF="$OUT/fixture-forest"
 rm -rf "$FF"
 cp -r forests/fixtures/fixture-forest "$FF"
@@ -70,8 +72,10 @@ for set in v1 demo; do
   bench "fixture-$set-greedy" "$q" "$FF" --arms greedy
   llm_arms "fixture-$set" "$q" "$FF"
 done
+fi
 
 # A real corpus adopted by forest, asked by a question set written by others.
+if [[ " $PARTS " == *" corpus "* ]]; then
 [ -f "$SETS/$CORPUS/questions.json" ] || python3 bench/findability/build_sets.py "$SETS"
 RF="$OUT/$CORPUS"
 if [ "${REUSE:-0}" != 1 ] || [ ! -d "$RF" ]; then
@@ -83,4 +87,5 @@ fi
 python3 bench/findability/to_bench.py "$RF" "$SETS/$CORPUS/questions.json" "$OUT/$CORPUS-questions.json" ${GREEDY_N:-}
 bench "$CORPUS-greedy" "$OUT/$CORPUS-questions.json" "$RF" --arms greedy
 llm_arms "$CORPUS" "$OUT/$CORPUS-questions.json" "$RF"
+fi
 echo "load at the end $(load)" >&2

@@ -62,11 +62,13 @@ impl WhereArgs {
     }
 }
 
-/// Open the forest for one hunt: another handle on the MCP session, or the
-/// directory in process (read-only unless `learn`).
+/// Open the forest for one hunt: another handle on the MCP session (in a
+/// fresh Vine session for a bench's next question), or the directory in
+/// process (read-only unless `learn`).
 fn open_for(w: &WhereArgs, mcp: Option<&McpForest>, session: &str, learn: bool) -> Result<Box<dyn Forest>, NavError> {
     Ok(match mcp {
-        Some(m) => Box::new(m.handle()),
+        Some(m) if session.starts_with("hunt-") => Box::new(m.handle()),
+        Some(m) => Box::new(m.fresh_handle()),
         None => Box::new(open(&w.forest, session, learn)?),
     })
 }

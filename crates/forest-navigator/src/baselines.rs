@@ -102,12 +102,8 @@ pub fn greedy(forest: &mut dyn Forest, question: &str) -> ArmAnswer {
                 }
             }
         }
-        // Ties go to the smallest id, not to the listing's order (which
-        // follows heat): the walk is the same on a cold forest, a warm
-        // one and a served one whose session heat other hunts raised.
-        let kid_id = |i: usize| kids[i]["id"].as_str().unwrap_or("");
         let best = (0..kids.len()).filter(|&i| scored[i] > 0).fold(None::<usize>, |acc, i| match acc {
-            Some(a) if scored[a] > scored[i] || (scored[a] == scored[i] && kid_id(a) <= kid_id(i)) => Some(a),
+            Some(a) if scored[a] >= scored[i] => Some(a),
             _ => Some(i),
         });
         let Some(child) = best.map(|i| &kids[i]) else { break };

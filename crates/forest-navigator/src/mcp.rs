@@ -106,6 +106,18 @@ impl McpForest {
         McpForest { remote: self.remote.clone(), learn: self.learn }
     }
 
+    /// A handle for the next hunt of a bench, in a fresh Vine session: the
+    /// server keeps one session (and its session heat, which orders `scan`
+    /// and ranks `locate`) for all its callers, so the previous question's
+    /// session is closed unsuccessfully first (no heat is deposited), as a
+    /// fresh in-process Vine would start. A server that refuses changes
+    /// nothing; a lost one is seen by the next call.
+    pub fn fresh_handle(&self) -> McpForest {
+        let args = json!({"success": false, "answer_nodes": []});
+        let _ = self.tool("close_session", args.as_object().unwrap_or(&Map::new()));
+        self.handle()
+    }
+
     /// The server's URL.
     pub fn url(&self) -> &str {
         &self.remote.url
