@@ -12,7 +12,7 @@ use forest_curator::{Curator, CuratorConfig};
 use forest_navigator::bench::{render, run_bench, BenchOptions, BenchReport, BenchRow};
 use forest_navigator::grade::parse_questions;
 use forest_navigator::{
-    hunt, troop, Forest, HuntOptions, HuntResult, InProcess, NavError, StopPolicy, TroopInfo, TroopOptions,
+    hunt, troop, Forest, HuntOptions, HuntResult, InProcess, McpForest, NavError, StopPolicy, TroopInfo, TroopOptions,
 };
 use forest_vine::{Vine, VineOptions};
 use schemars::JsonSchema;
@@ -32,6 +32,47 @@ pub struct ChatArgs {
     model: Option<String>,
 }
 
+/// Where the forest is: a directory in process, or a `forest serve` over MCP.
+#[derive(Args, Clone)]
+pub struct WhereArgs {
+    /// Forest directory (default: $FOREST_DIR, else the current directory).
+    #[arg(long, env = "FOREST_DIR", default_value = ".")]
+    forest: PathBuf,
+    /// Walk a forest served elsewhere: the MCP endpoint of `forest serve
+    /// --transport http` (http://HOST:PORT/mcp) instead of --forest.
+    #[arg(long, value_name = "URL")]
+    mcp: Option<String>,
+    /// Bearer token for --mcp (default: $FOREST_MCP_TOKEN).
+    #[arg(long, env = "FOREST_MCP_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+impl WhereArgs {
+    /// The forest's name in reports: the directory or the URL.
+    fn name(&self) -> String {
+        self.mcp.clone().unwrap_or_else(|| self.forest.display().to_string())
+    }
+
+    /// Connect once (MCP) or check nothing (in process: opened per hunt).
+    fn connect(&self, learn: bool) -> Result<Option<McpForest>, NavError> {
+        match &self.mcp {
+            Some(url) => Ok(Some(McpForest::connect(url, self.token.as_deref(), learn)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Open the forest for one hunt: another handle on the MCP session (in a
+/// fresh Vine session for a bench's next question), or the directory in
+/// process (read-only unless `learn`).
+fn open_for(w: &WhereArgs, mcp: Option<&McpForest>, session: &str, learn: bool) -> Result<Box<dyn Forest>, NavError> {
+    Ok(match mcp {
+        Some(m) if session.starts_with("hunt-") => Box::new(m.handle()),
+        Some(m) => Box::new(m.fresh_handle()),
+        None => Box::new(open(&w.forest, session, learn)?),
+    })
+}
+
 #[derive(Subcommand)]
 pub enum HuntCmd {
     /// Ask the forest a question: a navigator walks it and answers with its trail and cost.
@@ -39,9 +80,8 @@ pub enum HuntCmd {
         /// The question.
         #[arg(required = true)]
         question: Vec<String>,
-        /// Forest directory (default: $FOREST_DIR, else the current directory).
-        #[arg(long, env = "FOREST_DIR", default_value = ".")]
-        forest: PathBuf,
+        #[command(flatten)]
+        at: WhereArgs,
         #[command(flatten)]
         chat: ChatArgs,
         /// A troop of N monkeys with a judge instead of one navigator.
@@ -67,9 +107,8 @@ pub enum HuntCmd {
     Bench {
         /// Question file (JSON array: id, question, expected_nodes, answer_contains).
         questions: PathBuf,
-        /// Forest directory (default: $FOREST_DIR, else the current directory).
-        #[arg(long, env = "FOREST_DIR", default_value = ".")]
-        forest: PathBuf,
+        #[command(flatten)]
+        at: WhereArgs,
         /// Comma-separated arms: greedy, topk, iterative, navigator, troop.
         #[arg(long, default_value = "greedy", value_delimiter = ',')]
         arms: Vec<String>,
@@ -105,22 +144,26 @@ pub struct HuntReport {
 
 pub fn run(cmd: HuntCmd) -> Result<u8> {
     match cmd {
-        HuntCmd::Hunt { question, forest, chat, troop: n, stop_policy, budget, fork_width, learn, json } => {
+        HuntCmd::Hunt { question, at, chat, troop: n, stop_policy, budget, fork_width, learn, json } => {
             let q = question.join(" ");
             let llm = curator(&chat)?;
             let session = format!("hunt-{}", &forest_vine::new_session_id()[..6]);
-            let mut f = open(&forest, &session, learn)?;
+            let mcp = at.connect(learn)?;
+            let mut f = open_for(&at, mcp.as_ref(), &session, learn)?;
             let report = match n {
                 Some(n) => {
                     let o = TroopOptions { n, policy: stop_policy, fork_width: fork_width as usize, expected: None };
-                    let (result, info) = troop(&mut f, &llm, &q, &o);
+                    let (result, info) = troop(f.as_mut(), &llm, &q, &o);
                     HuntReport { result, troop: Some(info) }
                 }
                 None => {
                     let b = budget.unwrap_or_else(|| forest_navigator::protocol::step_budget(Some(fork_width)));
-                    HuntReport { result: hunt(&mut f, &llm, &q, HuntOptions::solo(b)), troop: None }
+                    HuntReport { result: hunt(f.as_mut(), &llm, &q, HuntOptions::solo(b)), troop: None }
                 }
             };
+            if let Some(why) = f.lost() {
+                return Err(NavError::Lost(why).into());
+            }
             if json {
                 crate::print_json(&report)?;
             } else {
@@ -128,8 +171,8 @@ pub fn run(cmd: HuntCmd) -> Result<u8> {
             }
             Ok(if report.result.answer.is_some() { 0 } else { 1 })
         }
-        HuntCmd::Bench { questions, forest, arms, chat, troop_n, stop_policy, budget, only, json } => {
-            cmd_bench(&questions, &forest, arms, &chat, troop_n, stop_policy, budget, &only, json)
+        HuntCmd::Bench { questions, at, arms, chat, troop_n, stop_policy, budget, only, json } => {
+            cmd_bench(&questions, &at, arms, &chat, troop_n, stop_policy, budget, &only, json)
         }
     }
 }
@@ -137,7 +180,7 @@ pub fn run(cmd: HuntCmd) -> Result<u8> {
 #[allow(clippy::too_many_arguments)]
 fn cmd_bench(
     questions: &Path,
-    forest: &Path,
+    at: &WhereArgs,
     arms: Vec<String>,
     chat: &ChatArgs,
     troop_n: usize,
@@ -167,9 +210,8 @@ fn cmd_bench(
         stop_policy,
         budget,
     };
-    let root = forest.to_path_buf();
-    let mut opener =
-        |session: &str| -> Result<Box<dyn Forest>, NavError> { Ok(Box::new(open(&root, session, false)?)) };
+    let mcp = at.connect(false)?;
+    let mut opener = |session: &str| open_for(at, mcp.as_ref(), session, false);
     let tty = std::io::stderr().is_terminal();
     let mut progress = |arm: &str, r: &BenchRow| {
         if tty {
@@ -184,13 +226,8 @@ fn cmd_bench(
         }
     };
     let (summaries, results) = run_bench(&mut opener, &qs, &o, &mut progress)?;
-    let report = BenchReport {
-        forest: forest.display().to_string(),
-        questions: questions.display().to_string(),
-        model,
-        summaries,
-        results,
-    };
+    let report =
+        BenchReport { forest: at.name(), questions: questions.display().to_string(), model, summaries, results };
     if json {
         crate::print_json(&report)?;
     } else {

@@ -506,6 +506,8 @@ mod curation;
 mod hostile;
 #[path = "cli/hunt.rs"]
 mod hunt;
+#[path = "cli/hunt_mcp.rs"]
+mod hunt_mcp;
 #[path = "cli/interchange.rs"]
 mod interchange;
 #[allow(dead_code)]

@@ -122,7 +122,9 @@ pub fn run_bench(
     for arm in &o.arms {
         if (arm == "topk" || arm == "iterative") && index.is_none() {
             let mut f = open("bench-chunks")?;
-            index = Some(ChunkIndex::build(chunk_forest(f.as_mut())).map_err(|e| NavError::Chunks(e.to_string()))?);
+            let chunks = chunk_forest(f.as_mut());
+            still_there(f.as_ref())?;
+            index = Some(ChunkIndex::build(chunks).map_err(|e| NavError::Chunks(e.to_string()))?);
         }
         let mut rows = vec![];
         for q in questions {
@@ -147,7 +149,12 @@ fn run_arm(
 ) -> Result<ArmAnswer, NavError> {
     let llm = o.llm;
     Ok(match (arm, llm, index) {
-        ("greedy", _, _) => greedy(open(&format!("greedy-{}", q.id))?.as_mut(), &q.question),
+        ("greedy", _, _) => {
+            let mut f = open(&format!("greedy-{}", q.id))?;
+            let a = greedy(f.as_mut(), &q.question);
+            still_there(f.as_ref())?;
+            a
+        }
         ("topk", Some(l), Some(ix)) => topk(ix, l, &q.question),
         ("iterative", Some(l), Some(ix)) => iterative(ix, l, &q.question),
         ("navigator", Some(l), _) => {
@@ -155,6 +162,7 @@ fn run_arm(
             let budget = o.budget.unwrap_or_else(|| step_budget(q.fork_width));
             let opts = HuntOptions { expected: Some(q.expected_nodes.clone()), ..HuntOptions::solo(budget) };
             let r = hunt(f.as_mut(), l, &q.question, opts);
+            still_there(f.as_ref())?;
             ArmAnswer {
                 answer: r.answer.clone(),
                 answer_nodes: r.answer_nodes.clone(),
@@ -173,6 +181,7 @@ fn run_arm(
                 expected: Some(q.expected_nodes.clone()),
             };
             let (r, info) = troop(f.as_mut(), l, &q.question, &opts);
+            still_there(f.as_ref())?;
             ArmAnswer {
                 answer: r.answer.clone(),
                 answer_nodes: r.answer_nodes.clone(),
@@ -183,6 +192,12 @@ fn run_arm(
         }
         (other, _, _) => return Err(NavError::Usage(format!("arm '{other}' cannot run here"))),
     })
+}
+
+/// A forest server gone ends the bench with one error (the rest would
+/// only grade error envelopes).
+fn still_there(f: &dyn Forest) -> Result<(), NavError> {
+    f.lost().map_or(Ok(()), |why| Err(NavError::Lost(why)))
 }
 
 /// Grade one answer.

@@ -25,6 +25,17 @@ pub enum NavError {
     /// A bad option.
     #[error("{0}")]
     Usage(String),
+    /// The forest server (MCP) cannot be reached or went away.
+    #[error("forest server {url}: {message}")]
+    Remote {
+        /// The server's URL.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// The forest server went away in the middle of a run.
+    #[error("the forest server went away: {0}")]
+    Lost(String),
 }
 
 impl NavError {
@@ -35,6 +46,7 @@ impl NavError {
             NavError::Llm(e) => e.code(),
             NavError::Questions { .. } | NavError::Usage(_) => "E_SCHEMA",
             NavError::Chunks(_) => "E_INTERNAL",
+            NavError::Remote { .. } | NavError::Lost(_) => "E_UNAVAILABLE",
         }
     }
 }

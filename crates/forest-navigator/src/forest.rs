@@ -18,6 +18,12 @@ pub trait Forest {
     fn close(&mut self, success: bool, answer_nodes: &[String]) -> Option<Value>;
     /// The session id heat is laid under.
     fn session(&self) -> String;
+    /// Why the forest cannot answer any more (a remote server gone), else
+    /// `None`: a hunt or a bench stops with this error instead of walking
+    /// on through error envelopes.
+    fn lost(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An in-process Vine.

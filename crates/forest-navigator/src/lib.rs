@@ -9,7 +9,8 @@
 //! - [`bench::run_bench`]: the arms `greedy` (model-free), `topk`,
 //!   `iterative`, `navigator`, `troop`, graded as the reference grades.
 //!
-//! In: a [`Forest`] (the Vine's dispatcher, in process) and a [`Chat`]
+//! In: a [`Forest`] (the Vine's dispatcher in process, or [`McpForest`]:
+//! a `forest serve` over MCP streamable HTTP) and a [`Chat`]
 //! model (the Curator's OpenAI-compatible client). Out: typed results.
 //! Touches nothing itself: heat and traces are the Vine's.
 //! Pure parts (protocol, audit, grading, chunking, stop rules) are unit-tested
@@ -22,6 +23,7 @@ pub mod chunks;
 mod error;
 pub mod forest;
 pub mod grade;
+pub mod mcp;
 pub mod navigator;
 pub mod observe;
 pub mod protocol;
@@ -30,6 +32,7 @@ pub mod troop;
 
 pub use error::NavError;
 pub use forest::{Chat, Forest, InProcess};
+pub use mcp::McpForest;
 pub use navigator::{hunt, HuntOptions};
 pub use report::{Cost, HuntResult, Step};
 pub use troop::{troop, StopPolicy, TroopInfo, TroopOptions};

@@ -189,6 +189,10 @@ impl<'a> Hunt<'a> {
     /// the stop reason.
     pub(crate) fn walk(&mut self, stop: &dyn Fn() -> bool) -> (Option<Final>, &'static str) {
         while self.steps_used() < self.opts.budget {
+            if let Some(why) = self.forest.lost() {
+                self.error = Some(why);
+                return (None, "forest_lost");
+            }
             if stop() {
                 return (None, "stopped");
             }

@@ -217,6 +217,8 @@ pub fn troop(forest: &mut dyn Forest, llm: &dyn Chat, question: &str, o: &TroopO
                 winner_calls.push(h.calls.clone());
                 stopped = stop.harvest(&f.nodes);
             }
+            // A forest server gone: no monkey can walk on.
+            stopped |= forest.lost().is_some();
             if !stopped {
                 if let Some(next) = steal.pop_front() {
                     round.push((i, Some(next)));
@@ -245,7 +247,7 @@ pub fn troop(forest: &mut dyn Forest, llm: &dyn Chat, question: &str, o: &TroopO
         rejections: 0,
         stop: if harvests.is_empty() { "no_harvest".into() } else { "harvested".into() },
         forced: false,
-        error: None,
+        error: forest.lost(),
         trail,
         cost: scout_cost,
         session: forest.session(),

@@ -118,3 +118,66 @@ fn hunt_learn_answers_with_trail_and_cost_and_deposits_heat() {
         "{text}"
     );
 }
+
+/// The fixture forest with its one link from Sensor X made uncertain
+/// (confidence 0.4): the Ranger prunes it while its ends are cold and
+/// promotes it once hunts have made both ends hot (dialect §5.2).
+fn forest_with_an_uncertain_link(dir: &Path) -> PathBuf {
+    let root = fixture_forest(dir);
+    let p = root.join("products/sensor-x.md");
+    let text = fs::read_to_string(&p).unwrap();
+    let link = "  target: sales/report-q1-2026\n";
+    assert!(text.contains(link));
+    fs::write(&p, text.replacen(link, &format!("{link}  confidence: 0.4\n"), 1)).unwrap();
+    git(&root, &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "uncertain link"]);
+    assert_eq!(code(&run(&["reindex", "--forest", &f(&root)])), 0);
+    root
+}
+
+/// `forest hunt --learn` deposits heat on the answer's trail and
+/// `forest ranger run` reads it: three answered hunts citing both ends of
+/// an uncertain link make the Ranger promote the link, where the same
+/// forest without the hunts has it pruned; evaporation decays that heat.
+#[test]
+fn hunt_heat_is_read_by_the_ranger() {
+    // Turn k of every hunt (k = assistant messages so far): pick, pick, answer.
+    let server = Server::with(std::time::Duration::ZERO, |_, req| {
+        let turn = req.messages().iter().filter(|m| m["role"] == "assistant").count();
+        chat(match turn {
+            0 => r#"{"tool":"pick","args":{"id":"products/sensor-x"}}"#,
+            1 => r#"{"tool":"pick","args":{"id":"sales/report-q1-2026"}}"#,
+            _ => {
+                r#"{"tool":"answer","args":{"text":"Sensor X (SKU A-101) led Q1 2026 sales.","answer_nodes":["products/sensor-x","sales/report-q1-2026"],"confidence":0.9,"proof":"SKU: A-101"}}"#
+            }
+        })
+    });
+    let d = tempfile::tempdir().unwrap();
+    let hot = forest_with_an_uncertain_link(&d.path().join("hot"));
+    let cold = forest_with_an_uncertain_link(&d.path().join("cold"));
+    for _ in 0..3 {
+        let o = bin()
+            .args(["hunt", "Which product led Q1 2026 sales?", "--forest", &f(&hot), "--endpoint", &server.url()])
+            .args(["--model", "scripted", "--learn", "--json"])
+            .env("FOREST_LLM_CONCURRENCY", "1")
+            .output()
+            .unwrap();
+        let r = json_out(&o);
+        assert_eq!(r["closed"]["outcome"]["success"], true, "{r}");
+        assert_eq!(r["answer_nodes"].as_array().unwrap().len(), 2, "{r}");
+    }
+    let heat = json_out(&run(&["heat", "show", "--forest", &f(&hot), "--json"]));
+    let of =
+        |id: &str| heat["hottest"].as_array().unwrap().iter().find(|h| h["id"] == id).and_then(|h| h["heat"].as_f64());
+    assert!(of("products/sensor-x").unwrap() >= 0.3 && of("sales/report-q1-2026").unwrap() >= 0.3, "{heat}");
+
+    let ranger = |root: &Path| json_out(&run(&["ranger", "run", "--forest", &f(root), "--json"]));
+    let (h, c) = (ranger(&hot), ranger(&cold));
+    let label = "products/sensor-x related-to->sales/report-q1-2026";
+    let has =
+        |v: &Value, k: &str| v["links"][k].as_array().unwrap().iter().any(|l| l.as_str().unwrap().starts_with(label));
+    assert!(has(&h, "promoted") && !has(&h, "pruned"), "hot: {}", h["links"]);
+    assert!(has(&c, "pruned") && !has(&c, "promoted"), "cold: {}", c["links"]);
+    assert!(fs::read_to_string(hot.join("products/sensor-x.md")).unwrap().contains("confidence: 0.8"));
+    assert!(h["evaporation"]["decayed"].as_u64().unwrap() >= 2, "{}", h["evaporation"]);
+    assert_eq!(c["evaporation"]["decayed"], 0, "{}", c["evaporation"]);
+}

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 use super::*;
 
 /// A running `forest serve --transport http --port 0`; killed on drop.
-struct Server {
-    child: Child,
-    addr: String,
+pub(super) struct Server {
+    pub(super) child: Child,
+    pub(super) addr: String,
 }
 
 impl Drop for Server {
@@ -25,7 +25,7 @@ impl Drop for Server {
     }
 }
 
-fn serve(root: &Path, extra: &[&str]) -> Server {
+pub(super) fn serve(root: &Path, extra: &[&str]) -> Server {
     let child = bin()
         .args(["serve", "--transport", "http", "--port", "0", "--forest", &f(root)])
         .args(extra)
@@ -156,7 +156,7 @@ fn company(dir: &Path) -> PathBuf {
     root
 }
 
-fn token(root: &Path, name: &str, scope: &str, branches: &[&str]) -> String {
+pub(super) fn token(root: &Path, name: &str, scope: &str, branches: &[&str]) -> String {
     let mut a = vec!["token", "create", name, "--scope", scope, "--forest", root.to_str().unwrap()];
     for b in branches {
         a.extend(["--branch", b]);
