@@ -15,10 +15,17 @@ B="$(forest_bin)"
 rm -rf "$W"; mkdir -p "$W"
 python3 forests/gen_corpus.py --files "$N" --out "$W/src"
 PORT="${FOREST_RCLONE_PORT:-19300}"
-rclone serve webdav --dir-cache-time 0s --addr "127.0.0.1:$PORT" "$W/src" >"$W/serve.log" 2>&1 &
-SERVE=$!
+# The server keeps rclone's default directory cache (with it off, every
+# lookup re-reads each parent folder: a 10^5-file listing took over 30
+# minutes); it is restarted before each sync so that it sees the edits.
+serve() {
+  [ -z "${SERVE:-}" ] || { kill "$SERVE" 2>/dev/null || true; wait "$SERVE" 2>/dev/null || true; }
+  rclone serve webdav --addr "127.0.0.1:$PORT" "$W/src" >>"$W/serve.log" 2>&1 &
+  SERVE=$!
+  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
+}
 trap 'kill $SERVE 2>/dev/null || true' EXIT
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
+serve
 printf '[drive]\ntype = webdav\nurl = http://127.0.0.1:%s\nvendor = other\n' "$PORT" > "$W/rclone.conf"
 
 measure() { # label, command... (stdout -> $W/last.json)
@@ -42,9 +49,11 @@ PY
 measure "local: adopt" "$B" adopt --forest "$W/local" "$W/src" --json
 measure "local: no-change sync" "$B" sync --forest "$W/local" --json
 measure "rclone webdav: adopt" "$B" adopt --forest "$W/remote" rclone:drive: --rclone-config "$W/rclone.conf" --json
+serve
 measure "rclone webdav: no-change sync" "$B" sync --forest "$W/remote" --json
 # 10 changed files.
 find "$W/src" -name '*.md' | sort | head -10 | while read -r p; do echo "Appended line for the benchmark." >> "$p"; done
+serve
 measure "rclone webdav: sync (10 changed)" "$B" sync --forest "$W/remote" --json
 # The two trees hold the same nodes.
 a=$(cd "$W/local" && find . -name '*.md' -not -path './_derived/*' | sort | md5sum)
