@@ -4,7 +4,7 @@
 # skipped and listed at the end of ops/test.sh.
 set -euo pipefail
 if command -v rclone >/dev/null 2>&1; then
-  rclone version | head -1 >&2
+  rclone version 2>&1 | sed -n 1p >&2  # sed reads all: no SIGPIPE under pipefail
   exit 0
 fi
 SUDO=""
@@ -15,5 +15,5 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq rclone >/dev/null \
   || echo "install.sh: apt-get install rclone failed: the rclone tests will be skipped" >&2
-command -v rclone >/dev/null 2>&1 && rclone version | head -1 >&2
+command -v rclone >/dev/null 2>&1 && rclone version 2>&1 | sed -n 1p >&2  # sed reads all: no SIGPIPE under pipefail
 exit 0
