@@ -316,8 +316,10 @@ fn curated_adopt_checked(url: &str, src: &Path, picked: usize, max_tokens: Optio
     let c = &v["curation"];
     println!("curated adopt of {picked} documents in {:.0} s; curation stats: {c}", started.elapsed().as_secs_f64());
     let n = |k: &str| c[k].as_u64().unwrap();
-    // Every draft is accounted for: LLM (incl. repaired/cached), fallback or skipped.
-    assert_eq!(n("llm_summaries") + n("fallbacks") + n("skipped"), picked as u64, "{c}");
+    // Every draft is accounted for: LLM (incl. repaired/cached), fallback,
+    // skipped, or the derived scent kept because the candidate said no more.
+    let kept = n("kept_derived_less_informative");
+    assert_eq!(n("llm_summaries") + n("fallbacks") + n("skipped") + kept, picked as u64, "{c}");
     assert_eq!(s["curation_fallbacks"].as_array().unwrap().len() as u64, n("fallbacks") + n("skipped"));
     // 100% of planted summaries pass the scent contract; every link target exists.
     let ids: std::collections::HashSet<String> = walkdir::WalkDir::new(&root)

