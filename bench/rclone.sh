@@ -52,7 +52,7 @@ measure "rclone webdav: adopt" "$B" adopt --forest "$W/remote" rclone:drive: --r
 serve
 measure "rclone webdav: no-change sync" "$B" sync --forest "$W/remote" --json
 # 10 changed files.
-find "$W/src" -name '*.md' | sort | head -10 | while read -r p; do echo "Appended line for the benchmark." >> "$p"; done
+find "$W/src" -name '*.md' | sort | sed -n 1,10p | while read -r p; do echo "Appended line for the benchmark." >> "$p"; done
 serve
 measure "rclone webdav: sync (10 changed)" "$B" sync --forest "$W/remote" --json
 # The two trees hold the same nodes.
