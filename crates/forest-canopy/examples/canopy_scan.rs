@@ -35,13 +35,6 @@ fn noise(x: &mut u64) -> f32 {
     ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32 - 0.5
 }
 
-fn unit(v: &mut [f32]) {
-    let n = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-    if n > 0.0 {
-        v.iter_mut().for_each(|x| *x = (f64::from(*x) / n) as f32);
-    }
-}
-
 fn pcts(v: &mut [f64]) -> String {
     v.sort_by(|a, b| a.total_cmp(b));
     let at = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
@@ -63,7 +56,7 @@ fn grow(base: &Path, out: &Path, rows: usize) -> Res<()> {
         } else {
             let (x, y) = (b.vector(r % n), b.vector((r * 7 + 3) % n));
             let mut v: Vec<f32> = x.iter().zip(y).map(|(a, b)| a + 0.5 * b + 0.05 * noise(&mut seed)).collect();
-            unit(&mut v);
+            forest_canopy::normalize(&mut v);
             c.vectors.extend_from_slice(&v);
         }
         c.ids.push(format!("n/{r:08}"));
@@ -93,7 +86,7 @@ fn time(dir: &Path, queries: usize) -> Res<()> {
     let qs: Vec<Vec<f32>> = (0..queries)
         .map(|i| {
             let mut v: Vec<f32> = c.vector((i * 7919) % c.len()).iter().map(|x| x + 0.1 * noise(&mut seed)).collect();
-            unit(&mut v);
+            forest_canopy::normalize(&mut v);
             v
         })
         .collect();

@@ -228,7 +228,8 @@ impl Embedder for LocalEmbedder {
 }
 
 /// L2-normalise in place (a zero vector stays zero), summing in f64.
-pub(crate) fn normalize(v: &mut [f32]) {
+/// (Public for the bench examples, which derive vectors at scale.)
+pub fn normalize(v: &mut [f32]) {
     let n = v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
     if n > 0.0 {
         for x in v.iter_mut() {

@@ -23,7 +23,7 @@ mod search;
 mod store;
 mod text;
 
-pub use embed::{shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
+pub use embed::{normalize, shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
 pub use error::{CanopyError, Result};
 pub use forest::{build_forest, catalog_rows, dense_ranking, maintain_forest};
 pub use maintain::{maintain, plan_update, refresh, Loader, Plan, RefreshReport};

@@ -46,13 +46,6 @@ fn next(x: &mut u64) -> f32 {
     ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32 - 0.5
 }
 
-fn unit(v: &mut [f32]) {
-    let n = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-    if n > 0.0 {
-        v.iter_mut().for_each(|x| *x = (f64::from(*x) / n) as f32);
-    }
-}
-
 fn fill(root: &Path, sample: usize) -> Res<()> {
     let embedder = forest_canopy::shared_from_env()?.ok_or("FOREST_EMBED_MODEL is unset")?;
     let vine = Vine::open(root, VineOptions::default())?;
@@ -78,7 +71,7 @@ fn fill(root: &Path, sample: usize) -> Res<()> {
         } else {
             let (a, b) = (&real[i % real.len()], &real[(i * 7 + 3) % real.len()]);
             let mut v: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + 0.5 * y + 0.05 * next(&mut seed)).collect();
-            unit(&mut v);
+            forest_canopy::normalize(&mut v);
             c.vectors.extend_from_slice(&v);
         }
         c.ids.push(id);
