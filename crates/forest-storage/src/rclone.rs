@@ -350,17 +350,21 @@ impl Rclone {
 
     /// [`Rclone::list_each`] in byte order of the path, by an external
     /// merge sort whose runs spill into `spill_dir` (created, and removed
-    /// before returning). Duplicate paths are delivered once.
+    /// before returning). Duplicate paths are delivered once. `observe`
+    /// sees every entry as it is read, all of them before `sink` gets the
+    /// first (a caller takes a census of the whole listing there).
     pub fn list_sorted(
         &self,
         loc: &RcloneLocation,
         hash: Option<&str>,
         spill_dir: &Path,
+        observe: &mut dyn FnMut(&RcloneEntry),
         sink: &mut dyn FnMut(RcloneEntry),
     ) -> Result<u64, StorageError> {
         let mut sorter = ExternalSort::new(spill_dir, RUN_ENTRIES);
         let mut spill_err = None;
         let listed = self.list_each(loc, hash, &mut |e| {
+            observe(&e);
             if spill_err.is_none() {
                 spill_err = sorter.push(e).err();
             }

@@ -10,7 +10,7 @@
 
 use crate::config::{local_path, SourceConfig};
 use crate::reconcile::HashPair;
-use crate::walk::{walk_source, Listed, Listing};
+use crate::walk::{walk_source, FolderCensus, Listed, Listing};
 use crate::GardenError;
 pub use forest_derived::config::s3_options;
 pub use forest_derived::paths::s3_uri;
@@ -20,6 +20,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 /// Download slots of S3 sources (swept at the start of every run: the
 /// writer lock guarantees nobody else uses them).
@@ -51,6 +52,9 @@ pub enum Access {
         rclone: Arc<Rclone>,
         /// Where files are downloaded for conversion.
         slots: PathBuf,
+        /// The folder census of this run's listing, set once the whole
+        /// listing is read (before its first file is planned).
+        census: Arc<OnceLock<FolderCensus>>,
     },
 }
 
@@ -70,7 +74,12 @@ impl Access {
             let loc =
                 RcloneLocation::parse(&uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
             let opts = forest_derived::config::rclone_options(src)?;
-            return Ok(Access::Rclone { loc, rclone: Arc::new(Rclone::new(opts)), slots: forest.join(SLOTS_DIR) });
+            return Ok(Access::Rclone {
+                loc,
+                rclone: Arc::new(Rclone::new(opts)),
+                slots: forest.join(SLOTS_DIR),
+                census: Arc::default(),
+            });
         }
         let root = local_path(&uri)
             .ok_or_else(|| GardenError::Schema(format!("source '{}': unsupported uri {}", src.name, src.uri)))?;
@@ -93,9 +102,10 @@ impl Access {
                 listing.files = files;
                 listing
             }
-            Access::Rclone { loc, rclone, slots } => {
+            Access::Rclone { loc, rclone, slots, census } => {
                 let mut files = Vec::new();
-                let mut listing = crate::stages::list::list_rclone(loc, rclone, slots, ignore, &mut |f| files.push(f));
+                let mut listing =
+                    crate::stages::list::list_rclone(loc, rclone, slots, census, ignore, &mut |f| files.push(f));
                 listing.files = files;
                 listing
             }
@@ -132,7 +142,7 @@ impl Access {
     /// disk); the rest (S3, local, a file rclone failed on) is left to
     /// [`Access::hash`], which gives each failure its own error.
     pub fn prefetch(&self, files: &[&Listed]) -> HashSet<String> {
-        let Access::Rclone { loc, rclone, slots } = self else { return HashSet::new() };
+        let Access::Rclone { loc, rclone, slots, .. } = self else { return HashSet::new() };
         let todo: Vec<&Listed> = files.iter().copied().filter(|f| f.object.is_some() && !f.abs.exists()).collect();
         if todo.len() < 2 {
             return HashSet::new();

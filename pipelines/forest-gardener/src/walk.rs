@@ -10,7 +10,9 @@
 use crate::outcomes::{OutcomeKind, StatKey};
 use std::path::{Path, PathBuf};
 
+mod census;
 mod objects;
+pub use census::FolderCensus;
 pub use objects::{listing_from_objects, ObjectStream, Probe, HOLD_MAX};
 
 /// Path components that are never walked.

@@ -238,6 +238,9 @@ fn adopt_sync_and_failures(kind: Kind) {
     let called = |cmd: &str| calls.lines().filter(|l| l.split_whitespace().any(|w| w == cmd)).count();
     let (copies, cats) = (called("copy"), called("cat"));
     assert!((1..=2).contains(&copies) && cats == 0, "{kind:?}: {copies} copy and {cats} cat calls:\n{calls}");
+    // One listing answers the folder census and the nested-forest probe
+    // too: no `lsjson` per folder.
+    assert_eq!(called("lsjson"), 1, "{kind:?}: one recursive listing only:\n{calls}");
     assert_eq!(count(&r, "planted"), good, "{kind:?}: {:#}", src(&r));
     assert_eq!(count(&r, "errors"), 0, "{:#}", src(&r)["errors"]);
     assert!(!root.join("nested").exists() && !root.join("Nested").exists(), "a nested forest is never a source");

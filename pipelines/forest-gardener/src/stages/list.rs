@@ -10,10 +10,11 @@
 use crate::entry::check_containment;
 use crate::pipeline::SourceRun;
 use crate::source::Access;
-use crate::walk::{walk_source_each, Listed, Listing, ObjectStream, RawObject};
+use crate::walk::{walk_source_each, FolderCensus, Listed, Listing, ObjectStream, RawObject};
 use crate::GardenError;
-use forest_storage::{Rclone, RcloneLocation, S3Client, S3Location};
-use std::sync::Arc;
+use forest_storage::{Rclone, RcloneEntry, RcloneLocation, S3Client, S3Location};
+use std::cell::RefCell;
+use std::sync::{Arc, OnceLock};
 
 /// Where a run's listing comes from, decided before the stream starts.
 pub(crate) enum ListSource {
@@ -39,6 +40,8 @@ pub(crate) enum ListSource {
         rclone: Arc<Rclone>,
         /// Download slots of the listed files.
         slots: std::path::PathBuf,
+        /// Where the listing's folder census is published.
+        census: Arc<OnceLock<FolderCensus>>,
     },
     /// The source cannot be listed at all.
     Failed(String),
@@ -70,9 +73,12 @@ impl SourceRun<'_> {
             Access::S3 { loc, client, slots } => {
                 ListSource::Objects { loc: loc.clone(), client: Arc::clone(client), slots: slots.clone() }
             }
-            Access::Rclone { loc, rclone, slots } => {
-                ListSource::Rclone { loc: loc.clone(), rclone: Arc::clone(rclone), slots: slots.clone() }
-            }
+            Access::Rclone { loc, rclone, slots, census } => ListSource::Rclone {
+                loc: loc.clone(),
+                rclone: Arc::clone(rclone),
+                slots: slots.clone(),
+                census: Arc::clone(census),
+            },
         };
         Ok((source, only))
     }
@@ -101,7 +107,9 @@ pub(crate) fn list_each(
     let mut end = match source {
         ListSource::Walk(root, follow) => walk_source_each(&root, ignore, follow, &mut filtered),
         ListSource::Objects { loc, client, slots } => list_objects(&loc, &client, &slots, ignore, &mut filtered),
-        ListSource::Rclone { loc, rclone, slots } => list_rclone(&loc, &rclone, &slots, ignore, &mut filtered),
+        ListSource::Rclone { loc, rclone, slots, census } => {
+            list_rclone(&loc, &rclone, &slots, &census, ignore, &mut filtered)
+        }
         ListSource::Failed(e) => Listing { listing_error: Some(e), ..Default::default() },
     };
     if let Some(p) = only {
@@ -143,10 +151,16 @@ pub(crate) fn list_objects(
 /// type, never one rclone computes by reading) or its object ID. Any
 /// failure (no binary, unknown remote, expired token, a directory that
 /// failed) is the listing error: nothing is marked stale.
+///
+/// While the unsorted listing is read, a [`FolderCensus`] counts every
+/// folder; it is published in `census` before the first sorted file goes
+/// out, so the nested-forest probe and the planner's sub-folder census ask
+/// it instead of starting one `rclone lsjson` per folder.
 pub(crate) fn list_rclone(
     loc: &RcloneLocation,
     rclone: &Rclone,
     slots: &std::path::Path,
+    census: &OnceLock<FolderCensus>,
     ignore: &[String],
     sink: &mut dyn FnMut(Listed),
 ) -> Listing {
@@ -156,10 +170,22 @@ pub(crate) fn list_rclone(
     };
     let mut stream = ObjectStream::new("", ignore, slots);
     let mut probe = |dir: &str| -> Result<bool, String> {
-        rclone.exists(loc, &format!("{dir}_index.md")).map_err(|e| e.to_string())
+        match census.get() {
+            Some(c) => Ok(c.is_nested(dir)),
+            None => rclone.exists(loc, &format!("{dir}_index.md")).map_err(|e| e.to_string()),
+        }
     };
     let spill = slots.with_file_name("rclone-listing");
-    let listed = rclone.list_sorted(loc, hash.as_deref(), &spill, &mut |e| {
+    let counting = RefCell::new(Some(FolderCensus::new(ignore)));
+    let mut observe = |e: &RcloneEntry| {
+        if let Some(c) = counting.borrow_mut().as_mut() {
+            c.observe(&e.path);
+        }
+    };
+    let listed = rclone.list_sorted(loc, hash.as_deref(), &spill, &mut observe, &mut |e| {
+        if let Some(c) = counting.borrow_mut().take() {
+            let _ = census.set(c.finish());
+        }
         let raw = RawObject { key: e.path.into_bytes(), size: e.size, etag: e.etag, mtime_ms: e.mtime_ms };
         stream.push(raw, &mut probe, sink);
     });

@@ -223,7 +223,12 @@ impl SourceRun<'_> {
                 crate::walk::census(root, parent_rel, &self.ignore_rules(), *follow_symlinks)?
             }
             Access::S3 { loc, client, .. } => crate::walk::census_s3(client, loc, parent_rel, &self.ignore_rules())?,
-            Access::Rclone { loc, rclone, .. } => {
+            Access::Rclone { loc, rclone, census, .. } => {
+                // The listing's census answers most folders without a
+                // process: only one with many sub-folders needs their names.
+                if census.get().and_then(|c| c.counts(parent_rel)).is_some_and(|(d, _)| d <= SUB_FOLDER_TRIGGER) {
+                    return None;
+                }
                 crate::walk::census_rclone(rclone, loc, parent_rel, &self.ignore_rules())?
             }
         };
