@@ -280,7 +280,9 @@ impl SourceRun<'_> {
         let t = Instant::now();
         let budget = self.opts.batch_bytes.max(1);
         let mut slice = work.take(chunk, budget)?;
-        let mut next_converted = Some(self.convert_all(&slice, &hashes));
+        let (converted, cut) = self.converter().convert_upto(&slice, &hashes, budget);
+        give_back_from(&mut slice, cut, &mut work);
+        let mut next_converted = Some(converted);
         tracing::info!(event = "gardener.stage", stage = "convert", ms = t.elapsed().as_millis() as u64);
         while !slice.is_empty() || first {
             let batch_started = Instant::now();
@@ -314,12 +316,13 @@ impl SourceRun<'_> {
             // SQLite, the fsync barrier): the model never waits for
             // conversion, and conversion never waits for the commit.
             let drafts = self.prepare_curation(&mut batch, catalog.as_deref_mut())?;
-            let next_slice = work.take(chunk, budget)?;
+            let mut next_slice = work.take(chunk, budget)?;
             let cx = self.converter();
             let (hook, hashes_ref) = (self.curate, &hashes);
             let (upcoming, finished) = std::thread::scope(|sc| {
                 let next = &next_slice;
-                let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_all(next, hashes_ref)));
+                let converting =
+                    (!next.is_empty()).then(|| sc.spawn(move || cx.convert_upto(next, hashes_ref, budget)));
                 let t = Instant::now();
                 // A panicking hook costs this batch its curation (the
                 // deterministic scent stays), never the run.
@@ -354,7 +357,10 @@ impl SourceRun<'_> {
                 (upcoming, finished)
             });
             finished?;
-            next_converted = upcoming;
+            next_converted = upcoming.map(|(converted, cut)| {
+                give_back_from(&mut next_slice, cut, &mut work);
+                converted
+            });
             // Wall time of the whole batch (its plan, curate, commit and the
             // next batch's conversion): bench/gardener.sh compares these.
             tracing::info!(
@@ -384,6 +390,18 @@ impl SourceRun<'_> {
     /// The converter version tag of `rel` ([`converter_key`]).
     pub(crate) fn converter_key(&self, rel: &str) -> String {
         converter_key(self.registry, &self.config.converters, rel)
+    }
+}
+
+/// Cut `slice` before the file `cut` (the first its conversion left out
+/// for the byte budget) and give that tail back to `work`.
+fn give_back_from(slice: &mut Vec<Work>, cut: Option<String>, work: &mut crate::stages::reconcile::WorkStream) {
+    let Some(cut) = cut else { return };
+    let at = slice.iter().position(|w| matches!(w, Work::Plant(f) | Work::Update(f, _) if f.rel == cut));
+    if let Some(at) = at {
+        let rest = slice.split_off(at);
+        tracing::debug!(event = "gardener.batch_cut", kept = slice.len(), given_back = rest.len());
+        work.put_back(rest);
     }
 }
 
