@@ -28,7 +28,7 @@ use rayon::prelude::*;
 pub const COMMIT_EVERY: usize = 64;
 
 /// `forest curate --pending --json`.
-#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct PendingReport {
     /// Report shape version (2: `kept_derived`, `left`, `stopped_by`, `commits`).
     pub version: u32,
