@@ -187,6 +187,48 @@ fn a_duration_budget_stops_taking_documents_when_it_has_elapsed() {
     assert!(git(&root, &["log", "-1", "--format=%s"]).starts_with("gardener(curate): 1 pending"));
 }
 
+/// `curation:` in `_meta/ranger.yaml`: `forest ranger run` spends the
+/// budget after its pass when an endpoint is configured, and says why not
+/// when none is.
+#[test]
+fn a_ranger_run_spends_the_curation_budget_of_ranger_yaml() {
+    let d = tempfile::tempdir().unwrap();
+    let (root, ids) = adopted(d.path());
+    give_demand(&root, &ids);
+    fs::write(root.join("_meta/ranger.yaml"), "half_life_days: 30\ncuration: { budget: 1 }\n").unwrap();
+
+    let o = run(&["ranger", "run", "--forest", &f(&root), "--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["curation"].is_null(), "{v}");
+    assert!(v["curation_skipped"].as_str().unwrap().contains("no LLM endpoint"), "{v}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("curation skipped"));
+    assert_eq!(health_scent(&root)["pending"], 8);
+
+    let server = llm_support::Server::with(Duration::ZERO, well_behaved);
+    let o = bin()
+        .env("MONKEYLLM_LLM_ENDPOINT", server.url())
+        .env("MONKEYLLM_LLM_MODEL", "test-model")
+        .args(["ranger", "run", "--forest", &f(&root), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &v["curation"];
+    assert_eq!(stems(&ids, &c["curated"]), set(&["elder"]), "{v}");
+    assert_eq!((c["left"].clone(), c["stopped_by"].clone()), (7.into(), "budget".into()), "{c}");
+    assert_eq!(summarised(&server), ["elder"]);
+    assert_eq!(health_scent(&root), serde_json::json!({"curated": 1, "derived": 7, "pending": 7}));
+    // The block is versioned with the Ranger's commit like the rest of the file.
+    assert!(git(&root, &["show", "HEAD~1:_meta/ranger.yaml"]).contains("curation"));
+
+    // A typo in the block fails the run before anything is committed.
+    fs::write(root.join("_meta/ranger.yaml"), "curation: { budgte: 1 }\n").unwrap();
+    let o = run(&["ranger", "run", "--forest", &f(&root), "--json"]);
+    assert_ne!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("budgte"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// Bad budgets are usage errors, before anything is opened.
 #[test]
 fn a_bad_budget_is_refused() {
