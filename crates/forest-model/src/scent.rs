@@ -254,7 +254,9 @@ mod tests {
     #[test]
     fn pending_curation_is_ingested_derived_and_unedited() {
         let fp = summary_fingerprint("Derived words.");
-        let text = format!("---\nid: a\nsource: ingest\nsummary: Derived words.\nscent: derived\nscent_hash: {fp}\n---\n\n# A\n");
+        let text = format!(
+            "---\nid: a\nsource: ingest\nsummary: Derived words.\nscent: derived\nscent_hash: {fp}\n---\n\n# A\n"
+        );
         let parse = |t: &str| crate::node::Node::parse(t).unwrap();
         assert!(is_pending_curation(&parse(&text)));
         assert!(!is_pending_curation(&parse(&text.replace("scent: derived", "scent: llm"))), "curated");

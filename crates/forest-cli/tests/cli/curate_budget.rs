@@ -254,7 +254,8 @@ fn a_budget_of_one_against_the_real_model() {
         .args(["curate", "--pending", "--budget", "1", "--forest", &f(&root), "--json"])
         .output()
         .unwrap();
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    let r: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
     println!("curate --budget 1 against the real model: {r}");
     // Whether the 135M model's candidate beats the derived scent is the
     // model's business: the hottest leaf is curated or kept derived.

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use forest_catalog::Trails;
 use crate::derived::TRAILS_PATH;
+use forest_catalog::Trails;
 use serde_json::Value;
 
 use super::Demand;
