@@ -43,13 +43,14 @@ pub(crate) fn cmd_curate(f: &ForestArg, budget: Option<Budget>, json: bool) -> R
     } else {
         println!("{}", summary_line(&r));
     }
-    Ok(if r.kept_derived.is_empty() { 0 } else { EXIT_PARTIAL })
+    let offline = r.stopped_by == forest_gardener::demand::StoppedBy::Offline;
+    Ok(if r.kept_derived.is_empty() && !offline { 0 } else { EXIT_PARTIAL })
 }
 
 fn curate(root: &Path, git: &GitForest, budget: &Budget) -> Result<PendingReport> {
     let (curator, cands, directives) = curation_parts(root)?;
     let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
-    Ok(curate_budgeted(root, git, &hook, budget)?)
+    Ok(curate_budgeted(root, git, &hook, budget, &|| curator.offline())?)
 }
 
 /// What the `curation:` block of a Ranger run did.

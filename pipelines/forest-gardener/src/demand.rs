@@ -4,9 +4,16 @@
 //! nobody goes the derived scent is enough, so the hottest pending leaves
 //! are curated first.
 //!
+//! A leaf the model was handed before and that kept its derived scent (no
+//! candidate passed, or none said more) loses priority with each attempt
+//! and, after [`GIVE_UP_AFTER`], waits behind every leaf tried fewer times
+//! until its document changes: a hot leaf the model cannot summarise does
+//! not take the head of every run's budget.
+//!
 //! Pure: plain values in, an order out ([`order`]); the I/O that gathers
-//! the signals from `_derived/` is [`signals`].
+//! the signals from `_derived/` is [`signals`] (and [`attempts`]).
 
+pub mod attempts;
 pub mod signals;
 
 use std::time::Duration;
@@ -15,6 +22,10 @@ use std::time::Duration;
 /// open is worth 0.035 heat, ten 0.12, a hundred 0.23. A close of a hunt
 /// deposits 0.1 heat on its answers, so heat stays the stronger signal.
 pub const OPEN_WEIGHT: f64 = 0.05;
+
+/// Attempts (kept derived at the same derived summary) after which a leaf
+/// waits behind every leaf tried fewer times.
+pub const GIVE_UP_AFTER: u32 = 3;
 
 /// What is known about one pending leaf's demand.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,12 +38,14 @@ pub struct Demand {
     pub opens: u64,
     /// When its source last changed (unix seconds; 0 when unknown).
     pub changed: f64,
+    /// Earlier runs that handed it to the model and kept the derived scent.
+    pub attempts: u32,
 }
 
 impl Demand {
     /// A leaf nobody has asked for yet.
     pub fn cold(id: impl Into<String>, changed: f64) -> Demand {
-        Demand { id: id.into(), heat: 0.0, opens: 0, changed }
+        Demand { id: id.into(), heat: 0.0, opens: 0, changed, attempts: 0 }
     }
 
     /// `heat + OPEN_WEIGHT * ln(1 + opens)`, rounded to 4 decimals (so
@@ -42,14 +55,30 @@ impl Demand {
         let s = heat + OPEN_WEIGHT * (self.opens as f64).ln_1p();
         (s * 10_000.0).round() / 10_000.0
     }
+
+    /// The score shared by `1 + attempts`, rounded to 4 decimals.
+    pub fn priority(&self) -> f64 {
+        let p = self.score() / f64::from(1 + self.attempts.min(GIVE_UP_AFTER));
+        (p * 10_000.0).round() / 10_000.0
+    }
+
+    fn given_up(&self) -> bool {
+        self.attempts >= GIVE_UP_AFTER
+    }
 }
 
-/// Highest demand first; equal demand: the most recently changed first;
-/// then by id, so the order is a function of the values alone.
+/// Leaves tried [`GIVE_UP_AFTER`] times last; otherwise the highest
+/// priority (demand shared by attempts) first; equal priority: the most
+/// recently changed first; then by id, so the order is a function of the
+/// values alone.
 pub fn order(mut leaves: Vec<Demand>) -> Vec<Demand> {
     let recency = |d: &Demand| if d.changed.is_finite() { d.changed } else { 0.0 };
     leaves.sort_by(|a, b| {
-        b.score().total_cmp(&a.score()).then(recency(b).total_cmp(&recency(a))).then_with(|| a.id.cmp(&b.id))
+        a.given_up()
+            .cmp(&b.given_up())
+            .then(b.priority().total_cmp(&a.priority()))
+            .then(recency(b).total_cmp(&recency(a)))
+            .then_with(|| a.id.cmp(&b.id))
     });
     leaves
 }
@@ -121,13 +150,19 @@ pub enum StoppedBy {
     Budget,
     /// The time budget ran out.
     Time,
+    /// The endpoint went down (the Curator went offline): the rest waits
+    /// for the next run.
+    Offline,
 }
 
 /// Why a run that handed `taken` of `total` candidates to the model
-/// stopped (`time_up`: the clock ran out before the next one was taken).
-pub fn stopped_by(taken: usize, total: usize, budget: &Budget, time_up: bool) -> StoppedBy {
+/// stopped (`time_up`: the clock ran out before the next one was taken;
+/// `offline`: the Curator went offline).
+pub fn stopped_by(taken: usize, total: usize, budget: &Budget, time_up: bool, offline: bool) -> StoppedBy {
     if taken >= total {
         StoppedBy::Done
+    } else if offline {
+        StoppedBy::Offline
     } else if time_up {
         StoppedBy::Time
     } else if budget.docs.is_some_and(|n| taken >= n) {
@@ -143,7 +178,12 @@ mod tests {
     use super::*;
 
     fn d(id: &str, heat: f64, opens: u64, changed: f64) -> Demand {
-        Demand { id: id.into(), heat, opens, changed }
+        Demand { id: id.into(), heat, opens, changed, attempts: 0 }
+    }
+
+    fn tried(mut d: Demand, attempts: u32) -> Demand {
+        d.attempts = attempts;
+        d
     }
 
     fn ids(v: Vec<Demand>) -> Vec<String> {
@@ -187,6 +227,21 @@ mod tests {
     }
 
     #[test]
+    fn attempts_that_kept_the_derived_scent_lower_a_leaf_and_three_send_it_to_the_back() {
+        // Tried once, a hot leaf still leads a warm one; twice, it falls behind.
+        let v = vec![tried(d("hot", 0.9, 0, 0.0), 1), d("warm", 0.4, 0, 0.0)];
+        assert_eq!(ids(v), ["hot", "warm"]);
+        let v = vec![tried(d("hot", 0.9, 0, 0.0), 2), d("warm", 0.4, 0, 0.0)];
+        assert_eq!(ids(v), ["warm", "hot"]);
+        // Given up: behind even a cold leaf never tried.
+        let v = vec![tried(d("hot", 1.0, 50, 9.0), GIVE_UP_AFTER), d("cold", 0.0, 0, 0.0)];
+        assert_eq!(ids(v), ["cold", "hot"]);
+        // Among the given-up, demand still orders.
+        let v = vec![tried(d("a", 0.2, 0, 0.0), 5), tried(d("b", 0.8, 0, 0.0), 3)];
+        assert_eq!(ids(v), ["b", "a"]);
+    }
+
+    #[test]
     fn budgets_parse_as_documents_or_durations() {
         assert_eq!(Budget::parse("40"), Ok(Budget { docs: Some(40), time: None }));
         assert_eq!(Budget::parse("90s").unwrap().time, Some(Duration::from_secs(90)));
@@ -202,14 +257,16 @@ mod tests {
     #[test]
     fn why_a_run_stopped() {
         let docs = Budget { docs: Some(2), time: None };
-        assert_eq!(stopped_by(2, 5, &docs, false), StoppedBy::Budget);
-        assert_eq!(stopped_by(2, 2, &docs, false), StoppedBy::Done, "nothing left: done, not budget");
+        assert_eq!(stopped_by(2, 5, &docs, false, false), StoppedBy::Budget);
+        assert_eq!(stopped_by(2, 2, &docs, false, false), StoppedBy::Done, "nothing left: done, not budget");
         let time = Budget { docs: None, time: Some(Duration::from_secs(1)) };
-        assert_eq!(stopped_by(1, 5, &time, true), StoppedBy::Time);
-        assert_eq!(stopped_by(5, 5, &time, true), StoppedBy::Done);
-        assert_eq!(stopped_by(0, 0, &Budget::default(), false), StoppedBy::Done);
+        assert_eq!(stopped_by(1, 5, &time, true, false), StoppedBy::Time);
+        assert_eq!(stopped_by(5, 5, &time, true, false), StoppedBy::Done);
+        assert_eq!(stopped_by(0, 0, &Budget::default(), false, false), StoppedBy::Done);
         let both = Budget { docs: Some(3), time: Some(Duration::from_secs(1)) };
-        assert_eq!(stopped_by(1, 5, &both, true), StoppedBy::Time);
-        assert_eq!(stopped_by(3, 5, &both, false), StoppedBy::Budget);
+        assert_eq!(stopped_by(1, 5, &both, true, false), StoppedBy::Time);
+        assert_eq!(stopped_by(3, 5, &both, false, false), StoppedBy::Budget);
+        assert_eq!(stopped_by(1, 5, &Budget::default(), false, true), StoppedBy::Offline);
+        assert_eq!(stopped_by(5, 5, &Budget::default(), false, true), StoppedBy::Done);
     }
 }

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
+use crate::demand::attempts::Attempts;
 use crate::demand::{self, Budget, Demand, StoppedBy};
 use crate::derived::catalog_row;
 use crate::{Curate, Draft, DraftLink, GardenError};
@@ -45,7 +46,8 @@ pub struct PendingReport {
     /// did not reach): what the next run works on.
     pub left: usize,
     /// `done` (every pending leaf was handed to the model), `budget` (the
-    /// document budget was spent) or `time` (the time budget ran out).
+    /// document budget was spent), `time` (the time budget ran out) or
+    /// `offline` (the endpoint went down; the rest waits for the next run).
     pub stopped_by: StoppedBy,
     /// The last commit, when anything changed.
     pub commit: Option<String>,
@@ -57,36 +59,44 @@ pub struct PendingReport {
 
 /// Curate every pending leaf (no budget), in order of demand.
 pub fn curate_pending(forest: &Path, git: &GitForest, hook: &dyn Curate) -> Result<PendingReport, GardenError> {
-    curate_budgeted(forest, git, hook, &Budget::default())
+    curate_budgeted(forest, git, hook, &Budget::default(), &|| false)
 }
 
 /// Curate pending leaves in order of demand until `budget` is spent: a
 /// document budget hands at most that many to the model; a time budget
 /// takes no new document once it has elapsed (those in flight finish and
-/// are committed).
+/// are committed). Once `offline()` says the endpoint is down, no new
+/// document is taken either, and what came back while it was down is not
+/// counted as an attempt of its leaf.
 pub fn curate_budgeted(
     forest: &Path,
     git: &GitForest,
     hook: &dyn Curate,
     budget: &Budget,
+    offline: &(dyn Fn() -> bool + Sync),
 ) -> Result<PendingReport, GardenError> {
     let started = Instant::now();
-    let order = demand::order(demand::signals::gather(forest, scan_pending(forest)));
+    let attempts = Attempts::open(forest);
+    let order = demand::order(demand::signals::gather(forest, scan_pending(forest), attempts.as_ref()));
     let total = order.len();
     let limit = budget.docs.map_or(total, |n| n.min(total));
     let deadline = budget.time.map(|t| started + t);
     let mut report = PendingReport { version: 2, pending: total, ..Default::default() };
     let next = AtomicUsize::new(0);
-    let time_up = AtomicBool::new(false);
+    let (time_up, went_offline) = (AtomicBool::new(false), AtomicBool::new(false));
     let workers = hook.concurrency().clamp(1, 256).min(limit.max(1));
     std::thread::scope(|s| -> Result<(), GardenError> {
-        let (tx, rx) = crossbeam_channel::bounded::<(String, Option<(Node, Draft)>)>(workers * 2);
+        let (tx, rx) = crossbeam_channel::bounded::<Taken>(workers * 2);
         for _ in 0..workers {
             let tx = tx.clone();
-            let (order, next, time_up) = (&order, &next, &time_up);
+            let (order, next, time_up, went_offline) = (&order, &next, &time_up, &went_offline);
             s.spawn(move || loop {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     time_up.store(true, Ordering::SeqCst);
+                    break;
+                }
+                if offline() {
+                    went_offline.store(true, Ordering::SeqCst);
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
@@ -94,7 +104,8 @@ pub fn curate_budgeted(
                     break;
                 }
                 let id = &order[i].id;
-                if tx.send((id.clone(), curate_one(forest, hook, id))).is_err() {
+                let out = curate_one(forest, hook, id);
+                if tx.send(Taken { id: id.clone(), out, offline: offline() }).is_err() {
                     break;
                 }
             });
@@ -105,13 +116,14 @@ pub fn curate_budgeted(
         for item in rx {
             batch.push(item);
             if batch.len() >= COMMIT_EVERY {
-                commit_batch(forest, git, std::mem::take(&mut batch), &mut report)?;
+                commit_batch(forest, git, std::mem::take(&mut batch), &mut report, attempts.as_ref())?;
             }
         }
-        commit_batch(forest, git, batch, &mut report)
+        commit_batch(forest, git, batch, &mut report, attempts.as_ref())
     })?;
     let taken = next.load(Ordering::SeqCst).min(limit);
-    report.stopped_by = demand::stopped_by(taken, total, budget, time_up.load(Ordering::SeqCst));
+    let (time_up, went_offline) = (time_up.load(Ordering::SeqCst), went_offline.load(Ordering::SeqCst));
+    report.stopped_by = demand::stopped_by(taken, total, budget, time_up, went_offline);
     report.curated.sort();
     report.kept_derived.sort();
     report.still_pending = report.kept_derived.clone();
@@ -128,9 +140,17 @@ pub fn curate_budgeted(
     Ok(report)
 }
 
+/// One leaf handed to the model: the node and draft (`None`: unreadable
+/// or no longer pending), and whether the Curator was offline after it.
+struct Taken {
+    id: String,
+    out: Option<(Node, Draft)>,
+    offline: bool,
+}
+
 /// Every pending leaf (`_meta/*` and branches excluded), cold, with the
-/// time its source last changed.
-fn scan_pending(forest: &Path) -> Vec<Demand> {
+/// time its source last changed and its `scent_hash`.
+fn scan_pending(forest: &Path) -> Vec<(Demand, String)> {
     node_paths(forest)
         .par_iter()
         .filter_map(|rel| {
@@ -139,7 +159,8 @@ fn scan_pending(forest: &Path) -> Vec<Demand> {
                 return None;
             }
             let n = Node::parse(&std::fs::read_to_string(forest.join(rel)).ok()?).ok()?;
-            is_pending_curation(&n).then(|| Demand::cold(id, changed_at(&n)))
+            let hash = n.get_str("scent_hash").unwrap_or_default();
+            is_pending_curation(&n).then(|| (Demand::cold(id, changed_at(&n)), hash))
         })
         .collect()
 }
@@ -181,21 +202,29 @@ fn curate_one(forest: &Path, hook: &dyn Curate, id: &str) -> Option<(Node, Draft
 }
 
 /// Write the curated drafts of one batch (and their parents' entry lines)
-/// as one commit; drafts whose derived scent stays are only reported.
+/// as one commit; drafts whose derived scent stays are reported and
+/// counted as an attempt (unless the endpoint was down).
 fn commit_batch(
     forest: &Path,
     git: &GitForest,
-    batch: Vec<(String, Option<(Node, Draft)>)>,
+    batch: Vec<Taken>,
     report: &mut PendingReport,
+    attempts: Option<&Attempts>,
 ) -> Result<(), GardenError> {
     let day = today();
     let mut dirty: BTreeMap<String, Node> = BTreeMap::new();
     let mut curated = vec![];
-    for (id, out) in batch {
+    for Taken { id, out, offline } in batch {
         let Some((mut n, d)) = out else { continue };
         if d.scent != "llm" || validate_summary(&d.summary).is_err() {
+            if let Some(a) = attempts.filter(|_| !offline) {
+                a.kept(&id, &n.get_str("scent_hash").unwrap_or_default());
+            }
             report.kept_derived.push(id);
             continue;
+        }
+        if let Some(a) = attempts {
+            a.forget(&id);
         }
         apply_draft(&mut n, &d, &day);
         // Entry lines replicate child summaries verbatim.

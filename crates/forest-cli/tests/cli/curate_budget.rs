@@ -187,6 +187,59 @@ fn a_duration_budget_stops_taking_documents_when_it_has_elapsed() {
     assert!(git(&root, &["log", "-1", "--format=%s"]).starts_with("gardener(curate): 1 pending"));
 }
 
+/// A leaf handed to the model that kept its derived scent loses its place
+/// at the head (its attempt is remembered); a dead endpoint stops the run
+/// (`offline`) and counts as no attempt.
+#[test]
+fn a_kept_derived_leaf_yields_its_turn_and_a_dead_endpoint_costs_no_turn() {
+    let d = tempfile::tempdir().unwrap();
+    let (root, ids) = adopted(d.path());
+    give_demand(&root, &ids);
+
+    let o = bin()
+        .env("MONKEYLLM_LLM_ENDPOINT", closed_port_url())
+        .args(["curate", "--pending", "--budget", "5", "--forest", &f(&root), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((r["left"].clone(), r["stopped_by"].clone()), (8.into(), "offline".into()), "{r}");
+    assert_eq!(r["curated"].as_array().unwrap().len(), 0, "{r}");
+    assert!(r["kept_derived"].as_array().unwrap().len() < 5, "it stopped asking: {r}");
+
+    // A model that only repeats itself: the hottest leaf keeps its derived scent.
+    let looping = llm_support::Server::with(Duration::ZERO, |_, req| {
+        if req.messages().first().and_then(|m| m["content"].as_str()).unwrap_or("").starts_with("A new node") {
+            return llm_support::chat(r#"{"related": []}"#);
+        }
+        llm_support::summary("Sap sap sap sap sap sap sap sap.", &[])
+    });
+    let o = bin()
+        .env("MONKEYLLM_LLM_ENDPOINT", looping.url())
+        .env("MONKEYLLM_LLM_MODEL", "test-model")
+        .args(["curate", "--pending", "--budget", "1", "--forest", &f(&root), "--json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(code(&o), 3, "a kept-derived leaf is a partial run: {r}");
+    assert_eq!(stems(&ids, &r["kept_derived"]), set(&["elder"]), "the dead endpoint cost elder no turn: {r}");
+    assert_eq!(r["left"], 8, "{r}");
+
+    // Next run: elder (0.9 heat, tried once: 0.45) yields to birch (0.6).
+    let good = llm_support::Server::with(Duration::ZERO, well_behaved);
+    let r = curate(&root, &good.url(), "1");
+    assert_eq!(stems(&ids, &r["curated"]), set(&["birch"]), "{r}");
+    assert_eq!(summarised(&good), ["birch"]);
+}
+
+/// `http://127.0.0.1:PORT/v1` with nothing listening on PORT.
+fn closed_port_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
 /// `curation:` in `_meta/ranger.yaml`: `forest ranger run` spends the
 /// budget after its pass when an endpoint is configured, and says why not
 /// when none is.

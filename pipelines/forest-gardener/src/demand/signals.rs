@@ -16,22 +16,29 @@ use crate::derived::TRAILS_PATH;
 use forest_catalog::Trails;
 use serde_json::Value;
 
+use super::attempts::Attempts;
 use super::Demand;
 
 /// Traced primitives that open a node by id.
 const OPENING: [&str; 6] = ["look", "move", "pick", "sniff", "view", "query"];
 
-/// Fill in `heat` and `opens` of each leaf (missing stores count as
-/// nothing: a forest nobody has walked is ordered by recency).
-pub fn gather(forest: &Path, mut leaves: Vec<Demand>) -> Vec<Demand> {
+/// Fill in `heat`, `opens` and `attempts` of each leaf, given with its
+/// current `scent_hash` (missing stores count as nothing: a forest nobody
+/// has walked is ordered by recency).
+pub fn gather(forest: &Path, leaves: Vec<(Demand, String)>, attempts: Option<&Attempts>) -> Vec<Demand> {
     let opens = trace_opens(&forest.join("_derived/traces"));
-    let ids: Vec<String> = leaves.iter().map(|d| d.id.clone()).collect();
+    let ids: Vec<String> = leaves.iter().map(|(d, _)| d.id.clone()).collect();
     let heat = shared_heat(forest, &ids);
-    for d in &mut leaves {
-        d.heat = heat.get(&d.id).copied().unwrap_or(0.0);
-        d.opens = opens.get(&d.id).copied().unwrap_or(0);
-    }
+    let tried = attempts.map(|a| a.get(&leaves.iter().map(|(d, h)| (d.id.clone(), h.clone())).collect::<Vec<_>>()));
     leaves
+        .into_iter()
+        .map(|(mut d, _)| {
+            d.heat = heat.get(&d.id).copied().unwrap_or(0.0);
+            d.opens = opens.get(&d.id).copied().unwrap_or(0);
+            d.attempts = tried.as_ref().and_then(|t| t.get(&d.id).copied()).unwrap_or(0);
+            d
+        })
+        .collect()
 }
 
 /// Persistent heat of `ids`; empty when there is no heat store yet (it is
