@@ -282,6 +282,41 @@ fn a_ranger_run_spends_the_curation_budget_of_ranger_yaml() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("budgte"), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// The daemon spends the budget after each run, under its own lock.
+#[test]
+fn the_ranger_daemon_spends_the_curation_budget_after_each_run() {
+    let d = tempfile::tempdir().unwrap();
+    let (root, ids) = adopted(d.path());
+    give_demand(&root, &ids);
+    fs::write(root.join("_meta/ranger.yaml"), "curation: { budget: 1 }\n").unwrap();
+    let server = llm_support::Server::with(Duration::ZERO, well_behaved);
+    let child = bin()
+        .env("MONKEYLLM_LLM_ENDPOINT", server.url())
+        .env("MONKEYLLM_LLM_MODEL", "test-model")
+        .args(["ranger", "daemon", "--forest", &f(&root), "--schedule", "* * * * * *"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    unsafe {
+        libc_kill(child.id() as i32, 15);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let runs = err.lines().filter(|l| l.starts_with("ranger: curation ") && l.contains(": 1 curated")).count();
+    assert!(runs >= 1, "a curation after a run: {err}");
+    let curated = health_scent(&root)["curated"].as_u64().unwrap() as usize;
+    assert_eq!(curated, runs, "one leaf per run: {err}");
+    // Hottest first: elder, birch, fennel, cedar, then the cold ones.
+    let order = ["elder", "birch", "fennel", "cedar"];
+    let sent = summarised(&server);
+    assert_eq!(sent.len(), curated, "{err}");
+    assert_eq!(sent[..curated.min(4)], order[..curated.min(4)], "{err}");
+    assert!(!root.join(".vine.lock").exists(), "lock released");
+}
+
 /// Bad budgets are usage errors, before anything is opened.
 #[test]
 fn a_bad_budget_is_refused() {
