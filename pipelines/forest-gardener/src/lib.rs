@@ -14,6 +14,7 @@
 //! content did not change, and never overwrites hand-edited scent.
 
 pub mod curate;
+pub mod demand;
 mod entry;
 pub mod init;
 pub mod manifest;
