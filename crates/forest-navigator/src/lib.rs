@@ -20,6 +20,7 @@ pub mod audit;
 pub mod baselines;
 pub mod bench;
 pub mod chunks;
+pub mod context;
 mod error;
 pub mod forest;
 pub mod grade;

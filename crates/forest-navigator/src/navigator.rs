@@ -77,6 +77,12 @@ pub(crate) struct Hunt<'a> {
     deadline_sent: bool,
     /// Troop: results shared between monkeys (`tool + sorted JSON` → result).
     pub(crate) shared: Option<&'a mut crate::troop::SharedCache>,
+    /// The prompt budget (our estimate) learnt from a context refusal.
+    ctx_limit: Option<usize>,
+    /// The opening message as first sent (index and question).
+    opening: String,
+    /// Turns left out so far to fit the context.
+    ctx_dropped: usize,
 }
 
 impl<'a> Hunt<'a> {
@@ -103,6 +109,9 @@ impl<'a> Hunt<'a> {
             error: None,
             deadline_sent: false,
             shared: None,
+            ctx_limit: None,
+            opening: String::new(),
+            ctx_dropped: 0,
         }
     }
 
@@ -155,22 +164,52 @@ impl<'a> Hunt<'a> {
         out
     }
 
-    /// One chat completion, with the cost counted; `None` on transport failure.
+    /// One chat completion, with the cost counted; `None` on transport
+    /// failure. A context-window refusal is answered once by learning the
+    /// window and leaving out the oldest turns ([`crate::context`]); every
+    /// later prompt of the hunt is kept under it.
     pub(crate) fn ask(&mut self) -> Option<String> {
-        self.cost.llm_calls += 1;
-        self.cost.prompt_tokens_est +=
-            self.messages.iter().map(|m| estimate_str(m["content"].as_str().unwrap_or(""))).sum::<usize>();
-        match self.llm.chat(&self.messages) {
-            Ok(r) => {
-                self.cost.completion_tokens_est += estimate_str(&r);
-                Some(r)
+        for attempt in 0..2 {
+            if let Some(limit) = self.ctx_limit {
+                self.fit_context(limit);
             }
-            Err(e) => {
-                tracing::warn!(event = "navigator.llm_error", error = %e);
-                self.error = Some(e);
-                None
+            self.cost.llm_calls += 1;
+            let estimated = crate::context::estimate(&self.messages);
+            self.cost.prompt_tokens_est += estimated;
+            let e = match self.llm.chat(&self.messages) {
+                Ok(r) => {
+                    self.cost.completion_tokens_est += estimate_str(&r);
+                    return Some(r);
+                }
+                Err(e) => e,
+            };
+            let learnt = crate::context::overflow(&e).and_then(|o| crate::context::budget_after(o, estimated));
+            match learnt {
+                Some(limit) if attempt == 0 && self.ctx_limit.is_none_or(|l| limit < l) => {
+                    tracing::info!(event = "navigator.context_fit", limit, estimated);
+                    self.ctx_limit = Some(limit);
+                }
+                _ => {
+                    tracing::warn!(event = "navigator.llm_error", error = %e);
+                    self.error = Some(e);
+                    return None;
+                }
             }
         }
+        None
+    }
+
+    /// Leave out the oldest turns so that the prompt fits `limit`.
+    fn fit_context(&mut self, limit: usize) {
+        let calls: Vec<String> =
+            self.calls.iter().map(|(t, id)| format!("{t}({})", id.as_deref().unwrap_or(""))).collect();
+        let (kept, dropped) =
+            crate::context::fit(&self.messages, limit, &self.opening, &calls.join(", "), self.ctx_dropped);
+        if dropped > self.ctx_dropped {
+            self.step("harness", "context_fit", None, None, 0, Some(format!("{dropped} turn(s) left out")));
+        }
+        self.messages = kept;
+        self.ctx_dropped = dropped;
     }
 
     pub(crate) fn say(&mut self, v: &Value) {
@@ -181,8 +220,9 @@ impl<'a> Hunt<'a> {
     pub(crate) fn open(&mut self, question: &str, extra: &str) {
         let args = json!({"id": "_index"}).as_object().cloned().unwrap_or_default();
         let index = self.run_tool("harness", "look", &args).unwrap_or_else(|e| e);
+        self.opening = format!("{}{extra}", opening_message(&index, question));
         self.messages.push(msg("system", &system_prompt(self.opts.sniff)));
-        self.messages.push(msg("user", &format!("{}{extra}", opening_message(&index, question))));
+        self.messages.push(msg("user", &self.opening));
     }
 
     /// The main loop; `Some(final)` on an accepted answer, else `None` with

@@ -145,3 +145,50 @@ fn learn_closes_the_session_with_the_answer_nodes() {
     let trace = std::fs::read_to_string(root.join("_derived/traces/test-hunt.jsonl")).unwrap();
     assert!(trace.lines().last().unwrap().contains("\"outcome\""));
 }
+
+#[test]
+fn a_small_context_window_is_learnt_and_the_walk_goes_on() {
+    // A server that plays llama.cpp with a small window: a prompt over
+    // LIMIT characters is refused with its `exceed_context_size_error`.
+    const LIMIT: usize = 9_000;
+    let size = |req: &crate::support::Request| -> usize {
+        req.messages().iter().map(|m| m["content"].as_str().unwrap_or("").len()).sum()
+    };
+    let server = Server::with(std::time::Duration::ZERO, move |_, req| {
+        let chars = size(req);
+        if chars > LIMIT {
+            let body = serde_json::json!({"error": {"code": 400, "type": "exceed_context_size_error",
+                "message": format!("request ({} tokens) exceeds the available context size ({} tokens), try increasing it", chars / 3, LIMIT / 3),
+                "n_prompt_tokens": chars / 3, "n_ctx": LIMIT / 3}});
+            return status(400, &body.to_string());
+        }
+        let turns = req.messages().iter().filter(|m| m["role"] == "assistant").count();
+        let dropped = req
+            .messages()
+            .iter()
+            .any(|m| m["content"].as_str().unwrap_or("").contains("earlier turn(s) were left out"));
+        if dropped && turns <= 3 {
+            chat(
+                r#"{"tool":"answer","args":{"text":"Sensor X has SKU A-101.","answer_nodes":["products/sensor-x"],"confidence":0.9,"proof":"Edge sensor for agricultural telemetry, SKU A-101."}}"#,
+            )
+        } else {
+            chat(&format!(r#"{{"tool":"locate","args":{{"query":"sensor telemetry {turns}"}}}}"#))
+        }
+    });
+    let llm = forest_curator::Curator::new(config(&server.url())).unwrap();
+    let (_d, root) = fixture();
+    let mut f = forest(&root, false);
+    let r = hunt(&mut f, &llm, "What is the SKU of the field telemetry sensor?", HuntOptions::solo(14));
+    assert_eq!(r.stop, "answered", "{r:#?}");
+    assert_eq!(r.answer_nodes, vec!["products/sensor-x"]);
+    let reqs = server.requests();
+    let refused: Vec<usize> = reqs.iter().enumerate().filter(|(_, q)| size(q) > LIMIT).map(|(i, _)| i).collect();
+    assert_eq!(refused.len(), 1, "one refusal teaches the window; every later prompt fits: {refused:?}");
+    assert!(reqs[refused[0] + 1..].iter().all(|q| size(q) <= LIMIT));
+    assert!(r.trail.iter().any(|s| s.by == "harness" && s.kind == "context_fit"), "{:?}", r.trail);
+    let opening = reqs.last().unwrap().messages()[1]["content"].as_str().unwrap_or("").to_string();
+    assert!(
+        opening.contains("What is the SKU") && opening.contains("locate("),
+        "the opening keeps the question and names the calls: {opening}"
+    );
+}
