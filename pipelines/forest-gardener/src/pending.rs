@@ -2,8 +2,8 @@
 //! machine-derived summary (the Curator fell back or was not used).
 
 use crate::derived::catalog_row;
-use crate::entry::{Curate, Draft, DraftLink};
-use crate::GardenError;
+use crate::error::GardenError;
+use crate::options::{Curate, Draft, DraftLink};
 use forest_git::{Change, GitForest};
 use forest_model::ids;
 use forest_model::index::{self, entry_line, DIRECT_BANANAS};

@@ -120,9 +120,14 @@ pub struct GardenReport {
     /// Curator counters (dialect §4.3 keys) when `--curate` ran.
     pub curation: Option<serde_json::Value>,
     /// Branch rollups run after a curated adopt/sync.
-    pub rollup: Option<crate::rollup::RollupReport>,
+    pub rollup: Option<RollupReport>,
     /// Wall time in milliseconds.
     pub elapsed_ms: u64,
+}
+
+/// A per-file report line.
+pub(crate) fn err(path: &str, message: impl Into<String>) -> FileError {
+    FileError { path: path.to_string(), message: message.into() }
 }
 
 impl GardenReport {
@@ -130,4 +135,19 @@ impl GardenReport {
     pub fn partial(&self) -> bool {
         self.sources.iter().any(|s| !s.errors.is_empty())
     }
+}
+
+/// `forest rollup --json`.
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct RollupReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Branches whose summary was rewritten.
+    pub rolled: Vec<String>,
+    /// Branches that got the deterministic summary (no curator or it failed).
+    pub fallbacks: Vec<String>,
+    /// Branches out of scope or without entries.
+    pub skipped: usize,
+    /// The commit, when anything changed.
+    pub commit: Option<String>,
 }

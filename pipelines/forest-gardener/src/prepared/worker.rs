@@ -11,27 +11,24 @@
 
 use super::{draft_key, PreparedConversion, PreparedCuration, PreparedObject, PreparedRun, Provenance, Shard};
 use crate::config::{GardenerConfig, SourceConfig};
-use crate::entry::{Curate, Draft, DraftLink, Progress, RunOptions};
-use crate::outcomes::RunOutcomes;
-use crate::pipeline::SourceRun;
-use crate::report::{FileError, SourceReport};
+use crate::env::{converters_of, curate_pool_for, io_pool_for, RunEnv};
+use crate::error::GardenError;
+use crate::options::{Curate, Draft, DraftLink, Progress, RunOptions};
+use crate::report::FileError;
 use crate::source::Access;
 use crate::stages::catchup::open_manifest;
-use crate::stages::convert::Converted;
+use crate::stages::convert::{convert_all, Converted};
 use crate::stages::curate::curate_drafts;
-use crate::stages::list::list_each;
-use crate::stages::plan::Work;
-use crate::stages::text::{normalize_body, stem_of, with_default_tags};
-use crate::GardenError;
+use crate::stages::list::{list_each, open_listing};
+use crate::stages::plan::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
+use crate::stages::work::Work;
 use forest_git::GitForest;
 use forest_model::ids;
 use forest_model::node::{today, Node};
-use forest_model::scent::derive_summary;
-use forest_model::slug::title_from_stem;
 use forest_prepared::Put;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -121,14 +118,13 @@ pub fn prepare(
             "this forest has no recorded source (forest adopt SOURCE --record-only)".into(),
         ));
     }
-    let (registry, limits) = crate::pipeline::converters_of(&config);
+    let (registry, limits) = converters_of(&config);
     // Dry-run options: nothing below may commit; the store is consulted so
     // a retried shard skips what it already wrote.
     let opts = RunOptions { dry_run: true, store: Some(run.clone()), ..Default::default() };
     run.worker.store(true, std::sync::atomic::Ordering::Relaxed);
     let (manifest, _) = open_manifest(forest, git, &config, true)?;
-    let curate_pool =
-        curate.and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok());
+    let curate_pool = curate_pool_for(curate);
     let mut report = PrepareReport {
         version: 1,
         command: "prepare".into(),
@@ -140,8 +136,8 @@ pub fn prepare(
     Access::sweep_slots(forest);
     for src in &sources {
         let access = Access::open(forest, src)?;
-        let io_pool = crate::pipeline::io_pool_for(&access);
-        let ctx = SourceRun {
+        let io_pool = io_pool_for(&access);
+        let env = RunEnv {
             command: "sync",
             forest,
             git,
@@ -154,21 +150,15 @@ pub fn prepare(
             progress,
             curate: None,
             today: today(),
-            report: SourceReport { source: src.name.clone(), ..Default::default() },
-            commits: vec![],
-            taken: HashSet::new(),
             access: &access,
             io_pool: io_pool.as_ref(),
             curate_pool: None,
-            outcomes: RunOutcomes::default(),
-            folders: Default::default(),
-            health: None,
         };
         let entries = manifest.entries(&src.name)?;
         let mut out = PrepareSourceReport { source: src.name.clone(), ..Default::default() };
-        let (listing, _) = ctx.open_listing(None)?;
+        let (listing, _) = open_listing(&env, None)?;
         let mut mine = vec![];
-        let end = list_each(listing, &ctx.ignore_rules(), None, &mut |f| {
+        let end = list_each(listing, &env.ignore_rules(), None, &mut |f| {
             out.files_seen += 1;
             if !shard.owns(&src.name, &f.rel) {
                 return;
@@ -193,9 +183,9 @@ pub fn prepare(
         let round_len = std::env::var("FOREST_PREPARE_ROUND").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUND).max(1);
         for round in mine.chunks(round_len) {
             let work: Vec<Work> = round.iter().cloned().map(Work::Plant).collect();
-            let converted = ctx.convert_all(&work, &HashMap::new());
+            let converted = convert_all(&env, &work, &HashMap::new());
             for f in round {
-                ctx.access.release(f);
+                env.access.release(f);
             }
             let mut items: Vec<(Converted, Option<PreparedConversion>, Draft)> = vec![];
             for c in converted.into_values() {
@@ -216,7 +206,7 @@ pub fn prepare(
                     let text = std::fs::read_to_string(forest.join(ids::id_to_path(&e.id))).ok()?;
                     Node::parse(&text).ok()
                 });
-                let draft = ctx.draft_for(&c, &pc, existing.as_ref());
+                let draft = draft_for(&env, &c, &pc, existing.as_ref());
                 items.push((c, Some(pc), draft));
             }
             let inputs: Vec<String> =
@@ -252,7 +242,7 @@ pub fn prepare(
                             sha256: c.hash.sha256.clone(),
                             blake3: c.hash.blake3.clone(),
                             size: c.size,
-                            converter: ctx.converter_key(&c.rel),
+                            converter: env.converter_key(&c.rel),
                             prompt_version: forest_curator::PROMPT_VERSION.to_string(),
                             model: run.model().to_string(),
                             shard: format!("{}/{}", shard.index, shard.count),
@@ -302,37 +292,30 @@ fn empty_draft() -> Draft {
     }
 }
 
-impl SourceRun<'_> {
-    /// The draft the plan stage will hand the curate hook for this
-    /// conversion: a plant's (title from the converter, else the file
-    /// stem; source tags then default tags) or, when the clone has the
-    /// passport, an update's (its title and tags). Mirrors
-    /// `stages/plan/leaf.rs`; a test holds the two together.
-    pub(crate) fn draft_for(&self, c: &Converted, pc: &PreparedConversion, existing: Option<&Node>) -> Draft {
-        let (title, tags, links) = match existing {
-            Some(n) => {
-                (n.get_str("title").unwrap_or_else(|| pc.title.clone()), n.get_list("tags"), DraftLink::existing(n))
-            }
-            None => {
-                // The same leaf scent as a plant (issue 26).
-                let s = crate::stages::scent::of_conversion(&c.rel, &pc.conversion()).unwrap_or_default();
-                let title = if s.title.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { s.title };
-                let mut tags = s.tags;
-                with_default_tags(&mut tags, &self.config.default_tags);
-                (title, tags, vec![])
-            }
-        };
-        let body = normalize_body(&pc.body, &title);
-        let summary = derive_summary(&body, &title);
-        Draft { id: String::new(), parent: String::new(), title, body, summary, tags, links, scent: "derived".into() }
-    }
+/// The draft the plan stage will hand the curate hook for this
+/// conversion: a plant's or, when the clone has the passport, an
+/// update's; the plan stage's own draft functions
+/// ([`crate::stages::plan::draft`]).
+pub(crate) fn draft_for(env: &RunEnv, c: &Converted, pc: &PreparedConversion, existing: Option<&Node>) -> Draft {
+    let conv = pc.conversion();
+    let d = match existing {
+        Some(n) => changed_leaf_draft(n, &conv),
+        None => {
+            // The same leaf scent as a plant (issue 26).
+            let scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
+            new_leaf_draft(&c.rel, &conv, scent, &env.config.default_tags)
+        }
+    };
+    let LeafDraft { title, tags, body, summary, .. } = d;
+    let links = existing.map(DraftLink::existing).unwrap_or_default();
+    Draft { id: String::new(), parent: String::new(), title, body, summary, tags, links, scent: "derived".into() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::testing::Fixture;
-    use crate::stages::plan::Batch;
+    use crate::env::testing::Fixture;
+    use crate::stages::plan::{Batch, PlanState};
 
     struct Recorder;
     impl Curate for Recorder {
@@ -349,11 +332,13 @@ mod tests {
         fx.config.default_tags = vec!["Drive".into(), "notes".into()];
         let a = fx.write("team/a.md", "---\ntags: [notes, Budget]\n---\n# Alpha plan\n\nSome text about it.\n");
         let b = fx.write("team/untitled.txt", "plain words without a heading\n");
-        let mut run = fx.run();
-        run.curate = Some(&Recorder);
+        let mut env = fx.env();
+        env.curate = Some(&Recorder);
         let work = vec![Work::Plant(a), Work::Plant(b)];
-        let converted = run.convert_all(&work, &HashMap::new());
+        let converted = convert_all(&env, &work, &HashMap::new());
         let mut batch = Batch::default();
+        let mut state = PlanState::default();
+        let mut run = state.planner(&env);
         for w in &work {
             run.apply(w, &converted, &mut batch, None);
         }
@@ -362,7 +347,7 @@ mod tests {
             let rel = if planted.id.ends_with("/a") { "team/a.md" } else { "team/untitled.txt" };
             let c = &converted[rel];
             let pc = PreparedConversion::of(c.outcome.as_ref().unwrap()).unwrap();
-            let mine = run.draft_for(c, &pc, None);
+            let mine = draft_for(&env, c, &pc, None);
             assert_eq!(
                 (&mine.title, &mine.body, &mine.summary, &mine.tags),
                 (&planted.title, &planted.body, &planted.summary, &planted.tags),

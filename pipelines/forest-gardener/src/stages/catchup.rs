@@ -8,10 +8,10 @@
 
 use crate::config::GardenerConfig;
 use crate::derived::catalog_row;
+use crate::error::GardenError;
 use crate::manifest::Manifest;
 use crate::reconcile::ManifestEntry;
 use crate::stages::MANIFEST_PATH;
-use crate::GardenError;
 use forest_catalog::Catalog;
 use forest_git::GitForest;
 use forest_model::node::Node;

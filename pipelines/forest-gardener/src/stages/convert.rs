@@ -9,12 +9,13 @@
 //! forest.
 
 use crate::config::{GardenerConfig, SourceConfig};
-use crate::entry::{Progress, RunOptions};
+use crate::env::RunEnv;
+use crate::options::{Progress, RunOptions};
 use crate::outcomes::converter_key;
-use crate::pipeline::SourceRun;
 use crate::reconcile::HashPair;
+use crate::report::SourceReport;
 use crate::source::Access;
-use crate::stages::plan::Work;
+use crate::stages::work::Work;
 use crate::walk::Listed;
 use forest_convert::{Conversion, Limits, Registry};
 use rayon::prelude::*;
@@ -67,25 +68,60 @@ pub(crate) struct Converter<'a> {
     pub(crate) io_pool: Option<&'a rayon::ThreadPool>,
 }
 
-impl<'a> SourceRun<'a> {
-    /// The convert stage's view of this run.
-    pub(crate) fn converter(&self) -> Converter<'a> {
+impl<'a> Converter<'a> {
+    /// The convert stage's view of a run's environment.
+    pub(crate) fn of(env: &RunEnv<'a>) -> Converter<'a> {
         Converter {
-            config: self.config,
-            src: self.src,
-            registry: self.registry,
-            limits: self.limits,
-            opts: self.opts,
-            progress: self.progress,
-            access: self.access,
-            io_pool: self.io_pool,
+            config: env.config,
+            src: env.src,
+            registry: env.registry,
+            limits: env.limits,
+            opts: env.opts,
+            progress: env.progress,
+            access: env.access,
+            io_pool: env.io_pool,
         }
     }
+}
 
-    /// [`Converter::convert_all`] of this run.
-    pub(crate) fn convert_all(&self, slice: &[Work], hashes: &HashMap<String, HashPair>) -> HashMap<String, Converted> {
-        self.converter().convert_all(slice, hashes)
+/// [`Converter::convert_all`] in `env`.
+pub(crate) fn convert_all(
+    env: &RunEnv,
+    slice: &[Work],
+    hashes: &HashMap<String, HashPair>,
+) -> HashMap<String, Converted> {
+    Converter::of(env).convert_all(slice, hashes)
+}
+
+/// The convert stage's part of the report: where a slice's conversions
+/// came from.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct ConvertCounts {
+    /// A converter ran in this process.
+    pub(crate) local_conversions: usize,
+    /// Left for the next run (prepared-only committer, not in the store).
+    pub(crate) deferred: usize,
+}
+
+impl ConvertCounts {
+    /// Add these counts to the source's report.
+    pub(crate) fn fold(self, report: &mut SourceReport) {
+        report.local_conversions += self.local_conversions;
+        report.deferred += self.deferred;
     }
+}
+
+/// Count one slice's conversions by where they came from and drop the
+/// deferred ones (neither planted nor remembered: the next run sees them
+/// as new again).
+pub(crate) fn account_conversions(
+    mut converted: HashMap<String, Converted>,
+) -> (HashMap<String, Converted>, ConvertCounts) {
+    let local_conversions = converted.values().filter(|c| c.converted_locally).count();
+    let before = converted.len();
+    converted.retain(|_, c| !c.deferred);
+    let deferred = before - converted.len();
+    (converted, ConvertCounts { local_conversions, deferred })
 }
 
 impl Converter<'_> {
@@ -175,7 +211,11 @@ impl Converter<'_> {
             let key = p.key(&self.src.name, &f.rel, &c.hash.sha256, &self.converter_key(&f.rel));
             match p.lookup(&key) {
                 Some(o) if o.conversion.is_some() => {
-                    p.fill(&mut c, o);
+                    if let Some((conversion, warnings)) = p.fill(o) {
+                        c.outcome = Ok(conversion);
+                        c.warnings = warnings;
+                        c.from_store = true;
+                    }
                     return c;
                 }
                 // A worker already left this file to the committer.
@@ -206,8 +246,8 @@ impl Converter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::pipeline::testing::Fixture;
-    use crate::stages::plan::Work;
+    use crate::env::testing::Fixture;
+    use crate::stages::work::Work;
     use forest_convert::Conversion;
     use std::collections::HashMap;
 
@@ -216,9 +256,9 @@ mod tests {
         let fx = Fixture::new();
         let a = fx.write("a.md", "# Alpha\n\nSome text.\n");
         let empty = fx.write("e.md", "");
-        let run = fx.run();
+        let env = fx.env();
         let work = vec![Work::Plant(a), Work::Update(empty, "e".into()), Work::MarkStale("x.md".into(), entry())];
-        let out = run.convert_all(&work, &HashMap::new());
+        let out = super::convert_all(&env, &work, &HashMap::new());
         assert_eq!(out.len(), 2, "stale marks convert nothing");
         let c = &out["a.md"];
         assert!(c.hash.blake3.starts_with("blake3:"));

@@ -27,6 +27,7 @@ pub(crate) mod propose;
 pub(crate) mod reconcile;
 pub(crate) mod scent;
 pub(crate) mod text;
+pub(crate) mod work;
 
 /// Marker: the catalog holds rows of a batch that may not have committed.
 pub const CATALOG_DIRTY: &str = "_derived/catalog.dirty";

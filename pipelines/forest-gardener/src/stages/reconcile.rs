@@ -16,14 +16,16 @@
 //! source (reads for hashing), S3 download slots and its spill file under
 //! `_derived/tmp/listing/`; never a tracked file.
 
+use crate::env::RunEnv;
+use crate::error::GardenError;
 use crate::manifest::Manifest;
 use crate::outcomes::{converter_key, report_problem, walk_key, OutcomeKind, RunOutcomes, StatKey};
-use crate::pipeline::{err, SourceRun};
 use crate::reconcile::{self, HashPair, Joined, ManifestEntry, MergeJoin, Move};
-use crate::stages::list::list_each;
-use crate::stages::plan::Work;
+use crate::report::{err, SourceReport};
+use crate::stages::fetch::hash_listed;
+use crate::stages::list::{list_each, open_listing};
+use crate::stages::work::Work;
 use crate::walk::{Listed, ObjectRef};
-use crate::GardenError;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -125,7 +127,24 @@ pub(crate) fn scan_join_known(
     Ok(s)
 }
 
-impl SourceRun<'_> {
+/// The reconcile stage of one source's run: reads the [`RunEnv`] (through
+/// `Deref`) and updates the report and the remembered outcomes (known
+/// problems are skipped, new listing problems recorded).
+pub(crate) struct Reconciler<'r> {
+    pub(crate) env: &'r RunEnv<'r>,
+    pub(crate) report: &'r mut SourceReport,
+    pub(crate) outcomes: &'r mut RunOutcomes,
+}
+
+impl<'r> std::ops::Deref for Reconciler<'r> {
+    type Target = RunEnv<'r>;
+
+    fn deref(&self) -> &RunEnv<'r> {
+        self.env
+    }
+}
+
+impl Reconciler<'_> {
     /// Reconcile the source with the manifest (see the module doc). None
     /// when the source could not be listed at all (reported, skipped).
     pub(crate) fn reconcile(
@@ -133,14 +152,14 @@ impl SourceRun<'_> {
         manifest: &Manifest,
         path: Option<&str>,
     ) -> Result<Option<Reconciled>, GardenError> {
-        let (source, only) = self.open_listing(path)?;
+        let (source, only) = open_listing(self.env, path)?;
         let ignore = self.ignore_rules();
         let t = Instant::now();
         let mut new = NewFiles::new(self.forest.join(SPILL_DIR), self.opts.commit_every);
         // A targeted sync of one PATH is an operator asking: it always retries.
         let retry_all = path.is_some();
         let (registry, hooks, src_name) = (self.registry, &self.config.converters, self.src.name.as_str());
-        let outcomes: &mut RunOutcomes = &mut self.outcomes;
+        let outcomes: &mut RunOutcomes = self.outcomes;
         let mut known = |f: &Listed| {
             let key = StatKey { size: f.size, mtime_ms: f.mtime_ms, etag: f.object.as_ref().map(|o| o.etag.clone()) };
             let hit = outcomes.skip_known(&f.rel, Some(&key), &converter_key(registry, hooks, &f.rel));
@@ -171,12 +190,12 @@ impl SourceRun<'_> {
             suspects = scan.suspects.len(),
             vanished = scan.vanished.len(),
             ms = t.elapsed().as_millis() as u64,
-            rss_mib = crate::pipeline::rss_mib()
+            rss_mib = crate::env::rss_mib()
         );
         let wk = walk_key();
         for q in &end.problems {
             if !self.outcomes.skip_known(&q.rel, q.key.as_ref(), &wk) {
-                report_problem(&mut self.report, q.kind, &q.rel, &q.message);
+                report_problem(self.report, q.kind, &q.rel, &q.message);
                 self.outcomes.record(&q.rel, q.kind, &q.message, q.key.clone(), &wk);
             }
         }
@@ -219,7 +238,7 @@ impl SourceRun<'_> {
         let mut to_hash: Vec<(&Listed, bool)> =
             scan.suspects.iter().map(|(f, e)| (f, !e.hash.starts_with("blake3:"))).collect();
         to_hash.extend(candidates.iter().map(|f| (f, want_sha_moves)));
-        let hashed = self.hash_listed(&to_hash);
+        let hashed = hash_listed(self.access, &to_hash);
         let mut hashes = HashMap::new();
         let sizes: HashMap<&str, u64> = to_hash.iter().map(|(f, _)| (f.rel.as_str(), f.size)).collect();
         for (rel, r) in hashed {

@@ -20,7 +20,7 @@
 use super::ranges;
 use super::split::{self, Dest, Kids, Member};
 use super::Batch;
-use crate::pipeline::SourceRun;
+use super::Planner;
 use crate::source::Access;
 use forest_model::ids;
 use forest_model::slug::slugify;
@@ -123,7 +123,7 @@ fn join(folder: &str, comp: &str) -> String {
     }
 }
 
-impl SourceRun<'_> {
+impl Planner<'_> {
     /// The id folder of source-relative folder `rel_dir`: an existing
     /// branch for it wherever it is (flat or in a bucket), else its place
     /// by the parent's sub-folder plan. Bucket branches on the way are

@@ -1,25 +1,23 @@
 //! Leaf writes of the plan stage: plant a new passport, update a changed
 //! one (hand-edited scent and `## Notes` kept), source fields.
 
+use super::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
 use super::Batch;
-use crate::entry::{Draft, DraftLink};
+use super::Planner;
+use crate::options::{Draft, DraftLink};
 use crate::outcomes::{kind_of_conversion, report_problem, OutcomeKind, StatKey};
-use crate::pipeline::{err, SourceRun};
 use crate::reconcile::ManifestEntry;
+use crate::report::err;
 use crate::stages::convert::Converted;
 use crate::stages::plan::payload::write_cached_body;
-use crate::stages::propose::links_value;
-use crate::stages::text::{
-    ext_of, keep_notes, normalize_body, payload_type_of, replace_map_sections, stem_of, with_default_tags, MEDIA_EXTS,
-    TEXT_EXTS,
-};
+use crate::stages::text::links_value;
+use crate::stages::text::{ext_of, keep_notes, payload_type_of, replace_map_sections, MEDIA_EXTS, TEXT_EXTS};
 use forest_convert::Conversion;
 use forest_model::aliases::{derive_aliases, union_aliases};
 use forest_model::ids;
 use forest_model::index::DIRECT_BANANAS;
 use forest_model::node::Node;
-use forest_model::scent::{derive_summary, summary_fingerprint};
-use forest_model::slug::title_from_stem;
+use forest_model::scent::summary_fingerprint;
 use forest_model::yaml::Value;
 
 /// Passport key of a body that failed the fidelity check: `<code>: <why>`.
@@ -27,7 +25,7 @@ pub(crate) use forest_model::health_facts::SUSPECT_KEY;
 /// Node confidence of a suspect passport (the Gardener's own is 0.7).
 pub(crate) const SUSPECT_CONFIDENCE: f64 = 0.3;
 
-impl SourceRun<'_> {
+impl Planner<'_> {
     /// The problem is reported once: it is remembered with the file's stat
     /// key ([`crate::outcomes`]), and a converted file forgets its old one.
     pub(crate) fn conversion_or_report(&mut self, c: &Converted) -> Option<Conversion> {
@@ -94,33 +92,12 @@ impl SourceRun<'_> {
         let parent = ids::parent_index(&id).unwrap_or_else(|| ids::MASTER.to_string());
         let ext = ext_of(&c.rel);
         // Leaf scent from the content (issue 26), derived on the convert threads.
-        let mut scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
-        let title = match &scent {
-            Some(s) => s.title.clone(),
-            None => {
-                let t = conv.title().trim().to_string();
-                if t.is_empty() {
-                    title_from_stem(&stem_of(&c.rel))
-                } else {
-                    t
-                }
-            }
-        };
-        let mut tags: Vec<String> = vec![];
-        let mut aliases: Vec<String> = vec![];
+        let scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
+        let LeafDraft { title, tags, aliases, body: md_body, summary: md_summary } =
+            new_leaf_draft(&c.rel, &conv, scent, &self.config.default_tags);
         let (node_type, body, summary, payload) = match &conv {
-            Conversion::Markdown { body, meta, .. } => {
-                let scent = scent.take().unwrap_or_default();
-                tags.extend(scent.tags);
-                aliases
-                    .extend(meta.aliases.iter().filter(|a| !a.trim().is_empty() && a.chars().count() <= 80).cloned());
-                for a in scent.aliases {
-                    if !aliases.contains(&a) {
-                        aliases.push(a);
-                    }
-                }
-                let body = normalize_body(body, &title);
-                let summary = if scent.summary.is_empty() { derive_summary(&body, &title) } else { scent.summary };
+            Conversion::Markdown { .. } => {
+                let (body, summary) = (md_body, md_summary);
                 let ty = if TEXT_EXTS.contains(&ext.as_str()) {
                     "note"
                 } else if MEDIA_EXTS.contains(&ext.as_str()) {
@@ -154,7 +131,6 @@ impl SourceRun<'_> {
                 }
             }
         };
-        with_default_tags(&mut tags, &self.config.default_tags);
         let derived = derive_aliases(&c.rel, &self.config.aliases, &title);
         let (aliases, clipped) = union_aliases(&aliases, &derived);
         self.report.aliases_clipped += clipped;
@@ -265,13 +241,14 @@ impl SourceRun<'_> {
         let Some(conv) = self.conversion_or_report(c) else {
             return;
         };
-        let title = n.get_str("title").unwrap_or_else(|| conv.title().to_string());
+        let draft = changed_leaf_draft(&n, &conv);
+        let title = draft.title.clone();
         let mut fresh_text: Option<String> = None;
         let (new_body, derived) = match &conv {
-            Conversion::Markdown { body, .. } => {
-                let fresh = normalize_body(body, &title);
+            Conversion::Markdown { .. } => {
+                let fresh = draft.body;
                 fresh_text = Some(fresh.clone());
-                let derived = derive_summary(&fresh, &title);
+                let derived = draft.summary;
                 let body = match n.get_str("content").as_deref() {
                     Some("cached") => {
                         if !self.opts.dry_run {
@@ -370,7 +347,7 @@ impl SourceRun<'_> {
                     title: title.clone(),
                     body,
                     summary: derived.clone(),
-                    tags: n.get_list("tags"),
+                    tags: draft.tags,
                     links,
                     scent: "derived".into(),
                 });

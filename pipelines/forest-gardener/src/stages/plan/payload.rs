@@ -4,7 +4,8 @@
 //! commit stage only after the commit landed.
 
 use super::Batch;
-use crate::pipeline::{err, SourceRun};
+use super::Planner;
+use crate::report::err;
 use crate::stages::convert::Converted;
 use crate::stages::text::{ext_of, stem_of, TEXT_EXTS};
 use forest_model::ids;
@@ -13,7 +14,7 @@ use forest_model::slug::slugify;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-impl SourceRun<'_> {
+impl Planner<'_> {
     /// FLESH policy (dialect §3.11): `cached` moves the body to
     /// `_derived/bodies/<id>.md`, `reference` leaves it at the source (text
     /// sources only; others fall back to `cached`). The passport keeps a
