@@ -13,6 +13,7 @@ pub(crate) mod branch_scent;
 pub(crate) mod draft;
 pub(crate) mod folders;
 mod leaf;
+mod limits;
 mod moves;
 pub(crate) mod payload;
 pub(crate) mod ranges;
