@@ -40,16 +40,6 @@ const LEAF_ENTRY_TOKENS: usize = 70;
 /// hits, and a miss only re-checks a few branches.
 const CACHE_CAP: usize = 4096;
 
-/// Per-run memory of folder placements and sub-folder plans.
-#[derive(Debug, Default)]
-pub(crate) struct FolderPlacer {
-    /// Source-relative folder -> id folder.
-    placed: HashMap<String, String>,
-    /// Source-relative parent folder -> sub-folder key -> bucket chain
-    /// (`None`: its sub-folders stay flat).
-    plans: HashMap<String, Option<HashMap<String, Vec<String>>>>,
-}
-
 /// Where each sub-folder key of a parent goes, `None` when the parent's
 /// sub-folders stay flat: at most [`SUB_FOLDER_TRIGGER`] of them, or all
 /// its entries (`sub_keys` plus `files`) within the split trigger. Keys

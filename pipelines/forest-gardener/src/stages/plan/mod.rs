@@ -30,7 +30,6 @@ use crate::stages::convert::Converted;
 use crate::stages::text::coverage_suffix;
 use crate::stages::work::Work;
 use branch::EntryBody;
-use folders::FolderPlacer;
 use forest_catalog::Catalog;
 use forest_model::ids;
 use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
@@ -174,6 +173,18 @@ fn branch_scent(folder: &str) -> (String, String) {
         format!("{}: {prefix}…", title_from_stem(name)),
         format!("Files and folders of {of} whose names start with '{prefix}'."),
     )
+}
+
+/// Per-run memory of folder placements and sub-folder plans (kept by
+/// [`folders`]; defined here so the [`Planner`] names it without
+/// importing its child).
+#[derive(Debug, Default)]
+pub(crate) struct FolderPlacer {
+    /// Source-relative folder -> id folder.
+    placed: HashMap<String, String>,
+    /// Source-relative parent folder -> sub-folder key -> bucket chain
+    /// (`None`: its sub-folders stay flat).
+    plans: HashMap<String, Option<HashMap<String, Vec<String>>>>,
 }
 
 /// The plan stage of one batch: reads the run's [`RunEnv`] (through
