@@ -29,9 +29,7 @@
 
 use std::collections::BTreeMap;
 
-pub(crate) use super::limits::{
-    BUCKET_BASE_TOKENS, BUCKET_MARK, MAX_BODY_TOKENS, MAX_ENTRIES, SPLIT_ENTRIES, SPLIT_TOKENS,
-};
+pub(crate) use super::limits::{BUCKET_BASE_TOKENS, BUCKET_MARK, SPLIT_ENTRIES, SPLIT_TOKENS};
 
 /// A leaf's routing key: its id's last component with `.` read as `-`
 /// (so bucket names never hold dots).
@@ -437,7 +435,7 @@ mod tests {
             }
         }
         for at in t.leaves.keys() {
-            assert!(entries(&t, at) <= MAX_ENTRIES, "{at:?} has {}", entries(&t, at));
+            assert!(entries(&t, at) <= super::super::limits::MAX_ENTRIES, "{at:?} has {}", entries(&t, at));
         }
         let depth = t.leaves.keys().map(Vec::len).max().unwrap_or(0);
         assert!(moves.values().all(|&m| m <= depth), "depth {depth}, moves {:?}", moves.values().max());
