@@ -9,7 +9,7 @@
 
 use crate::config::{local_path, GardenerConfig, SourceConfig};
 use crate::env::check_containment;
-use crate::error::GardenError;
+use crate::error::{chain, GardenError};
 use crate::options::{Curate, Progress, RunOptions};
 use crate::pipeline::run_sources;
 use crate::report::GardenReport;
@@ -183,8 +183,8 @@ fn refresh_canopy(forest: &Path, opts: &RunOptions) {
         return;
     }
     let out = crate::derived::open_catalog(forest)
-        .map_err(|e| e.to_string())
-        .and_then(|c| forest_canopy::maintain_forest(forest, &c).map_err(|e| e.to_string()));
+        .map_err(|e| chain(&e))
+        .and_then(|c| forest_canopy::maintain_forest(forest, &c).map_err(|e| chain(&e)));
     if let Err(e) = out {
         tracing::warn!(event = "canopy.stale", error = %e);
     }

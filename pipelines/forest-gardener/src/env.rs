@@ -106,7 +106,7 @@ pub(crate) fn rss_mib() -> u64 {
 
 /// Refuse a source that contains the forest or lies inside it.
 pub(crate) fn check_containment(forest: &Path, canon_source: &Path) -> Result<(), GardenError> {
-    let f = std::fs::canonicalize(forest).map_err(|e| GardenError::Io(format!("{}: {e}", forest.display())))?;
+    let f = std::fs::canonicalize(forest).map_err(|e| GardenError::io(forest.display().to_string(), e))?;
     if f.starts_with(canon_source) {
         return Err(GardenError::Schema("source contains the forest itself".into()));
     }

@@ -24,14 +24,14 @@ pub struct Manifest {
 }
 
 fn sq(e: rusqlite::Error) -> GardenError {
-    GardenError::Derived(format!("manifest: {e}"))
+    GardenError::Manifest { table: "manifest", source: e }
 }
 
 impl Manifest {
     /// Open (creating) the manifest at `path`.
     pub fn open(path: &Path) -> Result<Manifest, GardenError> {
         if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|e| GardenError::Io(format!("{}: {e}", p.display())))?;
+            std::fs::create_dir_all(p).map_err(|e| GardenError::io(p.display().to_string(), e))?;
         }
         let conn = Connection::open(path).map_err(sq)?;
         conn.execute_batch(

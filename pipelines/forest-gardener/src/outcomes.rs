@@ -95,7 +95,7 @@ pub struct KnownProblem {
 }
 
 fn sq(e: rusqlite::Error) -> GardenError {
-    GardenError::Derived(format!("outcomes: {e}"))
+    GardenError::Manifest { table: "outcomes", source: e }
 }
 
 /// Version tag of everything that decides a file's outcome for `rel`: the

@@ -198,6 +198,17 @@ pub fn draft_key(title: &str, body: &str, tags: &[String], directives: &str) -> 
     forest_prepared::key_of(&["draft", title, body, &tags, directives.trim()])
 }
 
+/// Why a store object could not be written (a report line of its file).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreWriteError {
+    /// The object did not encode as JSON.
+    #[error("encode")]
+    Encode(#[source] serde_json::Error),
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] forest_prepared::PreparedError),
+}
+
 /// Per-run counters of store use (atomic: the convert stage is parallel).
 #[derive(Debug, Default)]
 pub struct StoreCounters {
@@ -314,12 +325,12 @@ impl PreparedRun {
 
     /// Write an object once; an object already under the key that fails
     /// verification (truncated, tampered) is replaced, a good one kept.
-    pub(crate) fn write(&self, key: &str, o: &PreparedObject) -> Result<Put, String> {
-        let bytes = serde_json::to_vec(o).map_err(|e| e.to_string())?;
-        match self.store.put(key, &bytes).map_err(|e| e.to_string())? {
+    pub(crate) fn write(&self, key: &str, o: &PreparedObject) -> Result<Put, StoreWriteError> {
+        let bytes = serde_json::to_vec(o).map_err(StoreWriteError::Encode)?;
+        match self.store.put(key, &bytes)? {
             Put::Written => Ok(Put::Written),
-            Put::Exists => match self.store.get(key).map_err(|e| e.to_string())? {
-                Lookup::Corrupt(_) => self.store.replace(key, &bytes).map_err(|e| e.to_string()),
+            Put::Exists => match self.store.get(key)? {
+                Lookup::Corrupt(_) => Ok(self.store.replace(key, &bytes)?),
                 _ => Ok(Put::Exists),
             },
         }

@@ -9,10 +9,12 @@
 //! manifest cache); never the clone's git repository or its writer lock:
 //! nothing here commits, and the run options are a dry run.
 
-use super::{draft_key, PreparedConversion, PreparedCuration, PreparedObject, PreparedRun, Provenance, Shard};
+use super::{
+    draft_key, PreparedConversion, PreparedCuration, PreparedObject, PreparedRun, Provenance, Shard, StoreWriteError,
+};
 use crate::config::{GardenerConfig, SourceConfig};
 use crate::env::{converters_of, curate_pool_for, io_pool_for, RunEnv};
-use crate::error::GardenError;
+use crate::error::{chain, GardenError};
 use crate::options::{Curate, Draft, DraftLink, Progress, RunOptions};
 use crate::report::FileError;
 use crate::source::Access;
@@ -222,7 +224,7 @@ pub fn prepare(
                 drafts[i] = d;
             }
             out.left_to_committer += markers.len();
-            let writes: Vec<(String, Result<Put, String>, bool, bool)> = items
+            let writes: Vec<(String, Result<Put, StoreWriteError>, bool, bool)> = items
                 .par_iter()
                 .zip(drafts.par_iter())
                 .zip(inputs.par_iter().zip(derived.par_iter()))
@@ -265,7 +267,7 @@ pub fn prepare(
                     }
                     Ok(Put::Written) => {}
                     Ok(Put::Exists) => out.raced += 1,
-                    Err(e) => out.errors.push(FileError { path: rel, message: format!("store write: {e}") }),
+                    Err(e) => out.errors.push(FileError { path: rel, message: format!("store write: {}", chain(&e)) }),
                 }
             }
         }

@@ -31,7 +31,7 @@ pub(crate) enum Refresh {
 
 /// Bring the catalog to HEAD after commits made by others.
 pub(crate) fn refresh_catalog(forest: &Path, cat: &mut Catalog, refresh: &Refresh) -> Result<(), GardenError> {
-    let d = |e: forest_catalog::CatalogError| GardenError::Derived(format!("catalog: {e}"));
+    let d = GardenError::Catalog;
     match refresh {
         Refresh::Nothing => Ok(()),
         Refresh::Full => {

@@ -207,10 +207,10 @@ pub(crate) fn finish_batch(
         let t = Instant::now();
         if let Some(cat) = catalog {
             if !batch.removed_ids.is_empty() {
-                cat.remove(&batch.removed_ids).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+                cat.remove(&batch.removed_ids).map_err(GardenError::Catalog)?;
             }
             if !rows.is_empty() {
-                cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+                cat.upsert(&rows).map_err(GardenError::Catalog)?;
             }
             let _ = std::fs::remove_file(env.forest.join(CATALOG_DIRTY));
         }
@@ -271,9 +271,8 @@ fn write_payload_journal(forest: &Path, renames: &[(PathBuf, PathBuf)]) -> Resul
         .iter()
         .map(|(a, b)| serde_json::json!({"staged": a.to_string_lossy(), "final": b.to_string_lossy()}))
         .collect();
-    let text = serde_json::to_vec(&list).map_err(|e| GardenError::Derived(format!("payload journal: {e}")))?;
-    forest_fs::atomic_write(&forest.join(PAYLOAD_JOURNAL), &text)
-        .map_err(|e| GardenError::Io(format!("payload journal: {e}")))
+    let text = serde_json::to_vec(&list).map_err(GardenError::Journal)?;
+    forest_fs::atomic_write(&forest.join(PAYLOAD_JOURNAL), &text).map_err(|e| GardenError::io("payload journal", e))
 }
 
 /// Finish payload renames interrupted by a crash: a staged payload whose

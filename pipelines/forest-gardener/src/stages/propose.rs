@@ -34,10 +34,10 @@ pub(crate) fn prepare_curation(
     // before the batch's commit lands.
     if let Some(cat) = catalog {
         forest_fs::atomic_write(&env.forest.join(CATALOG_DIRTY), b"curation batch in flight\n")
-            .map_err(|e| GardenError::Io(format!("{CATALOG_DIRTY}: {e}")))?;
+            .map_err(|e| GardenError::io(CATALOG_DIRTY, e))?;
         let rows: Vec<_> =
             drafts.iter().filter_map(|d| batch.nodes.get(&d.id).map(|n| catalog_row(&d.id, n))).collect();
-        cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
+        cat.upsert(&rows).map_err(GardenError::Catalog)?;
     }
     Ok(drafts)
 }

@@ -103,7 +103,7 @@ pub(crate) fn scan_join_known(
             }
             Joined::New(f) => {
                 s.files_seen += 1;
-                new.push(f).map_err(GardenError::Io)?;
+                new.push(f)?;
             }
             Joined::Unchanged(_) => {
                 s.files_seen += 1;
@@ -120,7 +120,7 @@ pub(crate) fn scan_join_known(
                 s.vanished.push((p, e));
             }
             Joined::OutOfOrder(p) => {
-                return Err(GardenError::Io(format!("listing is not in path order at '{p}': nothing decided")));
+                return Err(GardenError::Listing(format!("listing is not in path order at '{p}': nothing decided")));
             }
         }
     }
@@ -178,7 +178,7 @@ impl Reconciler<'_> {
             });
             // Let the walk finish even when the join stopped early.
             for _ in rx.iter() {}
-            let end = lister.join().map_err(|_| GardenError::Io("the listing thread panicked".into()))?;
+            let end = lister.join().map_err(|_| GardenError::Listing("the listing thread panicked".into()))?;
             Ok((scanned??, end))
         })?;
         let mut scan = scan;
@@ -217,7 +217,7 @@ impl Reconciler<'_> {
             scan.vanished.clear();
         }
         let total_entries = if only.is_some() { manifest.count(&self.src.name)? } else { scan.entries_seen };
-        let new = new.finish().map_err(GardenError::Io)?;
+        let new = new.finish()?;
         self.decide(scan, new, total_entries).map(Some)
     }
 
@@ -227,8 +227,8 @@ impl Reconciler<'_> {
         let vanished_sizes: HashSet<u64> = scan.vanished.iter().map(|(_, e)| e.size).collect();
         let mut candidates: Vec<Listed> = vec![];
         if !vanished_sizes.is_empty() {
-            for f in new.iter().map_err(GardenError::Io)? {
-                let f = f.map_err(GardenError::Io)?;
+            for f in new.iter()? {
+                let f = f?;
                 if vanished_sizes.contains(&f.size) {
                     candidates.push(f);
                 }
@@ -314,7 +314,7 @@ impl Reconciler<'_> {
         others.sort_by(|a, b| a.rel().cmp(b.rel()));
         let to_convert = new.count.saturating_sub(plan.moves.len()) + plan.changed.len();
         let moves = plan.moves.into_iter().map(|m| (m.to_rel.clone(), m)).collect();
-        let work = WorkStream::new(new, others, moves).map_err(GardenError::Io)?;
+        let work = WorkStream::new(new, others, moves)?;
         Ok(Reconciled { work, to_convert, hashes, touched_up })
     }
 }
@@ -360,6 +360,11 @@ fn from_row(r: SpillRow) -> Listed {
     Listed { rel: r.rel, abs: r.abs, size: r.size, mtime_ms: r.mtime_ms, object }
 }
 
+/// A failed read or write of the spill file.
+fn spill_err(e: std::io::Error) -> GardenError {
+    GardenError::io("spill", e)
+}
+
 impl NewFiles {
     /// Keep up to `cap` files in memory; beyond that spill under `dir`.
     pub(crate) fn new(dir: PathBuf, cap: usize) -> NewFiles {
@@ -367,7 +372,7 @@ impl NewFiles {
     }
 
     /// Add the next new file (in path order).
-    pub(crate) fn push(&mut self, f: Listed) -> Result<(), String> {
+    pub(crate) fn push(&mut self, f: Listed) -> Result<(), GardenError> {
         self.count += 1;
         if self.writer.is_none() && self.mem.len() < self.cap {
             self.mem.push(f);
@@ -376,9 +381,9 @@ impl NewFiles {
         if self.writer.is_none() {
             static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+            std::fs::create_dir_all(&self.dir).map_err(|e| GardenError::io(self.dir.display().to_string(), e))?;
             let p = self.dir.join(format!("new-{}-{n}.jsonl", std::process::id()));
-            let file = std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let file = std::fs::File::create(&p).map_err(|e| GardenError::io(p.display().to_string(), e))?;
             self.spill = Some(p);
             self.writer = Some(BufWriter::with_capacity(1 << 20, file));
             for m in std::mem::take(&mut self.mem) {
@@ -388,26 +393,26 @@ impl NewFiles {
         self.write(&f)
     }
 
-    fn write(&mut self, f: &Listed) -> Result<(), String> {
+    fn write(&mut self, f: &Listed) -> Result<(), GardenError> {
         let Some(w) = self.writer.as_mut() else { return Ok(()) };
-        let line = serde_json::to_string(&to_row(f)).map_err(|e| format!("spill: {e}"))?;
-        w.write_all(line.as_bytes()).and_then(|_| w.write_all(b"\n")).map_err(|e| format!("spill: {e}"))
+        let line = serde_json::to_string(&to_row(f)).map_err(|e| spill_err(e.into()))?;
+        w.write_all(line.as_bytes()).and_then(|_| w.write_all(b"\n")).map_err(spill_err)
     }
 
     /// Flush the spill file; the set is complete.
-    pub(crate) fn finish(mut self) -> Result<NewFiles, String> {
+    pub(crate) fn finish(mut self) -> Result<NewFiles, GardenError> {
         if let Some(w) = self.writer.take() {
-            w.into_inner().map_err(|e| format!("spill: {e}"))?;
+            w.into_inner().map_err(|e| spill_err(e.into_error()))?;
         }
         Ok(self)
     }
 
     /// The new files in path order (from memory or the spill file).
-    pub(crate) fn iter(&self) -> Result<NewIter, String> {
+    pub(crate) fn iter(&self) -> Result<NewIter, GardenError> {
         match &self.spill {
             None => Ok(NewIter::Mem(self.mem.clone().into_iter())),
             Some(p) => {
-                let file = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                let file = std::fs::File::open(p).map_err(|e| GardenError::io(p.display().to_string(), e))?;
                 Ok(NewIter::Spill(BufReader::with_capacity(1 << 20, file).lines()))
             }
         }
@@ -437,15 +442,15 @@ pub(crate) enum NewIter {
 }
 
 impl Iterator for NewIter {
-    type Item = Result<Listed, String>;
+    type Item = Result<Listed, GardenError>;
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             NewIter::Mem(it) => it.next().map(Ok),
             NewIter::Spill(lines) => {
                 let line = lines.next()?;
                 Some(
-                    line.map_err(|e| format!("spill: {e}"))
-                        .and_then(|l| serde_json::from_str::<SpillRow>(&l).map_err(|e| format!("spill: {e}")))
+                    line.map_err(spill_err)
+                        .and_then(|l| serde_json::from_str::<SpillRow>(&l).map_err(|e| spill_err(e.into())))
                         .map(from_row),
                 )
             }
@@ -467,7 +472,11 @@ pub(crate) struct WorkStream {
 
 impl WorkStream {
     /// Merge `new` (path order) with `others` (sorted by path).
-    pub(crate) fn new(new: NewFiles, others: Vec<Work>, moves: HashMap<String, Move>) -> Result<WorkStream, String> {
+    pub(crate) fn new(
+        new: NewFiles,
+        others: Vec<Work>,
+        moves: HashMap<String, Move>,
+    ) -> Result<WorkStream, GardenError> {
         let new_iter = new.iter()?;
         Ok(WorkStream { _new: new, new_iter, peeked: None, others: others.into(), moves })
     }
@@ -478,7 +487,7 @@ impl WorkStream {
         let mut bytes = 0u64;
         while out.len() < n && (out.is_empty() || bytes < max_bytes) {
             if self.peeked.is_none() {
-                self.peeked = self.new_iter.next().transpose().map_err(GardenError::Io)?;
+                self.peeked = self.new_iter.next().transpose()?;
             }
             let take_new = match (&self.peeked, self.others.front()) {
                 (None, None) => break,

@@ -2,8 +2,10 @@
 //! one (hand-edited scent and `## Notes` kept), source fields.
 
 use super::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
+use super::payload::PayloadError;
 use super::Batch;
 use super::Planner;
+use crate::error::chain;
 use crate::options::{Draft, DraftLink};
 use crate::outcomes::{kind_of_conversion, report_problem, OutcomeKind, StatKey};
 use crate::reconcile::ManifestEntry;
@@ -114,7 +116,7 @@ impl Planner<'_> {
                 match self.stage_dataset(&id, tables, batch) {
                     Ok(p) => ("dataset", conv.render(), summary, Some(p)),
                     Err(e) => {
-                        self.report.errors.push(err(&c.rel, e));
+                        self.report.errors.push(err(&c.rel, chain(&e)));
                         return;
                     }
                 }
@@ -125,7 +127,7 @@ impl Planner<'_> {
                 match self.stage_copy(&id, &c.abs, batch) {
                     Ok(p) => ("dataset", conv.render(), summary, Some(p)),
                     Err(e) => {
-                        self.report.errors.push(err(&c.rel, e));
+                        self.report.errors.push(err(&c.rel, chain(&e)));
                         return;
                     }
                 }
@@ -176,7 +178,7 @@ impl Planner<'_> {
                     n.set_str("payload_type", pt);
                     n.set_str("payload_hash", &c.hash.sha256);
                 }
-                Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
+                Err(e) => self.report.warnings.push(format!("{}: original not archived: {}", c.rel, chain(&e))),
             }
         }
         if !aliases.is_empty() {
@@ -280,7 +282,9 @@ impl Planner<'_> {
                                 n.set_str("payload_type", pt);
                                 n.set_str("payload_hash", &c.hash.sha256);
                             }
-                            Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
+                            Err(e) => {
+                                self.report.warnings.push(format!("{}: original not archived: {}", c.rel, chain(&e)))
+                            }
                         }
                     }
                 }
@@ -296,7 +300,7 @@ impl Planner<'_> {
                         tables.iter().map(|t| (t.name.clone(), t.count)).collect::<Vec<_>>(),
                         self.stage_copy(id, &c.abs, batch),
                     ),
-                    Conversion::Markdown { .. } => (vec![], Err("not a dataset".to_string())),
+                    Conversion::Markdown { .. } => (vec![], Err(PayloadError::NotADataset)),
                 };
                 match staged {
                     Ok((name, hash)) => {
@@ -304,7 +308,7 @@ impl Planner<'_> {
                         n.set_str("payload_hash", &hash);
                     }
                     Err(e) => {
-                        self.report.errors.push(err(&c.rel, e));
+                        self.report.errors.push(err(&c.rel, chain(&e)));
                         return;
                     }
                 }
