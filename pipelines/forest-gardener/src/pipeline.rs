@@ -14,15 +14,16 @@ use crate::derived::open_catalog_checked;
 use crate::env::{converters_of, curate_pool_for, io_pool_for, rss_mib, RunEnv};
 use crate::error::GardenError;
 use crate::manifest::Manifest;
-use crate::options::{Curate, Progress, RunOptions};
+use crate::options::{Curate, Draft, Progress, RunOptions};
 use crate::outcomes::RunOutcomes;
+use crate::reconcile::{HashPair, ManifestEntry};
 use crate::report::{GardenReport, SourceReport, REPORT_VERSION};
 use crate::source::Access;
 use crate::stages::catchup::{open_manifest, refresh_catalog, Refresh};
 use crate::stages::commit::{finish_batch, recover_payloads, HealthRecords};
-use crate::stages::convert::{account_conversions, convert_all, Converter};
+use crate::stages::convert::{account_conversions, convert_all, Converted, Converter};
 use crate::stages::curate::{curate_drafts, fold_curation};
-use crate::stages::plan::{FolderPlacer, Planner};
+use crate::stages::plan::{Batch, FolderPlacer, Planner};
 use crate::stages::propose::prepare_curation;
 use crate::stages::reconcile::{Reconciled, Reconciler};
 use crate::stages::work::Work;
@@ -30,7 +31,7 @@ use crate::stages::CATALOG_DIRTY;
 use forest_catalog::Catalog;
 use forest_git::GitForest;
 use forest_model::node::today;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
@@ -260,76 +261,16 @@ fn run_source(
         let batch_started = Instant::now();
         let (converted, counts) = account_conversions(next_converted.take().unwrap_or_default());
         counts.fold(&mut state.report);
-        let t = Instant::now();
         let touched = touched_up.take().unwrap_or_default();
-        let mut batch = state.planner(env).plan(&slice, &converted, touched, catalog.as_deref());
-        drop(converted);
-        tracing::info!(
-            event = "gardener.stage",
-            stage = "plan",
-            files = slice.len(),
-            ms = t.elapsed().as_millis() as u64,
-            rss_mib = rss_mib()
-        );
-        for f in slice.iter().filter_map(Work::listed) {
-            env.access.release(f);
-        }
+        let mut batch = plan_batch(env, state, &slice, converted, touched, catalog.as_deref());
         // The next slice converts on the CPU pool while this batch is
         // curated (its own threads, network-bound) and committed (git,
         // SQLite, the fsync barrier): the model never waits for
         // conversion, and conversion never waits for the commit.
         let drafts = prepare_curation(env, &mut batch, catalog.as_deref_mut())?;
         let next_slice = work.take(chunk, budget)?;
-        let cx = Converter::of(env);
-        let hashes_ref = &hashes;
-        let (upcoming, finished) = std::thread::scope(|sc| {
-            let next = &next_slice;
-            let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_all(next, hashes_ref)));
-            let t = Instant::now();
-            // A panicking hook costs this batch its curation (the
-            // deterministic scent stays), never the run.
-            let (curated, failed) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                curate_drafts(env.curate, env.curate_pool, drafts)
-            }))
-            .unwrap_or_else(|_| (vec![], vec![]));
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "curate",
-                drafts = curated.len(),
-                ms = t.elapsed().as_millis() as u64
-            );
-            fold_curation(env, curated, failed, &mut batch).fold(&mut state.report);
-            let t = Instant::now();
-            // Branch scent of every touched branch, from its children's.
-            state.planner(env).derive_branch_scents(&mut batch);
-            let finished =
-                finish_batch(env, &mut batch, manifest, catalog.as_deref_mut(), &mut state.health).map(|done| {
-                    if done.written {
-                        // Committed ids are on disk now: `taken` only has
-                        // to cover the run's uncommitted ids (O(batch)).
-                        state.taken.clear();
-                    }
-                    done.fold(&mut state.report, &mut state.commits);
-                });
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "commit+derived",
-                ms = t.elapsed().as_millis() as u64,
-                rss_mib = rss_mib()
-            );
-            let t = Instant::now();
-            // A panic in a converter thread is a bug: surface it as one.
-            let upcoming = converting.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "convert-next-wait",
-                next_files = next.len(),
-                ms = t.elapsed().as_millis() as u64
-            );
-            (upcoming, finished)
-        });
-        finished?;
-        next_converted = upcoming;
+        let converting = Convert { next: &next_slice, hashes: &hashes };
+        next_converted = curate_and_commit(env, state, batch, drafts, converting, manifest, catalog.as_deref_mut())?;
         // Wall time of the whole batch (its plan, curate, commit and the
         // next batch's conversion): bench/gardener.sh compares these.
         tracing::info!(
@@ -340,10 +281,118 @@ fn run_source(
         );
         slice = next_slice;
     }
+    finish_source(env, state, manifest)
+}
+
+/// The plan stage over one slice; the slice's download slots are released.
+fn plan_batch(
+    env: &RunEnv,
+    state: &mut RunState,
+    slice: &[Work],
+    converted: HashMap<String, Converted>,
+    touched: Vec<(String, ManifestEntry)>,
+    catalog: Option<&Catalog>,
+) -> Batch {
+    let t = Instant::now();
+    let batch = state.planner(env).plan(slice, &converted, touched, catalog);
+    drop(converted);
+    tracing::info!(
+        event = "gardener.stage",
+        stage = "plan",
+        files = slice.len(),
+        ms = t.elapsed().as_millis() as u64,
+        rss_mib = rss_mib()
+    );
+    for f in slice.iter().filter_map(Work::listed) {
+        env.access.release(f);
+    }
+    batch
+}
+
+/// The next slice to convert while a batch is curated and committed.
+struct Convert<'w> {
+    next: &'w [Work],
+    hashes: &'w HashMap<String, HashPair>,
+}
+
+/// Curate and commit `batch` while the next slice converts on its own
+/// thread; the next slice's conversions (None when it is empty).
+fn curate_and_commit(
+    env: &RunEnv,
+    state: &mut RunState,
+    mut batch: Batch,
+    drafts: Vec<Draft>,
+    converting: Convert<'_>,
+    manifest: &mut Manifest,
+    catalog: Option<&mut Catalog>,
+) -> Result<Option<HashMap<String, Converted>>, GardenError> {
+    let cx = Converter::of(env);
+    let Convert { next, hashes } = converting;
+    let (upcoming, finished) = std::thread::scope(|sc| {
+        let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_all(next, hashes)));
+        let t = Instant::now();
+        // A panicking hook costs this batch its curation (the
+        // deterministic scent stays), never the run.
+        let (curated, failed) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            curate_drafts(env.curate, env.curate_pool, drafts)
+        }))
+        .unwrap_or_else(|_| (vec![], vec![]));
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "curate",
+            drafts = curated.len(),
+            ms = t.elapsed().as_millis() as u64
+        );
+        fold_curation(env, curated, failed, &mut batch).fold(&mut state.report);
+        let t = Instant::now();
+        let finished = commit(env, state, &mut batch, manifest, catalog);
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "commit+derived",
+            ms = t.elapsed().as_millis() as u64,
+            rss_mib = rss_mib()
+        );
+        let t = Instant::now();
+        // A panic in a converter thread is a bug: surface it as one.
+        let upcoming = converting.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "convert-next-wait",
+            next_files = next.len(),
+            ms = t.elapsed().as_millis() as u64
+        );
+        (upcoming, finished)
+    });
+    finished?;
+    Ok(upcoming)
+}
+
+/// The commit stage: branch scent of every touched branch (from its
+/// children's), one commit, then the run state follows.
+fn commit(
+    env: &RunEnv,
+    state: &mut RunState,
+    batch: &mut Batch,
+    manifest: &mut Manifest,
+    catalog: Option<&mut Catalog>,
+) -> Result<(), GardenError> {
+    state.planner(env).derive_branch_scents(batch);
+    let done = finish_batch(env, batch, manifest, catalog, &mut state.health)?;
+    if done.written {
+        // Committed ids are on disk now: `taken` only has to cover the
+        // run's uncommitted ids, so it stays O(batch), not O(corpus).
+        state.taken.clear();
+    }
+    done.fold(&mut state.report, &mut state.commits);
+    Ok(())
+}
+
+/// After the last batch: health records joined, store counters and known
+/// problems into the report, remembered outcomes written.
+fn finish_source(env: &RunEnv, state: &mut RunState, manifest: &mut Manifest) -> Result<(), GardenError> {
     state.health.wait();
     env.progress.finish();
     if let Some(p) = env.opts.store.as_deref() {
-        // The store counters of this source.
         let (hits, corrupt, curations) = p.take_counts();
         state.report.store_hits += hits;
         state.report.store_corrupt += corrupt;

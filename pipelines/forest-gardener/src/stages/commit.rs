@@ -17,6 +17,7 @@ use crate::report::{err, FileError, SourceReport};
 use crate::stages::plan::Batch;
 use crate::stages::{CATALOG_DIRTY, PAYLOAD_JOURNAL};
 use forest_catalog::Catalog;
+use forest_catalog::CatalogNode;
 use forest_git::Change;
 use forest_model::ids;
 use forest_model::index;
@@ -92,173 +93,182 @@ pub(crate) fn finish_batch(
 ) -> Result<Committed, GardenError> {
     let mut out = Committed::default();
     let t0 = Instant::now();
-    {
-        batch.render_bodies();
-        // Coverage of every touched branch, then serialise dirty nodes.
-        let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
-        for id in &dirty {
-            if ids::is_branch_id(id) {
-                if let Some(n) = batch.nodes.get_mut(id) {
-                    let cov = index::coverage_of(&n.body);
-                    if n.get_str("coverage").as_deref() != Some(cov.as_str()) {
-                        n.set_str("coverage", &cov);
-                    }
-                    n.set_str("updated", &env.today);
+    let (mut changes, rows) = serialise(env, batch);
+    let prepare_ms = t0.elapsed().as_millis() as u64;
+    if env.opts.dry_run {
+        return Ok(out);
+    }
+    // The previous batch's records stamp files this commit may rewrite.
+    let head = commit_changes(env, batch, &mut changes, health)?;
+    out.commit = head.clone();
+    out.errors = land_payloads(env, batch, head.is_some());
+    let current_head = match head {
+        Some(h) => Some(h),
+        None => env.git.head_oid()?.map(|o| o.to_string()),
+    };
+    let t = Instant::now();
+    manifest.apply(&env.src.name, &batch.manifest_up, &batch.manifest_del, current_head.as_deref())?;
+    let manifest_ms = t.elapsed().as_millis() as u64;
+    let t = Instant::now();
+    if let Some(cat) = catalog {
+        if !batch.removed_ids.is_empty() {
+            cat.remove(&batch.removed_ids).map_err(GardenError::Catalog)?;
+        }
+        if !rows.is_empty() {
+            cat.upsert(&rows).map_err(GardenError::Catalog)?;
+        }
+        let _ = std::fs::remove_file(env.forest.join(CATALOG_DIRTY));
+    }
+    let catalog_ms = t.elapsed().as_millis() as u64;
+    tracing::info!(event = "gardener.stage", stage = "derived", rows = rows.len(), prepare_ms, manifest_ms, catalog_ms);
+    // The health cache learns the nodes just written (payloads are in
+    // place now), so the Ranger's next health pass reads none of them.
+    // Off the commit path: the records are written while the next batch
+    // plans (~54 us a node, one core of two otherwise idle then).
+    health.record_after(env.forest, changes);
+    if !batch.rekeys.is_empty() {
+        if let Ok(mut trails) = forest_catalog::Trails::open(&env.forest.join(TRAILS_PATH)) {
+            for (old, new) in &batch.rekeys {
+                let _ = trails.rekey(old, new);
+            }
+        }
+    }
+    out.written = true;
+    Ok(out)
+}
+
+/// The batch as file changes and catalog rows: coverage of every touched
+/// branch, then every dirty node whose text changed, then the deletes.
+fn serialise(env: &RunEnv, batch: &mut Batch) -> (Vec<Change>, Vec<CatalogNode>) {
+    batch.render_bodies();
+    let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
+    for id in &dirty {
+        if ids::is_branch_id(id) {
+            if let Some(n) = batch.nodes.get_mut(id) {
+                let cov = index::coverage_of(&n.body);
+                if n.get_str("coverage").as_deref() != Some(cov.as_str()) {
+                    n.set_str("coverage", &cov);
                 }
+                n.set_str("updated", &env.today);
             }
         }
-        let mut changes: Vec<Change> = vec![];
-        let mut rows = vec![];
-        for id in &dirty {
-            let Some(n) = batch.nodes.get(id) else {
-                continue;
-            };
-            let text = n.to_text();
-            let path = ids::id_to_path(id);
-            // Never rewrite a file whose content did not change.
-            if std::fs::read(env.forest.join(&path)).ok().as_deref() == Some(text.as_bytes()) {
-                continue;
-            }
-            rows.push(catalog_row(id, n));
-            changes.push(Change::Write { path, bytes: text.into_bytes() });
-        }
-        for p in &batch.deletes {
-            changes.push(Change::Delete { path: p.clone() });
-        }
-        let prepare_ms = t0.elapsed().as_millis() as u64;
-        if env.opts.dry_run {
-            return Ok(out);
-        }
-        // The config travels with the first batch that needs it (validated):
-        // an adopt commits it even alone; a sync only alongside real changes,
-        // so a no-change sync (also over a forest another engine wrote, which
-        // never commits it) makes no commit.
-        let config_change = if changes.is_empty() && env.command != "adopt" {
-            None
-        } else {
-            crate::config::versioned_change(env.forest, env.git)?
+    }
+    let mut changes: Vec<Change> = vec![];
+    let mut rows = vec![];
+    for id in &dirty {
+        let Some(n) = batch.nodes.get(id) else {
+            continue;
         };
-        let config_only = changes.is_empty() && config_change.is_some();
-        changes.extend(config_change);
-        let mut head = None;
-        // The previous batch's records stamp files this commit may rewrite.
-        health.wait();
-        // Staged payloads are renamed only after the commit; the journal lets
-        // the next start finish (or drop) them after a crash in between.
-        if !batch.renames.is_empty() {
-            write_payload_journal(env.forest, &batch.renames)?;
+        let text = n.to_text();
+        let path = ids::id_to_path(id);
+        // Never rewrite a file whose content did not change.
+        if std::fs::read(env.forest.join(&path)).ok().as_deref() == Some(text.as_bytes()) {
+            continue;
         }
-        if !changes.is_empty() {
-            let mut msg = commit_message(env, batch);
-            if config_only {
-                msg = format!(
-                    "gardener({}): record {} [source={}]\n",
-                    env.command,
-                    crate::config::CONFIG_PATH,
-                    env.src.name
-                );
-            }
-            let t = Instant::now();
-            let committed = env.git.commit_batch(&changes, &msg)?;
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "git",
-                files = changes.len(),
-                ms = t.elapsed().as_millis() as u64,
-                rss_mib = rss_mib()
-            );
-            if let Some(oid) = committed {
-                out.commit = Some(oid.to_string());
-                head = Some(oid.to_string());
-            }
-        }
-        // Fault injection for the crash tests: die between the commit and the
-        // payload renames, the window the payload journal exists for.
-        if !batch.renames.is_empty() && std::env::var_os("FOREST_FAULT_ABORT_BEFORE_PAYLOAD_RENAME").is_some() {
-            std::process::abort();
-        }
-        if !batch.renames.is_empty() {
-            // Staged payloads were written without fsync: the commit's
-            // barrier (a filesystem-wide sync before the ref moves) made
-            // them durable; without a commit, sync here.
-            if head.is_none() {
-                let _ = forest_fs::sync_filesystem(env.forest);
-            }
-            for (staged, fin) in batch.renames.drain(..) {
-                if let Err(e) = forest_fs::rename_unsynced(&staged, &fin) {
-                    out.errors.push(err(&fin.to_string_lossy(), format!("payload rename failed: {e}")));
-                }
-            }
-            // One sync for all renames, before the journal that redoes them goes.
+        rows.push(catalog_row(id, n));
+        changes.push(Change::Write { path, bytes: text.into_bytes() });
+    }
+    for p in &batch.deletes {
+        changes.push(Change::Delete { path: p.clone() });
+    }
+    (changes, rows)
+}
+
+/// One git commit of `changes` (with the config when it travels), after
+/// the previous batch's health records and this batch's payload journal;
+/// the new HEAD when a commit was made.
+fn commit_changes(
+    env: &RunEnv,
+    batch: &Batch,
+    changes: &mut Vec<Change>,
+    health: &mut HealthRecords,
+) -> Result<Option<String>, GardenError> {
+    // The config travels with the first batch that needs it (validated):
+    // an adopt commits it even alone; a sync only alongside real changes,
+    // so a no-change sync (also over a forest another engine wrote, which
+    // never commits it) makes no commit.
+    let config_change = if changes.is_empty() && env.command != "adopt" {
+        None
+    } else {
+        crate::config::versioned_change(env.forest, env.git)?
+    };
+    let config_only = changes.is_empty() && config_change.is_some();
+    changes.extend(config_change);
+    // The previous batch's records stamp files this commit may rewrite.
+    health.wait();
+    // Staged payloads are renamed only after the commit; the journal lets
+    // the next start finish (or drop) them after a crash in between.
+    if !batch.renames.is_empty() {
+        write_payload_journal(env.forest, &batch.renames)?;
+    }
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    let msg = if config_only {
+        format!("gardener({}): record {} [source={}]\n", env.command, crate::config::CONFIG_PATH, env.src.name)
+    } else {
+        commit_message(env, batch)
+    };
+    let t = Instant::now();
+    let committed = env.git.commit_batch(changes, &msg)?;
+    tracing::info!(
+        event = "gardener.stage",
+        stage = "git",
+        files = changes.len(),
+        ms = t.elapsed().as_millis() as u64,
+        rss_mib = rss_mib()
+    );
+    Ok(committed.map(|oid| oid.to_string()))
+}
+
+/// Rename the staged payloads into place (`committed`: the commit's
+/// barrier made them durable), then drop the journal and retired copies;
+/// the renames that failed.
+fn land_payloads(env: &RunEnv, batch: &mut Batch, committed: bool) -> Vec<FileError> {
+    let mut errors = vec![];
+    // Fault injection for the crash tests: die between the commit and the
+    // payload renames, the window the payload journal exists for.
+    if !batch.renames.is_empty() && std::env::var_os("FOREST_FAULT_ABORT_BEFORE_PAYLOAD_RENAME").is_some() {
+        std::process::abort();
+    }
+    if !batch.renames.is_empty() {
+        // Staged payloads were written without fsync: the commit's
+        // barrier (a filesystem-wide sync before the ref moves) made
+        // them durable; without a commit, sync here.
+        if !committed {
             let _ = forest_fs::sync_filesystem(env.forest);
         }
-        let _ = std::fs::remove_file(env.forest.join(PAYLOAD_JOURNAL));
-        // An orphan left by a crash here is only a stale, gitignored copy.
-        for old in batch.retired.drain(..) {
-            let _ = std::fs::remove_file(old);
-        }
-        let current_head = match head {
-            Some(h) => Some(h),
-            None => env.git.head_oid()?.map(|o| o.to_string()),
-        };
-        let t = Instant::now();
-        manifest.apply(&env.src.name, &batch.manifest_up, &batch.manifest_del, current_head.as_deref())?;
-        let manifest_ms = t.elapsed().as_millis() as u64;
-        let t = Instant::now();
-        if let Some(cat) = catalog {
-            if !batch.removed_ids.is_empty() {
-                cat.remove(&batch.removed_ids).map_err(GardenError::Catalog)?;
-            }
-            if !rows.is_empty() {
-                cat.upsert(&rows).map_err(GardenError::Catalog)?;
-            }
-            let _ = std::fs::remove_file(env.forest.join(CATALOG_DIRTY));
-        }
-        let catalog_ms = t.elapsed().as_millis() as u64;
-        tracing::info!(
-            event = "gardener.stage",
-            stage = "derived",
-            rows = rows.len(),
-            prepare_ms,
-            manifest_ms,
-            catalog_ms
-        );
-        // The health cache learns the nodes just written (payloads are in
-        // place now), so the Ranger's next health pass reads none of them.
-        // Off the commit path: the records are written while the next batch
-        // plans (~54 us a node, one core of two otherwise idle then).
-        health.record_after(env.forest, changes);
-        if !batch.rekeys.is_empty() {
-            if let Ok(mut trails) = forest_catalog::Trails::open(&env.forest.join(TRAILS_PATH)) {
-                for (old, new) in &batch.rekeys {
-                    let _ = trails.rekey(old, new);
-                }
+        for (staged, fin) in batch.renames.drain(..) {
+            if let Err(e) = forest_fs::rename_unsynced(&staged, &fin) {
+                errors.push(err(&fin.to_string_lossy(), format!("payload rename failed: {e}")));
             }
         }
-        // Committed ids are on disk now: `taken` only has to cover the run's
-        // uncommitted ids, so it stays O(batch), not O(corpus).
-        out.written = true;
-        Ok(out)
+        // One sync for all renames, before the journal that redoes them goes.
+        let _ = forest_fs::sync_filesystem(env.forest);
     }
+    let _ = std::fs::remove_file(env.forest.join(PAYLOAD_JOURNAL));
+    // An orphan left by a crash here is only a stale, gitignored copy.
+    for old in batch.retired.drain(..) {
+        let _ = std::fs::remove_file(old);
+    }
+    errors
 }
 
 /// The commit message of `batch`: counts, then up to 200 ids.
 pub(crate) fn commit_message(env: &RunEnv, batch: &Batch) -> String {
-    {
-        let verb = env.command;
-        let mut msg = format!(
-            "gardener({verb}): {} planted, {} updated, {} moved, {} stale [source={}]\n\n",
-            batch.planted, batch.updated, batch.moved, batch.stale, env.src.name
-        );
-        for id in batch.ids.iter().take(200) {
-            msg.push_str(id);
-            msg.push('\n');
-        }
-        if batch.ids.len() > 200 {
-            msg.push_str(&format!("... and {} more\n", batch.ids.len() - 200));
-        }
-        msg
+    let verb = env.command;
+    let mut msg = format!(
+        "gardener({verb}): {} planted, {} updated, {} moved, {} stale [source={}]\n\n",
+        batch.planted, batch.updated, batch.moved, batch.stale, env.src.name
+    );
+    for id in batch.ids.iter().take(200) {
+        msg.push_str(id);
+        msg.push('\n');
     }
+    if batch.ids.len() > 200 {
+        msg.push_str(&format!("... and {} more\n", batch.ids.len() - 200));
+    }
+    msg
 }
 
 /// A `.<name>.<pid>.<n>.staged` file name (see [`crate::stages::plan::payload::staged_path_for`]).

@@ -4,6 +4,9 @@
 use super::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
 use super::payload::PayloadError;
 use super::Batch;
+
+/// A new leaf's node type, body, summary and staged dataset payload.
+type LeafContent = (&'static str, String, String, Option<(String, String)>);
 use super::Planner;
 use crate::error::chain;
 use crate::options::{Draft, DraftLink};
@@ -95,44 +98,11 @@ impl Planner<'_> {
         let ext = ext_of(&c.rel);
         // Leaf scent from the content (issue 26), derived on the convert threads.
         let scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
-        let LeafDraft { title, tags, aliases, body: md_body, summary: md_summary } =
-            new_leaf_draft(&c.rel, &conv, scent, &self.config.default_tags);
-        let (node_type, body, summary, payload) = match &conv {
-            Conversion::Markdown { .. } => {
-                let (body, summary) = (md_body, md_summary);
-                let ty = if TEXT_EXTS.contains(&ext.as_str()) {
-                    "note"
-                } else if MEDIA_EXTS.contains(&ext.as_str()) {
-                    "media"
-                } else {
-                    "document"
-                };
-                (ty, body, summary, None)
-            }
-            Conversion::Dataset { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> =
-                    tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect();
-                let summary = forest_convert::dataset_summary(&title, &counts);
-                match self.stage_dataset(&id, tables, batch) {
-                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
-                    Err(e) => {
-                        self.report.errors.push(err(&c.rel, chain(&e)));
-                        return;
-                    }
-                }
-            }
-            Conversion::Payload { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> = tables.iter().map(|t| (t.name.clone(), t.count)).collect();
-                let summary = forest_convert::dataset_summary(&title, &counts);
-                match self.stage_copy(&id, &c.abs, batch) {
-                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
-                    Err(e) => {
-                        self.report.errors.push(err(&c.rel, chain(&e)));
-                        return;
-                    }
-                }
-            }
+        let mut leaf = new_leaf_draft(&c.rel, &conv, scent, &self.config.default_tags);
+        let Some((node_type, body, summary, payload)) = self.leaf_content(c, &conv, &id, &mut leaf, batch) else {
+            return;
         };
+        let LeafDraft { title, tags, aliases, .. } = leaf;
         let derived = derive_aliases(&c.rel, &self.config.aliases, &title);
         let (aliases, clipped) = union_aliases(&aliases, &derived);
         self.report.aliases_clipped += clipped;
@@ -203,6 +173,48 @@ impl Planner<'_> {
         batch.ids.push(id);
     }
 
+    /// A new leaf's type, body and summary, and the staged SQLite payload
+    /// of a dataset (`(name, hash)`); None when that payload could not be
+    /// staged (reported).
+    fn leaf_content(
+        &mut self,
+        c: &Converted,
+        conv: &Conversion,
+        id: &str,
+        leaf: &mut LeafDraft,
+        batch: &mut Batch,
+    ) -> Option<LeafContent> {
+        let ext = ext_of(&c.rel);
+        let (counts, staged) = match conv {
+            Conversion::Markdown { .. } => {
+                let ty = if TEXT_EXTS.contains(&ext.as_str()) {
+                    "note"
+                } else if MEDIA_EXTS.contains(&ext.as_str()) {
+                    "media"
+                } else {
+                    "document"
+                };
+                return Some((ty, std::mem::take(&mut leaf.body), std::mem::take(&mut leaf.summary), None));
+            }
+            Conversion::Dataset { tables, .. } => (
+                tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect::<Vec<_>>(),
+                self.stage_dataset(id, tables, batch),
+            ),
+            Conversion::Payload { tables, .. } => (
+                tables.iter().map(|t| (t.name.clone(), t.count)).collect::<Vec<_>>(),
+                self.stage_copy(id, &c.abs, batch),
+            ),
+        };
+        let summary = forest_convert::dataset_summary(&leaf.title, &counts);
+        match staged {
+            Ok(p) => Some(("dataset", conv.render(), summary, Some(p))),
+            Err(e) => {
+                self.report.errors.push(err(&c.rel, chain(&e)));
+                None
+            }
+        }
+    }
+
     /// The passport's `source_*` fields for a freshly read file.
     pub(crate) fn set_source_fields(&self, n: &mut Node, c: &Converted) {
         n.set_str("source_path", &c.rel);
@@ -243,52 +255,25 @@ impl Planner<'_> {
         let Some(conv) = self.conversion_or_report(c) else {
             return;
         };
-        let draft = changed_leaf_draft(&n, &conv);
+        let mut draft = changed_leaf_draft(&n, &conv);
         let title = draft.title.clone();
-        let mut fresh_text: Option<String> = None;
         let (new_body, derived) = match &conv {
             Conversion::Markdown { .. } => {
-                let fresh = draft.body;
-                fresh_text = Some(fresh.clone());
-                let derived = draft.summary;
+                let fresh = &draft.body;
                 let body = match n.get_str("content").as_deref() {
                     Some("cached") => {
                         if !self.opts.dry_run {
-                            if let Err(e) = write_cached_body(self.forest, id, &fresh) {
+                            if let Err(e) = write_cached_body(self.forest, id, fresh) {
                                 self.report.errors.push(err(&c.rel, format!("cannot cache the body: {e}")));
                             }
                         }
                         n.body.clone()
                     }
                     Some(c) if c != "inline" => n.body.clone(),
-                    _ => keep_notes(&n.body, &fresh),
+                    _ => keep_notes(&n.body, fresh),
                 };
-                if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
-                    // A source-referenced original: follow the new bytes.
-                    let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
-                    if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
-                        n.set_str("payload", &c.origin);
-                        n.set_str("payload_type", pt);
-                        n.set_str("payload_hash", &c.hash.sha256);
-                    } else if self.src.archive == "always" && !c.hash.sha256.is_empty() {
-                        // Re-archive; the old copy goes once the commit landed.
-                        let old = n.get_str("payload").filter(|p| p.starts_with("_assets/"));
-                        match self.bone_payload(id, c, batch) {
-                            Ok(p) => {
-                                if let Some(o) = old.filter(|o| *o != p) {
-                                    batch.retired.push(self.forest.join(ids::folder_of(id)).join(o));
-                                }
-                                n.set_str("payload", &p);
-                                n.set_str("payload_type", pt);
-                                n.set_str("payload_hash", &c.hash.sha256);
-                            }
-                            Err(e) => {
-                                self.report.warnings.push(format!("{}: original not archived: {}", c.rel, chain(&e)))
-                            }
-                        }
-                    }
-                }
-                (body, derived)
+                self.follow_original(&mut n, c, id, batch);
+                (body, draft.summary.clone())
             }
             Conversion::Dataset { .. } | Conversion::Payload { .. } => {
                 let (counts, staged) = match &conv {
@@ -329,7 +314,51 @@ impl Planner<'_> {
         if n.get_str("origin").is_none() {
             n.set_str("origin", &c.origin);
         }
-        // Scent freshness (DESIGN §5): re-derive machine-written summaries only.
+        let markdown = matches!(conv, Conversion::Markdown { .. });
+        draft.summary = derived;
+        self.follow_scent(&mut n, id, draft, markdown, batch);
+        self.put(id, n, batch);
+        batch.manifest_up.push((c.rel.clone(), self.entry_for(id, c)));
+        self.report.updated.push(id.to_string());
+        batch.updated += 1;
+        batch.ids.push(id.to_string());
+    }
+
+    /// A BONE original of a changed file: a source-referenced payload
+    /// follows the new bytes; under `archive: always` it is archived again
+    /// (the old copy goes once the commit landed).
+    fn follow_original(&mut self, n: &mut Node, c: &Converted, id: &str, batch: &mut Batch) {
+        if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
+            // A source-referenced original: follow the new bytes.
+            let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
+            if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
+                n.set_str("payload", &c.origin);
+                n.set_str("payload_type", pt);
+                n.set_str("payload_hash", &c.hash.sha256);
+            } else if self.src.archive == "always" && !c.hash.sha256.is_empty() {
+                // Re-archive; the old copy goes once the commit landed.
+                let old = n.get_str("payload").filter(|p| p.starts_with("_assets/"));
+                match self.bone_payload(id, c, batch) {
+                    Ok(p) => {
+                        if let Some(o) = old.filter(|o| *o != p) {
+                            batch.retired.push(self.forest.join(ids::folder_of(id)).join(o));
+                        }
+                        n.set_str("payload", &p);
+                        n.set_str("payload_type", pt);
+                        n.set_str("payload_hash", &c.hash.sha256);
+                    }
+                    Err(e) => self.report.warnings.push(format!("{}: original not archived: {}", c.rel, chain(&e))),
+                }
+            }
+        }
+    }
+
+    /// Scent freshness (DESIGN §5): a machine-written summary follows the
+    /// source (`d.summary`, re-derived; with a hook, a changed document is
+    /// re-curated, and only it); a hand-written one that no longer matches
+    /// is reported as stale.
+    fn follow_scent(&mut self, n: &mut Node, id: &str, d: LeafDraft, fresh: bool, batch: &mut Batch) {
+        let derived = d.summary;
         let current = n.get_str("summary").unwrap_or_default();
         let machine = matches!(n.get_str("scent").as_deref(), Some("derived") | Some("llm"))
             && n.get_str("scent_hash").as_deref() == Some(summary_fingerprint(&current).as_str());
@@ -340,18 +369,16 @@ impl Planner<'_> {
                 n.set_str("scent_hash", &summary_fingerprint(&derived));
                 self.propagate_summary(id, &derived, batch);
             }
-            // DESIGN §5: machine-written scent follows the source: re-curate
-            // the changed document (and only it).
-            if let (Some(_), Some(body)) = (self.curate, fresh_text) {
-                let links = DraftLink::existing(&n);
+            if self.curate.is_some() && fresh {
+                let links = DraftLink::existing(n);
                 batch.curation_existing.insert(id.to_string(), links.len());
                 batch.curation.push(Draft {
                     id: id.to_string(),
                     parent: ids::parent_index(id).unwrap_or_else(|| ids::MASTER.to_string()),
-                    title: title.clone(),
-                    body,
+                    title: d.title,
+                    body: d.body,
                     summary: derived.clone(),
-                    tags: draft.tags,
+                    tags: d.tags,
                     links,
                     scent: "derived".into(),
                 });
@@ -359,10 +386,5 @@ impl Planner<'_> {
         } else if derived != current {
             self.report.summary_stale.push(id.to_string());
         }
-        self.put(id, n, batch);
-        batch.manifest_up.push((c.rel.clone(), self.entry_for(id, c)));
-        self.report.updated.push(id.to_string());
-        batch.updated += 1;
-        batch.ids.push(id.to_string());
     }
 }
