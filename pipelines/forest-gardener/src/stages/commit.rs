@@ -359,4 +359,20 @@ mod tests {
         again.fold(&mut report, &mut commits);
         assert_eq!(commits.len(), 1);
     }
+
+    #[test]
+    fn a_commit_and_its_problems_fold_into_the_run() {
+        let mut report = SourceReport::default();
+        let mut commits = vec!["c1".to_string()];
+        let done = super::Committed {
+            written: true,
+            commit: Some("c2".into()),
+            errors: vec![crate::report::err("a.db", "payload rename failed: gone")],
+        };
+        done.fold(&mut report, &mut commits);
+        super::Committed::default().fold(&mut report, &mut commits);
+        assert_eq!(commits, ["c1", "c2"], "a batch without a commit adds none");
+        assert_eq!(report.errors.len(), 1);
+        assert_eq!(report.errors[0].path, "a.db");
+    }
 }

@@ -281,4 +281,43 @@ mod tests {
             etag: None,
         }
     }
+
+    fn converted(rel: &str, local: bool, deferred: bool) -> super::Converted {
+        super::Converted {
+            rel: rel.into(),
+            abs: rel.into(),
+            origin: format!("file:///{rel}"),
+            etag: None,
+            size: 1,
+            mtime_ms: 1,
+            hash: crate::reconcile::HashPair { blake3: String::new(), sha256: String::new() },
+            outcome: Err(String::new()),
+            unsupported: false,
+            skipped: false,
+            warnings: vec![],
+            suspect: None,
+            from_store: !local && !deferred,
+            converted_locally: local,
+            deferred,
+            scent: None,
+        }
+    }
+
+    #[test]
+    fn deferred_files_are_dropped_and_counted_apart_from_local_conversions() {
+        let slice: HashMap<String, super::Converted> =
+            [converted("a.md", true, false), converted("b.md", false, false), converted("c.md", false, true)]
+                .into_iter()
+                .map(|c| (c.rel.clone(), c))
+                .collect();
+        let (kept, counts) = super::account_conversions(slice);
+        let mut names: Vec<&str> = kept.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["a.md", "b.md"], "a deferred file is neither planted nor remembered");
+        assert_eq!(counts, super::ConvertCounts { local_conversions: 1, deferred: 1 });
+        let mut report = crate::report::SourceReport::default();
+        counts.fold(&mut report);
+        super::ConvertCounts { local_conversions: 2, deferred: 0 }.fold(&mut report);
+        assert_eq!((report.local_conversions, report.deferred), (3, 1));
+    }
 }

@@ -80,4 +80,27 @@ mod tests {
         merge_proposed_links(&mut n, &links[..1], 1);
         assert_eq!(n.to_text(), before, "nothing proposed: nothing rewritten");
     }
+
+    #[test]
+    fn without_a_hook_the_drafts_leave_the_batch_untouched() {
+        let fx = crate::env::testing::Fixture::new();
+        let env = fx.env();
+        let mut batch = crate::stages::plan::Batch::default();
+        let d = Draft {
+            id: "a".into(),
+            parent: "_index".into(),
+            title: "A".into(),
+            body: "# A\n".into(),
+            summary: "About a.".into(),
+            tags: vec![],
+            links: vec![],
+            scent: "derived".into(),
+        };
+        batch.curation.push(d);
+        let drafts = prepare_curation(&env, &mut batch, None).expect("drafts");
+        assert_eq!(drafts.len(), 1);
+        assert_eq!(drafts[0].summary, "About a.");
+        assert!(batch.curation.is_empty(), "the drafts leave the batch for the curate stage");
+        assert!(!fx.forest.join(CATALOG_DIRTY).exists(), "no catalog: no dirty marker");
+    }
 }

@@ -431,4 +431,30 @@ mod tests {
         // The root index gained the top branch.
         assert!(batch.dirty.contains("_index") && batch.dirty.contains("ops/team/_index"));
     }
+
+    #[test]
+    fn a_first_batch_carries_the_touched_rows_then_its_plan() {
+        let fx = Fixture::new();
+        let a = fx.write("notes/a.md", "# Alpha\n\nAlpha text.\n");
+        let env = fx.env();
+        let mut state = PlanState::default();
+        let work = vec![Work::Plant(a)];
+        let converted = crate::stages::convert::convert_all(&env, &work, &HashMap::new());
+        let touched = ManifestEntry {
+            id: "old/t".into(),
+            size: 1,
+            mtime_ms: 2,
+            hash: "blake3:t".into(),
+            vanished: false,
+            etag: None,
+        };
+        let batch = state.planner(&env).plan(&work, &converted, vec![("old/t.md".into(), touched)], None);
+        let rows: Vec<(&str, &str)> = batch.manifest_up.iter().map(|(p, e)| (p.as_str(), e.id.as_str())).collect();
+        assert_eq!(rows, [("old/t.md", "old/t"), ("notes/a.md", "notes/a")]);
+        assert_eq!(state.report.planted.to_vec(), ["notes/a"]);
+        assert!(state.taken.contains("notes/a") && state.taken.contains("notes/_index"));
+        // Branch scent ran: the new folder branch says what it holds.
+        let summary = batch.nodes["notes/_index"].get_str("summary").unwrap_or_default();
+        assert!(summary.contains("Alpha") || summary.contains("alpha"), "{summary}");
+    }
 }
