@@ -242,8 +242,10 @@ fn run_source(
     manifest: &mut Manifest,
     mut catalog: Option<&mut Catalog>,
 ) -> Result<(), GardenError> {
-    let mut reconciler = Reconciler { env, report: &mut state.report, outcomes: &mut state.outcomes };
-    let Some(Reconciled { mut work, to_convert, hashes, touched_up }) = reconciler.reconcile(manifest, path)? else {
+    let mut reconciler = Reconciler { env, outcomes: &mut state.outcomes, report: SourceReport::default() };
+    let reconciled = reconciler.reconcile(manifest, path);
+    state.report.absorb(reconciler.report);
+    let Some(Reconciled { mut work, to_convert, hashes, touched_up }) = reconciled? else {
         return Ok(());
     };
     let mut touched_up = Some(touched_up);

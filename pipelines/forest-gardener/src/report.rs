@@ -125,6 +125,62 @@ pub struct GardenReport {
     pub elapsed_ms: u64,
 }
 
+impl SourceReport {
+    /// Add a stage's part of the report: counters add up, lists append
+    /// (every field is named, so a new one must say how it folds).
+    pub(crate) fn absorb(&mut self, part: SourceReport) {
+        let SourceReport {
+            source: _,
+            planted,
+            branches,
+            updated,
+            unchanged,
+            touched,
+            moved,
+            stale,
+            summary_stale,
+            unsupported,
+            skipped,
+            errors,
+            known_problems,
+            suspect,
+            warnings,
+            curation_fallbacks,
+            aliases_clipped,
+            files_seen,
+            bytes_read,
+            local_conversions,
+            store_hits,
+            store_curations,
+            store_corrupt,
+            deferred,
+        } = part;
+        for (to, from) in [(&mut self.planted, planted), (&mut self.branches, branches), (&mut self.updated, updated)] {
+            from.iter().for_each(|id| to.push(id));
+        }
+        self.moved.extend(moved);
+        self.stale.extend(stale);
+        self.summary_stale.extend(summary_stale);
+        self.unsupported.extend(unsupported);
+        self.skipped.extend(skipped);
+        self.errors.extend(errors);
+        self.suspect.extend(suspect);
+        self.warnings.extend(warnings);
+        self.curation_fallbacks.extend(curation_fallbacks);
+        self.unchanged += unchanged;
+        self.touched += touched;
+        self.known_problems += known_problems;
+        self.aliases_clipped += aliases_clipped;
+        self.files_seen += files_seen;
+        self.bytes_read += bytes_read;
+        self.local_conversions += local_conversions;
+        self.store_hits += store_hits;
+        self.store_curations += store_curations;
+        self.store_corrupt += store_corrupt;
+        self.deferred += deferred;
+    }
+}
+
 /// A per-file report line.
 pub(crate) fn err(path: &str, message: impl Into<String>) -> FileError {
     FileError { path: path.to_string(), message: message.into() }

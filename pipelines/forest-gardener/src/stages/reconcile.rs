@@ -128,12 +128,14 @@ pub(crate) fn scan_join_known(
 }
 
 /// The reconcile stage of one source's run: reads the [`RunEnv`] (through
-/// `Deref`) and updates the report and the remembered outcomes (known
-/// problems are skipped, new listing problems recorded).
+/// `Deref`), updates the remembered outcomes (known problems are skipped,
+/// new listing problems recorded) and writes its part of the report into
+/// `report` (a fresh one, folded by the pipeline).
 pub(crate) struct Reconciler<'r> {
     pub(crate) env: &'r RunEnv<'r>,
-    pub(crate) report: &'r mut SourceReport,
     pub(crate) outcomes: &'r mut RunOutcomes,
+    /// This stage's part of the source's report.
+    pub(crate) report: SourceReport,
 }
 
 impl<'r> std::ops::Deref for Reconciler<'r> {
@@ -195,7 +197,7 @@ impl Reconciler<'_> {
         let wk = walk_key();
         for q in &end.problems {
             if !self.outcomes.skip_known(&q.rel, q.key.as_ref(), &wk) {
-                report_problem(self.report, q.kind, &q.rel, &q.message);
+                report_problem(&mut self.report, q.kind, &q.rel, &q.message);
                 self.outcomes.record(&q.rel, q.kind, &q.message, q.key.clone(), &wk);
             }
         }
@@ -627,5 +629,26 @@ mod tests {
         let mut new = NewFiles::new(d.path().to_path_buf(), 10);
         let listing = vec![l("b.md", 1), l("a.md", 1)];
         assert!(scan_join(MergeJoin::new(listing.into_iter(), std::iter::empty()), &mut new).is_err());
+    }
+
+    #[test]
+    fn the_stage_reports_its_part_and_streams_new_files_and_stale_marks() {
+        let mut fx = crate::env::testing::Fixture::new();
+        // One row of one is every row: past the stale guard unless allowed.
+        fx.opts.allow_mass_stale = true;
+        fx.write("a.md", "alpha");
+        fx.write("b/c.md", "gamma");
+        let env = fx.env();
+        let mut manifest = Manifest::open(std::path::Path::new(":memory:")).expect("manifest");
+        manifest.apply("default", &[("gone.md".into(), e("gone"))], &[], None).expect("rows");
+        let mut outcomes = RunOutcomes::default();
+        let mut stage = Reconciler { env: &env, outcomes: &mut outcomes, report: SourceReport::default() };
+        let Reconciled { mut work, to_convert, .. } = stage.reconcile(&manifest, None).expect("ok").expect("listed");
+        assert_eq!(stage.report.files_seen, 2);
+        assert_eq!(stage.report.stale, vec!["gone"], "a vanished file is reported stale");
+        assert!(stage.report.errors.is_empty(), "{:?}", stage.report.errors);
+        assert_eq!(to_convert, 2);
+        let rels: Vec<String> = work.take(10, u64::MAX).expect("work").iter().map(|w| w.rel().to_string()).collect();
+        assert_eq!(rels, ["a.md", "b/c.md", "gone.md"], "path order: plants and the stale mark");
     }
 }
