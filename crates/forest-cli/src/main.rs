@@ -58,8 +58,9 @@ struct GardenArgs {
     /// Checkpoint commit every N files.
     #[arg(long, default_value_t = 5000)]
     commit_every: usize,
-    /// Also checkpoint once a batch's files add up to this many MiB of
-    /// source bytes (bounds memory on corpora of large documents).
+    /// Also checkpoint once a batch's files add up to this many MiB
+    /// (estimated from source bytes, then measured on the converted
+    /// bodies; bounds memory on corpora of large documents).
     #[arg(long, default_value_t = forest_gardener::DEFAULT_BATCH_BYTES >> 20)]
     batch_mib: u64,
     /// Allow marking more than max_stale_fraction of a source stale.

@@ -5,8 +5,12 @@
 
 use forest_model::node::Node;
 
-/// Default [`RunOptions::batch_bytes`]: 64 MiB of source bytes.
-pub const DEFAULT_BATCH_BYTES: u64 = 64 << 20;
+/// Default [`RunOptions::batch_bytes`]: 32 MiB, estimated from source
+/// bytes when a batch is taken and measured on the converted bodies while
+/// it converts. Peak RSS grows ~4.5x the budget on top of the converters'
+/// transient memory (a 5,882-file Python tree: 360 / 435 / 590 MiB at
+/// 16 / 32 / 64 MiB, bench/memory.sh).
+pub const DEFAULT_BATCH_BYTES: u64 = 32 << 20;
 
 /// Knobs of one run.
 #[derive(Debug, Clone)]

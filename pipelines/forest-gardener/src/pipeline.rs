@@ -21,11 +21,11 @@ use crate::report::{GardenReport, SourceReport, REPORT_VERSION};
 use crate::source::Access;
 use crate::stages::catchup::{open_manifest, refresh_catalog, Refresh};
 use crate::stages::commit::{finish_batch, recover_payloads, HealthRecords};
-use crate::stages::convert::{account_conversions, convert_all, Converted, Converter};
+use crate::stages::convert::{account_conversions, Converted, Converter};
 use crate::stages::curate::{curate_drafts, fold_curation};
 use crate::stages::plan::{Batch, FolderPlacer, Planner};
 use crate::stages::propose::prepare_curation;
-use crate::stages::reconcile::{Reconciled, Reconciler};
+use crate::stages::reconcile::{Reconciled, Reconciler, WorkStream};
 use crate::stages::work::Work;
 use crate::stages::CATALOG_DIRTY;
 use forest_catalog::Catalog;
@@ -257,7 +257,9 @@ fn run_source(
     let t = Instant::now();
     let budget = env.opts.batch_bytes.max(1);
     let mut slice = work.take(chunk, budget)?;
-    let mut next_converted = Some(convert_all(env, &slice, &hashes));
+    let (converted, cut) = Converter::of(env).convert_upto(&slice, &hashes, budget);
+    give_back_from(&mut slice, cut, &mut work);
+    let mut next_converted = Some(converted);
     tracing::info!(event = "gardener.stage", stage = "convert", ms = t.elapsed().as_millis() as u64);
     while !slice.is_empty() || touched_up.is_some() {
         let batch_started = Instant::now();
@@ -270,9 +272,13 @@ fn run_source(
         // SQLite, the fsync barrier): the model never waits for
         // conversion, and conversion never waits for the commit.
         let drafts = prepare_curation(env, &mut batch, catalog.as_deref_mut())?;
-        let next_slice = work.take(chunk, budget)?;
-        let converting = Convert { next: &next_slice, hashes: &hashes };
-        next_converted = curate_and_commit(env, state, batch, drafts, converting, manifest, catalog.as_deref_mut())?;
+        let mut next_slice = work.take(chunk, budget)?;
+        let converting = Convert { next: &next_slice, hashes: &hashes, budget };
+        let upcoming = curate_and_commit(env, state, batch, drafts, converting, manifest, catalog.as_deref_mut())?;
+        next_converted = upcoming.map(|(converted, cut)| {
+            give_back_from(&mut next_slice, cut, &mut work);
+            converted
+        });
         // Wall time of the whole batch (its plan, curate, commit and the
         // next batch's conversion): bench/gardener.sh compares these.
         tracing::info!(
@@ -311,14 +317,32 @@ fn plan_batch(
     batch
 }
 
+/// A slice's conversions and the first file left out for the byte budget.
+type ConvertedUpto = (HashMap<String, Converted>, Option<String>);
+
 /// The next slice to convert while a batch is curated and committed.
 struct Convert<'w> {
     next: &'w [Work],
     hashes: &'w HashMap<String, HashPair>,
+    /// Its conversions stop at this many bytes held ([`Converter::convert_upto`]).
+    budget: u64,
+}
+
+/// Cut `slice` before the file `cut` (the first its conversion left out
+/// for the byte budget) and give that tail back to `work`.
+fn give_back_from(slice: &mut Vec<Work>, cut: Option<String>, work: &mut WorkStream) {
+    let Some(cut) = cut else { return };
+    let at = slice.iter().position(|w| matches!(w, Work::Plant(f) | Work::Update(f, _) if f.rel == cut));
+    if let Some(at) = at {
+        let rest = slice.split_off(at);
+        tracing::debug!(event = "gardener.batch_cut", kept = slice.len(), given_back = rest.len());
+        work.put_back(rest);
+    }
 }
 
 /// Curate and commit `batch` while the next slice converts on its own
-/// thread; the next slice's conversions (None when it is empty).
+/// thread; the next slice's conversions and where they stopped for the
+/// byte budget (None when it is empty).
 fn curate_and_commit(
     env: &RunEnv,
     state: &mut RunState,
@@ -327,11 +351,11 @@ fn curate_and_commit(
     converting: Convert<'_>,
     manifest: &mut Manifest,
     catalog: Option<&mut Catalog>,
-) -> Result<Option<HashMap<String, Converted>>, GardenError> {
+) -> Result<Option<ConvertedUpto>, GardenError> {
     let cx = Converter::of(env);
-    let Convert { next, hashes } = converting;
+    let Convert { next, hashes, budget } = converting;
     let (upcoming, finished) = std::thread::scope(|sc| {
-        let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_all(next, hashes)));
+        let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_upto(next, hashes, budget)));
         let t = Instant::now();
         // A panicking hook costs this batch its curation (the
         // deterministic scent stays), never the run.

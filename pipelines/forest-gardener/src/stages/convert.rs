@@ -15,6 +15,7 @@ use crate::outcomes::converter_key;
 use crate::reconcile::HashPair;
 use crate::report::SourceReport;
 use crate::source::Access;
+use crate::stages::fetch::Window;
 use crate::stages::work::Work;
 use crate::walk::Listed;
 use forest_convert::{Conversion, Limits, Registry};
@@ -132,6 +133,22 @@ impl Converter<'_> {
 
     /// Convert the plant/update items of one slice of work.
     pub(crate) fn convert_all(&self, slice: &[Work], hashes: &HashMap<String, HashPair>) -> HashMap<String, Converted> {
+        self.convert_upto(slice, hashes, u64::MAX).0
+    }
+
+    /// Convert the plant/update items of `slice` in path order, window by
+    /// window, until what the conversions hold in memory ([`held_bytes`]:
+    /// bodies, decompressed and converted, not source bytes) reaches
+    /// `max_bytes`. Returns the conversions and, when it stopped early, the
+    /// path of the first file left unconverted (the caller gives that tail
+    /// of the batch back to the work stream). At least one window is
+    /// always converted.
+    pub(crate) fn convert_upto(
+        &self,
+        slice: &[Work],
+        hashes: &HashMap<String, HashPair>,
+        max_bytes: u64,
+    ) -> (HashMap<String, Converted>, Option<String>) {
         let files: Vec<&Listed> = slice
             .iter()
             .filter_map(|w| match w {
@@ -150,17 +167,33 @@ impl Converter<'_> {
                 })
                 .collect()
         };
-        let Some(pool) = self.io_pool else {
-            return convert(&files, &HashMap::new()).into_iter().collect();
-        };
-        // Object stores: download a window of objects with many threads,
-        // then convert it on the CPU pool; disk use stays one window.
         let mut out = HashMap::with_capacity(files.len());
-        for window in files.chunks(64) {
-            let fetched = self.fetch_window(pool, window, hashes);
-            out.extend(convert(window, &fetched));
+        let (mut held, mut at) = (0u64, 0usize);
+        while at < files.len() {
+            if held >= max_bytes {
+                return (out, Some(files[at].rel.clone()));
+            }
+            let end = window_end(&files, at, max_bytes, self.io_pool.is_some());
+            let window = &files[at..end];
+            // Object stores: download a window of objects with many threads,
+            // then convert it on the CPU pool; disk use stays one window.
+            let done = match self.io_pool {
+                Some(pool) => {
+                    let fetch = Window {
+                        access: self.access,
+                        registry: self.registry,
+                        max_file_bytes: self.config.max_file_bytes,
+                    };
+                    let fetched = fetch.fetch(pool, window, hashes);
+                    convert(window, &fetched)
+                }
+                None => convert(window, &HashMap::new()),
+            };
+            held += done.iter().map(|(_, c)| held_bytes(c)).sum::<u64>();
+            out.extend(done);
+            at = end;
         }
-        out
+        (out, None)
     }
 
     /// Read, hash and convert one file; every failure is an `outcome` error.
@@ -244,6 +277,43 @@ impl Converter<'_> {
     }
 }
 
+/// The end of the window that starts at `at`: up to 64 files for an
+/// object store (one download window), 256 for a local folder, and no more
+/// estimated bytes than a quarter of the budget (one large file may be a
+/// window of its own), so a batch overshoots its budget by one window.
+fn window_end(files: &[&Listed], at: usize, max_bytes: u64, remote: bool) -> usize {
+    let cap = if remote { 64 } else { 256 };
+    let quarter = max_bytes / 4;
+    let mut est = 0u64;
+    let mut end = at;
+    while end < files.len() && end - at < cap {
+        est = est.saturating_add(crate::stages::reconcile::in_flight_bytes(files[end]));
+        end += 1;
+        if est >= quarter {
+            break;
+        }
+    }
+    end
+}
+
+/// What one conversion holds in memory until its batch is committed: the
+/// converted body (or a dataset's cells), its title and its leaf scent.
+pub(crate) fn held_bytes(c: &Converted) -> u64 {
+    let body = match &c.outcome {
+        Ok(Conversion::Markdown { title, body, .. }) => title.len() + body.len(),
+        Ok(Conversion::Dataset { title, tables }) => {
+            title.len()
+                + tables
+                    .iter()
+                    .map(|t| t.rows.len() * t.columns.len() * std::mem::size_of::<forest_convert::Cell>() * 2)
+                    .sum::<usize>()
+        }
+        Ok(Conversion::Payload { title, .. }) => title.len() + 4096,
+        Err(e) => e.len(),
+    };
+    (body + c.rel.len() + 512) as u64
+}
+
 #[cfg(test)]
 mod tests {
     use crate::env::testing::Fixture;
@@ -269,6 +339,24 @@ mod tests {
             Some("empty file (0 bytes): nothing to adopt, skipped")
         );
         assert!(out["e.md"].skipped);
+    }
+
+    #[test]
+    fn a_batch_stops_converting_once_its_bodies_reach_the_budget() {
+        let fx = Fixture::new();
+        let text = format!("# Doc\n\n{}\n", "word ".repeat(400));
+        let work: Vec<Work> = ["a.md", "b.md", "c.md"].iter().map(|p| Work::Plant(fx.write(p, &text))).collect();
+        let env = fx.env();
+        let cx = super::Converter::of(&env);
+        let (all, cut) = cx.convert_upto(&work, &HashMap::new(), u64::MAX);
+        assert_eq!((all.len(), cut), (3, None));
+        let one = super::held_bytes(&all["a.md"]);
+        assert!(one >= 2000, "the converted body is counted: {one}");
+        // A budget of one body: the first window (one file, as its estimate
+        // fills a quarter of the budget) is converted, the rest is left.
+        let (some, cut) = cx.convert_upto(&work, &HashMap::new(), one);
+        assert_eq!(some.len(), 1);
+        assert_eq!(cut.as_deref(), Some("b.md"));
     }
 
     fn entry() -> crate::reconcile::ManifestEntry {

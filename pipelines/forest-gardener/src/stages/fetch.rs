@@ -12,6 +12,7 @@ use crate::reconcile::HashPair;
 use crate::source::{hash_file, Access};
 use crate::stages::text::{ext_of, payload_type_of};
 use crate::walk::Listed;
+use forest_convert::Registry;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -35,10 +36,19 @@ pub(crate) fn hash_listed(access: &Access, to_hash: &[(&Listed, bool)]) -> Vec<(
     out
 }
 
-impl crate::stages::convert::Converter<'_> {
+/// What a download window needs to know: which files the convert stage
+/// will read (the size limit, a converter claims the extension) and how
+/// the source is reached.
+pub(crate) struct Window<'a> {
+    pub(crate) access: &'a Access,
+    pub(crate) registry: &'a Registry,
+    pub(crate) max_file_bytes: u64,
+}
+
+impl Window<'_> {
     /// Download one window of objects with many threads (files over the
     /// size limit or empty are left to the convert stage to report).
-    pub(crate) fn fetch_window(
+    pub(crate) fn fetch(
         &self,
         pool: &rayon::ThreadPool,
         window: &[&Listed],
@@ -47,7 +57,7 @@ impl crate::stages::convert::Converter<'_> {
         let wanted: Vec<&Listed> = window
             .iter()
             .copied()
-            .filter(|f| f.size > 0 && f.size <= self.config.max_file_bytes)
+            .filter(|f| f.size > 0 && f.size <= self.max_file_bytes)
             .filter(|f| !self.registry.claimants(&ext_of(&f.rel)).is_empty())
             .collect();
         let fetched = self.access.prefetch(&wanted);

@@ -470,6 +470,9 @@ pub(crate) struct WorkStream {
     peeked: Option<Listed>,
     others: VecDeque<Work>,
     moves: HashMap<String, Move>,
+    /// Items a batch gave back (its conversion reached the byte budget):
+    /// in path order, all before the rest of the stream.
+    returned: VecDeque<Work>,
 }
 
 impl WorkStream {
@@ -480,7 +483,7 @@ impl WorkStream {
         moves: HashMap<String, Move>,
     ) -> Result<WorkStream, GardenError> {
         let new_iter = new.iter()?;
-        Ok(WorkStream { _new: new, new_iter, peeked: None, others: others.into(), moves })
+        Ok(WorkStream { _new: new, new_iter, peeked: None, others: others.into(), moves, returned: VecDeque::new() })
     }
 
     /// The next up to `n` items.
@@ -488,6 +491,11 @@ impl WorkStream {
         let mut out = Vec::with_capacity(n.min(1 << 16));
         let mut bytes = 0u64;
         while out.len() < n && (out.is_empty() || bytes < max_bytes) {
+            if let Some(w) = self.returned.pop_front() {
+                bytes += w.listed().map_or(0, in_flight_bytes);
+                out.push(w);
+                continue;
+            }
             if self.peeked.is_none() {
                 self.peeked = self.new_iter.next().transpose()?;
             }
@@ -510,6 +518,17 @@ impl WorkStream {
             }
         }
         Ok(out)
+    }
+}
+
+impl WorkStream {
+    /// Give back the tail of a batch that was not converted (the batch's
+    /// converted bytes reached the budget): the next [`WorkStream::take`]
+    /// starts with it.
+    pub(crate) fn put_back(&mut self, items: Vec<Work>) {
+        for w in items.into_iter().rev() {
+            self.returned.push_front(w);
+        }
     }
 }
 
@@ -598,6 +617,11 @@ mod tests {
         // A byte budget ends the batch once it is reached: b.md (2 x 9) + c1.md (2 x 2) >= 20.
         let first = ws.take(10, 20).expect("batch");
         assert_eq!(first.len(), 2);
+        // A batch whose conversion reached the budget gives its tail back:
+        // the next take starts with it, in the same order.
+        let mut probe = ws.take(2, u64::MAX).expect("batch");
+        assert_eq!(probe.iter().map(|w| w.rel().to_string()).collect::<Vec<_>>(), vec!["c2.md", "c3.md"]);
+        ws.put_back(probe.split_off(0));
         let rest = ws.take(10, u64::MAX).expect("batch");
         assert!(ws.take(10, u64::MAX).expect("end").is_empty());
         let kinds: Vec<(char, String)> = first
