@@ -658,7 +658,7 @@ fn cmd_ranger_daemon(f: &ForestArg, schedule: &str) -> Result<u8> {
             rep.links.pruned.len(),
             rep.commit
         ),
-        Err(e) => eprintln!("ranger: run failed: {}", render::error_chain(&e)),
+        Err(e) => eprintln!("ranger: run failed: {}", render::error_chain(e)),
     })?;
     eprintln!(
         "ranger daemon stopped after {} run(s), {} locked, {} failed",
