@@ -2,7 +2,9 @@
 //! `s3://` prefixes ([`source`]), plus reads through the storage tiers
 //! ([`tiers`]: fetch, prefetch, bodies).
 //!
-//! Stages (one module each under `src/stages/`, wired by `src/pipeline.rs`):
+//! Stages (one module each under `src/stages/`, wired by `src/pipeline.rs`;
+//! each takes the read-only `RunEnv` of `src/env.rs` and its input value,
+//! and none imports `pipeline.rs` or `entry.rs`):
 //! catchup -> list -> reconcile (pure decisions in [`reconcile`]) -> fetch +
 //! convert (rayon) -> plan writes (ids, branch chain, index entries,
 //! coverage, FLESH/BONE policies) -> propose + curate (own pool,
