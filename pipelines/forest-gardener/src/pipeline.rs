@@ -23,7 +23,7 @@ use crate::stages::catchup::{open_manifest, refresh_catalog, Refresh};
 use crate::stages::commit::{finish_batch, recover_payloads, HealthRecords};
 use crate::stages::convert::{account_conversions, Converted, Converter};
 use crate::stages::curate::{curate_drafts, fold_curation};
-use crate::stages::plan::{Batch, FolderPlacer, Planner};
+use crate::stages::plan::{Batch, FolderPlacer, Planned, Planner};
 use crate::stages::propose::prepare_curation;
 use crate::stages::reconcile::{Reconciled, Reconciler, WorkStream};
 use crate::stages::work::Work;
@@ -221,11 +221,11 @@ pub(crate) struct RunState {
 }
 
 impl RunState {
-    /// The plan stage over this state.
+    /// The plan stage over this state (with a fresh report part).
     fn planner<'r>(&'r mut self, env: &'r RunEnv<'r>) -> Planner<'r> {
         Planner {
             env,
-            report: &mut self.report,
+            report: SourceReport::default(),
             taken: &mut self.taken,
             outcomes: &mut self.outcomes,
             folders: &mut self.folders,
@@ -302,7 +302,13 @@ fn plan_batch(
     catalog: Option<&Catalog>,
 ) -> Batch {
     let t = Instant::now();
-    let batch = state.planner(env).plan(slice, &converted, touched, catalog);
+    let (Planned { batch, renamed }, part) = {
+        let mut planner = state.planner(env);
+        (planner.plan(slice, &converted, touched, catalog), planner.report)
+    };
+    // Earlier batches' report lines follow the ids this batch re-homed.
+    state.report.rename_ids(&renamed);
+    state.report.absorb(part);
     drop(converted);
     tracing::info!(
         event = "gardener.stage",
@@ -402,7 +408,12 @@ fn commit(
     manifest: &mut Manifest,
     catalog: Option<&mut Catalog>,
 ) -> Result<(), GardenError> {
-    state.planner(env).derive_branch_scents(batch);
+    let part = {
+        let mut planner = state.planner(env);
+        planner.derive_branch_scents(batch);
+        planner.report
+    };
+    state.report.absorb(part);
     let done = finish_batch(env, batch, manifest, catalog, &mut state.health)?;
     if done.written {
         // Committed ids are on disk now: `taken` only has to cover the

@@ -181,6 +181,26 @@ impl SourceReport {
     }
 }
 
+impl SourceReport {
+    /// Follow ids a rebalance re-homed (old -> final): moves' targets and
+    /// the planted and updated lists name the new ids.
+    pub(crate) fn rename_ids(&mut self, renamed: &std::collections::HashMap<String, String>) {
+        if renamed.is_empty() {
+            return;
+        }
+        for m in &mut self.moved {
+            if let Some(to) = renamed.get(&m.to) {
+                m.to = to.clone();
+            }
+        }
+        for list in [&mut self.planted, &mut self.updated] {
+            if let Err(e) = list.rename(renamed) {
+                self.warnings.push(format!("report: re-homed ids not renamed in the id list: {e}"));
+            }
+        }
+    }
+}
+
 /// A per-file report line.
 pub(crate) fn err(path: &str, message: impl Into<String>) -> FileError {
     FileError { path: path.to_string(), message: message.into() }
@@ -206,4 +226,28 @@ pub struct RollupReport {
     pub skipped: usize,
     /// The commit, when anything changed.
     pub commit: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_parts_fold_and_rehomed_ids_are_followed() {
+        let mut run = SourceReport { source: "drive".into(), files_seen: 3, ..Default::default() };
+        run.planted.push("big/a".into());
+        run.moved.push(MoveRecord { from: "old/b".into(), to: "big/b".into() });
+        let mut part = SourceReport { source: "ignored".into(), bytes_read: 10, ..Default::default() };
+        part.planted.push("big/c".into());
+        part.errors.push(err("c.md", "bad"));
+        let renamed: std::collections::HashMap<String, String> =
+            [("big/a", "big/~a..b/a"), ("big/b", "big/~a..b/b")].map(|(o, n)| (o.into(), n.into())).into();
+        run.rename_ids(&renamed);
+        run.absorb(part);
+        assert_eq!(run.source, "drive");
+        assert_eq!(run.planted.to_vec(), ["big/~a..b/a", "big/c"]);
+        assert_eq!(run.moved[0].to, "big/~a..b/b");
+        assert_eq!((run.files_seen, run.bytes_read, run.errors.len()), (3, 10, 1));
+        assert!(run.warnings.is_empty());
+    }
 }

@@ -47,7 +47,7 @@ impl Planner<'_> {
             Err(e) if c.skipped => (OutcomeKind::Skipped, e.clone()),
             Err(e) => (kind_of_conversion(c.unsupported, e), e.clone()),
         };
-        report_problem(self.report, kind, &c.rel, &msg);
+        report_problem(&mut self.report, kind, &c.rel, &msg);
         let key = StatKey { size: c.size, mtime_ms: c.mtime_ms, etag: c.etag.clone() };
         let ck = self.converter_key(&c.rel);
         self.outcomes.record(&c.rel, kind, &msg, Some(key), &ck);

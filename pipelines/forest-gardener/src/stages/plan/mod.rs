@@ -192,9 +192,9 @@ pub(crate) struct FolderPlacer {
 /// updates exactly the pieces of run state planning changes.
 pub(crate) struct Planner<'r> {
     pub(crate) env: &'r RunEnv<'r>,
-    /// The source's report: planning adds to it, and a re-home renames ids
-    /// earlier batches put in it, so the stage holds it, not a delta.
-    pub(crate) report: &'r mut SourceReport,
+    /// This stage's part of the source's report (a fresh one, folded by
+    /// the pipeline after it follows [`Planned::renamed`]).
+    pub(crate) report: SourceReport,
     /// Ids planted during this run and not committed yet.
     pub(crate) taken: &'r mut HashSet<String>,
     /// Remembered outcomes: a conversion problem is recorded, a fixed one
@@ -212,6 +212,15 @@ impl<'r> Deref for Planner<'r> {
     }
 }
 
+/// What the plan stage made of one batch.
+pub(crate) struct Planned {
+    /// The pending writes.
+    pub(crate) batch: Batch,
+    /// Ids the rebalance re-homed, old -> final: earlier batches' report
+    /// lines name them too (the stage's own part already follows).
+    pub(crate) renamed: HashMap<String, String>,
+}
+
 impl Planner<'_> {
     /// Plan one batch: `slice`'s work with its conversions (the first
     /// batch also carries the manifest rows of touched files), then branch
@@ -222,7 +231,7 @@ impl Planner<'_> {
         converted: &HashMap<String, Converted>,
         touched: Vec<(String, ManifestEntry)>,
         catalog: Option<&Catalog>,
-    ) -> Batch {
+    ) -> Planned {
         let mut batch = Batch { manifest_up: touched, ..Default::default() };
         for w in slice {
             self.apply(w, converted, &mut batch, catalog);
@@ -231,8 +240,8 @@ impl Planner<'_> {
         // placeholder, and the split measures entry lines), then
         // navigable branches: split what this batch made overflow.
         self.derive_branch_scents(&mut batch);
-        self.rebalance(&mut batch, catalog);
-        batch
+        let renamed = self.rebalance(&mut batch, catalog);
+        Planned { batch, renamed }
     }
 }
 
@@ -371,7 +380,7 @@ impl Planner<'_> {
 }
 
 /// The run state a [`Planner`] updates, owned, for driving the plan
-/// stage in tests.
+/// stage in tests (`report`: the run's, where parts are folded).
 #[cfg(test)]
 #[derive(Default)]
 pub(crate) struct PlanState {
@@ -383,11 +392,11 @@ pub(crate) struct PlanState {
 
 #[cfg(test)]
 impl PlanState {
-    /// The plan stage over this state in `env`.
+    /// The plan stage over this state in `env` (with a fresh report part).
     pub(crate) fn planner<'r>(&'r mut self, env: &'r RunEnv<'r>) -> Planner<'r> {
         Planner {
             env,
-            report: &mut self.report,
+            report: SourceReport::default(),
             taken: &mut self.taken,
             outcomes: &mut self.outcomes,
             folders: &mut self.folders,
@@ -448,10 +457,13 @@ mod tests {
             vanished: false,
             etag: None,
         };
-        let batch = state.planner(&env).plan(&work, &converted, vec![("old/t.md".into(), touched)], None);
+        let mut run = state.planner(&env);
+        let Planned { batch, renamed } = run.plan(&work, &converted, vec![("old/t.md".into(), touched)], None);
+        assert!(renamed.is_empty(), "one leaf overflows nothing");
         let rows: Vec<(&str, &str)> = batch.manifest_up.iter().map(|(p, e)| (p.as_str(), e.id.as_str())).collect();
         assert_eq!(rows, [("old/t.md", "old/t"), ("notes/a.md", "notes/a")]);
-        assert_eq!(state.report.planted.to_vec(), ["notes/a"]);
+        assert_eq!(run.report.planted.to_vec(), ["notes/a"], "the stage's part of the report");
+        drop(run);
         assert!(state.taken.contains("notes/a") && state.taken.contains("notes/_index"));
         // Branch scent ran: the new folder branch says what it holds.
         let summary = batch.nodes["notes/_index"].get_str("summary").unwrap_or_default();

@@ -75,8 +75,9 @@ impl super::Planner<'_> {
     }
 
     /// Split every branch this batch touched that overflows, until none
-    /// does (a bucket that receives leaves is checked in turn).
-    pub(crate) fn rebalance(&mut self, batch: &mut Batch, catalog: Option<&Catalog>) {
+    /// does (a bucket that receives leaves is checked in turn); the ids it
+    /// re-homed, old -> final.
+    pub(crate) fn rebalance(&mut self, batch: &mut Batch, catalog: Option<&Catalog>) -> HashMap<String, String> {
         let mut work: BTreeSet<String> = batch.dirty.iter().filter(|id| ids::is_branch_id(id)).cloned().collect();
         let mut renamed: HashMap<String, String> = HashMap::new();
         let mut committed_moves: Vec<String> = vec![];
@@ -86,7 +87,7 @@ impl super::Planner<'_> {
             }
         }
         if renamed.is_empty() {
-            return;
+            return renamed;
         }
         // A leaf re-homed twice (its new bucket overflowed in turn): every
         // old id names the final one.
@@ -104,6 +105,7 @@ impl super::Planner<'_> {
             renamed.insert(k, to);
         }
         self.follow_renames(batch, catalog, &renamed, &committed_moves);
+        renamed
     }
 
     /// Split one branch if it overflows; the branches that received leaves.
@@ -450,12 +452,8 @@ impl super::Planner<'_> {
         // A file moved at its source and re-homed in the same batch: heat
         // and the report follow it to its final id.
         batch.rekeys.iter_mut().for_each(|(_, to)| map(to));
-        self.report.moved.iter_mut().for_each(|m| map(&mut m.to));
-        for list in [&mut self.report.planted, &mut self.report.updated] {
-            if let Err(e) = list.rename(renamed) {
-                self.report.warnings.push(format!("report: re-homed ids not renamed in the id list: {e}"));
-            }
-        }
+        // (this batch's part; the pipeline renames the run's report).
+        self.report.rename_ids(renamed);
         // Committed leaves keep their manifest row under the same path.
         for old in committed_moves {
             let Some(new) = renamed.get(old) else { continue };
@@ -530,12 +528,17 @@ mod tests {
             .map(|i| Work::Plant(fx.write(&format!("big/memo-{i:04}.md"), &format!("# M{i}\n\nMemo {i}.\n"))))
             .collect();
         let converted = convert_all(env, &work, &HashMap::new());
-        let mut run = st.planner(env);
         let mut batch = Batch::default();
-        for w in &work {
-            run.apply(w, &converted, &mut batch, None);
-        }
-        run.rebalance(&mut batch, None);
+        let (renamed, part) = {
+            let mut run = st.planner(env);
+            for w in &work {
+                run.apply(w, &converted, &mut batch, None);
+            }
+            (run.rebalance(&mut batch, None), run.report)
+        };
+        // As the pipeline folds the stage's part into the run's report.
+        st.report.rename_ids(&renamed);
+        st.report.absorb(part);
         batch
     }
 
