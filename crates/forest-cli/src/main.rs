@@ -3,6 +3,7 @@
 //! 1 error, 3 partial, 10 not a forest, 11 locked.
 
 mod canopy_cmd;
+mod curate_cmd;
 mod dist_cmd;
 mod fetch_cmd;
 mod garden_cmd;
@@ -14,7 +15,7 @@ mod snapshot_cmd;
 mod token_cmd;
 mod vine_cmd;
 
-use garden_cmd::{build_curator, curation_parts, finish_garden, run_options, with_curation, with_curation_from};
+use garden_cmd::{build_curator, finish_garden, run_options, with_curation, with_curation_from};
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -166,13 +167,18 @@ enum Cmd {
         #[command(flatten)]
         g: GardenArgs,
     },
-    /// Re-curate ingested nodes whose curation fell back (needs the LLM endpoint).
+    /// Curate ingested leaves whose scent is still derived, hottest first
+    /// (needs the LLM endpoint).
     Curate {
         #[command(flatten)]
         f: ForestArg,
         /// Only nodes still carrying a derived summary (the only mode).
         #[arg(long, default_value_t = true)]
         pending: bool,
+        /// Stop after N documents (`40`) or once a duration has elapsed
+        /// (`90s`, `15m`, `1h30m`); the next run continues. No limit when absent.
+        #[arg(long, value_name = "N|DURATION", value_parser = curate_cmd::parse_budget)]
+        budget: Option<forest_gardener::demand::Budget>,
         #[arg(long)]
         json: bool,
     },
@@ -448,7 +454,7 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Sync { f, source, path, shard, store, prepared_only, g } => {
             cmd_sync(&f, source.as_deref(), path.as_deref(), shard.as_deref(), store.as_deref(), prepared_only, &g)
         }
-        Cmd::Curate { f, pending: _, json } => cmd_curate(&f, json),
+        Cmd::Curate { f, pending: _, budget, json } => curate_cmd::cmd_curate(&f, budget, json),
         Cmd::Rollup { f, all, curate, dry_run, json } => cmd_rollup(&f, all, curate, dry_run, json),
         Cmd::Reindex { f, json } => cmd_reindex(&f, json),
         Cmd::Locate { f, query, k, scope, type_filter, alpha, session, hybrid, json } => {
@@ -546,21 +552,6 @@ fn cmd_sync(
     finish_garden(&report, g.json)
 }
 
-fn cmd_curate(f: &ForestArg, json: bool) -> Result<u8> {
-    let root = forest_root(f)?;
-    let _lock = WriterLock::acquire(&root)?;
-    let git = GitForest::open(&root)?;
-    let (curator, cands, directives) = curation_parts(&root)?;
-    let hook = forest_gardener::curate::CuratorHook::new(&curator, Some(&cands), &directives);
-    let r = forest_gardener::pending::curate_pending(&root, &git, &hook)?;
-    if json {
-        print_json(&r)?;
-    } else {
-        println!("{} pending, {} curated, {} still pending", r.pending, r.curated.len(), r.still_pending.len());
-    }
-    Ok(if r.still_pending.is_empty() { 0 } else { EXIT_PARTIAL })
-}
-
 fn cmd_rollup(f: &ForestArg, all: bool, curate: bool, dry_run: bool, json: bool) -> Result<u8> {
     let root = forest_root(f)?;
     let _lock = WriterLock::acquire(&root)?;
@@ -629,7 +620,8 @@ fn cmd_ranger_run(f: &ForestArg, now: Option<&str>, json: bool) -> Result<u8> {
     let cfg = forest_ranger::RangerConfig::load(&root)?;
     let _lock = WriterLock::acquire(&root)?;
     let git = GitForest::open(&root)?;
-    let r = forest_ranger::run(&root, &git, now, &cfg)?;
+    let mut r = forest_ranger::run(&root, &git, now, &cfg)?;
+    let code = curate_cmd::into_report(curate_cmd::ranger_curation(&root, &git, &cfg), &mut r);
     if json {
         print_json(&r)?;
     } else {
@@ -643,8 +635,11 @@ fn cmd_ranger_run(f: &ForestArg, now: Option<&str>, json: bool) -> Result<u8> {
             r.landmarks.changed,
             r.gc
         );
+        if let Some(c) = &r.curation {
+            println!("curation: {}", curate_cmd::summary_line(c));
+        }
     }
-    Ok(0)
+    Ok(code)
 }
 
 fn cmd_ranger_daemon(f: &ForestArg, schedule: &str) -> Result<u8> {
@@ -652,12 +647,15 @@ fn cmd_ranger_daemon(f: &ForestArg, schedule: &str) -> Result<u8> {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     forest_ranger::install_signal_handlers(stop.clone())?;
     let summary = forest_ranger::daemon(&root, schedule, stop, |r| match r {
-        Ok(rep) => eprintln!(
-            "ranger: run done ({} promoted, {} pruned, commit {:?})",
-            rep.links.promoted.len(),
-            rep.links.pruned.len(),
-            rep.commit
-        ),
+        Ok(rep) => {
+            eprintln!(
+                "ranger: run done ({} promoted, {} pruned, commit {:?})",
+                rep.links.promoted.len(),
+                rep.links.pruned.len(),
+                rep.commit
+            );
+            curate_cmd::daemon_curation(&root);
+        }
         Err(e) => eprintln!("ranger: run failed: {}", render::error_chain(e)),
     })?;
     eprintln!(

@@ -49,6 +49,11 @@ pub fn health(h: &HealthReport) -> String {
         "passports",
         if per_source.is_empty() { String::new() } else { format!(" ({})", per_source.join(", ")) }
     );
+    let _ = writeln!(
+        out,
+        "{:<18} {} curated, {} derived ({} pending curation)",
+        "leaf scent", h.scent.curated, h.scent.derived, h.scent.pending
+    );
     id_list(&mut out, "needs_split", &h.needs_split);
     id_list(&mut out, "fat_nodes", &h.fat_nodes);
     id_list(&mut out, "stale_passports", &h.stale_passports);

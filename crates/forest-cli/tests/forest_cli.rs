@@ -503,6 +503,8 @@ mod snapshot;
 mod branch_scent;
 #[path = "cli/canopy.rs"]
 mod canopy;
+#[path = "cli/curate_budget.rs"]
+mod curate_budget;
 #[path = "cli/curation.rs"]
 mod curation;
 #[path = "cli/hostile.rs"]

@@ -25,7 +25,7 @@ pub const HEALTH_CACHE_PATH: &str = "_derived/health-cache.db";
 pub const LEGACY_HEALTH_CACHE_PATH: &str = "_derived/health-cache.jsonl";
 
 /// Bump when [`NodeFacts`] or [`facts`] changes: older caches are dropped.
-pub const FACTS_VERSION: &str = "health-2";
+pub const FACTS_VERSION: &str = "health-3";
 
 /// Passport key the Gardener writes when a body failed the converter's
 /// fidelity check: `<reason code>: <what tripped it>`.
@@ -60,13 +60,26 @@ pub struct NodeFacts {
     /// The body failed the converter's fidelity check ([`SUSPECT_KEY`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspect: Option<String>,
+    /// A leaf's machine scent: `llm` (curated) or `derived`; `None` for
+    /// branches and hand-written scent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_scent: Option<String>,
+    /// A leaf `forest curate --pending` would curate
+    /// ([`crate::scent::is_pending_curation`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub curation_pending: bool,
 }
 
 /// The facts of node `id`.
 pub fn facts(id: &str, node: &Node) -> NodeFacts {
     let mut f = NodeFacts::default();
     let node_type = node.get_str("type").unwrap_or_default();
-    if ids::is_branch_id(id) || node_type == "branch" {
+    let branch = ids::is_branch_id(id) || node_type == "branch";
+    if !branch {
+        f.leaf_scent = node.get_str("scent").filter(|s| s == "llm" || s == "derived");
+        f.curation_pending = crate::scent::is_pending_curation(node);
+    }
+    if branch {
         let entries = node.body.lines().filter(|l| l.starts_with("- [[")).count();
         f.needs_split = entries > SPLIT_ENTRIES || estimate_tokens(&node.body) > SPLIT_TOKENS;
     }
@@ -111,6 +124,14 @@ mod tests {
         assert_eq!(f.passport, Some(("default".to_string(), "a.png".to_string())));
         assert_eq!(f.buckets, vec!["0.3"]);
         assert_eq!(f.suspect, None);
+        assert_eq!(f.leaf_scent.as_deref(), Some("derived"));
+        assert!(!f.curation_pending, "edited since, and not ingested");
+        let pending = text.replace("summary: Edited.", "summary: Original.").replace("type: media", "source: ingest");
+        let f = facts("a", &Node::parse(&pending).unwrap());
+        assert!(f.curation_pending && f.leaf_scent.as_deref() == Some("derived"));
+        let curated = pending.replace("scent: derived", "scent: llm");
+        let f = facts("a", &Node::parse(&curated).unwrap());
+        assert!(!f.curation_pending && f.leaf_scent.as_deref() == Some("llm"));
         let marked = text.replace("scent: derived", "scent: derived\nconversion_suspect: 'raw_roff: roff requests'");
         assert_eq!(facts("a", &Node::parse(&marked).unwrap()).suspect.as_deref(), Some("raw_roff: roff requests"));
         let manual = text.replace("scent: derived", "scent: manual");

@@ -236,9 +236,33 @@ pub fn summary_fingerprint(summary: &str) -> String {
     hex::encode(&h[..6])
 }
 
+/// A node `forest curate --pending` would curate: ingested, its summary
+/// still the derived one the Gardener wrote (`scent: derived` with a
+/// matching `scent_hash`, so a hand edit is never re-curated). A curated
+/// node (`scent: llm`) is never pending again.
+pub fn is_pending_curation(node: &crate::node::Node) -> bool {
+    let Some(summary) = node.get_str("summary") else { return false };
+    node.get_str("source").as_deref() == Some("ingest")
+        && node.get_str("scent").as_deref() == Some("derived")
+        && node.get_str("scent_hash").as_deref() == Some(summary_fingerprint(&summary).as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_curation_is_ingested_derived_and_unedited() {
+        let fp = summary_fingerprint("Derived words.");
+        let text = format!(
+            "---\nid: a\nsource: ingest\nsummary: Derived words.\nscent: derived\nscent_hash: {fp}\n---\n\n# A\n"
+        );
+        let parse = |t: &str| crate::node::Node::parse(t).unwrap();
+        assert!(is_pending_curation(&parse(&text)));
+        assert!(!is_pending_curation(&parse(&text.replace("scent: derived", "scent: llm"))), "curated");
+        assert!(!is_pending_curation(&parse(&text.replace("Derived words.", "Edited by hand."))), "hand edit");
+        assert!(!is_pending_curation(&parse(&text.replace("source: ingest", "source: manual"))), "not ingested");
+    }
 
     #[test]
     fn validate_cases() {

@@ -16,6 +16,7 @@
 //! content did not change, and never overwrites hand-edited scent.
 
 pub mod curate;
+pub mod demand;
 mod entry;
 mod env;
 mod error;

@@ -6,9 +6,10 @@
 
 use std::path::Path;
 
+use forest_gardener::demand::{parse_duration, Budget};
 use forest_model::yaml::{self, Value};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{RangerError, Result};
 
@@ -30,6 +31,42 @@ pub struct RangerConfig {
     pub prune_below: f64,
     /// Payload-cache budget in decimal GB (>= 0).
     pub payload_cache_gb: f64,
+    /// Curation budget of a Ranger run (issue 35): `forest ranger run`
+    /// curates this many pending leaves, or for this long, hottest first,
+    /// after its pass when an LLM endpoint is configured. Off when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curation: Option<CurationConfig>,
+}
+
+/// The `curation:` block of `_meta/ranger.yaml`: a document budget, a
+/// time budget, or both (whichever ends first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CurationConfig {
+    /// Documents handed to the model per run at most (> 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
+    /// Wall time per run after which no new document is taken (`90s`,
+    /// `10m`, `1h30m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+}
+
+impl CurationConfig {
+    /// The budget this block spends; the error names the bad key.
+    pub fn budget(&self) -> Result<Budget> {
+        if self.budget.is_none() && self.duration.is_none() {
+            return Err(bad("curation", "set budget (documents) or duration (e.g. 10m), or remove the block"));
+        }
+        if self.budget == Some(0) {
+            return Err(bad("curation.budget", "must be > 0"));
+        }
+        let time = match &self.duration {
+            Some(d) => Some(parse_duration(d).map_err(|e| bad("curation.duration", e))?),
+            None => None,
+        };
+        Ok(Budget { docs: self.budget, time })
+    }
 }
 
 impl Default for RangerConfig {
@@ -41,6 +78,7 @@ impl Default for RangerConfig {
             promoted_confidence: 0.8,
             prune_below: 0.5,
             payload_cache_gb: 5.0,
+            curation: None,
         }
     }
 }
@@ -97,6 +135,12 @@ impl RangerConfig {
             let Some(key) = k.as_str() else {
                 return Err(bad(&format!("{k:?}"), "keys must be strings"));
             };
+            if key == "curation" {
+                let c = CurationConfig::deserialize(v.clone()).map_err(|e| bad("curation", e.to_string()))?;
+                c.budget()?;
+                cfg.curation = Some(c);
+                continue;
+            }
             let slot = match key {
                 "half_life_days" => &mut cfg.half_life_days,
                 "session_ttl_hours" => &mut cfg.session_ttl_hours,
@@ -108,7 +152,7 @@ impl RangerConfig {
                     return Err(bad(
                         key,
                         "unknown key (accepted: half_life_days, session_ttl_hours, \
-                         promote_floor, promoted_confidence, prune_below, payload_cache_gb)",
+                         promote_floor, promoted_confidence, prune_below, payload_cache_gb, curation)",
                     ))
                 }
             };
@@ -168,6 +212,19 @@ mod tests {
         assert_eq!(c.half_life_days, 7.0);
         assert_eq!(c.payload_cache_gb, 0.5);
         assert_eq!(c.prune_below, 0.5);
+        assert_eq!(c.curation, None, "curation is off when absent");
+    }
+
+    #[test]
+    fn a_curation_block_sets_the_budget_of_a_run() {
+        let c = RangerConfig::from_yaml("curation: { budget: 40 }\n").unwrap().curation.unwrap();
+        assert_eq!(c.budget().unwrap(), Budget { docs: Some(40), time: None });
+        let c = RangerConfig::from_yaml("curation:\n  duration: 10m\n").unwrap().curation.unwrap();
+        assert_eq!(c.budget().unwrap().time, Some(std::time::Duration::from_secs(600)));
+        let both = RangerConfig::from_yaml("curation: { budget: 5, duration: 90s }\nhalf_life_days: 7\n").unwrap();
+        assert_eq!(both.half_life_days, 7.0);
+        let b = both.curation.unwrap().budget().unwrap();
+        assert_eq!((b.docs, b.time), (Some(5), Some(std::time::Duration::from_secs(90))));
     }
 
     #[test]
@@ -181,6 +238,12 @@ mod tests {
         assert_eq!(key_of("payload_cache_gb: -2\n"), "payload_cache_gb");
         assert_eq!(key_of("prune_below: 0.9\n"), "prune_below");
         assert_eq!(key_of("- a\n- b\n"), "<root>");
+        assert_eq!(key_of("curation: { budgte: 4 }\n"), "curation", "unknown keys are refused");
+        assert_eq!(key_of("curation: {}\n"), "curation");
+        assert_eq!(key_of("curation: { budget: 0 }\n"), "curation.budget");
+        assert_eq!(key_of("curation: { budget: '40' }\n"), "curation");
+        assert_eq!(key_of("curation: { duration: 10 }\n"), "curation");
+        assert_eq!(key_of("curation: { duration: 10 minutes }\n"), "curation.duration");
         let msg = RangerConfig::from_yaml("promote_floor: 2\n").unwrap_err().to_string();
         assert!(msg.contains("promote_floor") && msg.contains("[0, 1]"), "{msg}");
     }

@@ -36,6 +36,19 @@ pub struct SuspectNode {
     pub reason: String,
 }
 
+/// Leaves by machine scent (issue 35): how much of the forest the Curator
+/// has reached, and what `forest curate --pending` would work on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ScentCounts {
+    /// Leaves with a curated summary (`scent: llm`).
+    pub curated: usize,
+    /// Leaves with a derived summary (`scent: derived`).
+    pub derived: usize,
+    /// Derived leaves a curation run would take (ingested, summary not
+    /// edited by hand since).
+    pub pending: usize,
+}
+
 /// Health of a forest (read-only).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HealthReport {
@@ -66,6 +79,8 @@ pub struct HealthReport {
     /// skipped, failed), with their reason: not re-read until their bytes
     /// or the converter change.
     pub known_problems: Vec<KnownProblem>,
+    /// Curated vs derived leaves, and how many are pending curation.
+    pub scent: ScentCounts,
     /// Why `_meta/gardener.yaml` could not be used for the stale check, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources_error: Option<String>,
@@ -88,6 +103,7 @@ struct Agg {
     sources: BTreeMap<String, usize>,
     uncertain_links: BTreeMap<String, usize>,
     suspect: Vec<SuspectNode>,
+    scent: ScentCounts,
 }
 
 impl Agg {
@@ -111,6 +127,12 @@ impl Agg {
         if let Some(reason) = &f.suspect {
             self.suspect.push(SuspectNode { id: id.to_string(), reason: reason.clone() });
         }
+        match f.leaf_scent.as_deref() {
+            Some("llm") => self.scent.curated += 1,
+            Some("derived") => self.scent.derived += 1,
+            _ => {}
+        }
+        self.scent.pending += usize::from(f.curation_pending);
         self
     }
 
@@ -120,6 +142,9 @@ impl Agg {
         self.needs_description.extend(o.needs_description);
         self.summary_stale.extend(o.summary_stale);
         self.suspect.extend(o.suspect);
+        self.scent.curated += o.scent.curated;
+        self.scent.derived += o.scent.derived;
+        self.scent.pending += o.scent.pending;
         for (k, v) in o.sources {
             *self.sources.entry(k).or_default() += v;
         }
@@ -175,6 +200,7 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
         sources: agg.sources,
         suspect_conversions: agg.suspect,
         known_problems: known_problems(forest)?,
+        scent: agg.scent,
         sources_error,
     })
 }

@@ -25,12 +25,12 @@ mod plan;
 mod run;
 
 pub use cache::{evict_payloads, plan_eviction, CacheFile, PayloadCacheReport, PAYLOADS_DIR};
-pub use config::{RangerConfig, RANGER_CONFIG_PATH};
+pub use config::{CurationConfig, RangerConfig, RANGER_CONFIG_PATH};
 pub use daemon::{
     daemon, daemon_with, install_signal_handlers, parse_schedule, read_state, Clock, DaemonOptions, DaemonSummary,
     RangerState, SystemClock, STATE_PATH,
 };
-pub use health::{health, HealthReport, LintCounts, SuspectNode, MEDIA_STUB_SENTENCE};
+pub use health::{health, HealthReport, LintCounts, ScentCounts, SuspectNode, MEDIA_STUB_SENTENCE};
 pub use plan::{plan_landmarks, plan_links, round4, DegreeEntry, LinkAction, ManagedLink, MAX_LANDMARKS};
 pub use run::{run, EvaporationReport, GcStatus, LandmarksReport, LinksReport, RangerReport, Timings};
 

@@ -107,6 +107,13 @@ pub struct RangerReport {
     pub timings_ms: Timings,
     /// The run's commit id, `None` when nothing changed.
     pub commit: Option<String>,
+    /// The budgeted curation after the pass (`curation:` in
+    /// `_meta/ranger.yaml`; run by `forest ranger run`, not by this crate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curation: Option<forest_gardener::pending::PendingReport>,
+    /// Why a configured curation did not run (no LLM endpoint, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curation_skipped: Option<String>,
 }
 
 fn ms(t: Instant) -> f64 {
@@ -200,7 +207,18 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     timings.gc = ms(t);
     timings.total = ms(start);
 
-    Ok(RangerReport { evaporation, payload_cache, links, landmarks, health, gc, timings_ms: timings, commit })
+    Ok(RangerReport {
+        evaporation,
+        payload_cache,
+        links,
+        landmarks,
+        health,
+        gc,
+        timings_ms: timings,
+        commit,
+        curation: None,
+        curation_skipped: None,
+    })
 }
 
 /// Result of the lifecycle phase, before the commit.
