@@ -656,7 +656,7 @@ fn cmd_ranger_daemon(f: &ForestArg, schedule: &str) -> Result<u8> {
             );
             curate_cmd::daemon_curation(&root);
         }
-        Err(e) => eprintln!("ranger: run failed: {e}"),
+        Err(e) => eprintln!("ranger: run failed: {}", render::error_chain(e)),
     })?;
     eprintln!(
         "ranger daemon stopped after {} run(s), {} locked, {} failed",

@@ -1,7 +1,7 @@
 //! The Curator as the Gardener's curate hook, with the catalog as its
 //! closed candidate set.
 
-use crate::entry::{Curate, Draft, DraftLink};
+use crate::options::{Curate, Draft, DraftLink};
 use forest_catalog::Catalog;
 use forest_curator::{append_tags, Candidate, CandidateProvider, Curator, Link, ScentRequest};
 use std::sync::Mutex;

@@ -1,6 +1,6 @@
 //! `forest init`: the dialect skeleton in its own git repository.
 
-use crate::GardenError;
+use crate::error::GardenError;
 use forest_git::GitForest;
 use forest_model::node::{today, Node};
 use std::path::Path;

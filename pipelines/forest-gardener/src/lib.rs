@@ -2,7 +2,9 @@
 //! `s3://` prefixes ([`source`]), plus reads through the storage tiers
 //! ([`tiers`]: fetch, prefetch, bodies).
 //!
-//! Stages (one module each under `src/stages/`, wired by `src/pipeline.rs`):
+//! Stages (one module each under `src/stages/`, wired by `src/pipeline.rs`;
+//! each takes the read-only `RunEnv` of `src/env.rs` and its input value,
+//! and none imports `pipeline.rs` or `entry.rs`):
 //! catchup -> list -> reconcile (pure decisions in [`reconcile`]) -> fetch +
 //! convert (rayon) -> plan writes (ids, branch chain, index entries,
 //! coverage, FLESH/BONE policies) -> propose + curate (own pool,
@@ -16,8 +18,11 @@
 pub mod curate;
 pub mod demand;
 mod entry;
+mod env;
+mod error;
 pub mod init;
 pub mod manifest;
+mod options;
 pub mod outcomes;
 pub mod pending;
 mod pipeline;
@@ -30,48 +35,11 @@ mod stages;
 pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
-pub use entry::{
-    adopt, sync, AdoptSpec, Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES,
-};
+pub use entry::{adopt, sync, AdoptSpec};
+pub use error::GardenError;
 /// The on-disk layer lives in `forest-derived` (the read side uses it
 /// without the Gardener); re-exported under the Gardener's old paths.
 pub use forest_derived::{catalog as derived, config, tiers};
+pub use options::{Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES};
 pub use prepared::worker::{prepare, PrepareReport, PrepareSourceReport};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};
-
-/// Errors that stop a whole run (per-file problems go into the report).
-#[derive(Debug, thiserror::Error)]
-pub enum GardenError {
-    /// Bad source or argument (the dialect's `E_SCHEMA`).
-    #[error("E_SCHEMA: {0}")]
-    Schema(String),
-    /// `_meta/gardener.yaml` is invalid.
-    #[error("E_CONFIG: {0}")]
-    Config(String),
-    /// Filesystem error outside a single document.
-    #[error("io: {0}")]
-    Io(String),
-    /// Git layer failure.
-    #[error("{0}")]
-    Git(#[from] forest_git::GitError),
-    /// Manifest/catalog failure.
-    #[error("derived layer: {0}")]
-    Derived(String),
-    /// The on-disk layer (config, catalog, tiers) failed.
-    #[error(transparent)]
-    Layer(#[from] forest_derived::DerivedError),
-}
-
-impl GardenError {
-    /// Stable error code, for callers that branch on the kind of failure.
-    pub fn code(&self) -> &'static str {
-        match self {
-            GardenError::Schema(_) => "E_SCHEMA",
-            GardenError::Config(_) => "E_CONFIG",
-            GardenError::Io(_) => "E_IO",
-            GardenError::Git(g) => g.code(),
-            GardenError::Derived(_) => "E_DERIVED",
-            GardenError::Layer(d) => d.code(),
-        }
-    }
-}

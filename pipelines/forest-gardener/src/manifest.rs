@@ -3,8 +3,8 @@
 //! last synced at a commit other than HEAD. The same file holds the
 //! `outcomes` table of files that were not planted ([`crate::outcomes`]).
 
+use crate::error::GardenError;
 use crate::reconcile::ManifestEntry;
-use crate::GardenError;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,20 +12,26 @@ use std::path::Path;
 /// Manifest path inside a forest.
 pub const MANIFEST_PATH: &str = "_derived/manifest.db";
 
+/// The table of [`crate::outcomes`] (created by [`Manifest::open`]; here so
+/// the manifest imports nothing of the outcomes module that uses it).
+const OUTCOMES_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS outcomes (source TEXT NOT NULL, path TEXT NOT NULL,
+   kind TEXT NOT NULL, reason TEXT NOT NULL, size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, etag TEXT,
+   converter TEXT NOT NULL, since TEXT NOT NULL, PRIMARY KEY (source, path));";
+
 /// The sync manifest.
 pub struct Manifest {
     conn: Connection,
 }
 
 fn sq(e: rusqlite::Error) -> GardenError {
-    GardenError::Derived(format!("manifest: {e}"))
+    GardenError::Manifest { table: "manifest", source: e }
 }
 
 impl Manifest {
     /// Open (creating) the manifest at `path`.
     pub fn open(path: &Path) -> Result<Manifest, GardenError> {
         if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|e| GardenError::Io(format!("{}: {e}", p.display())))?;
+            std::fs::create_dir_all(p).map_err(|e| GardenError::io(p.display().to_string(), e))?;
         }
         let conn = Connection::open(path).map_err(sq)?;
         conn.execute_batch(
@@ -37,7 +43,7 @@ impl Manifest {
              CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
         )
         .map_err(sq)?;
-        conn.execute_batch(crate::outcomes::SCHEMA).map_err(sq)?;
+        conn.execute_batch(OUTCOMES_SCHEMA).map_err(sq)?;
         Ok(Manifest { conn })
     }
 

@@ -15,8 +15,8 @@
 //! as new once). It survives a manifest rebuild from passports, which only
 //! replaces the `files` rows.
 
+use crate::error::GardenError;
 use crate::manifest::Manifest;
-use crate::GardenError;
 use rusqlite::{params, Connection};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -95,13 +95,8 @@ pub struct KnownProblem {
 }
 
 fn sq(e: rusqlite::Error) -> GardenError {
-    GardenError::Derived(format!("outcomes: {e}"))
+    GardenError::Manifest { table: "outcomes", source: e }
 }
-
-/// The table (created by [`Manifest::open`]).
-pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS outcomes (source TEXT NOT NULL, path TEXT NOT NULL,
-   kind TEXT NOT NULL, reason TEXT NOT NULL, size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, etag TEXT,
-   converter TEXT NOT NULL, since TEXT NOT NULL, PRIMARY KEY (source, path));";
 
 /// Version tag of everything that decides a file's outcome for `rel`: the
 /// engine version, the converters claiming its extension in order, and the

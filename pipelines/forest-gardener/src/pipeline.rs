@@ -4,32 +4,38 @@
 //! of batch N.
 //!
 //! In: the loaded config and the sources to run. Out: the run's
-//! [`GardenReport`]. Owns the per-source state ([`SourceRun`]) the stages
-//! read and write; the stages themselves say what they may touch.
+//! [`GardenReport`]. Builds each source's read-only [`RunEnv`] and owns
+//! its mutable state ([`RunState`]); a stage gets the environment, its
+//! input value and exactly the pieces of state it updates, and returns its
+//! output value (and its part of the report, folded here).
 
 use crate::config::{GardenerConfig, SourceConfig};
 use crate::derived::open_catalog_checked;
-use crate::entry::{Curate, Progress, RunOptions};
+use crate::env::{converters_of, curate_pool_for, io_pool_for, rss_mib, RunEnv};
+use crate::error::GardenError;
 use crate::manifest::Manifest;
-use crate::outcomes::{converter_key, RunOutcomes, StatKey};
-use crate::report::{FileError, GardenReport, SourceReport, REPORT_VERSION};
+use crate::options::{Curate, Draft, Progress, RunOptions};
+use crate::outcomes::RunOutcomes;
+use crate::reconcile::{HashPair, ManifestEntry};
+use crate::report::{GardenReport, SourceReport, REPORT_VERSION};
 use crate::source::Access;
 use crate::stages::catchup::{open_manifest, refresh_catalog, Refresh};
-use crate::stages::commit::recover_payloads;
-use crate::stages::curate::curate_drafts;
-use crate::stages::plan::{Batch, Work};
-use crate::stages::reconcile::Reconciled;
+use crate::stages::commit::{finish_batch, recover_payloads, HealthRecords};
+use crate::stages::convert::{account_conversions, Converted, Converter};
+use crate::stages::curate::{curate_drafts, fold_curation};
+use crate::stages::plan::{Batch, FolderPlacer, Planned, Planner};
+use crate::stages::propose::prepare_curation;
+use crate::stages::reconcile::{Reconciled, Reconciler, WorkStream};
+use crate::stages::work::Work;
 use crate::stages::CATALOG_DIRTY;
-use crate::GardenError;
 use forest_catalog::Catalog;
-use forest_convert::{Limits, Registry};
 use forest_git::GitForest;
 use forest_model::node::today;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// Run `sources` one after another (one [`SourceRun`] each).
+/// Run `sources` one after another (one [`RunEnv`] and [`RunState`] each).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_sources(
     command: &'static str,
@@ -72,7 +78,8 @@ pub(crate) fn run_sources(
     for src in sources {
         let access = Access::open(forest, src)?;
         let io_pool = io_pool_for(&access);
-        let mut ctx = SourceRun {
+        let curate_pool = curate_pool_for(curate);
+        let env = RunEnv {
             command,
             forest,
             git,
@@ -85,20 +92,21 @@ pub(crate) fn run_sources(
             progress,
             curate,
             today: today(),
+            access: &access,
+            io_pool: io_pool.as_ref(),
+            curate_pool: curate_pool.as_ref(),
+        };
+        let mut state = RunState {
             report: SourceReport { source: src.name.clone(), ..Default::default() },
             commits: vec![],
             taken: HashSet::new(),
-            access: &access,
-            io_pool: io_pool.as_ref(),
-            curate_pool: curate
-                .and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok()),
             outcomes: RunOutcomes::new(manifest.outcomes(&src.name)?, &today()),
             folders: Default::default(),
-            health: None,
+            health: HealthRecords::default(),
         };
-        ctx.run(path, &mut manifest, catalog.as_mut())?;
-        report.commits.extend(ctx.commits);
-        report.sources.push(ctx.report);
+        run_source(&env, &mut state, path, &mut manifest, catalog.as_mut())?;
+        report.commits.extend(state.commits);
+        report.sources.push(state.report);
     }
     Access::sweep_slots(forest);
     index.finish()?;
@@ -164,29 +172,6 @@ fn rebuild_topk_if_needed(cat: &mut Catalog) {
     }
 }
 
-/// Download threads for an object-store source (`FOREST_S3_CONCURRENCY`,
-/// default 16: latency-bound, so many more than cores); none for local.
-pub(crate) fn io_pool_for(access: &Access) -> Option<rayon::ThreadPool> {
-    if !access.is_remote() {
-        return None;
-    }
-    let n = std::env::var("FOREST_S3_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(16usize);
-    rayon::ThreadPoolBuilder::new().num_threads(n.clamp(1, 256)).build().ok()
-}
-
-/// The converter registry (with the config's command hooks) and limits a
-/// run converts with.
-pub(crate) fn converters_of(config: &GardenerConfig) -> (Registry, Limits) {
-    let registry =
-        Registry::builtin().with_command_hooks(&config.converters, Duration::from_secs(config.convert_timeout_secs));
-    let limits = Limits {
-        max_input_bytes: config.max_file_bytes,
-        timeout: Duration::from_secs(config.convert_timeout_secs),
-        ..Limits::default()
-    };
-    (registry, limits)
-}
-
 /// Defers git-index updates for the length of a run (see
 /// `forest_git::GitForest::defer_index`).
 struct DeferredIndex<'a>(Option<&'a GitForest>);
@@ -217,185 +202,141 @@ impl Drop for DeferredIndex<'_> {
     }
 }
 
-/// The state of one source's run, shared by its stages.
-pub(crate) struct SourceRun<'a> {
-    /// `adopt` or `sync` (commit subjects).
-    pub(crate) command: &'static str,
-    pub(crate) forest: &'a Path,
-    pub(crate) git: &'a GitForest,
-    pub(crate) config: &'a GardenerConfig,
-    pub(crate) src: &'a SourceConfig,
-    pub(crate) multi: bool,
-    pub(crate) registry: &'a Registry,
-    pub(crate) limits: &'a Limits,
-    pub(crate) opts: &'a RunOptions,
-    pub(crate) progress: &'a dyn Progress,
-    pub(crate) curate: Option<&'a dyn Curate>,
-    pub(crate) today: String,
+/// The mutable state of one source's run, owned here; stages get the
+/// pieces they update.
+pub(crate) struct RunState {
     pub(crate) report: SourceReport,
     pub(crate) commits: Vec<String>,
-    /// Ids planted during this run (dry runs never touch the disk).
+    /// Ids planted during this run and not committed yet (dry runs never
+    /// touch the disk).
     pub(crate) taken: HashSet<String>,
-    /// How the source's bytes are reached.
-    pub(crate) access: &'a Access,
-    /// Download threads for object-store sources (latency-bound, so many
-    /// more than cores; conversion stays on the global pool).
-    pub(crate) io_pool: Option<&'a rayon::ThreadPool>,
-    /// Threads of the curate stage (network-bound: sized by the endpoint's
-    /// concurrency, not by cores), so it overlaps the next conversion.
-    pub(crate) curate_pool: Option<rayon::ThreadPool>,
     /// Remembered outcomes of files that were not planted (known problems
     /// are neither read nor reported again), written at the source's end.
     pub(crate) outcomes: RunOutcomes,
     /// Where source folders' branches live (sub-folder buckets).
-    pub(crate) folders: crate::stages::plan::folders::FolderPlacer,
+    pub(crate) folders: FolderPlacer,
     /// The previous batch's health-cache records, written while the next
-    /// batch plans (see [`SourceRun::await_health`]).
-    pub(crate) health: Option<std::thread::JoinHandle<()>>,
+    /// batch plans.
+    pub(crate) health: HealthRecords,
 }
 
-/// A per-file report line.
-pub(crate) fn err(path: &str, message: impl Into<String>) -> FileError {
-    FileError { path: path.to_string(), message: message.into() }
+impl RunState {
+    /// The plan stage over this state (with a fresh report part).
+    fn planner<'r>(&'r mut self, env: &'r RunEnv<'r>) -> Planner<'r> {
+        Planner {
+            env,
+            report: SourceReport::default(),
+            taken: &mut self.taken,
+            outcomes: &mut self.outcomes,
+            folders: &mut self.folders,
+        }
+    }
 }
 
-impl SourceRun<'_> {
-    /// List + reconcile (streaming), then plan/curate/commit batch after
-    /// batch, pulling each batch's work from the stream.
-    fn run(
-        &mut self,
-        path: Option<&str>,
-        manifest: &mut Manifest,
-        mut catalog: Option<&mut Catalog>,
-    ) -> Result<(), GardenError> {
-        let Some(Reconciled { mut work, to_convert, hashes, mut touched_up }) = self.reconcile(manifest, path)? else {
-            return Ok(());
-        };
-        self.progress.start(&self.src.name, to_convert as u64);
-        if let Some(cat) = catalog.as_deref_mut() {
-            suspend_topk_for_bulk(cat, to_convert);
-        }
-        let chunk = self.opts.commit_every.max(1);
-        let mut first = true;
-        let t = Instant::now();
-        let budget = self.opts.batch_bytes.max(1);
-        let mut slice = work.take(chunk, budget)?;
-        let (converted, cut) = self.converter().convert_upto(&slice, &hashes, budget);
-        give_back_from(&mut slice, cut, &mut work);
-        let mut next_converted = Some(converted);
-        tracing::info!(event = "gardener.stage", stage = "convert", ms = t.elapsed().as_millis() as u64);
-        while !slice.is_empty() || first {
-            let batch_started = Instant::now();
-            let converted = self.account_conversions(next_converted.take().unwrap_or_default());
-            let t = Instant::now();
-            let mut batch = Batch::default();
-            if first {
-                batch.manifest_up.append(&mut touched_up);
-            }
-            for w in &slice {
-                self.apply(w, &converted, &mut batch, catalog.as_deref());
-            }
-            // Branch scent first (a derived summary is longer than the
-            // placeholder, and the split measures entry lines), then
-            // navigable branches: split what this batch made overflow.
-            self.derive_branch_scents(&mut batch);
-            self.rebalance(&mut batch, catalog.as_deref());
-            drop(converted);
-            tracing::info!(
-                event = "gardener.stage",
-                stage = "plan",
-                files = slice.len(),
-                ms = t.elapsed().as_millis() as u64,
-                rss_mib = rss_mib()
-            );
-            for f in slice.iter().filter_map(Work::listed) {
-                self.access.release(f);
-            }
-            // The next slice converts on the CPU pool while this batch is
-            // curated (its own threads, network-bound) and committed (git,
-            // SQLite, the fsync barrier): the model never waits for
-            // conversion, and conversion never waits for the commit.
-            let drafts = self.prepare_curation(&mut batch, catalog.as_deref_mut())?;
-            let mut next_slice = work.take(chunk, budget)?;
-            let cx = self.converter();
-            let (hook, hashes_ref) = (self.curate, &hashes);
-            let (upcoming, finished) = std::thread::scope(|sc| {
-                let next = &next_slice;
-                let converting =
-                    (!next.is_empty()).then(|| sc.spawn(move || cx.convert_upto(next, hashes_ref, budget)));
-                let t = Instant::now();
-                // A panicking hook costs this batch its curation (the
-                // deterministic scent stays), never the run.
-                let pool = self.curate_pool.as_ref();
-                let (curated, failed) =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| curate_drafts(hook, pool, drafts)))
-                        .unwrap_or_else(|_| (vec![], vec![]));
-                tracing::info!(
-                    event = "gardener.stage",
-                    stage = "curate",
-                    drafts = curated.len(),
-                    ms = t.elapsed().as_millis() as u64
-                );
-                self.fold_curation(curated, failed, &mut batch);
-                let t = Instant::now();
-                let finished = self.finish_batch(&mut batch, manifest, catalog.as_deref_mut());
-                tracing::info!(
-                    event = "gardener.stage",
-                    stage = "commit+derived",
-                    ms = t.elapsed().as_millis() as u64,
-                    rss_mib = rss_mib()
-                );
-                let t = Instant::now();
-                // A panic in a converter thread is a bug: surface it as one.
-                let upcoming = converting.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-                tracing::info!(
-                    event = "gardener.stage",
-                    stage = "convert-next-wait",
-                    next_files = next.len(),
-                    ms = t.elapsed().as_millis() as u64
-                );
-                (upcoming, finished)
-            });
-            finished?;
-            next_converted = upcoming.map(|(converted, cut)| {
-                give_back_from(&mut next_slice, cut, &mut work);
-                converted
-            });
-            // Wall time of the whole batch (its plan, curate, commit and the
-            // next batch's conversion): bench/gardener.sh compares these.
-            tracing::info!(
-                event = "gardener.batch",
-                files = slice.len(),
-                ms = batch_started.elapsed().as_millis() as u64,
-                rss_mib = rss_mib()
-            );
-            first = false;
-            slice = next_slice;
-        }
-        self.await_health();
-        self.progress.finish();
-        self.account_store();
-        self.report.known_problems = self.outcomes.known_count;
-        if !self.opts.dry_run {
-            self.outcomes.flush(manifest, &self.src.name)?;
-        }
-        Ok(())
+/// List + reconcile (streaming), then plan/curate/commit batch after
+/// batch, pulling each batch's work from the stream.
+fn run_source(
+    env: &RunEnv,
+    state: &mut RunState,
+    path: Option<&str>,
+    manifest: &mut Manifest,
+    mut catalog: Option<&mut Catalog>,
+) -> Result<(), GardenError> {
+    let mut reconciler = Reconciler { env, outcomes: &mut state.outcomes, report: SourceReport::default() };
+    let reconciled = reconciler.reconcile(manifest, path);
+    state.report.absorb(reconciler.report);
+    let Some(Reconciled { mut work, to_convert, hashes, touched_up }) = reconciled? else {
+        return Ok(());
+    };
+    let mut touched_up = Some(touched_up);
+    env.progress.start(&env.src.name, to_convert as u64);
+    if let Some(cat) = catalog.as_deref_mut() {
+        suspend_topk_for_bulk(cat, to_convert);
     }
+    let chunk = env.opts.commit_every.max(1);
+    let t = Instant::now();
+    let budget = env.opts.batch_bytes.max(1);
+    let mut slice = work.take(chunk, budget)?;
+    let (converted, cut) = Converter::of(env).convert_upto(&slice, &hashes, budget);
+    give_back_from(&mut slice, cut, &mut work);
+    let mut next_converted = Some(converted);
+    tracing::info!(event = "gardener.stage", stage = "convert", ms = t.elapsed().as_millis() as u64);
+    while !slice.is_empty() || touched_up.is_some() {
+        let batch_started = Instant::now();
+        let (converted, counts) = account_conversions(next_converted.take().unwrap_or_default());
+        counts.fold(&mut state.report);
+        let touched = touched_up.take().unwrap_or_default();
+        let mut batch = plan_batch(env, state, &slice, converted, touched, catalog.as_deref());
+        // The next slice converts on the CPU pool while this batch is
+        // curated (its own threads, network-bound) and committed (git,
+        // SQLite, the fsync barrier): the model never waits for
+        // conversion, and conversion never waits for the commit.
+        let drafts = prepare_curation(env, &mut batch, catalog.as_deref_mut())?;
+        let mut next_slice = work.take(chunk, budget)?;
+        let converting = Convert { next: &next_slice, hashes: &hashes, budget };
+        let upcoming = curate_and_commit(env, state, batch, drafts, converting, manifest, catalog.as_deref_mut())?;
+        next_converted = upcoming.map(|(converted, cut)| {
+            give_back_from(&mut next_slice, cut, &mut work);
+            converted
+        });
+        // Wall time of the whole batch (its plan, curate, commit and the
+        // next batch's conversion): bench/gardener.sh compares these.
+        tracing::info!(
+            event = "gardener.batch",
+            files = slice.len(),
+            ms = batch_started.elapsed().as_millis() as u64,
+            rss_mib = rss_mib()
+        );
+        slice = next_slice;
+    }
+    finish_source(env, state, manifest)
+}
 
-    /// A listed file's stat key (what its remembered outcome is keyed by).
-    pub(crate) fn stat_key(&self, f: &crate::walk::Listed) -> StatKey {
-        StatKey { size: f.size, mtime_ms: f.mtime_ms, etag: f.object.as_ref().map(|o| o.etag.clone()) }
+/// The plan stage over one slice; the slice's download slots are released.
+fn plan_batch(
+    env: &RunEnv,
+    state: &mut RunState,
+    slice: &[Work],
+    converted: HashMap<String, Converted>,
+    touched: Vec<(String, ManifestEntry)>,
+    catalog: Option<&Catalog>,
+) -> Batch {
+    let t = Instant::now();
+    let (Planned { batch, renamed }, part) = {
+        let mut planner = state.planner(env);
+        (planner.plan(slice, &converted, touched, catalog), planner.report)
+    };
+    // Earlier batches' report lines follow the ids this batch re-homed.
+    state.report.rename_ids(&renamed);
+    state.report.absorb(part);
+    drop(converted);
+    tracing::info!(
+        event = "gardener.stage",
+        stage = "plan",
+        files = slice.len(),
+        ms = t.elapsed().as_millis() as u64,
+        rss_mib = rss_mib()
+    );
+    for f in slice.iter().filter_map(Work::listed) {
+        env.access.release(f);
     }
+    batch
+}
 
-    /// The converter version tag of `rel` ([`converter_key`]).
-    pub(crate) fn converter_key(&self, rel: &str) -> String {
-        converter_key(self.registry, &self.config.converters, rel)
-    }
+/// A slice's conversions and the first file left out for the byte budget.
+type ConvertedUpto = (HashMap<String, Converted>, Option<String>);
+
+/// The next slice to convert while a batch is curated and committed.
+struct Convert<'w> {
+    next: &'w [Work],
+    hashes: &'w HashMap<String, HashPair>,
+    /// Its conversions stop at this many bytes held ([`Converter::convert_upto`]).
+    budget: u64,
 }
 
 /// Cut `slice` before the file `cut` (the first its conversion left out
 /// for the byte budget) and give that tail back to `work`.
-fn give_back_from(slice: &mut Vec<Work>, cut: Option<String>, work: &mut crate::stages::reconcile::WorkStream) {
+fn give_back_from(slice: &mut Vec<Work>, cut: Option<String>, work: &mut WorkStream) {
     let Some(cut) = cut else { return };
     let at = slice.iter().position(|w| matches!(w, Work::Plant(f) | Work::Update(f, _) if f.rel == cut));
     if let Some(at) = at {
@@ -405,122 +346,100 @@ fn give_back_from(slice: &mut Vec<Work>, cut: Option<String>, work: &mut crate::
     }
 }
 
-/// Anonymous resident memory of this process in MiB (file-backed pack
-/// mappings excluded: the kernel can drop those), for stage logs.
-pub(crate) fn rss_mib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("RssAnon:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .map(|kb| kb / 1024)
-        .unwrap_or(0)
+/// Curate and commit `batch` while the next slice converts on its own
+/// thread; the next slice's conversions and where they stopped for the
+/// byte budget (None when it is empty).
+fn curate_and_commit(
+    env: &RunEnv,
+    state: &mut RunState,
+    mut batch: Batch,
+    drafts: Vec<Draft>,
+    converting: Convert<'_>,
+    manifest: &mut Manifest,
+    catalog: Option<&mut Catalog>,
+) -> Result<Option<ConvertedUpto>, GardenError> {
+    let cx = Converter::of(env);
+    let Convert { next, hashes, budget } = converting;
+    let (upcoming, finished) = std::thread::scope(|sc| {
+        let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_upto(next, hashes, budget)));
+        let t = Instant::now();
+        // A panicking hook costs this batch its curation (the
+        // deterministic scent stays), never the run.
+        let (curated, failed) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            curate_drafts(env.curate, env.curate_pool, drafts)
+        }))
+        .unwrap_or_else(|_| (vec![], vec![]));
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "curate",
+            drafts = curated.len(),
+            ms = t.elapsed().as_millis() as u64
+        );
+        fold_curation(env, curated, failed, &mut batch).fold(&mut state.report);
+        let t = Instant::now();
+        let finished = commit(env, state, &mut batch, manifest, catalog);
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "commit+derived",
+            ms = t.elapsed().as_millis() as u64,
+            rss_mib = rss_mib()
+        );
+        let t = Instant::now();
+        // A panic in a converter thread is a bug: surface it as one.
+        let upcoming = converting.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        tracing::info!(
+            event = "gardener.stage",
+            stage = "convert-next-wait",
+            next_files = next.len(),
+            ms = t.elapsed().as_millis() as u64
+        );
+        (upcoming, finished)
+    });
+    finished?;
+    Ok(upcoming)
 }
 
-/// A real forest (git, manifest) and a temp source folder, for driving one
-/// stage at a time with in-memory input.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::*;
-    use crate::entry::NoProgress;
-    use std::path::PathBuf;
-
-    /// Owns everything a [`SourceRun`] borrows.
-    pub(crate) struct Fixture {
-        _dir: tempfile::TempDir,
-        pub(crate) forest: PathBuf,
-        pub(crate) source: PathBuf,
-        pub(crate) git: GitForest,
-        pub(crate) config: GardenerConfig,
-        pub(crate) src: SourceConfig,
-        registry: Registry,
-        limits: Limits,
-        access: Access,
-        pub(crate) opts: RunOptions,
+/// The commit stage: branch scent of every touched branch (from its
+/// children's), one commit, then the run state follows.
+fn commit(
+    env: &RunEnv,
+    state: &mut RunState,
+    batch: &mut Batch,
+    manifest: &mut Manifest,
+    catalog: Option<&mut Catalog>,
+) -> Result<(), GardenError> {
+    let part = {
+        let mut planner = state.planner(env);
+        planner.derive_branch_scents(batch);
+        planner.report
+    };
+    state.report.absorb(part);
+    let done = finish_batch(env, batch, manifest, catalog, &mut state.health)?;
+    if done.written {
+        // Committed ids are on disk now: `taken` only has to cover the
+        // run's uncommitted ids, so it stays O(batch), not O(corpus).
+        state.taken.clear();
     }
+    done.fold(&mut state.report, &mut state.commits);
+    Ok(())
+}
 
-    impl Fixture {
-        /// A fresh forest and an empty source folder named `docs`.
-        pub(crate) fn new() -> Fixture {
-            std::env::set_var("FOREST_TODAY", "2026-11-29");
-            let dir = tempfile::tempdir().expect("tempdir");
-            let forest = dir.path().join("forest");
-            let source = dir.path().join("docs");
-            std::fs::create_dir_all(&source).expect("source dir");
-            let git = crate::init::init_forest(&forest, "Test").expect("init");
-            let config = GardenerConfig::load(&forest).expect("config");
-            let src = SourceConfig {
-                name: "default".into(),
-                uri: source.to_string_lossy().into_owned(),
-                dest: None,
-                content: "inline".into(),
-                archive: "never".into(),
-                ignore: vec![],
-                endpoint_url: None,
-                path_style: None,
-                rclone_config: None,
-                follow_symlinks: false,
-            };
-            let registry = Registry::builtin();
-            let limits = Limits::default();
-            let access = Access::Local { root: std::fs::canonicalize(&source).expect("canon"), follow_symlinks: false };
-            Fixture {
-                _dir: dir,
-                forest,
-                source,
-                git,
-                config,
-                src,
-                registry,
-                limits,
-                access,
-                opts: RunOptions::default(),
-            }
-        }
-
-        /// Write a source file.
-        pub(crate) fn write(&self, rel: &str, text: &str) -> crate::walk::Listed {
-            let p = self.source.join(rel);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(&p, text).expect("write");
-            let md = std::fs::metadata(&p).expect("stat");
-            use std::os::unix::fs::MetadataExt;
-            crate::walk::Listed {
-                rel: rel.into(),
-                abs: p,
-                size: md.len(),
-                mtime_ms: md.mtime() * 1000 + md.mtime_nsec() / 1_000_000,
-                object: None,
-            }
-        }
-
-        /// A run over the fixture's source.
-        pub(crate) fn run(&self) -> SourceRun<'_> {
-            SourceRun {
-                command: "adopt",
-                forest: &self.forest,
-                git: &self.git,
-                config: &self.config,
-                src: &self.src,
-                multi: false,
-                registry: &self.registry,
-                limits: &self.limits,
-                opts: &self.opts,
-                progress: &NoProgress,
-                curate: None,
-                today: "2026-11-29".into(),
-                report: SourceReport::default(),
-                commits: vec![],
-                taken: HashSet::new(),
-                access: &self.access,
-                io_pool: None,
-                curate_pool: None,
-                outcomes: RunOutcomes::default(),
-                folders: Default::default(),
-                health: None,
-            }
-        }
+/// After the last batch: health records joined, store counters and known
+/// problems into the report, remembered outcomes written.
+fn finish_source(env: &RunEnv, state: &mut RunState, manifest: &mut Manifest) -> Result<(), GardenError> {
+    state.health.wait();
+    env.progress.finish();
+    if let Some(p) = env.opts.store.as_deref() {
+        let (hits, corrupt, curations) = p.take_counts();
+        state.report.store_hits += hits;
+        state.report.store_corrupt += corrupt;
+        state.report.store_curations += curations;
     }
+    state.report.known_problems = state.outcomes.known_count;
+    if !env.opts.dry_run {
+        state.outcomes.flush(manifest, &env.src.name)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

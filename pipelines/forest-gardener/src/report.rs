@@ -120,14 +120,134 @@ pub struct GardenReport {
     /// Curator counters (dialect §4.3 keys) when `--curate` ran.
     pub curation: Option<serde_json::Value>,
     /// Branch rollups run after a curated adopt/sync.
-    pub rollup: Option<crate::rollup::RollupReport>,
+    pub rollup: Option<RollupReport>,
     /// Wall time in milliseconds.
     pub elapsed_ms: u64,
+}
+
+impl SourceReport {
+    /// Add a stage's part of the report: counters add up, lists append
+    /// (every field is named, so a new one must say how it folds).
+    pub(crate) fn absorb(&mut self, part: SourceReport) {
+        let SourceReport {
+            source: _,
+            planted,
+            branches,
+            updated,
+            unchanged,
+            touched,
+            moved,
+            stale,
+            summary_stale,
+            unsupported,
+            skipped,
+            errors,
+            known_problems,
+            suspect,
+            warnings,
+            curation_fallbacks,
+            aliases_clipped,
+            files_seen,
+            bytes_read,
+            local_conversions,
+            store_hits,
+            store_curations,
+            store_corrupt,
+            deferred,
+        } = part;
+        for (to, from) in [(&mut self.planted, planted), (&mut self.branches, branches), (&mut self.updated, updated)] {
+            from.iter().for_each(|id| to.push(id));
+        }
+        self.moved.extend(moved);
+        self.stale.extend(stale);
+        self.summary_stale.extend(summary_stale);
+        self.unsupported.extend(unsupported);
+        self.skipped.extend(skipped);
+        self.errors.extend(errors);
+        self.suspect.extend(suspect);
+        self.warnings.extend(warnings);
+        self.curation_fallbacks.extend(curation_fallbacks);
+        self.unchanged += unchanged;
+        self.touched += touched;
+        self.known_problems += known_problems;
+        self.aliases_clipped += aliases_clipped;
+        self.files_seen += files_seen;
+        self.bytes_read += bytes_read;
+        self.local_conversions += local_conversions;
+        self.store_hits += store_hits;
+        self.store_curations += store_curations;
+        self.store_corrupt += store_corrupt;
+        self.deferred += deferred;
+    }
+}
+
+impl SourceReport {
+    /// Follow ids a rebalance re-homed (old -> final): moves' targets and
+    /// the planted and updated lists name the new ids.
+    pub(crate) fn rename_ids(&mut self, renamed: &std::collections::HashMap<String, String>) {
+        if renamed.is_empty() {
+            return;
+        }
+        for m in &mut self.moved {
+            if let Some(to) = renamed.get(&m.to) {
+                m.to = to.clone();
+            }
+        }
+        for list in [&mut self.planted, &mut self.updated] {
+            if let Err(e) = list.rename(renamed) {
+                self.warnings.push(format!("report: re-homed ids not renamed in the id list: {e}"));
+            }
+        }
+    }
+}
+
+/// A per-file report line.
+pub(crate) fn err(path: &str, message: impl Into<String>) -> FileError {
+    FileError { path: path.to_string(), message: message.into() }
 }
 
 impl GardenReport {
     /// True when any source reported a per-file error (exit 3).
     pub fn partial(&self) -> bool {
         self.sources.iter().any(|s| !s.errors.is_empty())
+    }
+}
+
+/// `forest rollup --json`.
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct RollupReport {
+    /// Report shape version.
+    pub version: u32,
+    /// Branches whose summary was rewritten.
+    pub rolled: Vec<String>,
+    /// Branches that got the deterministic summary (no curator or it failed).
+    pub fallbacks: Vec<String>,
+    /// Branches out of scope or without entries.
+    pub skipped: usize,
+    /// The commit, when anything changed.
+    pub commit: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_parts_fold_and_rehomed_ids_are_followed() {
+        let mut run = SourceReport { source: "drive".into(), files_seen: 3, ..Default::default() };
+        run.planted.push("big/a".into());
+        run.moved.push(MoveRecord { from: "old/b".into(), to: "big/b".into() });
+        let mut part = SourceReport { source: "ignored".into(), bytes_read: 10, ..Default::default() };
+        part.planted.push("big/c".into());
+        part.errors.push(err("c.md", "bad"));
+        let renamed: std::collections::HashMap<String, String> =
+            [("big/a", "big/~a..b/a"), ("big/b", "big/~a..b/b")].map(|(o, n)| (o.into(), n.into())).into();
+        run.rename_ids(&renamed);
+        run.absorb(part);
+        assert_eq!(run.source, "drive");
+        assert_eq!(run.planted.to_vec(), ["big/~a..b/a", "big/c"]);
+        assert_eq!(run.moved[0].to, "big/~a..b/b");
+        assert_eq!((run.files_seen, run.bytes_read, run.errors.len()), (3, 10, 1));
+        assert!(run.warnings.is_empty());
     }
 }

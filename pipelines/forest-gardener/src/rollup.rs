@@ -7,8 +7,8 @@
 //! moved or marked stale.
 
 use crate::derived::catalog_row;
+use crate::error::GardenError;
 use crate::stages::plan::branch_scent::{derived_summary, Row};
-use crate::GardenError;
 use forest_curator::Curator;
 use forest_git::{Change, GitForest};
 use forest_model::ids;
@@ -19,20 +19,7 @@ use forest_model::walk::node_paths;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-/// `forest rollup --json`.
-#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
-pub struct RollupReport {
-    /// Report shape version.
-    pub version: u32,
-    /// Branches whose summary was rewritten.
-    pub rolled: Vec<String>,
-    /// Branches that got the deterministic summary (no curator or it failed).
-    pub fallbacks: Vec<String>,
-    /// Branches out of scope or without entries.
-    pub skipped: usize,
-    /// The commit, when anything changed.
-    pub commit: Option<String>,
-}
+pub use crate::report::RollupReport;
 
 fn load(forest: &Path, id: &str, cache: &mut HashMap<String, Node>) -> Option<Node> {
     if let Some(n) = cache.get(id) {

@@ -9,9 +9,9 @@
 //! once their batch is planted.
 
 use crate::config::{local_path, SourceConfig};
+use crate::error::GardenError;
 use crate::reconcile::HashPair;
-use crate::walk::{walk_source, FolderCensus, Listed, Listing};
-use crate::GardenError;
+use crate::walk::{FolderCensus, Listed};
 pub use forest_derived::config::s3_options;
 pub use forest_derived::paths::s3_uri;
 use forest_derived::paths::URI_PATH_SET as PATH_SET;
@@ -89,27 +89,6 @@ impl Access {
     /// True for object-store sources.
     pub fn is_remote(&self) -> bool {
         matches!(self, Access::S3 { .. } | Access::Rclone { .. })
-    }
-
-    /// List the source. A listing error never yields a partial listing that
-    /// could mark files stale: it is reported in `listing_error`.
-    pub fn list(&self, ignore: &[String]) -> Listing {
-        match self {
-            Access::Local { root, follow_symlinks } => walk_source(root, ignore, *follow_symlinks),
-            Access::S3 { loc, client, slots } => {
-                let mut files = Vec::new();
-                let mut listing = crate::stages::list::list_objects(loc, client, slots, ignore, &mut |f| files.push(f));
-                listing.files = files;
-                listing
-            }
-            Access::Rclone { loc, rclone, slots, census } => {
-                let mut files = Vec::new();
-                let mut listing =
-                    crate::stages::list::list_rclone(loc, rclone, slots, census, ignore, &mut |f| files.push(f));
-                listing.files = files;
-                listing
-            }
-        }
     }
 
     /// Hash a listed file (both hashes when `with_sha`). For S3 this streams

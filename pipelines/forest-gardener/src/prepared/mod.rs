@@ -26,8 +26,7 @@
 
 pub mod worker;
 
-use crate::stages::convert::Converted;
-use crate::GardenError;
+use crate::error::GardenError;
 use forest_convert::{Conversion, SourceMeta};
 use forest_prepared::{Lookup, PreparedStore, Put};
 use serde::{Deserialize, Serialize};
@@ -199,6 +198,17 @@ pub fn draft_key(title: &str, body: &str, tags: &[String], directives: &str) -> 
     forest_prepared::key_of(&["draft", title, body, &tags, directives.trim()])
 }
 
+/// Why a store object could not be written (a report line of its file).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreWriteError {
+    /// The object did not encode as JSON.
+    #[error("encode")]
+    Encode(#[source] serde_json::Error),
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] forest_prepared::PreparedError),
+}
+
 /// Per-run counters of store use (atomic: the convert stage is parallel).
 #[derive(Debug, Default)]
 pub struct StoreCounters {
@@ -291,17 +301,16 @@ impl PreparedRun {
         }
     }
 
-    /// Serve `c` from the store object `o` (the committer's convert stage).
-    pub(crate) fn fill(&self, c: &mut Converted, o: PreparedObject) {
-        let Some(conv) = o.conversion else { return };
-        c.outcome = Ok(conv.conversion());
-        c.warnings = o.warnings;
-        c.from_store = true;
+    /// The conversion and warnings the store object `o` serves (the
+    /// committer's convert stage), None when it holds no conversion.
+    pub(crate) fn fill(&self, o: PreparedObject) -> Option<(Conversion, Vec<String>)> {
+        let conv = o.conversion?;
         self.counters.hits.fetch_add(1, Ordering::Relaxed);
         if let Some(cur) = o.curation {
             let mut m = self.curations.lock().unwrap_or_else(|p| p.into_inner());
             m.insert(cur.input.clone(), cur);
         }
+        Some((conv.conversion(), o.warnings))
     }
 
     /// The stored curation of a draft with this [`draft_key`], if any.
@@ -316,12 +325,12 @@ impl PreparedRun {
 
     /// Write an object once; an object already under the key that fails
     /// verification (truncated, tampered) is replaced, a good one kept.
-    pub(crate) fn write(&self, key: &str, o: &PreparedObject) -> Result<Put, String> {
-        let bytes = serde_json::to_vec(o).map_err(|e| e.to_string())?;
-        match self.store.put(key, &bytes).map_err(|e| e.to_string())? {
+    pub(crate) fn write(&self, key: &str, o: &PreparedObject) -> Result<Put, StoreWriteError> {
+        let bytes = serde_json::to_vec(o).map_err(StoreWriteError::Encode)?;
+        match self.store.put(key, &bytes)? {
             Put::Written => Ok(Put::Written),
-            Put::Exists => match self.store.get(key).map_err(|e| e.to_string())? {
-                Lookup::Corrupt(_) => self.store.replace(key, &bytes).map_err(|e| e.to_string()),
+            Put::Exists => match self.store.get(key)? {
+                Lookup::Corrupt(_) => Ok(self.store.replace(key, &bytes)?),
                 _ => Ok(Put::Exists),
             },
         }
@@ -334,33 +343,6 @@ impl PreparedRun {
             self.counters.corrupt.swap(0, Ordering::Relaxed),
             self.counters.curations.swap(0, Ordering::Relaxed),
         )
-    }
-}
-
-impl crate::pipeline::SourceRun<'_> {
-    /// Count one slice's conversions by where they came from and drop the
-    /// deferred ones (neither planted nor remembered: the next run sees
-    /// them as new again).
-    pub(crate) fn account_conversions(
-        &mut self,
-        mut converted: HashMap<String, Converted>,
-    ) -> HashMap<String, Converted> {
-        let local = converted.values().filter(|c| c.converted_locally).count();
-        self.report.local_conversions += local;
-        let before = converted.len();
-        converted.retain(|_, c| !c.deferred);
-        self.report.deferred += before - converted.len();
-        converted
-    }
-
-    /// Move the store counters of this source into its report.
-    pub(crate) fn account_store(&mut self) {
-        if let Some(p) = self.opts.store.as_deref() {
-            let (hits, corrupt, curations) = p.take_counts();
-            self.report.store_hits += hits;
-            self.report.store_corrupt += corrupt;
-            self.report.store_curations += curations;
-        }
     }
 }
 

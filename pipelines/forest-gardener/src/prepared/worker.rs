@@ -9,29 +9,30 @@
 //! manifest cache); never the clone's git repository or its writer lock:
 //! nothing here commits, and the run options are a dry run.
 
-use super::{draft_key, PreparedConversion, PreparedCuration, PreparedObject, PreparedRun, Provenance, Shard};
+use super::{
+    draft_key, PreparedConversion, PreparedCuration, PreparedObject, PreparedRun, Provenance, Shard, StoreWriteError,
+};
 use crate::config::{GardenerConfig, SourceConfig};
-use crate::entry::{Curate, Draft, DraftLink, Progress, RunOptions};
-use crate::outcomes::RunOutcomes;
-use crate::pipeline::SourceRun;
-use crate::report::{FileError, SourceReport};
+use crate::env::{converters_of, curate_pool_for, io_pool_for, RunEnv};
+use crate::error::{chain, GardenError};
+use crate::options::{Curate, Draft, DraftLink, Progress, RunOptions};
+use crate::reconcile::ManifestEntry;
+use crate::report::FileError;
 use crate::source::Access;
 use crate::stages::catchup::open_manifest;
-use crate::stages::convert::Converted;
+use crate::stages::convert::{convert_all, Converted};
 use crate::stages::curate::curate_drafts;
-use crate::stages::list::list_each;
-use crate::stages::plan::Work;
-use crate::stages::text::{normalize_body, stem_of, with_default_tags};
-use crate::GardenError;
+use crate::stages::list::{list_each, open_listing};
+use crate::stages::plan::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
+use crate::stages::work::Work;
+use crate::walk::Listed;
 use forest_git::GitForest;
 use forest_model::ids;
 use forest_model::node::{today, Node};
-use forest_model::scent::derive_summary;
-use forest_model::slug::title_from_stem;
 use forest_prepared::Put;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -121,14 +122,13 @@ pub fn prepare(
             "this forest has no recorded source (forest adopt SOURCE --record-only)".into(),
         ));
     }
-    let (registry, limits) = crate::pipeline::converters_of(&config);
+    let (registry, limits) = converters_of(&config);
     // Dry-run options: nothing below may commit; the store is consulted so
     // a retried shard skips what it already wrote.
     let opts = RunOptions { dry_run: true, store: Some(run.clone()), ..Default::default() };
     run.worker.store(true, std::sync::atomic::Ordering::Relaxed);
     let (manifest, _) = open_manifest(forest, git, &config, true)?;
-    let curate_pool =
-        curate.and_then(|h| rayon::ThreadPoolBuilder::new().num_threads(h.concurrency().clamp(1, 64)).build().ok());
+    let curate_pool = curate_pool_for(curate);
     let mut report = PrepareReport {
         version: 1,
         command: "prepare".into(),
@@ -140,8 +140,8 @@ pub fn prepare(
     Access::sweep_slots(forest);
     for src in &sources {
         let access = Access::open(forest, src)?;
-        let io_pool = crate::pipeline::io_pool_for(&access);
-        let ctx = SourceRun {
+        let io_pool = io_pool_for(&access);
+        let env = RunEnv {
             command: "sync",
             forest,
             git,
@@ -154,139 +154,157 @@ pub fn prepare(
             progress,
             curate: None,
             today: today(),
-            report: SourceReport { source: src.name.clone(), ..Default::default() },
-            commits: vec![],
-            taken: HashSet::new(),
             access: &access,
             io_pool: io_pool.as_ref(),
             curate_pool: None,
-            outcomes: RunOutcomes::default(),
-            folders: Default::default(),
-            health: None,
         };
         let entries = manifest.entries(&src.name)?;
-        let mut out = PrepareSourceReport { source: src.name.clone(), ..Default::default() };
-        let (listing, _) = ctx.open_listing(None)?;
-        let mut mine = vec![];
-        let end = list_each(listing, &ctx.ignore_rules(), None, &mut |f| {
-            out.files_seen += 1;
-            if !shard.owns(&src.name, &f.rel) {
-                return;
-            }
-            out.in_shard += 1;
-            let same = entries.get(&f.rel).is_some_and(|e| {
-                !e.vanished
-                    && e.size == f.size
-                    && e.mtime_ms == f.mtime_ms
-                    && f.object.as_ref().is_none_or(|o| e.etag.as_deref() == Some(o.etag.as_str()))
-            });
-            if same {
-                out.unchanged += 1;
-            } else {
-                mine.push(f);
-            }
-        });
-        if let Some(e) = end.listing_error {
-            out.errors.push(FileError { path: String::new(), message: format!("listing failed: {e}") });
-        }
-        progress.start(&src.name, mine.len() as u64);
-        let round_len = std::env::var("FOREST_PREPARE_ROUND").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUND).max(1);
-        for round in mine.chunks(round_len) {
-            let work: Vec<Work> = round.iter().cloned().map(Work::Plant).collect();
-            let converted = ctx.convert_all(&work, &HashMap::new());
-            for f in round {
-                ctx.access.release(f);
-            }
-            let mut items: Vec<(Converted, Option<PreparedConversion>, Draft)> = vec![];
-            for c in converted.into_values() {
-                if c.from_store {
-                    out.already_prepared += 1;
-                    continue;
-                }
-                let storable = match (&c.outcome, c.unsupported) {
-                    (Ok(conv), false) => PreparedConversion::of(conv),
-                    _ => None,
-                };
-                let Some(pc) = storable else {
-                    // A marker: seen, left to the committer (never deferred).
-                    items.push((c, None, empty_draft()));
-                    continue;
-                };
-                let existing = entries.get(&c.rel).and_then(|e| {
-                    let text = std::fs::read_to_string(forest.join(ids::id_to_path(&e.id))).ok()?;
-                    Node::parse(&text).ok()
-                });
-                let draft = ctx.draft_for(&c, &pc, existing.as_ref());
-                items.push((c, Some(pc), draft));
-            }
-            let inputs: Vec<String> =
-                items.iter().map(|(_, _, d)| draft_key(&d.title, &d.body, &d.tags, &config.directives)).collect();
-            let derived: Vec<(String, String)> =
-                items.iter().map(|(_, _, d)| (d.title.clone(), d.summary.clone())).collect();
-            // Markers have no draft: only conversions go to the model.
-            let (with, markers): (Vec<usize>, Vec<usize>) = (0..items.len()).partition(|&i| items[i].1.is_some());
-            let drafts: Vec<Draft> = with.iter().map(|&i| std::mem::replace(&mut items[i].2, empty_draft())).collect();
-            let (curated, _) = curate_drafts(curate, curate_pool.as_ref(), drafts);
-            let mut drafts: Vec<Draft> = (0..items.len()).map(|_| empty_draft()).collect();
-            for (i, d) in with.into_iter().zip(curated) {
-                drafts[i] = d;
-            }
-            out.left_to_committer += markers.len();
-            let writes: Vec<(String, Result<Put, String>, bool, bool)> = items
-                .par_iter()
-                .zip(drafts.par_iter())
-                .zip(inputs.par_iter().zip(derived.par_iter()))
-                .map(|(((c, pc, _), d), (input, (title, summary)))| {
-                    let curation = (curate.is_some() && pc.is_some() && d.scent == "llm").then(|| PreparedCuration {
-                        input: input.clone(),
-                        summary: d.summary.clone(),
-                        tags: d.tags.clone(),
-                        scent: d.scent.clone(),
-                    });
-                    let curated = curation.is_some();
-                    let object = PreparedObject {
-                        version: super::OBJECT_VERSION,
-                        provenance: Provenance {
-                            source: src.name.clone(),
-                            path: c.rel.clone(),
-                            sha256: c.hash.sha256.clone(),
-                            blake3: c.hash.blake3.clone(),
-                            size: c.size,
-                            converter: ctx.converter_key(&c.rel),
-                            prompt_version: forest_curator::PROMPT_VERSION.to_string(),
-                            model: run.model().to_string(),
-                            shard: format!("{}/{}", shard.index, shard.count),
-                        },
-                        conversion: pc.clone(),
-                        warnings: c.warnings.clone(),
-                        draft_title: title.clone(),
-                        draft_summary: summary.clone(),
-                        curation,
-                    };
-                    let key = run.key(&src.name, &c.rel, &c.hash.sha256, &object.provenance.converter);
-                    (c.rel.clone(), run.write(&key, &object), curated, pc.is_some())
-                })
-                .collect();
-            for (rel, r, curated, converted) in writes {
-                match r {
-                    Ok(Put::Written) if converted => {
-                        out.prepared += 1;
-                        out.curated += usize::from(curated);
-                    }
-                    Ok(Put::Written) => {}
-                    Ok(Put::Exists) => out.raced += 1,
-                    Err(e) => out.errors.push(FileError { path: rel, message: format!("store write: {e}") }),
-                }
-            }
-        }
-        progress.finish();
-        let (_, corrupt, _) = run.take_counts();
-        out.redone_corrupt = corrupt;
-        report.sources.push(out);
+        let worker = Worker { shard, run, curate, curate_pool: curate_pool.as_ref(), entries: &entries };
+        report.sources.push(prepare_source(&env, &worker)?);
     }
     Access::sweep_slots(forest);
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// What a worker's rounds over one source share.
+struct Worker<'w> {
+    shard: Shard,
+    run: &'w PreparedRun,
+    curate: Option<&'w dyn Curate>,
+    curate_pool: Option<&'w rayon::ThreadPool>,
+    /// The clone's manifest rows of the source.
+    entries: &'w HashMap<String, ManifestEntry>,
+}
+
+/// List the source, keep this shard's new and changed files, and prepare
+/// them round by round.
+fn prepare_source(env: &RunEnv, w: &Worker) -> Result<PrepareSourceReport, GardenError> {
+    let src = env.src;
+    let mut out = PrepareSourceReport { source: src.name.clone(), ..Default::default() };
+    let (listing, _) = open_listing(env, None)?;
+    let mut mine = vec![];
+    let end = list_each(listing, &env.ignore_rules(), None, &mut |f| {
+        out.files_seen += 1;
+        if !w.shard.owns(&src.name, &f.rel) {
+            return;
+        }
+        out.in_shard += 1;
+        let same = w.entries.get(&f.rel).is_some_and(|e| {
+            !e.vanished
+                && e.size == f.size
+                && e.mtime_ms == f.mtime_ms
+                && f.object.as_ref().is_none_or(|o| e.etag.as_deref() == Some(o.etag.as_str()))
+        });
+        if same {
+            out.unchanged += 1;
+        } else {
+            mine.push(f);
+        }
+    });
+    if let Some(e) = end.listing_error {
+        out.errors.push(FileError { path: String::new(), message: format!("listing failed: {e}") });
+    }
+    env.progress.start(&src.name, mine.len() as u64);
+    let round_len = std::env::var("FOREST_PREPARE_ROUND").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUND).max(1);
+    for round in mine.chunks(round_len) {
+        prepare_round(env, w, round, &mut out);
+    }
+    env.progress.finish();
+    let (_, corrupt, _) = w.run.take_counts();
+    out.redone_corrupt = corrupt;
+    Ok(out)
+}
+
+/// One round: convert, draft, curate, then write one store object per
+/// file (a marker for what is left to the committer).
+fn prepare_round(env: &RunEnv, w: &Worker, round: &[Listed], out: &mut PrepareSourceReport) {
+    let work: Vec<Work> = round.iter().cloned().map(Work::Plant).collect();
+    let converted = convert_all(env, &work, &HashMap::new());
+    for f in round {
+        env.access.release(f);
+    }
+    let mut items: Vec<(Converted, Option<PreparedConversion>, Draft)> = vec![];
+    for c in converted.into_values() {
+        if c.from_store {
+            out.already_prepared += 1;
+            continue;
+        }
+        let storable = match (&c.outcome, c.unsupported) {
+            (Ok(conv), false) => PreparedConversion::of(conv),
+            _ => None,
+        };
+        let Some(pc) = storable else {
+            // A marker: seen, left to the committer (never deferred).
+            items.push((c, None, empty_draft()));
+            continue;
+        };
+        let existing = w.entries.get(&c.rel).and_then(|e| {
+            let text = std::fs::read_to_string(env.forest.join(ids::id_to_path(&e.id))).ok()?;
+            Node::parse(&text).ok()
+        });
+        let draft = draft_for(env, &c, &pc, existing.as_ref());
+        items.push((c, Some(pc), draft));
+    }
+    let inputs: Vec<String> =
+        items.iter().map(|(_, _, d)| draft_key(&d.title, &d.body, &d.tags, &env.config.directives)).collect();
+    let derived: Vec<(String, String)> = items.iter().map(|(_, _, d)| (d.title.clone(), d.summary.clone())).collect();
+    // Markers have no draft: only conversions go to the model.
+    let (with, markers): (Vec<usize>, Vec<usize>) = (0..items.len()).partition(|&i| items[i].1.is_some());
+    let drafts: Vec<Draft> = with.iter().map(|&i| std::mem::replace(&mut items[i].2, empty_draft())).collect();
+    let (curated, _) = curate_drafts(w.curate, w.curate_pool, drafts);
+    let mut drafts: Vec<Draft> = (0..items.len()).map(|_| empty_draft()).collect();
+    for (i, d) in with.into_iter().zip(curated) {
+        drafts[i] = d;
+    }
+    out.left_to_committer += markers.len();
+    let (src, run, shard) = (env.src, w.run, w.shard);
+    let writes: Vec<(String, Result<Put, StoreWriteError>, bool, bool)> = items
+        .par_iter()
+        .zip(drafts.par_iter())
+        .zip(inputs.par_iter().zip(derived.par_iter()))
+        .map(|(((c, pc, _), d), (input, (title, summary)))| {
+            let curation = (w.curate.is_some() && pc.is_some() && d.scent == "llm").then(|| PreparedCuration {
+                input: input.clone(),
+                summary: d.summary.clone(),
+                tags: d.tags.clone(),
+                scent: d.scent.clone(),
+            });
+            let curated = curation.is_some();
+            let object = PreparedObject {
+                version: super::OBJECT_VERSION,
+                provenance: Provenance {
+                    source: src.name.clone(),
+                    path: c.rel.clone(),
+                    sha256: c.hash.sha256.clone(),
+                    blake3: c.hash.blake3.clone(),
+                    size: c.size,
+                    converter: env.converter_key(&c.rel),
+                    prompt_version: forest_curator::PROMPT_VERSION.to_string(),
+                    model: run.model().to_string(),
+                    shard: format!("{}/{}", shard.index, shard.count),
+                },
+                conversion: pc.clone(),
+                warnings: c.warnings.clone(),
+                draft_title: title.clone(),
+                draft_summary: summary.clone(),
+                curation,
+            };
+            let key = run.key(&src.name, &c.rel, &c.hash.sha256, &object.provenance.converter);
+            (c.rel.clone(), run.write(&key, &object), curated, pc.is_some())
+        })
+        .collect();
+    for (rel, r, curated, converted) in writes {
+        match r {
+            Ok(Put::Written) if converted => {
+                out.prepared += 1;
+                out.curated += usize::from(curated);
+            }
+            Ok(Put::Written) => {}
+            Ok(Put::Exists) => out.raced += 1,
+            Err(e) => out.errors.push(FileError { path: rel, message: format!("store write: {}", chain(&e)) }),
+        }
+    }
 }
 
 fn empty_draft() -> Draft {
@@ -302,37 +320,30 @@ fn empty_draft() -> Draft {
     }
 }
 
-impl SourceRun<'_> {
-    /// The draft the plan stage will hand the curate hook for this
-    /// conversion: a plant's (title from the converter, else the file
-    /// stem; source tags then default tags) or, when the clone has the
-    /// passport, an update's (its title and tags). Mirrors
-    /// `stages/plan/leaf.rs`; a test holds the two together.
-    pub(crate) fn draft_for(&self, c: &Converted, pc: &PreparedConversion, existing: Option<&Node>) -> Draft {
-        let (title, tags, links) = match existing {
-            Some(n) => {
-                (n.get_str("title").unwrap_or_else(|| pc.title.clone()), n.get_list("tags"), DraftLink::existing(n))
-            }
-            None => {
-                // The same leaf scent as a plant (issue 26).
-                let s = crate::stages::scent::of_conversion(&c.rel, &pc.conversion()).unwrap_or_default();
-                let title = if s.title.is_empty() { title_from_stem(&stem_of(&c.rel)) } else { s.title };
-                let mut tags = s.tags;
-                with_default_tags(&mut tags, &self.config.default_tags);
-                (title, tags, vec![])
-            }
-        };
-        let body = normalize_body(&pc.body, &title);
-        let summary = derive_summary(&body, &title);
-        Draft { id: String::new(), parent: String::new(), title, body, summary, tags, links, scent: "derived".into() }
-    }
+/// The draft the plan stage will hand the curate hook for this
+/// conversion: a plant's or, when the clone has the passport, an
+/// update's; the plan stage's own draft functions
+/// ([`crate::stages::plan::draft`]).
+pub(crate) fn draft_for(env: &RunEnv, c: &Converted, pc: &PreparedConversion, existing: Option<&Node>) -> Draft {
+    let conv = pc.conversion();
+    let d = match existing {
+        Some(n) => changed_leaf_draft(n, &conv),
+        None => {
+            // The same leaf scent as a plant (issue 26).
+            let scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
+            new_leaf_draft(&c.rel, &conv, scent, &env.config.default_tags)
+        }
+    };
+    let LeafDraft { title, tags, body, summary, .. } = d;
+    let links = existing.map(DraftLink::existing).unwrap_or_default();
+    Draft { id: String::new(), parent: String::new(), title, body, summary, tags, links, scent: "derived".into() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::testing::Fixture;
-    use crate::stages::plan::Batch;
+    use crate::env::testing::Fixture;
+    use crate::stages::plan::{Batch, PlanState};
 
     struct Recorder;
     impl Curate for Recorder {
@@ -349,11 +360,13 @@ mod tests {
         fx.config.default_tags = vec!["Drive".into(), "notes".into()];
         let a = fx.write("team/a.md", "---\ntags: [notes, Budget]\n---\n# Alpha plan\n\nSome text about it.\n");
         let b = fx.write("team/untitled.txt", "plain words without a heading\n");
-        let mut run = fx.run();
-        run.curate = Some(&Recorder);
+        let mut env = fx.env();
+        env.curate = Some(&Recorder);
         let work = vec![Work::Plant(a), Work::Plant(b)];
-        let converted = run.convert_all(&work, &HashMap::new());
+        let converted = convert_all(&env, &work, &HashMap::new());
         let mut batch = Batch::default();
+        let mut state = PlanState::default();
+        let mut run = state.planner(&env);
         for w in &work {
             run.apply(w, &converted, &mut batch, None);
         }
@@ -362,7 +375,7 @@ mod tests {
             let rel = if planted.id.ends_with("/a") { "team/a.md" } else { "team/untitled.txt" };
             let c = &converted[rel];
             let pc = PreparedConversion::of(c.outcome.as_ref().unwrap()).unwrap();
-            let mine = run.draft_for(c, &pc, None);
+            let mine = draft_for(&env, c, &pc, None);
             assert_eq!(
                 (&mine.title, &mine.body, &mine.summary, &mine.tags),
                 (&planted.title, &planted.body, &planted.summary, &planted.tags),

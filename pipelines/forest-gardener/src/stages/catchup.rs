@@ -8,10 +8,10 @@
 
 use crate::config::GardenerConfig;
 use crate::derived::catalog_row;
+use crate::error::GardenError;
 use crate::manifest::Manifest;
 use crate::reconcile::ManifestEntry;
 use crate::stages::MANIFEST_PATH;
-use crate::GardenError;
 use forest_catalog::Catalog;
 use forest_git::GitForest;
 use forest_model::node::Node;
@@ -31,7 +31,7 @@ pub(crate) enum Refresh {
 
 /// Bring the catalog to HEAD after commits made by others.
 pub(crate) fn refresh_catalog(forest: &Path, cat: &mut Catalog, refresh: &Refresh) -> Result<(), GardenError> {
-    let d = |e: forest_catalog::CatalogError| GardenError::Derived(format!("catalog: {e}"));
+    let d = GardenError::Catalog;
     match refresh {
         Refresh::Nothing => Ok(()),
         Refresh::Full => {

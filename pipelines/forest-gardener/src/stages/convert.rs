@@ -9,12 +9,14 @@
 //! forest.
 
 use crate::config::{GardenerConfig, SourceConfig};
-use crate::entry::{Progress, RunOptions};
+use crate::env::RunEnv;
+use crate::options::{Progress, RunOptions};
 use crate::outcomes::converter_key;
-use crate::pipeline::SourceRun;
 use crate::reconcile::HashPair;
+use crate::report::SourceReport;
 use crate::source::Access;
-use crate::stages::plan::Work;
+use crate::stages::fetch::Window;
+use crate::stages::work::Work;
 use crate::walk::Listed;
 use forest_convert::{Conversion, Limits, Registry};
 use rayon::prelude::*;
@@ -67,25 +69,60 @@ pub(crate) struct Converter<'a> {
     pub(crate) io_pool: Option<&'a rayon::ThreadPool>,
 }
 
-impl<'a> SourceRun<'a> {
-    /// The convert stage's view of this run.
-    pub(crate) fn converter(&self) -> Converter<'a> {
+impl<'a> Converter<'a> {
+    /// The convert stage's view of a run's environment.
+    pub(crate) fn of(env: &RunEnv<'a>) -> Converter<'a> {
         Converter {
-            config: self.config,
-            src: self.src,
-            registry: self.registry,
-            limits: self.limits,
-            opts: self.opts,
-            progress: self.progress,
-            access: self.access,
-            io_pool: self.io_pool,
+            config: env.config,
+            src: env.src,
+            registry: env.registry,
+            limits: env.limits,
+            opts: env.opts,
+            progress: env.progress,
+            access: env.access,
+            io_pool: env.io_pool,
         }
     }
+}
 
-    /// [`Converter::convert_all`] of this run.
-    pub(crate) fn convert_all(&self, slice: &[Work], hashes: &HashMap<String, HashPair>) -> HashMap<String, Converted> {
-        self.converter().convert_all(slice, hashes)
+/// [`Converter::convert_all`] in `env`.
+pub(crate) fn convert_all(
+    env: &RunEnv,
+    slice: &[Work],
+    hashes: &HashMap<String, HashPair>,
+) -> HashMap<String, Converted> {
+    Converter::of(env).convert_all(slice, hashes)
+}
+
+/// The convert stage's part of the report: where a slice's conversions
+/// came from.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct ConvertCounts {
+    /// A converter ran in this process.
+    pub(crate) local_conversions: usize,
+    /// Left for the next run (prepared-only committer, not in the store).
+    pub(crate) deferred: usize,
+}
+
+impl ConvertCounts {
+    /// Add these counts to the source's report.
+    pub(crate) fn fold(self, report: &mut SourceReport) {
+        report.local_conversions += self.local_conversions;
+        report.deferred += self.deferred;
     }
+}
+
+/// Count one slice's conversions by where they came from and drop the
+/// deferred ones (neither planted nor remembered: the next run sees them
+/// as new again).
+pub(crate) fn account_conversions(
+    mut converted: HashMap<String, Converted>,
+) -> (HashMap<String, Converted>, ConvertCounts) {
+    let local_conversions = converted.values().filter(|c| c.converted_locally).count();
+    let before = converted.len();
+    converted.retain(|_, c| !c.deferred);
+    let deferred = before - converted.len();
+    (converted, ConvertCounts { local_conversions, deferred })
 }
 
 impl Converter<'_> {
@@ -142,7 +179,12 @@ impl Converter<'_> {
             // then convert it on the CPU pool; disk use stays one window.
             let done = match self.io_pool {
                 Some(pool) => {
-                    let fetched = self.fetch_window(pool, window, hashes);
+                    let fetch = Window {
+                        access: self.access,
+                        registry: self.registry,
+                        max_file_bytes: self.config.max_file_bytes,
+                    };
+                    let fetched = fetch.fetch(pool, window, hashes);
                     convert(window, &fetched)
                 }
                 None => convert(window, &HashMap::new()),
@@ -202,7 +244,11 @@ impl Converter<'_> {
             let key = p.key(&self.src.name, &f.rel, &c.hash.sha256, &self.converter_key(&f.rel));
             match p.lookup(&key) {
                 Some(o) if o.conversion.is_some() => {
-                    p.fill(&mut c, o);
+                    if let Some((conversion, warnings)) = p.fill(o) {
+                        c.outcome = Ok(conversion);
+                        c.warnings = warnings;
+                        c.from_store = true;
+                    }
                     return c;
                 }
                 // A worker already left this file to the committer.
@@ -270,8 +316,8 @@ pub(crate) fn held_bytes(c: &Converted) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use crate::pipeline::testing::Fixture;
-    use crate::stages::plan::Work;
+    use crate::env::testing::Fixture;
+    use crate::stages::work::Work;
     use forest_convert::Conversion;
     use std::collections::HashMap;
 
@@ -280,9 +326,9 @@ mod tests {
         let fx = Fixture::new();
         let a = fx.write("a.md", "# Alpha\n\nSome text.\n");
         let empty = fx.write("e.md", "");
-        let run = fx.run();
+        let env = fx.env();
         let work = vec![Work::Plant(a), Work::Update(empty, "e".into()), Work::MarkStale("x.md".into(), entry())];
-        let out = run.convert_all(&work, &HashMap::new());
+        let out = super::convert_all(&env, &work, &HashMap::new());
         assert_eq!(out.len(), 2, "stale marks convert nothing");
         let c = &out["a.md"];
         assert!(c.hash.blake3.starts_with("blake3:"));
@@ -300,8 +346,8 @@ mod tests {
         let fx = Fixture::new();
         let text = format!("# Doc\n\n{}\n", "word ".repeat(400));
         let work: Vec<Work> = ["a.md", "b.md", "c.md"].iter().map(|p| Work::Plant(fx.write(p, &text))).collect();
-        let run = fx.run();
-        let cx = run.converter();
+        let env = fx.env();
+        let cx = super::Converter::of(&env);
         let (all, cut) = cx.convert_upto(&work, &HashMap::new(), u64::MAX);
         assert_eq!((all.len(), cut), (3, None));
         let one = super::held_bytes(&all["a.md"]);
@@ -322,5 +368,44 @@ mod tests {
             vanished: false,
             etag: None,
         }
+    }
+
+    fn converted(rel: &str, local: bool, deferred: bool) -> super::Converted {
+        super::Converted {
+            rel: rel.into(),
+            abs: rel.into(),
+            origin: format!("file:///{rel}"),
+            etag: None,
+            size: 1,
+            mtime_ms: 1,
+            hash: crate::reconcile::HashPair { blake3: String::new(), sha256: String::new() },
+            outcome: Err(String::new()),
+            unsupported: false,
+            skipped: false,
+            warnings: vec![],
+            suspect: None,
+            from_store: !local && !deferred,
+            converted_locally: local,
+            deferred,
+            scent: None,
+        }
+    }
+
+    #[test]
+    fn deferred_files_are_dropped_and_counted_apart_from_local_conversions() {
+        let slice: HashMap<String, super::Converted> =
+            [converted("a.md", true, false), converted("b.md", false, false), converted("c.md", false, true)]
+                .into_iter()
+                .map(|c| (c.rel.clone(), c))
+                .collect();
+        let (kept, counts) = super::account_conversions(slice);
+        let mut names: Vec<&str> = kept.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["a.md", "b.md"], "a deferred file is neither planted nor remembered");
+        assert_eq!(counts, super::ConvertCounts { local_conversions: 1, deferred: 1 });
+        let mut report = crate::report::SourceReport::default();
+        counts.fold(&mut report);
+        super::ConvertCounts { local_conversions: 2, deferred: 0 }.fold(&mut report);
+        assert_eq!((report.local_conversions, report.deferred), (3, 1));
     }
 }

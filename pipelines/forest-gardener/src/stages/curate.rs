@@ -8,8 +8,9 @@
 //! disk itself (the hook may call the network; [`crate::stages::propose`]
 //! indexes the catalog first).
 
-use crate::entry::{Curate, Draft};
-use crate::pipeline::{err, SourceRun};
+use crate::env::RunEnv;
+use crate::options::{Curate, Draft};
+use crate::report::{err, FileError, SourceReport};
 use crate::stages::plan::Batch;
 use crate::stages::propose::merge_proposed_links;
 use forest_model::scent::{derive_summary, summary_fingerprint, validate_summary};
@@ -32,49 +33,69 @@ pub(crate) fn curate_drafts(
     }
 }
 
-impl SourceRun<'_> {
-    /// Fold curated drafts into the batch (invalid summaries fall back to
-    /// the derived one; every fallback is listed).
-    pub(crate) fn fold_curation(&mut self, drafts: Vec<Draft>, results: Vec<Result<(), String>>, batch: &mut Batch) {
-        if self.curate.is_none() || drafts.is_empty() {
-            return;
-        }
-        let results = results.into_iter().map(Some).chain(std::iter::repeat(None));
-        for (d, r) in drafts.into_iter().zip(results) {
-            match r {
-                Some(Err(e)) => self.report.errors.push(err(&d.id, format!("curate: {e}"))),
-                None => self.report.errors.push(err(&d.id, "curate: the curate stage did not finish")),
-                Some(Ok(())) => {}
-            }
-            let Some(mut n) = batch.nodes.get(&d.id).cloned() else { continue };
-            let summary = if validate_summary(&d.summary).is_ok() {
-                d.summary.clone()
-            } else {
-                derive_summary(&d.body, &d.title)
-            };
-            let scent = if summary == d.summary { d.scent.as_str() } else { "derived" };
-            if scent != "llm" {
-                self.report.curation_fallbacks.push(d.id.clone());
-            }
-            n.set_str("summary", &summary);
-            if !d.tags.is_empty() {
-                n.set_list("tags", &d.tags);
-            }
-            // Links the node already had stay as written; proposals append.
-            let before = batch.curation_existing.remove(&d.id).unwrap_or(0);
-            merge_proposed_links(&mut n, &d.links, before);
-            n.set_str("scent", scent);
-            n.set_str("scent_hash", &summary_fingerprint(&summary));
-            self.put(&d.id, n, batch);
-            self.propagate_summary(&d.id, &summary, batch);
-        }
+/// The curate stage's part of the report.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct CurateReport {
+    /// Drafts the hook failed on or did not finish.
+    pub(crate) errors: Vec<FileError>,
+    /// Drafts left with (or fallen back to) the derived summary.
+    pub(crate) fallbacks: Vec<String>,
+}
+
+impl CurateReport {
+    /// Add this part to the source's report.
+    pub(crate) fn fold(self, report: &mut SourceReport) {
+        report.errors.extend(self.errors);
+        report.curation_fallbacks.extend(self.fallbacks);
     }
+}
+
+/// Fold curated drafts into the batch (invalid summaries fall back to
+/// the derived one; every fallback is listed). Without a hook in `env`
+/// nothing changes.
+pub(crate) fn fold_curation(
+    env: &RunEnv,
+    drafts: Vec<Draft>,
+    results: Vec<Result<(), String>>,
+    batch: &mut Batch,
+) -> CurateReport {
+    let mut out = CurateReport::default();
+    if env.curate.is_none() || drafts.is_empty() {
+        return out;
+    }
+    let results = results.into_iter().map(Some).chain(std::iter::repeat(None));
+    for (d, r) in drafts.into_iter().zip(results) {
+        match r {
+            Some(Err(e)) => out.errors.push(err(&d.id, format!("curate: {e}"))),
+            None => out.errors.push(err(&d.id, "curate: the curate stage did not finish")),
+            Some(Ok(())) => {}
+        }
+        let Some(mut n) = batch.nodes.get(&d.id).cloned() else { continue };
+        let summary =
+            if validate_summary(&d.summary).is_ok() { d.summary.clone() } else { derive_summary(&d.body, &d.title) };
+        let scent = if summary == d.summary { d.scent.as_str() } else { "derived" };
+        if scent != "llm" {
+            out.fallbacks.push(d.id.clone());
+        }
+        n.set_str("summary", &summary);
+        if !d.tags.is_empty() {
+            n.set_list("tags", &d.tags);
+        }
+        // Links the node already had stay as written; proposals append.
+        let before = batch.curation_existing.remove(&d.id).unwrap_or(0);
+        merge_proposed_links(&mut n, &d.links, before);
+        n.set_str("scent", scent);
+        n.set_str("scent_hash", &summary_fingerprint(&summary));
+        batch.put(&d.id, n);
+        batch.propagate_summary(env.forest, &d.id, &summary);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::testing::Fixture;
+    use crate::env::testing::Fixture;
     use forest_model::node::Node;
 
     struct Upper;
@@ -112,18 +133,18 @@ mod tests {
         assert!(none.is_empty() && same[0].summary == "Derived.");
 
         let fx = Fixture::new();
-        let mut run = fx.run();
-        run.curate = Some(&Upper);
+        let mut env = fx.env();
+        env.curate = Some(&Upper);
         let mut batch = Batch::default();
         for id in ["ok", "bad"] {
             let n = Node::parse(&format!("---\nid: {id}\nsummary: Derived.\n---\n# {id}\n")).expect("node");
             batch.nodes.insert(id.into(), n);
         }
-        run.fold_curation(drafts, results, &mut batch);
+        let report = fold_curation(&env, drafts, results, &mut batch);
         assert_eq!(batch.nodes["ok"].get_str("scent").as_deref(), Some("llm"));
         assert_eq!(batch.nodes["ok"].get_str("summary").as_deref(), Some("Curated OK."));
         assert_eq!(batch.nodes["bad"].get_str("scent").as_deref(), Some("derived"));
-        assert_eq!(run.report.curation_fallbacks, vec!["bad"]);
-        assert!(run.report.errors.iter().any(|e| e.path == "bad" && e.message.contains("model down")));
+        assert_eq!(report.fallbacks, vec!["bad"]);
+        assert!(report.errors.iter().any(|e| e.path == "bad" && e.message.contains("model down")));
     }
 }

@@ -8,41 +8,47 @@
 //! path, or per-file error messages. Touches the source (reads) and
 //! `_derived/tmp/objects` download slots only.
 
-use crate::pipeline::SourceRun;
 use crate::reconcile::HashPair;
-use crate::source::hash_file;
+use crate::source::{hash_file, Access};
 use crate::stages::text::{ext_of, payload_type_of};
 use crate::walk::Listed;
+use forest_convert::Registry;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Files per batch download (rclone: one process per batch).
 const BATCH: usize = 64;
 
-impl SourceRun<'_> {
-    /// Hash listed files in parallel; `(file, sha)` asks for sha256 too
-    /// (a stored hash from another engine, or a move candidate that may
-    /// pair with one). BONE payloads always get sha256.
-    pub(crate) fn hash_listed(&self, to_hash: &[(&Listed, bool)]) -> Vec<(String, Result<HashPair, String>)> {
-        let access = &self.access;
-        let mut out = Vec::with_capacity(to_hash.len());
-        for chunk in to_hash.chunks(BATCH) {
-            let files: Vec<&Listed> = chunk.iter().map(|(f, _)| *f).collect();
-            let fetched = access.prefetch(&files);
-            out.par_extend(chunk.par_iter().map(|(f, sha)| {
-                let need_sha = *sha || payload_type_of(&ext_of(&f.rel)).is_some();
-                let h = if fetched.contains(&f.rel) { hash_file(&f.abs, need_sha) } else { access.hash(f, need_sha) };
-                (f.rel.clone(), h)
-            }));
-        }
-        out
+/// Hash listed files in parallel; `(file, sha)` asks for sha256 too
+/// (a stored hash from another engine, or a move candidate that may
+/// pair with one). BONE payloads always get sha256.
+pub(crate) fn hash_listed(access: &Access, to_hash: &[(&Listed, bool)]) -> Vec<(String, Result<HashPair, String>)> {
+    let mut out = Vec::with_capacity(to_hash.len());
+    for chunk in to_hash.chunks(BATCH) {
+        let files: Vec<&Listed> = chunk.iter().map(|(f, _)| *f).collect();
+        let fetched = access.prefetch(&files);
+        out.par_extend(chunk.par_iter().map(|(f, sha)| {
+            let need_sha = *sha || payload_type_of(&ext_of(&f.rel)).is_some();
+            let h = if fetched.contains(&f.rel) { hash_file(&f.abs, need_sha) } else { access.hash(f, need_sha) };
+            (f.rel.clone(), h)
+        }));
     }
+    out
 }
 
-impl crate::stages::convert::Converter<'_> {
+/// What a download window needs to know: which files the convert stage
+/// will read (the size limit, a converter claims the extension) and how
+/// the source is reached.
+pub(crate) struct Window<'a> {
+    pub(crate) access: &'a Access,
+    pub(crate) registry: &'a Registry,
+    pub(crate) max_file_bytes: u64,
+}
+
+impl Window<'_> {
     /// Download one window of objects with many threads (files over the
     /// size limit or empty are left to the convert stage to report).
-    pub(crate) fn fetch_window(
+    pub(crate) fn fetch(
         &self,
         pool: &rayon::ThreadPool,
         window: &[&Listed],
@@ -51,7 +57,7 @@ impl crate::stages::convert::Converter<'_> {
         let wanted: Vec<&Listed> = window
             .iter()
             .copied()
-            .filter(|f| f.size > 0 && f.size <= self.config.max_file_bytes)
+            .filter(|f| f.size > 0 && f.size <= self.max_file_bytes)
             .filter(|f| !self.registry.claimants(&ext_of(&f.rel)).is_empty())
             .collect();
         let fetched = self.access.prefetch(&wanted);
@@ -73,7 +79,7 @@ impl crate::stages::convert::Converter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::pipeline::testing::Fixture;
+    use crate::env::testing::Fixture;
     use crate::source::hash_file;
 
     #[test]
@@ -83,8 +89,8 @@ mod tests {
         let p = fx.write("p.pdf", "%PDF-1.4 not really");
         let mut gone = fx.write("gone.md", "x");
         gone.abs = fx.source.join("never-written.md");
-        let run = fx.run();
-        let got = run.hash_listed(&[(&a, false), (&p, false), (&gone, true)]);
+        let env = fx.env();
+        let got = super::hash_listed(env.access, &[(&a, false), (&p, false), (&gone, true)]);
         let ha = got[0].1.as_ref().expect("hashed");
         assert_eq!(ha, &hash_file(&a.abs, false).expect("hash"));
         assert!(ha.sha256.is_empty());

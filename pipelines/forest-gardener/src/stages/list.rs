@@ -7,11 +7,10 @@
 //! at a time, then a [`Listing`] holding only the per-path problems and the
 //! listing error. Touches the source (metadata only); never the forest.
 
-use crate::entry::check_containment;
-use crate::pipeline::SourceRun;
+use crate::env::{check_containment, RunEnv};
+use crate::error::GardenError;
 use crate::source::Access;
-use crate::walk::{walk_source_each, FolderCensus, Listed, Listing, ObjectStream, RawObject};
-use crate::GardenError;
+use crate::walk::{walk_source, walk_source_each, FolderCensus, Listed, Listing, ObjectStream, RawObject};
 use forest_storage::{Rclone, RcloneEntry, RcloneLocation, S3Client, S3Location};
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
@@ -47,47 +46,62 @@ pub(crate) enum ListSource {
     Failed(String),
 }
 
-impl SourceRun<'_> {
-    /// Check the PATH and the source, and say where the listing comes from.
-    pub(crate) fn open_listing(&self, path: Option<&str>) -> Result<(ListSource, Option<String>), GardenError> {
-        if let Access::Local { root, .. } = &self.access {
-            if let Ok(canon) = std::fs::canonicalize(root) {
-                check_containment(self.forest, &canon)?;
+/// Check the PATH and the source, and say where the listing comes from.
+pub(crate) fn open_listing(env: &RunEnv, path: Option<&str>) -> Result<(ListSource, Option<String>), GardenError> {
+    if let Access::Local { root, .. } = &env.access {
+        if let Ok(canon) = std::fs::canonicalize(root) {
+            check_containment(env.forest, &canon)?;
+        }
+    }
+    let only = match path {
+        Some(p) => {
+            let p = p.trim_start_matches("./");
+            if p.starts_with('/') || p.split('/').any(|c| c == "..") {
+                return Err(GardenError::Schema("sync path leaves the source root".into()));
+            }
+            Some(p.to_string())
+        }
+        None => None,
+    };
+    let source = match &env.access {
+        Access::Local { root, follow_symlinks } => match std::fs::read_dir(root) {
+            Ok(_) => ListSource::Walk(root.clone(), *follow_symlinks),
+            Err(e) => ListSource::Failed(format!("{}: {e}", root.display())),
+        },
+        Access::S3 { loc, client, slots } => {
+            ListSource::Objects { loc: loc.clone(), client: Arc::clone(client), slots: slots.clone() }
+        }
+        Access::Rclone { loc, rclone, slots, census } => ListSource::Rclone {
+            loc: loc.clone(),
+            rclone: Arc::clone(rclone),
+            slots: slots.clone(),
+            census: Arc::clone(census),
+        },
+    };
+    Ok((source, only))
+}
+
+/// The whole listing of a source in memory (the list stage's streams,
+/// collected).
+impl Access {
+    /// List the source. A listing error never yields a partial listing that
+    /// could mark files stale: it is reported in `listing_error`.
+    pub fn list(&self, ignore: &[String]) -> Listing {
+        match self {
+            Access::Local { root, follow_symlinks } => walk_source(root, ignore, *follow_symlinks),
+            Access::S3 { loc, client, slots } => {
+                let mut files = Vec::new();
+                let mut listing = list_objects(loc, client, slots, ignore, &mut |f| files.push(f));
+                listing.files = files;
+                listing
+            }
+            Access::Rclone { loc, rclone, slots, census } => {
+                let mut files = Vec::new();
+                let mut listing = list_rclone(loc, rclone, slots, census, ignore, &mut |f| files.push(f));
+                listing.files = files;
+                listing
             }
         }
-        let only = match path {
-            Some(p) => {
-                let p = p.trim_start_matches("./");
-                if p.starts_with('/') || p.split('/').any(|c| c == "..") {
-                    return Err(GardenError::Schema("sync path leaves the source root".into()));
-                }
-                Some(p.to_string())
-            }
-            None => None,
-        };
-        let source = match &self.access {
-            Access::Local { root, follow_symlinks } => match std::fs::read_dir(root) {
-                Ok(_) => ListSource::Walk(root.clone(), *follow_symlinks),
-                Err(e) => ListSource::Failed(format!("{}: {e}", root.display())),
-            },
-            Access::S3 { loc, client, slots } => {
-                ListSource::Objects { loc: loc.clone(), client: Arc::clone(client), slots: slots.clone() }
-            }
-            Access::Rclone { loc, rclone, slots, census } => ListSource::Rclone {
-                loc: loc.clone(),
-                rclone: Arc::clone(rclone),
-                slots: slots.clone(),
-                census: Arc::clone(census),
-            },
-        };
-        Ok((source, only))
-    }
-
-    /// Forest-wide plus source ignore globs.
-    pub(crate) fn ignore_rules(&self) -> Vec<String> {
-        let mut ignore = self.config.ignore.clone();
-        ignore.extend(self.src.ignore.iter().cloned());
-        ignore
     }
 }
 

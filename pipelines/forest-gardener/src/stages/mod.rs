@@ -12,9 +12,13 @@
 //!                                                 then manifest, catalog, trails
 //! ```
 //!
-//! [`crate::pipeline`] wires them. Pure decisions live in
-//! [`crate::reconcile`] (stat pass, classification, move pairing, stale
-//! guard) and [`text`]; the stages do the I/O around them.
+//! `pipeline.rs` wires them. A stage takes the read-only
+//! [`crate::env::RunEnv`] and its input value and returns its output value
+//! (and its part of the report); when it must update run state it gets
+//! exactly that piece `&mut`. No stage imports `pipeline.rs` or `entry.rs`.
+//! Pure decisions live in [`crate::reconcile`] (stat pass, classification,
+//! move pairing, stale guard), [`text`] and `plan/draft.rs`; the stages do
+//! the I/O around them.
 
 pub(crate) mod catchup;
 pub(crate) mod commit;
@@ -27,6 +31,7 @@ pub(crate) mod propose;
 pub(crate) mod reconcile;
 pub(crate) mod scent;
 pub(crate) mod text;
+pub(crate) mod work;
 
 /// Marker: the catalog holds rows of a batch that may not have committed.
 pub const CATALOG_DIRTY: &str = "_derived/catalog.dirty";

@@ -8,39 +8,38 @@
 //! the `_derived/catalog.dirty` marker.
 
 use crate::derived::catalog_row;
-use crate::entry::{Draft, DraftLink};
-use crate::pipeline::SourceRun;
+use crate::env::RunEnv;
+use crate::error::GardenError;
+use crate::options::{Draft, DraftLink};
 use crate::stages::plan::Batch;
+use crate::stages::text::links_value;
 use crate::stages::CATALOG_DIRTY;
-use crate::GardenError;
 use forest_catalog::Catalog;
 use forest_model::node::Node;
 use forest_model::yaml::Value;
 use std::collections::HashSet;
 
-impl SourceRun<'_> {
-    /// Take the batch's drafts for the curate stage, after indexing their
-    /// derived rows so the closed catalog offers this batch's nodes too.
-    pub(crate) fn prepare_curation(
-        &mut self,
-        batch: &mut Batch,
-        catalog: Option<&mut Catalog>,
-    ) -> Result<Vec<Draft>, GardenError> {
-        let drafts = std::mem::take(&mut batch.curation);
-        if drafts.is_empty() || self.curate.is_none() {
-            return Ok(drafts);
-        }
-        // The marker makes the next run rebuild the catalog if we die
-        // before the batch's commit lands.
-        if let Some(cat) = catalog {
-            forest_fs::atomic_write(&self.forest.join(CATALOG_DIRTY), b"curation batch in flight\n")
-                .map_err(|e| GardenError::Io(format!("{CATALOG_DIRTY}: {e}")))?;
-            let rows: Vec<_> =
-                drafts.iter().filter_map(|d| batch.nodes.get(&d.id).map(|n| catalog_row(&d.id, n))).collect();
-            cat.upsert(&rows).map_err(|e| GardenError::Derived(format!("catalog: {e}")))?;
-        }
-        Ok(drafts)
+/// Take the batch's drafts for the curate stage, after indexing their
+/// derived rows so the closed catalog offers this batch's nodes too.
+pub(crate) fn prepare_curation(
+    env: &RunEnv,
+    batch: &mut Batch,
+    catalog: Option<&mut Catalog>,
+) -> Result<Vec<Draft>, GardenError> {
+    let drafts = std::mem::take(&mut batch.curation);
+    if drafts.is_empty() || env.curate.is_none() {
+        return Ok(drafts);
     }
+    // The marker makes the next run rebuild the catalog if we die
+    // before the batch's commit lands.
+    if let Some(cat) = catalog {
+        forest_fs::atomic_write(&env.forest.join(CATALOG_DIRTY), b"curation batch in flight\n")
+            .map_err(|e| GardenError::io(CATALOG_DIRTY, e))?;
+        let rows: Vec<_> =
+            drafts.iter().filter_map(|d| batch.nodes.get(&d.id).map(|n| catalog_row(&d.id, n))).collect();
+        cat.upsert(&rows).map_err(GardenError::Catalog)?;
+    }
+    Ok(drafts)
 }
 
 /// Append a draft's proposals (its links after the first `before`, which
@@ -63,27 +62,6 @@ pub(crate) fn merge_proposed_links(n: &mut Node, links: &[DraftLink], before: us
     n.set("links", Value::Sequence(seq));
 }
 
-/// Drafted links as a `links:` frontmatter value.
-pub(crate) fn links_value(links: &[DraftLink]) -> Value {
-    Value::Sequence(
-        links
-            .iter()
-            .map(|l| {
-                let mut m = forest_model::yaml::Mapping::new();
-                m.insert("rel".into(), l.rel.clone().into());
-                m.insert("target".into(), l.target.clone().into());
-                if l.confidence < 1.0 {
-                    m.insert("confidence".into(), Value::from(l.confidence));
-                }
-                if let Some(n) = l.note.as_ref().filter(|n| !n.trim().is_empty()) {
-                    m.insert("note".into(), n.clone().into());
-                }
-                Value::Mapping(m)
-            })
-            .collect(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +79,28 @@ mod tests {
         let before = n.to_text();
         merge_proposed_links(&mut n, &links[..1], 1);
         assert_eq!(n.to_text(), before, "nothing proposed: nothing rewritten");
+    }
+
+    #[test]
+    fn without_a_hook_the_drafts_leave_the_batch_untouched() {
+        let fx = crate::env::testing::Fixture::new();
+        let env = fx.env();
+        let mut batch = crate::stages::plan::Batch::default();
+        let d = Draft {
+            id: "a".into(),
+            parent: "_index".into(),
+            title: "A".into(),
+            body: "# A\n".into(),
+            summary: "About a.".into(),
+            tags: vec![],
+            links: vec![],
+            scent: "derived".into(),
+        };
+        batch.curation.push(d);
+        let drafts = prepare_curation(&env, &mut batch, None).expect("drafts");
+        assert_eq!(drafts.len(), 1);
+        assert_eq!(drafts[0].summary, "About a.");
+        assert!(batch.curation.is_empty(), "the drafts leave the batch for the curate stage");
+        assert!(!fx.forest.join(CATALOG_DIRTY).exists(), "no catalog: no dirty marker");
     }
 }

@@ -16,14 +16,16 @@
 //! source (reads for hashing), S3 download slots and its spill file under
 //! `_derived/tmp/listing/`; never a tracked file.
 
+use crate::env::RunEnv;
+use crate::error::GardenError;
 use crate::manifest::Manifest;
 use crate::outcomes::{converter_key, report_problem, walk_key, OutcomeKind, RunOutcomes, StatKey};
-use crate::pipeline::{err, SourceRun};
 use crate::reconcile::{self, HashPair, Joined, ManifestEntry, MergeJoin, Move};
-use crate::stages::list::list_each;
-use crate::stages::plan::Work;
+use crate::report::{err, SourceReport};
+use crate::stages::fetch::hash_listed;
+use crate::stages::list::{list_each, open_listing};
+use crate::stages::work::Work;
 use crate::walk::{Listed, ObjectRef};
-use crate::GardenError;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -101,7 +103,7 @@ pub(crate) fn scan_join_known(
             }
             Joined::New(f) => {
                 s.files_seen += 1;
-                new.push(f).map_err(GardenError::Io)?;
+                new.push(f)?;
             }
             Joined::Unchanged(_) => {
                 s.files_seen += 1;
@@ -118,14 +120,33 @@ pub(crate) fn scan_join_known(
                 s.vanished.push((p, e));
             }
             Joined::OutOfOrder(p) => {
-                return Err(GardenError::Io(format!("listing is not in path order at '{p}': nothing decided")));
+                return Err(GardenError::Listing(format!("listing is not in path order at '{p}': nothing decided")));
             }
         }
     }
     Ok(s)
 }
 
-impl SourceRun<'_> {
+/// The reconcile stage of one source's run: reads the [`RunEnv`] (through
+/// `Deref`), updates the remembered outcomes (known problems are skipped,
+/// new listing problems recorded) and writes its part of the report into
+/// `report` (a fresh one, folded by the pipeline).
+pub(crate) struct Reconciler<'r> {
+    pub(crate) env: &'r RunEnv<'r>,
+    pub(crate) outcomes: &'r mut RunOutcomes,
+    /// This stage's part of the source's report.
+    pub(crate) report: SourceReport,
+}
+
+impl<'r> std::ops::Deref for Reconciler<'r> {
+    type Target = RunEnv<'r>;
+
+    fn deref(&self) -> &RunEnv<'r> {
+        self.env
+    }
+}
+
+impl Reconciler<'_> {
     /// Reconcile the source with the manifest (see the module doc). None
     /// when the source could not be listed at all (reported, skipped).
     pub(crate) fn reconcile(
@@ -133,14 +154,14 @@ impl SourceRun<'_> {
         manifest: &Manifest,
         path: Option<&str>,
     ) -> Result<Option<Reconciled>, GardenError> {
-        let (source, only) = self.open_listing(path)?;
+        let (source, only) = open_listing(self.env, path)?;
         let ignore = self.ignore_rules();
         let t = Instant::now();
         let mut new = NewFiles::new(self.forest.join(SPILL_DIR), self.opts.commit_every);
         // A targeted sync of one PATH is an operator asking: it always retries.
         let retry_all = path.is_some();
         let (registry, hooks, src_name) = (self.registry, &self.config.converters, self.src.name.as_str());
-        let outcomes: &mut RunOutcomes = &mut self.outcomes;
+        let outcomes: &mut RunOutcomes = self.outcomes;
         let mut known = |f: &Listed| {
             let key = StatKey { size: f.size, mtime_ms: f.mtime_ms, etag: f.object.as_ref().map(|o| o.etag.clone()) };
             let hit = outcomes.skip_known(&f.rel, Some(&key), &converter_key(registry, hooks, &f.rel));
@@ -159,7 +180,7 @@ impl SourceRun<'_> {
             });
             // Let the walk finish even when the join stopped early.
             for _ in rx.iter() {}
-            let end = lister.join().map_err(|_| GardenError::Io("the listing thread panicked".into()))?;
+            let end = lister.join().map_err(|_| GardenError::Listing("the listing thread panicked".into()))?;
             Ok((scanned??, end))
         })?;
         let mut scan = scan;
@@ -171,7 +192,7 @@ impl SourceRun<'_> {
             suspects = scan.suspects.len(),
             vanished = scan.vanished.len(),
             ms = t.elapsed().as_millis() as u64,
-            rss_mib = crate::pipeline::rss_mib()
+            rss_mib = crate::env::rss_mib()
         );
         let wk = walk_key();
         for q in &end.problems {
@@ -198,7 +219,7 @@ impl SourceRun<'_> {
             scan.vanished.clear();
         }
         let total_entries = if only.is_some() { manifest.count(&self.src.name)? } else { scan.entries_seen };
-        let new = new.finish().map_err(GardenError::Io)?;
+        let new = new.finish()?;
         self.decide(scan, new, total_entries).map(Some)
     }
 
@@ -208,8 +229,8 @@ impl SourceRun<'_> {
         let vanished_sizes: HashSet<u64> = scan.vanished.iter().map(|(_, e)| e.size).collect();
         let mut candidates: Vec<Listed> = vec![];
         if !vanished_sizes.is_empty() {
-            for f in new.iter().map_err(GardenError::Io)? {
-                let f = f.map_err(GardenError::Io)?;
+            for f in new.iter()? {
+                let f = f?;
                 if vanished_sizes.contains(&f.size) {
                     candidates.push(f);
                 }
@@ -219,7 +240,7 @@ impl SourceRun<'_> {
         let mut to_hash: Vec<(&Listed, bool)> =
             scan.suspects.iter().map(|(f, e)| (f, !e.hash.starts_with("blake3:"))).collect();
         to_hash.extend(candidates.iter().map(|f| (f, want_sha_moves)));
-        let hashed = self.hash_listed(&to_hash);
+        let hashed = hash_listed(self.access, &to_hash);
         let mut hashes = HashMap::new();
         let sizes: HashMap<&str, u64> = to_hash.iter().map(|(f, _)| (f.rel.as_str(), f.size)).collect();
         for (rel, r) in hashed {
@@ -295,7 +316,7 @@ impl SourceRun<'_> {
         others.sort_by(|a, b| a.rel().cmp(b.rel()));
         let to_convert = new.count.saturating_sub(plan.moves.len()) + plan.changed.len();
         let moves = plan.moves.into_iter().map(|m| (m.to_rel.clone(), m)).collect();
-        let work = WorkStream::new(new, others, moves).map_err(GardenError::Io)?;
+        let work = WorkStream::new(new, others, moves)?;
         Ok(Reconciled { work, to_convert, hashes, touched_up })
     }
 }
@@ -341,6 +362,11 @@ fn from_row(r: SpillRow) -> Listed {
     Listed { rel: r.rel, abs: r.abs, size: r.size, mtime_ms: r.mtime_ms, object }
 }
 
+/// A failed read or write of the spill file.
+fn spill_err(e: std::io::Error) -> GardenError {
+    GardenError::io("spill", e)
+}
+
 impl NewFiles {
     /// Keep up to `cap` files in memory; beyond that spill under `dir`.
     pub(crate) fn new(dir: PathBuf, cap: usize) -> NewFiles {
@@ -348,7 +374,7 @@ impl NewFiles {
     }
 
     /// Add the next new file (in path order).
-    pub(crate) fn push(&mut self, f: Listed) -> Result<(), String> {
+    pub(crate) fn push(&mut self, f: Listed) -> Result<(), GardenError> {
         self.count += 1;
         if self.writer.is_none() && self.mem.len() < self.cap {
             self.mem.push(f);
@@ -357,9 +383,9 @@ impl NewFiles {
         if self.writer.is_none() {
             static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+            std::fs::create_dir_all(&self.dir).map_err(|e| GardenError::io(self.dir.display().to_string(), e))?;
             let p = self.dir.join(format!("new-{}-{n}.jsonl", std::process::id()));
-            let file = std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let file = std::fs::File::create(&p).map_err(|e| GardenError::io(p.display().to_string(), e))?;
             self.spill = Some(p);
             self.writer = Some(BufWriter::with_capacity(1 << 20, file));
             for m in std::mem::take(&mut self.mem) {
@@ -369,26 +395,26 @@ impl NewFiles {
         self.write(&f)
     }
 
-    fn write(&mut self, f: &Listed) -> Result<(), String> {
+    fn write(&mut self, f: &Listed) -> Result<(), GardenError> {
         let Some(w) = self.writer.as_mut() else { return Ok(()) };
-        let line = serde_json::to_string(&to_row(f)).map_err(|e| format!("spill: {e}"))?;
-        w.write_all(line.as_bytes()).and_then(|_| w.write_all(b"\n")).map_err(|e| format!("spill: {e}"))
+        let line = serde_json::to_string(&to_row(f)).map_err(|e| spill_err(e.into()))?;
+        w.write_all(line.as_bytes()).and_then(|_| w.write_all(b"\n")).map_err(spill_err)
     }
 
     /// Flush the spill file; the set is complete.
-    pub(crate) fn finish(mut self) -> Result<NewFiles, String> {
+    pub(crate) fn finish(mut self) -> Result<NewFiles, GardenError> {
         if let Some(w) = self.writer.take() {
-            w.into_inner().map_err(|e| format!("spill: {e}"))?;
+            w.into_inner().map_err(|e| spill_err(e.into_error()))?;
         }
         Ok(self)
     }
 
     /// The new files in path order (from memory or the spill file).
-    pub(crate) fn iter(&self) -> Result<NewIter, String> {
+    pub(crate) fn iter(&self) -> Result<NewIter, GardenError> {
         match &self.spill {
             None => Ok(NewIter::Mem(self.mem.clone().into_iter())),
             Some(p) => {
-                let file = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                let file = std::fs::File::open(p).map_err(|e| GardenError::io(p.display().to_string(), e))?;
                 Ok(NewIter::Spill(BufReader::with_capacity(1 << 20, file).lines()))
             }
         }
@@ -418,15 +444,15 @@ pub(crate) enum NewIter {
 }
 
 impl Iterator for NewIter {
-    type Item = Result<Listed, String>;
+    type Item = Result<Listed, GardenError>;
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             NewIter::Mem(it) => it.next().map(Ok),
             NewIter::Spill(lines) => {
                 let line = lines.next()?;
                 Some(
-                    line.map_err(|e| format!("spill: {e}"))
-                        .and_then(|l| serde_json::from_str::<SpillRow>(&l).map_err(|e| format!("spill: {e}")))
+                    line.map_err(spill_err)
+                        .and_then(|l| serde_json::from_str::<SpillRow>(&l).map_err(|e| spill_err(e.into())))
                         .map(from_row),
                 )
             }
@@ -451,7 +477,11 @@ pub(crate) struct WorkStream {
 
 impl WorkStream {
     /// Merge `new` (path order) with `others` (sorted by path).
-    pub(crate) fn new(new: NewFiles, others: Vec<Work>, moves: HashMap<String, Move>) -> Result<WorkStream, String> {
+    pub(crate) fn new(
+        new: NewFiles,
+        others: Vec<Work>,
+        moves: HashMap<String, Move>,
+    ) -> Result<WorkStream, GardenError> {
         let new_iter = new.iter()?;
         Ok(WorkStream { _new: new, new_iter, peeked: None, others: others.into(), moves, returned: VecDeque::new() })
     }
@@ -467,7 +497,7 @@ impl WorkStream {
                 continue;
             }
             if self.peeked.is_none() {
-                self.peeked = self.new_iter.next().transpose().map_err(GardenError::Io)?;
+                self.peeked = self.new_iter.next().transpose()?;
             }
             let take_new = match (&self.peeked, self.others.front()) {
                 (None, None) => break,
@@ -623,5 +653,26 @@ mod tests {
         let mut new = NewFiles::new(d.path().to_path_buf(), 10);
         let listing = vec![l("b.md", 1), l("a.md", 1)];
         assert!(scan_join(MergeJoin::new(listing.into_iter(), std::iter::empty()), &mut new).is_err());
+    }
+
+    #[test]
+    fn the_stage_reports_its_part_and_streams_new_files_and_stale_marks() {
+        let mut fx = crate::env::testing::Fixture::new();
+        // One row of one is every row: past the stale guard unless allowed.
+        fx.opts.allow_mass_stale = true;
+        fx.write("a.md", "alpha");
+        fx.write("b/c.md", "gamma");
+        let env = fx.env();
+        let mut manifest = Manifest::open(std::path::Path::new(":memory:")).expect("manifest");
+        manifest.apply("default", &[("gone.md".into(), e("gone"))], &[], None).expect("rows");
+        let mut outcomes = RunOutcomes::default();
+        let mut stage = Reconciler { env: &env, outcomes: &mut outcomes, report: SourceReport::default() };
+        let Reconciled { mut work, to_convert, .. } = stage.reconcile(&manifest, None).expect("ok").expect("listed");
+        assert_eq!(stage.report.files_seen, 2);
+        assert_eq!(stage.report.stale, vec!["gone"], "a vanished file is reported stale");
+        assert!(stage.report.errors.is_empty(), "{:?}", stage.report.errors);
+        assert_eq!(to_convert, 2);
+        let rels: Vec<String> = work.take(10, u64::MAX).expect("work").iter().map(|w| w.rel().to_string()).collect();
+        assert_eq!(rels, ["a.md", "b/c.md", "gone.md"], "path order: plants and the stale mark");
     }
 }

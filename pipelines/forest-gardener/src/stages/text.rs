@@ -1,8 +1,10 @@
 //! Pure text helpers shared by the stages: extensions, body normalisation,
 //! `## Notes` preservation, dataset map sections, coverage suffixes.
 
+use crate::options::DraftLink;
 use forest_model::index;
 use forest_model::slug::slugify;
+use forest_model::yaml::Value;
 
 pub(crate) const MEDIA_EXTS: [&str; 14] = [
     ".png", ".jpg", ".jpeg", ".gif", ".webp", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4", ".mov", ".mkv", ".webm",
@@ -109,6 +111,27 @@ pub(crate) fn replace_map_sections(old: &str, rendered: &str) -> String {
         }
     }
     body
+}
+
+/// Drafted links as a `links:` frontmatter value.
+pub(crate) fn links_value(links: &[DraftLink]) -> Value {
+    Value::Sequence(
+        links
+            .iter()
+            .map(|l| {
+                let mut m = forest_model::yaml::Mapping::new();
+                m.insert("rel".into(), l.rel.clone().into());
+                m.insert("target".into(), l.target.clone().into());
+                if l.confidence < 1.0 {
+                    m.insert("confidence".into(), Value::from(l.confidence));
+                }
+                if let Some(n) = l.note.as_ref().filter(|n| !n.trim().is_empty()) {
+                    m.insert("note".into(), n.clone().into());
+                }
+                Value::Mapping(m)
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use super::split;
 use super::themes::{self, Child, Kind};
 use super::Batch;
-use crate::pipeline::SourceRun;
+use super::Planner;
 use crate::stages::text::coverage_suffix;
 use forest_model::ids;
 use forest_model::index::{DIRECT_BANANAS, SUB_BRANCHES};
@@ -75,7 +75,7 @@ fn entry_summary(line: &str) -> String {
     rest.to_string()
 }
 
-impl SourceRun<'_> {
+impl Planner<'_> {
     /// Derive the summary of every branch this batch touched.
     pub(crate) fn derive_branch_scents(&mut self, batch: &mut Batch) {
         let depth = |id: &str| id.matches('/').count();

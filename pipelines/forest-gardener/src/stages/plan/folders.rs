@@ -20,7 +20,7 @@
 use super::ranges;
 use super::split::{self, Dest, Kids, Member};
 use super::Batch;
-use crate::pipeline::SourceRun;
+use super::Planner;
 use crate::source::Access;
 use forest_model::ids;
 use forest_model::slug::slugify;
@@ -39,16 +39,6 @@ const LEAF_ENTRY_TOKENS: usize = 70;
 /// Remembered placements; files arrive in path order, so a small cache
 /// hits, and a miss only re-checks a few branches.
 const CACHE_CAP: usize = 4096;
-
-/// Per-run memory of folder placements and sub-folder plans.
-#[derive(Debug, Default)]
-pub(crate) struct FolderPlacer {
-    /// Source-relative folder -> id folder.
-    placed: HashMap<String, String>,
-    /// Source-relative parent folder -> sub-folder key -> bucket chain
-    /// (`None`: its sub-folders stay flat).
-    plans: HashMap<String, Option<HashMap<String, Vec<String>>>>,
-}
 
 /// Where each sub-folder key of a parent goes, `None` when the parent's
 /// sub-folders stay flat: at most [`SUB_FOLDER_TRIGGER`] of them, or all
@@ -123,7 +113,7 @@ fn join(folder: &str, comp: &str) -> String {
     }
 }
 
-impl SourceRun<'_> {
+impl Planner<'_> {
     /// The id folder of source-relative folder `rel_dir`: an existing
     /// branch for it wherever it is (flat or in a bucket), else its place
     /// by the parent's sub-folder plan. Bucket branches on the way are

@@ -1,25 +1,28 @@
 //! Leaf writes of the plan stage: plant a new passport, update a changed
 //! one (hand-edited scent and `## Notes` kept), source fields.
 
+use super::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
+use super::payload::PayloadError;
 use super::Batch;
-use crate::entry::{Draft, DraftLink};
+
+/// A new leaf's node type, body, summary and staged dataset payload.
+type LeafContent = (&'static str, String, String, Option<(String, String)>);
+use super::Planner;
+use crate::error::chain;
+use crate::options::{Draft, DraftLink};
 use crate::outcomes::{kind_of_conversion, report_problem, OutcomeKind, StatKey};
-use crate::pipeline::{err, SourceRun};
 use crate::reconcile::ManifestEntry;
+use crate::report::err;
 use crate::stages::convert::Converted;
 use crate::stages::plan::payload::write_cached_body;
-use crate::stages::propose::links_value;
-use crate::stages::text::{
-    ext_of, keep_notes, normalize_body, payload_type_of, replace_map_sections, stem_of, with_default_tags, MEDIA_EXTS,
-    TEXT_EXTS,
-};
+use crate::stages::text::links_value;
+use crate::stages::text::{ext_of, keep_notes, payload_type_of, replace_map_sections, MEDIA_EXTS, TEXT_EXTS};
 use forest_convert::Conversion;
 use forest_model::aliases::{derive_aliases, union_aliases};
 use forest_model::ids;
 use forest_model::index::DIRECT_BANANAS;
 use forest_model::node::Node;
-use forest_model::scent::{derive_summary, summary_fingerprint};
-use forest_model::slug::title_from_stem;
+use forest_model::scent::summary_fingerprint;
 use forest_model::yaml::Value;
 
 /// Passport key of a body that failed the fidelity check: `<code>: <why>`.
@@ -27,7 +30,7 @@ pub(crate) use forest_model::health_facts::SUSPECT_KEY;
 /// Node confidence of a suspect passport (the Gardener's own is 0.7).
 pub(crate) const SUSPECT_CONFIDENCE: f64 = 0.3;
 
-impl SourceRun<'_> {
+impl Planner<'_> {
     /// The problem is reported once: it is remembered with the file's stat
     /// key ([`crate::outcomes`]), and a converted file forgets its old one.
     pub(crate) fn conversion_or_report(&mut self, c: &Converted) -> Option<Conversion> {
@@ -94,67 +97,12 @@ impl SourceRun<'_> {
         let parent = ids::parent_index(&id).unwrap_or_else(|| ids::MASTER.to_string());
         let ext = ext_of(&c.rel);
         // Leaf scent from the content (issue 26), derived on the convert threads.
-        let mut scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
-        let title = match &scent {
-            Some(s) => s.title.clone(),
-            None => {
-                let t = conv.title().trim().to_string();
-                if t.is_empty() {
-                    title_from_stem(&stem_of(&c.rel))
-                } else {
-                    t
-                }
-            }
+        let scent = c.scent.clone().or_else(|| crate::stages::scent::of_conversion(&c.rel, &conv));
+        let mut leaf = new_leaf_draft(&c.rel, &conv, scent, &self.config.default_tags);
+        let Some((node_type, body, summary, payload)) = self.leaf_content(c, &conv, &id, &mut leaf, batch) else {
+            return;
         };
-        let mut tags: Vec<String> = vec![];
-        let mut aliases: Vec<String> = vec![];
-        let (node_type, body, summary, payload) = match &conv {
-            Conversion::Markdown { body, meta, .. } => {
-                let scent = scent.take().unwrap_or_default();
-                tags.extend(scent.tags);
-                aliases
-                    .extend(meta.aliases.iter().filter(|a| !a.trim().is_empty() && a.chars().count() <= 80).cloned());
-                for a in scent.aliases {
-                    if !aliases.contains(&a) {
-                        aliases.push(a);
-                    }
-                }
-                let body = normalize_body(body, &title);
-                let summary = if scent.summary.is_empty() { derive_summary(&body, &title) } else { scent.summary };
-                let ty = if TEXT_EXTS.contains(&ext.as_str()) {
-                    "note"
-                } else if MEDIA_EXTS.contains(&ext.as_str()) {
-                    "media"
-                } else {
-                    "document"
-                };
-                (ty, body, summary, None)
-            }
-            Conversion::Dataset { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> =
-                    tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect();
-                let summary = forest_convert::dataset_summary(&title, &counts);
-                match self.stage_dataset(&id, tables, batch) {
-                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
-                    Err(e) => {
-                        self.report.errors.push(err(&c.rel, e));
-                        return;
-                    }
-                }
-            }
-            Conversion::Payload { tables, .. } => {
-                let counts: Vec<(String, Option<i64>)> = tables.iter().map(|t| (t.name.clone(), t.count)).collect();
-                let summary = forest_convert::dataset_summary(&title, &counts);
-                match self.stage_copy(&id, &c.abs, batch) {
-                    Ok(p) => ("dataset", conv.render(), summary, Some(p)),
-                    Err(e) => {
-                        self.report.errors.push(err(&c.rel, e));
-                        return;
-                    }
-                }
-            }
-        };
-        with_default_tags(&mut tags, &self.config.default_tags);
+        let LeafDraft { title, tags, aliases, .. } = leaf;
         let derived = derive_aliases(&c.rel, &self.config.aliases, &title);
         let (aliases, clipped) = union_aliases(&aliases, &derived);
         self.report.aliases_clipped += clipped;
@@ -200,7 +148,7 @@ impl SourceRun<'_> {
                     n.set_str("payload_type", pt);
                     n.set_str("payload_hash", &c.hash.sha256);
                 }
-                Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
+                Err(e) => self.report.warnings.push(format!("{}: original not archived: {}", c.rel, chain(&e))),
             }
         }
         if !aliases.is_empty() {
@@ -223,6 +171,48 @@ impl SourceRun<'_> {
         self.report.planted.push(id.clone());
         batch.planted += 1;
         batch.ids.push(id);
+    }
+
+    /// A new leaf's type, body and summary, and the staged SQLite payload
+    /// of a dataset (`(name, hash)`); None when that payload could not be
+    /// staged (reported).
+    fn leaf_content(
+        &mut self,
+        c: &Converted,
+        conv: &Conversion,
+        id: &str,
+        leaf: &mut LeafDraft,
+        batch: &mut Batch,
+    ) -> Option<LeafContent> {
+        let ext = ext_of(&c.rel);
+        let (counts, staged) = match conv {
+            Conversion::Markdown { .. } => {
+                let ty = if TEXT_EXTS.contains(&ext.as_str()) {
+                    "note"
+                } else if MEDIA_EXTS.contains(&ext.as_str()) {
+                    "media"
+                } else {
+                    "document"
+                };
+                return Some((ty, std::mem::take(&mut leaf.body), std::mem::take(&mut leaf.summary), None));
+            }
+            Conversion::Dataset { tables, .. } => (
+                tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect::<Vec<_>>(),
+                self.stage_dataset(id, tables, batch),
+            ),
+            Conversion::Payload { tables, .. } => (
+                tables.iter().map(|t| (t.name.clone(), t.count)).collect::<Vec<_>>(),
+                self.stage_copy(id, &c.abs, batch),
+            ),
+        };
+        let summary = forest_convert::dataset_summary(&leaf.title, &counts);
+        match staged {
+            Ok(p) => Some(("dataset", conv.render(), summary, Some(p))),
+            Err(e) => {
+                self.report.errors.push(err(&c.rel, chain(&e)));
+                None
+            }
+        }
     }
 
     /// The passport's `source_*` fields for a freshly read file.
@@ -265,49 +255,25 @@ impl SourceRun<'_> {
         let Some(conv) = self.conversion_or_report(c) else {
             return;
         };
-        let title = n.get_str("title").unwrap_or_else(|| conv.title().to_string());
-        let mut fresh_text: Option<String> = None;
+        let mut draft = changed_leaf_draft(&n, &conv);
+        let title = draft.title.clone();
         let (new_body, derived) = match &conv {
-            Conversion::Markdown { body, .. } => {
-                let fresh = normalize_body(body, &title);
-                fresh_text = Some(fresh.clone());
-                let derived = derive_summary(&fresh, &title);
+            Conversion::Markdown { .. } => {
+                let fresh = &draft.body;
                 let body = match n.get_str("content").as_deref() {
                     Some("cached") => {
                         if !self.opts.dry_run {
-                            if let Err(e) = write_cached_body(self.forest, id, &fresh) {
+                            if let Err(e) = write_cached_body(self.forest, id, fresh) {
                                 self.report.errors.push(err(&c.rel, format!("cannot cache the body: {e}")));
                             }
                         }
                         n.body.clone()
                     }
                     Some(c) if c != "inline" => n.body.clone(),
-                    _ => keep_notes(&n.body, &fresh),
+                    _ => keep_notes(&n.body, fresh),
                 };
-                if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
-                    // A source-referenced original: follow the new bytes.
-                    let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
-                    if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
-                        n.set_str("payload", &c.origin);
-                        n.set_str("payload_type", pt);
-                        n.set_str("payload_hash", &c.hash.sha256);
-                    } else if self.src.archive == "always" && !c.hash.sha256.is_empty() {
-                        // Re-archive; the old copy goes once the commit landed.
-                        let old = n.get_str("payload").filter(|p| p.starts_with("_assets/"));
-                        match self.bone_payload(id, c, batch) {
-                            Ok(p) => {
-                                if let Some(o) = old.filter(|o| *o != p) {
-                                    batch.retired.push(self.forest.join(ids::folder_of(id)).join(o));
-                                }
-                                n.set_str("payload", &p);
-                                n.set_str("payload_type", pt);
-                                n.set_str("payload_hash", &c.hash.sha256);
-                            }
-                            Err(e) => self.report.warnings.push(format!("{}: original not archived: {e}", c.rel)),
-                        }
-                    }
-                }
-                (body, derived)
+                self.follow_original(&mut n, c, id, batch);
+                (body, draft.summary.clone())
             }
             Conversion::Dataset { .. } | Conversion::Payload { .. } => {
                 let (counts, staged) = match &conv {
@@ -319,7 +285,7 @@ impl SourceRun<'_> {
                         tables.iter().map(|t| (t.name.clone(), t.count)).collect::<Vec<_>>(),
                         self.stage_copy(id, &c.abs, batch),
                     ),
-                    Conversion::Markdown { .. } => (vec![], Err("not a dataset".to_string())),
+                    Conversion::Markdown { .. } => (vec![], Err(PayloadError::NotADataset)),
                 };
                 match staged {
                     Ok((name, hash)) => {
@@ -327,7 +293,7 @@ impl SourceRun<'_> {
                         n.set_str("payload_hash", &hash);
                     }
                     Err(e) => {
-                        self.report.errors.push(err(&c.rel, e));
+                        self.report.errors.push(err(&c.rel, chain(&e)));
                         return;
                     }
                 }
@@ -348,7 +314,51 @@ impl SourceRun<'_> {
         if n.get_str("origin").is_none() {
             n.set_str("origin", &c.origin);
         }
-        // Scent freshness (DESIGN §5): re-derive machine-written summaries only.
+        let markdown = matches!(conv, Conversion::Markdown { .. });
+        draft.summary = derived;
+        self.follow_scent(&mut n, id, draft, markdown, batch);
+        self.put(id, n, batch);
+        batch.manifest_up.push((c.rel.clone(), self.entry_for(id, c)));
+        self.report.updated.push(id.to_string());
+        batch.updated += 1;
+        batch.ids.push(id.to_string());
+    }
+
+    /// A BONE original of a changed file: a source-referenced payload
+    /// follows the new bytes; under `archive: always` it is archived again
+    /// (the old copy goes once the commit landed).
+    fn follow_original(&mut self, n: &mut Node, c: &Converted, id: &str, batch: &mut Batch) {
+        if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
+            // A source-referenced original: follow the new bytes.
+            let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
+            if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
+                n.set_str("payload", &c.origin);
+                n.set_str("payload_type", pt);
+                n.set_str("payload_hash", &c.hash.sha256);
+            } else if self.src.archive == "always" && !c.hash.sha256.is_empty() {
+                // Re-archive; the old copy goes once the commit landed.
+                let old = n.get_str("payload").filter(|p| p.starts_with("_assets/"));
+                match self.bone_payload(id, c, batch) {
+                    Ok(p) => {
+                        if let Some(o) = old.filter(|o| *o != p) {
+                            batch.retired.push(self.forest.join(ids::folder_of(id)).join(o));
+                        }
+                        n.set_str("payload", &p);
+                        n.set_str("payload_type", pt);
+                        n.set_str("payload_hash", &c.hash.sha256);
+                    }
+                    Err(e) => self.report.warnings.push(format!("{}: original not archived: {}", c.rel, chain(&e))),
+                }
+            }
+        }
+    }
+
+    /// Scent freshness (DESIGN §5): a machine-written summary follows the
+    /// source (`d.summary`, re-derived; with a hook, a changed document is
+    /// re-curated, and only it); a hand-written one that no longer matches
+    /// is reported as stale.
+    fn follow_scent(&mut self, n: &mut Node, id: &str, d: LeafDraft, fresh: bool, batch: &mut Batch) {
+        let derived = d.summary;
         let current = n.get_str("summary").unwrap_or_default();
         let machine = matches!(n.get_str("scent").as_deref(), Some("derived") | Some("llm"))
             && n.get_str("scent_hash").as_deref() == Some(summary_fingerprint(&current).as_str());
@@ -359,18 +369,16 @@ impl SourceRun<'_> {
                 n.set_str("scent_hash", &summary_fingerprint(&derived));
                 self.propagate_summary(id, &derived, batch);
             }
-            // DESIGN §5: machine-written scent follows the source: re-curate
-            // the changed document (and only it).
-            if let (Some(_), Some(body)) = (self.curate, fresh_text) {
-                let links = DraftLink::existing(&n);
+            if self.curate.is_some() && fresh {
+                let links = DraftLink::existing(n);
                 batch.curation_existing.insert(id.to_string(), links.len());
                 batch.curation.push(Draft {
                     id: id.to_string(),
                     parent: ids::parent_index(id).unwrap_or_else(|| ids::MASTER.to_string()),
-                    title: title.clone(),
-                    body,
+                    title: d.title,
+                    body: d.body,
                     summary: derived.clone(),
-                    tags: n.get_list("tags"),
+                    tags: d.tags,
                     links,
                     scent: "derived".into(),
                 });
@@ -378,10 +386,5 @@ impl SourceRun<'_> {
         } else if derived != current {
             self.report.summary_stale.push(id.to_string());
         }
-        self.put(id, n, batch);
-        batch.manifest_up.push((c.rel.clone(), self.entry_for(id, c)));
-        self.report.updated.push(id.to_string());
-        batch.updated += 1;
-        batch.ids.push(id.to_string());
     }
 }

@@ -10,8 +10,10 @@
 
 mod branch;
 pub(crate) mod branch_scent;
+pub(crate) mod draft;
 pub(crate) mod folders;
 mod leaf;
+mod limits;
 mod moves;
 pub(crate) mod payload;
 pub(crate) mod ranges;
@@ -19,12 +21,14 @@ mod rebalance;
 pub(crate) mod split;
 mod themes;
 
-use crate::entry::Draft;
-use crate::pipeline::SourceRun;
-use crate::reconcile::{self, ManifestEntry};
+use crate::env::RunEnv;
+use crate::options::Draft;
+use crate::outcomes::RunOutcomes;
+use crate::reconcile::ManifestEntry;
+use crate::report::SourceReport;
 use crate::stages::convert::Converted;
 use crate::stages::text::coverage_suffix;
-use crate::walk::Listed;
+use crate::stages::work::Work;
 use branch::EntryBody;
 use forest_catalog::Catalog;
 use forest_model::ids;
@@ -32,40 +36,9 @@ use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
 use forest_model::node::Node;
 use forest_model::slug::{slugify, title_from_stem};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
-
-/// A unit of work inside a source run, in path order.
-pub(crate) enum Work {
-    /// A new file to plant.
-    Plant(Listed),
-    /// A changed file and its node id.
-    Update(Listed, String),
-    /// A move (vanished path paired with a new file, listed).
-    Transplant(reconcile::Move, Option<Listed>),
-    /// A vanished path to mark stale.
-    MarkStale(String, ManifestEntry),
-}
-
-impl Work {
-    /// The source path this work is ordered by.
-    pub(crate) fn rel(&self) -> &str {
-        match self {
-            Work::Plant(f) | Work::Update(f, _) => &f.rel,
-            Work::Transplant(m, _) => &m.to_rel,
-            Work::MarkStale(r, _) => r,
-        }
-    }
-
-    /// The listed file behind this work, if it was listed.
-    pub(crate) fn listed(&self) -> Option<&Listed> {
-        match self {
-            Work::Plant(f) | Work::Update(f, _) => Some(f),
-            Work::Transplant(_, f) => f.as_ref(),
-            Work::MarkStale(..) => None,
-        }
-    }
-}
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 
 /// Pending writes of one batch (one commit).
 #[derive(Default)]
@@ -99,6 +72,60 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
+    /// A copy of a node as this batch sees it (read from `forest` once).
+    pub(crate) fn load(&mut self, forest: &Path, id: &str) -> Option<Node> {
+        if let Some(n) = self.nodes.get(id) {
+            let mut n = n.clone();
+            if let Some(b) = self.bodies.get(id) {
+                n.body = b.render();
+            }
+            return Some(n);
+        }
+        let text = std::fs::read_to_string(forest.join(ids::id_to_path(id))).ok()?;
+        let node = Node::parse(&text).ok()?;
+        self.nodes.insert(id.to_string(), node.clone());
+        Some(node)
+    }
+
+    /// Record a node's new state (its body replaces a parsed branch body).
+    pub(crate) fn put(&mut self, id: &str, node: Node) {
+        if let Some(b) = self.bodies.get_mut(id) {
+            *b = EntryBody::parse(&node.body);
+        }
+        self.nodes.insert(id.to_string(), node);
+        self.dirty.insert(id.to_string());
+    }
+
+    /// A branch's body, parsed once per batch for entry edits (the node in
+    /// `nodes` keeps a stale body until [`Batch::render_bodies`]).
+    pub(crate) fn body_mut(&mut self, forest: &Path, branch: &str) -> Option<&mut EntryBody> {
+        if !self.bodies.contains_key(branch) {
+            if !self.nodes.contains_key(branch) {
+                self.load(forest, branch)?;
+            }
+            let body = EntryBody::parse(&self.nodes.get(branch)?.body);
+            self.bodies.insert(branch.to_string(), body);
+        }
+        self.bodies.get_mut(branch)
+    }
+
+    /// Replace a child's entry line text in its parent (summary propagation).
+    pub(crate) fn propagate_summary(&mut self, forest: &Path, child: &str, summary: &str) {
+        let Some(parent) = ids::parent_index(child) else {
+            return;
+        };
+        let Some(b) = self.body_mut(forest, &parent) else {
+            return;
+        };
+        let section = if ids::is_branch_id(child) { SUB_BRANCHES } else { DIRECT_BANANAS };
+        // Keep a coverage suffix the line carried (dialect §1.6).
+        let suffix = b.entry_in(section, child).and_then(coverage_suffix);
+        let line = entry_line(child, summary, suffix.as_deref());
+        if b.upsert(section, child, &line) {
+            self.dirty.insert(parent);
+        }
+    }
+
     /// Write the parsed branch bodies back into their nodes (once per batch).
     pub(crate) fn render_bodies(&mut self) {
         for (id, b) in self.bodies.drain() {
@@ -148,7 +175,77 @@ fn branch_scent(folder: &str) -> (String, String) {
     )
 }
 
-impl SourceRun<'_> {
+/// Per-run memory of folder placements and sub-folder plans (kept by
+/// [`folders`]; defined here so the [`Planner`] names it without
+/// importing its child).
+#[derive(Debug, Default)]
+pub(crate) struct FolderPlacer {
+    /// Source-relative folder -> id folder.
+    placed: HashMap<String, String>,
+    /// Source-relative parent folder -> sub-folder key -> bucket chain
+    /// (`None`: its sub-folders stay flat).
+    plans: HashMap<String, Option<HashMap<String, Vec<String>>>>,
+}
+
+/// The plan stage of one batch: reads the run's [`RunEnv`] (through
+/// `Deref`, so `self.forest`, `self.config`, ... read the environment) and
+/// updates exactly the pieces of run state planning changes.
+pub(crate) struct Planner<'r> {
+    pub(crate) env: &'r RunEnv<'r>,
+    /// This stage's part of the source's report (a fresh one, folded by
+    /// the pipeline after it follows [`Planned::renamed`]).
+    pub(crate) report: SourceReport,
+    /// Ids planted during this run and not committed yet.
+    pub(crate) taken: &'r mut HashSet<String>,
+    /// Remembered outcomes: a conversion problem is recorded, a fixed one
+    /// forgotten.
+    pub(crate) outcomes: &'r mut RunOutcomes,
+    /// Where source folders' branches live (sub-folder buckets).
+    pub(crate) folders: &'r mut FolderPlacer,
+}
+
+impl<'r> Deref for Planner<'r> {
+    type Target = RunEnv<'r>;
+
+    fn deref(&self) -> &RunEnv<'r> {
+        self.env
+    }
+}
+
+/// What the plan stage made of one batch.
+pub(crate) struct Planned {
+    /// The pending writes.
+    pub(crate) batch: Batch,
+    /// Ids the rebalance re-homed, old -> final: earlier batches' report
+    /// lines name them too (the stage's own part already follows).
+    pub(crate) renamed: HashMap<String, String>,
+}
+
+impl Planner<'_> {
+    /// Plan one batch: `slice`'s work with its conversions (the first
+    /// batch also carries the manifest rows of touched files), then branch
+    /// scent and the rebalance of what the batch made overflow.
+    pub(crate) fn plan(
+        &mut self,
+        slice: &[Work],
+        converted: &HashMap<String, Converted>,
+        touched: Vec<(String, ManifestEntry)>,
+        catalog: Option<&Catalog>,
+    ) -> Planned {
+        let mut batch = Batch { manifest_up: touched, ..Default::default() };
+        for w in slice {
+            self.apply(w, converted, &mut batch, catalog);
+        }
+        // Branch scent first (a derived summary is longer than the
+        // placeholder, and the split measures entry lines), then
+        // navigable branches: split what this batch made overflow.
+        self.derive_branch_scents(&mut batch);
+        let renamed = self.rebalance(&mut batch, catalog);
+        Planned { batch, renamed }
+    }
+}
+
+impl Planner<'_> {
     pub(crate) fn exists(&self, id: &str, batch: &Batch) -> bool {
         if batch.nodes.contains_key(id) || self.taken.contains(id) {
             return !batch.removed_ids.iter().any(|r| r == id);
@@ -161,39 +258,17 @@ impl SourceRun<'_> {
 
     /// A copy of a node as this batch sees it (read from disk once).
     pub(crate) fn load(&self, id: &str, batch: &mut Batch) -> Option<Node> {
-        if let Some(n) = batch.nodes.get(id) {
-            let mut n = n.clone();
-            if let Some(b) = batch.bodies.get(id) {
-                n.body = b.render();
-            }
-            return Some(n);
-        }
-        let text = std::fs::read_to_string(self.forest.join(ids::id_to_path(id))).ok()?;
-        let node = Node::parse(&text).ok()?;
-        batch.nodes.insert(id.to_string(), node.clone());
-        Some(node)
+        batch.load(self.forest, id)
     }
 
     /// Record a node's new state (its body replaces a parsed branch body).
     pub(crate) fn put(&self, id: &str, node: Node, batch: &mut Batch) {
-        if let Some(b) = batch.bodies.get_mut(id) {
-            *b = EntryBody::parse(&node.body);
-        }
-        batch.nodes.insert(id.to_string(), node);
-        batch.dirty.insert(id.to_string());
+        batch.put(id, node)
     }
 
-    /// A branch's body, parsed once per batch for entry edits (the node in
-    /// `batch.nodes` keeps a stale body until [`Batch::render_bodies`]).
+    /// A branch's body, parsed once per batch for entry edits.
     pub(super) fn body_mut<'b>(&self, branch: &str, batch: &'b mut Batch) -> Option<&'b mut EntryBody> {
-        if !batch.bodies.contains_key(branch) {
-            if !batch.nodes.contains_key(branch) {
-                self.load(branch, batch)?;
-            }
-            let body = EntryBody::parse(&batch.nodes.get(branch)?.body);
-            batch.bodies.insert(branch.to_string(), body);
-        }
-        batch.bodies.get_mut(branch)
+        batch.body_mut(self.forest, branch)
     }
 
     /// Make sure the branch for `folder` (id prefix) exists, creating ancestors.
@@ -247,19 +322,7 @@ impl SourceRun<'_> {
 
     /// Replace a child's entry line text in its parent (summary propagation).
     pub(crate) fn propagate_summary(&mut self, child: &str, summary: &str, batch: &mut Batch) {
-        let Some(parent) = ids::parent_index(child) else {
-            return;
-        };
-        let Some(b) = self.body_mut(&parent, batch) else {
-            return;
-        };
-        let section = if ids::is_branch_id(child) { SUB_BRANCHES } else { DIRECT_BANANAS };
-        // Keep a coverage suffix the line carried (dialect §1.6).
-        let suffix = b.entry_in(section, child).and_then(coverage_suffix);
-        let line = entry_line(child, summary, suffix.as_deref());
-        if b.upsert(section, child, &line) {
-            batch.dirty.insert(parent);
-        }
+        batch.propagate_summary(self.forest, child, summary)
     }
 
     /// A fresh id for `rel`, in the bucket its name routes to when its
@@ -316,20 +379,47 @@ impl SourceRun<'_> {
     }
 }
 
+/// The run state a [`Planner`] updates, owned, for driving the plan
+/// stage in tests (`report`: the run's, where parts are folded).
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct PlanState {
+    pub(crate) report: SourceReport,
+    pub(crate) taken: HashSet<String>,
+    pub(crate) outcomes: RunOutcomes,
+    pub(crate) folders: FolderPlacer,
+}
+
+#[cfg(test)]
+impl PlanState {
+    /// The plan stage over this state in `env` (with a fresh report part).
+    pub(crate) fn planner<'r>(&'r mut self, env: &'r RunEnv<'r>) -> Planner<'r> {
+        Planner {
+            env,
+            report: SourceReport::default(),
+            taken: &mut self.taken,
+            outcomes: &mut self.outcomes,
+            folders: &mut self.folders,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::testing::Fixture;
+    use crate::env::testing::Fixture;
 
     #[test]
     fn plants_leaves_under_a_new_branch_chain_with_entries() {
         let fx = Fixture::new();
         let a = fx.write("ops/team/a.md", "# Alpha\n\nAlpha text.\n");
         let b = fx.write("ops/team/b.md", "# Beta\n\nBeta text.\n");
-        let mut run = fx.run();
+        let env = fx.env();
+        let mut state = PlanState::default();
         let work = vec![Work::Plant(a), Work::Plant(b)];
-        let converted = run.convert_all(&work, &HashMap::new());
+        let converted = crate::stages::convert::convert_all(&env, &work, &HashMap::new());
         let mut batch = Batch::default();
+        let mut run = state.planner(&env);
         for w in &work {
             run.apply(w, &converted, &mut batch, None);
         }
@@ -349,5 +439,34 @@ mod tests {
         assert!(index::section_entries(ops, SUB_BRANCHES)[0].starts_with("- [[ops/team/_index]]"));
         // The root index gained the top branch.
         assert!(batch.dirty.contains("_index") && batch.dirty.contains("ops/team/_index"));
+    }
+
+    #[test]
+    fn a_first_batch_carries_the_touched_rows_then_its_plan() {
+        let fx = Fixture::new();
+        let a = fx.write("notes/a.md", "# Alpha\n\nAlpha text.\n");
+        let env = fx.env();
+        let mut state = PlanState::default();
+        let work = vec![Work::Plant(a)];
+        let converted = crate::stages::convert::convert_all(&env, &work, &HashMap::new());
+        let touched = ManifestEntry {
+            id: "old/t".into(),
+            size: 1,
+            mtime_ms: 2,
+            hash: "blake3:t".into(),
+            vanished: false,
+            etag: None,
+        };
+        let mut run = state.planner(&env);
+        let Planned { batch, renamed } = run.plan(&work, &converted, vec![("old/t.md".into(), touched)], None);
+        assert!(renamed.is_empty(), "one leaf overflows nothing");
+        let rows: Vec<(&str, &str)> = batch.manifest_up.iter().map(|(p, e)| (p.as_str(), e.id.as_str())).collect();
+        assert_eq!(rows, [("old/t.md", "old/t"), ("notes/a.md", "notes/a")]);
+        assert_eq!(run.report.planted.to_vec(), ["notes/a"], "the stage's part of the report");
+        drop(run);
+        assert!(state.taken.contains("notes/a") && state.taken.contains("notes/_index"));
+        // Branch scent ran: the new folder branch says what it holds.
+        let summary = batch.nodes["notes/_index"].get_str("summary").unwrap_or_default();
+        assert!(summary.contains("Alpha") || summary.contains("alpha"), "{summary}");
     }
 }

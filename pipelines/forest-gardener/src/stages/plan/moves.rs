@@ -4,8 +4,9 @@
 //! deletes it.
 
 use super::Batch;
-use crate::pipeline::{err, SourceRun};
+use super::Planner;
 use crate::reconcile::{self, ManifestEntry};
+use crate::report::err;
 use crate::report::MoveRecord;
 use crate::stages::plan::payload::cached_body_path;
 use forest_catalog::Catalog;
@@ -15,7 +16,7 @@ use forest_model::index::DIRECT_BANANAS;
 use forest_model::node::Node;
 use forest_model::yaml::Value;
 
-impl SourceRun<'_> {
+impl Planner<'_> {
     /// Re-id a moved file's passport at its new path.
     pub(crate) fn transplant(&mut self, m: &reconcile::Move, batch: &mut Batch, catalog: Option<&Catalog>) {
         let Some(mut n) = self.load(&m.from_id, batch) else {
@@ -148,7 +149,7 @@ fn rewrite_link_targets(n: &mut Node, old: &str, new: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::pipeline::testing::Fixture;
+    use crate::env::testing::Fixture;
     use crate::reconcile::{ManifestEntry, Move};
     use crate::stages::plan::Batch;
     use forest_model::node::Node;
@@ -167,7 +168,9 @@ mod tests {
             vanished: false,
             etag: None,
         };
-        let mut run = fx.run();
+        let env = fx.env();
+        let mut st = crate::stages::plan::PlanState::default();
+        let mut run = st.planner(&env);
         let mut batch = Batch::default();
         run.mark_stale("old/a.md", &e, &mut batch);
         assert_eq!(batch.nodes["old/a"].get_str("source_state").as_deref(), Some("vanished"));

@@ -4,7 +4,8 @@
 //! commit stage only after the commit landed.
 
 use super::Batch;
-use crate::pipeline::{err, SourceRun};
+use super::Planner;
+use crate::report::err;
 use crate::stages::convert::Converted;
 use crate::stages::text::{ext_of, stem_of, TEXT_EXTS};
 use forest_model::ids;
@@ -13,7 +14,32 @@ use forest_model::slug::slugify;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-impl SourceRun<'_> {
+/// Why a payload could not be staged (a report line of its file).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PayloadError {
+    /// A file operation failed.
+    #[error("{what}")]
+    Io {
+        /// What was being done (with the path where it helps).
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The dataset could not be written as SQLite.
+    #[error("dataset payload")]
+    Dataset(#[source] forest_convert::ConvertError),
+    /// Asked to stage a conversion that is no dataset.
+    #[error("not a dataset")]
+    NotADataset,
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> PayloadError {
+    let what = what.into();
+    move |source| PayloadError::Io { what, source }
+}
+
+impl Planner<'_> {
     /// FLESH policy (dialect §3.11): `cached` moves the body to
     /// `_derived/bodies/<id>.md`, `reference` leaves it at the source (text
     /// sources only; others fall back to `cached`). The passport keeps a
@@ -36,7 +62,7 @@ impl SourceRun<'_> {
 
     /// The `payload` of a binary original: its source URI (BONE stays at the
     /// source), or an `_assets/` copy under `archive: always`.
-    pub(crate) fn bone_payload(&mut self, id: &str, c: &Converted, batch: &mut Batch) -> Result<String, String> {
+    pub(crate) fn bone_payload(&mut self, id: &str, c: &Converted, batch: &mut Batch) -> Result<String, PayloadError> {
         if self.src.archive != "always" {
             return Ok(c.origin.clone());
         }
@@ -49,9 +75,9 @@ impl SourceRun<'_> {
         let fin = self.forest.join(ids::folder_of(id)).join(&rel_asset);
         let staged = staged_path_for(&fin);
         if let Some(p) = staged.parent() {
-            std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            std::fs::create_dir_all(p).map_err(io(format!("cannot create {}", p.display())))?;
         }
-        std::fs::copy(&c.abs, &staged).map_err(|e| format!("cannot copy the original: {e}"))?;
+        std::fs::copy(&c.abs, &staged).map_err(io("cannot copy the original"))?;
         batch.renames.push((staged, fin));
         Ok(rel_asset)
     }
@@ -62,7 +88,7 @@ impl SourceRun<'_> {
         id: &str,
         tables: &[forest_convert::Table],
         batch: &mut Batch,
-    ) -> Result<(String, String), String> {
+    ) -> Result<(String, String), PayloadError> {
         let name = format!("{}.db", id.rsplit('/').next().unwrap_or(id));
         let fin = self.forest.join(ids::folder_of(id)).join(&name);
         if self.opts.dry_run {
@@ -70,15 +96,20 @@ impl SourceRun<'_> {
         }
         let staged = staged_path_for(&fin);
         if let Some(p) = staged.parent() {
-            std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            std::fs::create_dir_all(p).map_err(io(format!("cannot create {}", p.display())))?;
         }
-        let hash = forest_convert::write_dataset_db(tables, &staged).map_err(|e| format!("dataset payload: {e}"))?;
+        let hash = forest_convert::write_dataset_db(tables, &staged).map_err(PayloadError::Dataset)?;
         batch.renames.push((staged, fin));
         Ok((name, hash))
     }
 
     /// Copy an adopted SQLite file under a temp name; renamed after the commit.
-    pub(crate) fn stage_copy(&mut self, id: &str, src: &Path, batch: &mut Batch) -> Result<(String, String), String> {
+    pub(crate) fn stage_copy(
+        &mut self,
+        id: &str,
+        src: &Path,
+        batch: &mut Batch,
+    ) -> Result<(String, String), PayloadError> {
         let name = format!("{}.db", id.rsplit('/').next().unwrap_or(id));
         let fin = self.forest.join(ids::folder_of(id)).join(&name);
         if self.opts.dry_run {
@@ -86,12 +117,12 @@ impl SourceRun<'_> {
         }
         let staged = staged_path_for(&fin);
         if let Some(p) = staged.parent() {
-            std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            std::fs::create_dir_all(p).map_err(io(format!("cannot create {}", p.display())))?;
         }
-        let bytes = std::fs::read(src).map_err(|e| format!("cannot read payload: {e}"))?;
+        let bytes = std::fs::read(src).map_err(io("cannot read payload"))?;
         let hash = hex::encode(Sha256::digest(&bytes));
         // Made durable by the commit barrier (see stage_dataset).
-        forest_fs::write_replace_unsynced(&staged, &bytes).map_err(|e| format!("cannot stage payload: {e}"))?;
+        forest_fs::write_replace_unsynced(&staged, &bytes).map_err(io("cannot stage payload"))?;
         batch.renames.push((staged, fin));
         Ok((name, hash))
     }

@@ -33,10 +33,10 @@ pub(crate) const MAX_LO: usize = 100;
 /// Longest label otherwise (a first `lo`, any `hi`).
 const MAX_LABEL: usize = 60;
 /// Entries of a newly planned bucket: half of the split trigger.
-pub(crate) const NEW_ENTRIES: usize = super::split::SPLIT_ENTRIES / 2;
+pub(crate) const NEW_ENTRIES: usize = super::limits::SPLIT_ENTRIES / 2;
 /// Tokens of a newly planned bucket's entry lines: half of the split
 /// trigger, less an empty bucket body.
-pub(crate) const NEW_TOKENS: usize = super::split::SPLIT_TOKENS / 2 - super::split::BUCKET_BASE_TOKENS;
+pub(crate) const NEW_TOKENS: usize = super::limits::SPLIT_TOKENS / 2 - super::limits::BUCKET_BASE_TOKENS;
 /// Tokens of a bucket's entry line in its parent (id, name range and a
 /// derived summary with themes).
 pub(crate) const BUCKET_ENTRY_TOKENS: usize = 48;
@@ -51,14 +51,14 @@ pub(crate) struct Range {
 impl Range {
     /// The id component (`~lo..hi`).
     pub(crate) fn component(&self) -> String {
-        format!("{}{}{SEP}{}", super::split::BUCKET_MARK, self.lo, self.hi)
+        format!("{}{}{SEP}{}", super::limits::BUCKET_MARK, self.lo, self.hi)
     }
 }
 
 /// The range a bucket component names (`~lib..libg`), `None` for anything
 /// else (a folder, a name-prefix bucket of earlier builds: `~li`).
 pub(crate) fn parse(component: &str) -> Option<Range> {
-    let rest = component.strip_prefix(super::split::BUCKET_MARK)?;
+    let rest = component.strip_prefix(super::limits::BUCKET_MARK)?;
     let (lo, hi) = rest.split_once(SEP)?;
     let ok = |s: &str| !s.is_empty() && !s.contains('.') && !s.contains('/');
     (ok(lo) && ok(hi)).then(|| Range { lo: lo.to_string(), hi: hi.to_string() })

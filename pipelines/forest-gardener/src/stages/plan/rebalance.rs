@@ -37,7 +37,7 @@ fn join(folder: &str, comp: &str) -> String {
     }
 }
 
-impl crate::pipeline::SourceRun<'_> {
+impl super::Planner<'_> {
     /// The folder (bucket path) a new leaf of routing key `key` lives in
     /// under id folder `folder`, creating an on-demand bucket of a fully
     /// split branch. The folder's own branch must exist.
@@ -75,8 +75,9 @@ impl crate::pipeline::SourceRun<'_> {
     }
 
     /// Split every branch this batch touched that overflows, until none
-    /// does (a bucket that receives leaves is checked in turn).
-    pub(crate) fn rebalance(&mut self, batch: &mut Batch, catalog: Option<&Catalog>) {
+    /// does (a bucket that receives leaves is checked in turn); the ids it
+    /// re-homed, old -> final.
+    pub(crate) fn rebalance(&mut self, batch: &mut Batch, catalog: Option<&Catalog>) -> HashMap<String, String> {
         let mut work: BTreeSet<String> = batch.dirty.iter().filter(|id| ids::is_branch_id(id)).cloned().collect();
         let mut renamed: HashMap<String, String> = HashMap::new();
         let mut committed_moves: Vec<String> = vec![];
@@ -86,7 +87,7 @@ impl crate::pipeline::SourceRun<'_> {
             }
         }
         if renamed.is_empty() {
-            return;
+            return renamed;
         }
         // A leaf re-homed twice (its new bucket overflowed in turn): every
         // old id names the final one.
@@ -104,6 +105,7 @@ impl crate::pipeline::SourceRun<'_> {
             renamed.insert(k, to);
         }
         self.follow_renames(batch, catalog, &renamed, &committed_moves);
+        renamed
     }
 
     /// Split one branch if it overflows; the branches that received leaves.
@@ -450,12 +452,8 @@ impl crate::pipeline::SourceRun<'_> {
         // A file moved at its source and re-homed in the same batch: heat
         // and the report follow it to its final id.
         batch.rekeys.iter_mut().for_each(|(_, to)| map(to));
-        self.report.moved.iter_mut().for_each(|m| map(&mut m.to));
-        for list in [&mut self.report.planted, &mut self.report.updated] {
-            if let Err(e) = list.rename(renamed) {
-                self.report.warnings.push(format!("report: re-homed ids not renamed in the id list: {e}"));
-            }
-        }
+        // (this batch's part; the pipeline renames the run's report).
+        self.report.rename_ids(renamed);
         // Committed leaves keep their manifest row under the same path.
         for old in committed_moves {
             let Some(new) = renamed.get(old) else { continue };
@@ -515,23 +513,46 @@ fn rewrite_links(n: &mut Node, renamed: &HashMap<String, String>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::env::testing::Fixture;
+    use crate::env::RunEnv;
     use crate::manifest::Manifest;
-    use crate::pipeline::testing::Fixture;
-    use crate::stages::plan::{Batch, Work};
+    use crate::stages::commit::{finish_batch, HealthRecords};
+    use crate::stages::convert::convert_all;
+    use crate::stages::plan::{Batch, PlanState};
+    use crate::stages::work::Work;
     use forest_model::ids;
     use std::collections::HashMap;
 
-    fn plant_batch(fx: &Fixture, run: &mut crate::pipeline::SourceRun<'_>, range: std::ops::Range<usize>) -> Batch {
+    fn plant_batch(fx: &Fixture, env: &RunEnv, st: &mut PlanState, range: std::ops::Range<usize>) -> Batch {
         let work: Vec<Work> = range
             .map(|i| Work::Plant(fx.write(&format!("big/memo-{i:04}.md"), &format!("# M{i}\n\nMemo {i}.\n"))))
             .collect();
-        let converted = run.convert_all(&work, &HashMap::new());
+        let converted = convert_all(env, &work, &HashMap::new());
         let mut batch = Batch::default();
-        for w in &work {
-            run.apply(w, &converted, &mut batch, None);
-        }
-        run.rebalance(&mut batch, None);
+        let (renamed, part) = {
+            let mut run = st.planner(env);
+            for w in &work {
+                run.apply(w, &converted, &mut batch, None);
+            }
+            (run.rebalance(&mut batch, None), run.report)
+        };
+        // As the pipeline folds the stage's part into the run's report.
+        st.report.rename_ids(&renamed);
+        st.report.absorb(part);
         batch
+    }
+
+    /// The pipeline's commit step: branch scent, the commit, then the
+    /// committed ids are no longer reserved.
+    fn commit(env: &RunEnv, st: &mut PlanState, batch: &mut Batch, manifest: &mut Manifest) {
+        st.planner(env).derive_branch_scents(batch);
+        let mut health = HealthRecords::default();
+        let done = finish_batch(env, batch, manifest, None, &mut health).expect("commit");
+        health.wait();
+        if done.written {
+            st.taken.clear();
+        }
+        done.fold(&mut st.report, &mut vec![]);
     }
 
     fn entries(batch: &Batch, id: &str) -> usize {
@@ -541,8 +562,10 @@ mod tests {
     #[test]
     fn a_new_overflowing_folder_is_planted_into_buckets_with_final_ids() {
         let fx = Fixture::new();
-        let mut run = fx.run();
-        let mut batch = plant_batch(&fx, &mut run, 0..160);
+        let env = fx.env();
+        let mut st = PlanState::default();
+        let mut batch = plant_batch(&fx, &env, &mut st, 0..160);
+        let run = &st;
         batch.render_bodies();
         assert_eq!(batch.moved, 0, "nothing committed moved");
         assert_eq!(run.report.planted.len(), 160);
@@ -568,12 +591,14 @@ mod tests {
     #[test]
     fn staged_payloads_follow_a_leaf_renamed_into_its_bucket() {
         let fx = Fixture::new();
-        let mut run = fx.run();
+        let env = fx.env();
+        let mut st = PlanState::default();
         let mut work: Vec<Work> = (0..155)
             .map(|i| Work::Plant(fx.write(&format!("big/memo-{i:04}.md"), &format!("# M{i}\n\nMemo {i}.\n"))))
             .collect();
         work.push(Work::Plant(fx.write("big/memo-0042x.csv", "item,qty\nbolt,3\nnut,4\n")));
-        let converted = run.convert_all(&work, &HashMap::new());
+        let converted = convert_all(&env, &work, &HashMap::new());
+        let mut run = st.planner(&env);
         let mut batch = Batch::default();
         for w in &work {
             run.apply(w, &converted, &mut batch, None);
@@ -590,13 +615,14 @@ mod tests {
     fn a_committed_folder_that_crosses_the_limit_is_transplanted_once() {
         let fx = Fixture::new();
         let mut manifest = Manifest::open(std::path::Path::new(":memory:")).expect("manifest");
-        let mut run = fx.run();
-        let mut first = plant_batch(&fx, &mut run, 0..140);
-        run.finish_batch(&mut first, &mut manifest, None).expect("commit");
+        let env = fx.env();
+        let mut st = PlanState::default();
+        let mut first = plant_batch(&fx, &env, &mut st, 0..140);
+        commit(&env, &mut st, &mut first, &mut manifest);
         assert!(fx.forest.join("big/memo-0001.md").exists(), "140 short memos fit one branch");
-        let mut second = plant_batch(&fx, &mut run, 140..160);
+        let mut second = plant_batch(&fx, &env, &mut st, 140..160);
         assert_eq!(second.moved, 140);
-        let to = &run.report.moved.iter().find(|m| m.from == "big/memo-0001").expect("moved").to.clone();
+        let to = &st.report.moved.iter().find(|m| m.from == "big/memo-0001").expect("moved").to.clone();
         let n = &second.nodes[to];
         assert!(n.get_list("aliases").contains(&"big/memo-0001".to_string()));
         assert_eq!(n.get_list("moved_from"), vec!["big/memo-0001"]);
@@ -604,13 +630,13 @@ mod tests {
         assert!(second.deletes.contains("big/memo-0001.md"));
         assert!(second.rekeys.contains(&("big/memo-0001".to_string(), to.clone())));
         assert!(second.manifest_up.iter().any(|(p, e)| p == "big/memo-0001.md" && &e.id == to));
-        run.finish_batch(&mut second, &mut manifest, None).expect("commit");
+        commit(&env, &mut st, &mut second, &mut manifest);
         assert!(!fx.forest.join("big/memo-0001.md").exists());
         assert!(fx.forest.join(format!("{to}.md")).exists());
         // One more file: routed into its bucket, nobody moves.
-        let mut third = plant_batch(&fx, &mut run, 160..161);
+        let mut third = plant_batch(&fx, &env, &mut st, 160..161);
         assert_eq!(third.moved, 0);
-        let last = run.report.planted.last().expect("planted");
+        let last = st.report.planted.last().expect("planted");
         let kids: Vec<super::ranges::Range> = third
             .nodes
             .keys()
@@ -619,6 +645,6 @@ mod tests {
             .collect();
         assert!(last.starts_with("big/~") && last.matches('/').count() == 2, "{last}");
         assert!(kids.iter().all(|r| r.lo.as_str() <= "memo-0160"), "routed into the last range: {last} {kids:?}");
-        run.finish_batch(&mut third, &mut manifest, None).expect("commit");
+        commit(&env, &mut st, &mut third, &mut manifest);
     }
 }

@@ -29,21 +29,7 @@
 
 use std::collections::BTreeMap;
 
-/// Entry lines (`- [[`) past which the dialect's health flags `needs_split`.
-pub(crate) const MAX_ENTRIES: usize = 150;
-/// Body tokens past which the dialect's health flags `needs_split`.
-pub(crate) const MAX_BODY_TOKENS: usize = 3000;
-/// A branch splits when it passes this many entries.
-pub(crate) const SPLIT_ENTRIES: usize = MAX_ENTRIES;
-/// A branch splits when its body passes this many tokens: 80% of the
-/// dialect's limit, headroom for summaries a curator rewrites later (an
-/// entry line costs `[[id]]` plus a summary of up to 60 tokens).
-pub(crate) const SPLIT_TOKENS: usize = MAX_BODY_TOKENS * 4 / 5;
-/// Tokens of an empty bucket body (title, blockquote, three headings).
-pub(crate) const BUCKET_BASE_TOKENS: usize = 45;
-
-/// The first character of a bucket's id component.
-pub(crate) const BUCKET_MARK: char = '~';
+pub(crate) use super::limits::{BUCKET_BASE_TOKENS, BUCKET_MARK, SPLIT_ENTRIES, SPLIT_TOKENS};
 
 /// A leaf's routing key: its id's last component with `.` read as `-`
 /// (so bucket names never hold dots).
@@ -449,7 +435,7 @@ mod tests {
             }
         }
         for at in t.leaves.keys() {
-            assert!(entries(&t, at) <= MAX_ENTRIES, "{at:?} has {}", entries(&t, at));
+            assert!(entries(&t, at) <= super::super::limits::MAX_ENTRIES, "{at:?} has {}", entries(&t, at));
         }
         let depth = t.leaves.keys().map(Vec::len).max().unwrap_or(0);
         assert!(moves.values().all(|&m| m <= depth), "depth {depth}, moves {:?}", moves.values().max());

@@ -1,0 +1,106 @@
+//! The run-level error ([`GardenError`]); per-file problems go into the
+//! report instead. Imports nothing of the crate.
+//!
+//! A variant that wraps a cause keeps it as its `source` and does not
+//! repeat it in its message, so a caller printing the chain (the CLI's
+//! `render::error_chain`, anyhow's `{:#}`) prints each cause once.
+
+/// Errors that stop a whole run (per-file problems go into the report).
+#[derive(Debug, thiserror::Error)]
+pub enum GardenError {
+    /// Bad source or argument (the dialect's `E_SCHEMA`).
+    #[error("E_SCHEMA: {0}")]
+    Schema(String),
+    /// `_meta/gardener.yaml` is invalid.
+    #[error("E_CONFIG: {0}")]
+    Config(String),
+    /// Filesystem error outside a single document.
+    #[error("io: {context}")]
+    Io {
+        /// What was being done, with the path.
+        context: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The source's listing cannot be trusted (out of path order, its
+    /// thread died): nothing is decided from it.
+    #[error("io: {0}")]
+    Listing(String),
+    /// Git layer failure.
+    #[error(transparent)]
+    Git(#[from] forest_git::GitError),
+    /// The manifest (`_derived/manifest.db`, its `files` or `outcomes`
+    /// table) failed.
+    #[error("derived layer: {table}")]
+    Manifest {
+        /// `manifest` or `outcomes`.
+        table: &'static str,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The catalog (`_derived/catalog.db`) failed.
+    #[error("derived layer: catalog")]
+    Catalog(#[source] forest_catalog::CatalogError),
+    /// The payload journal could not be encoded.
+    #[error("derived layer: payload journal")]
+    Journal(#[source] serde_json::Error),
+    /// The on-disk layer (config, catalog, tiers) failed.
+    #[error(transparent)]
+    Layer(#[from] forest_derived::DerivedError),
+}
+
+impl GardenError {
+    /// Stable error code, for callers that branch on the kind of failure.
+    pub fn code(&self) -> &'static str {
+        match self {
+            GardenError::Schema(_) => "E_SCHEMA",
+            GardenError::Config(_) => "E_CONFIG",
+            GardenError::Io { .. } | GardenError::Listing(_) => "E_IO",
+            GardenError::Git(g) => g.code(),
+            GardenError::Manifest { .. } | GardenError::Catalog(_) | GardenError::Journal(_) => "E_DERIVED",
+            GardenError::Layer(d) => d.code(),
+        }
+    }
+
+    /// An I/O failure while doing `context` (a path, or what and where).
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> GardenError {
+        GardenError::Io { context: context.into(), source }
+    }
+}
+
+/// `e` and its causes, `: `-joined (for a per-file report line or a log
+/// field, where no caller prints the chain); a cause an error of another
+/// crate already printed in its own message is not repeated (as the
+/// CLI's `render::error_chain`).
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !text.is_empty() && !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cause_prints_once_and_codes_stay() {
+        let e = GardenError::io("payload journal", std::io::Error::other("disk full"));
+        assert_eq!(e.to_string(), "io: payload journal");
+        assert_eq!(chain(&e), "io: payload journal: disk full");
+        assert_eq!(e.code(), "E_IO");
+        let m = GardenError::Manifest { table: "manifest", source: rusqlite::Error::InvalidQuery };
+        assert_eq!(m.code(), "E_DERIVED");
+        assert_eq!(chain(&m).matches("Query is not read-only").count(), 1, "{}", chain(&m));
+        assert_eq!(GardenError::Listing("the listing thread panicked".into()).code(), "E_IO");
+    }
+}
