@@ -165,6 +165,9 @@ impl Access {
     pub fn release(&self, f: &Listed) {
         if self.is_remote() {
             let _ = std::fs::remove_file(&f.abs);
+            if let Some(dir) = f.abs.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
         }
     }
 

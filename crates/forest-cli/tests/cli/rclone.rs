@@ -127,7 +127,9 @@ fn drive(dir: &Path) -> usize {
     // What a Google Doc looks like through rclone: its DOCX export, listed
     // and read under the exported name.
     fs::copy(fixtures_data("quarterly-review.docx"), corpus.join("Quarterly Plan.docx")).unwrap();
-    27
+    // A dataset: its title and table name come from the file name.
+    write(&corpus, "team-0/crane-budget.csv", "id,item,qty\n1,bolts,4\n2,nuts,9\n");
+    28
 }
 
 fn fixtures_data(name: &str) -> PathBuf {
@@ -250,6 +252,11 @@ fn adopt_sync_and_failures(kind: Kind) {
     assert!(handbook.contains("rclone://drive/corpus/Handbook%20draft.md"), "{handbook}");
     let plan = fs::read_to_string(root.join("quarterly-plan.md")).unwrap();
     assert!(plan.contains("source_path: Quarterly Plan.docx"), "the exported name, honestly: {plan}");
+    let budget = fs::read_to_string(root.join("team-0/crane-budget.md")).unwrap();
+    assert!(
+        budget.contains("crane_budget") && budget.to_lowercase().contains("title: crane budget"),
+        "named after the file, not its download slot: {budget}"
+    );
     let cfg = fs::read_to_string(root.join("_meta/gardener.yaml")).unwrap();
     assert!(cfg.contains("uri: rclone:drive:corpus/") && cfg.contains(&format!("rclone_config: {c}")), "{cfg}");
     assert!(!cfg.contains("source_root"), "no local source_root for a remote source: {cfg}");

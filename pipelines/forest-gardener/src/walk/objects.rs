@@ -186,8 +186,21 @@ impl ObjectStream {
             Some(i) if i > 0 && file[i + 1..].chars().all(|c| c.is_ascii_alphanumeric()) => &file[i..],
             _ => "",
         };
+        // The slot is a folder named by the path's hash holding the file
+        // under its own stem: converters that fall back to the file name
+        // for a title or a table name (CSV, media, untitled documents) see
+        // the source's name, not the hash.
+        let stem = &file[..file.len() - ext.len()];
+        let mut cut = stem.len().min(120);
+        while !stem.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let stem = match stem[..cut].trim_matches('.') {
+            "" => "file",
+            s => s,
+        };
         Listed {
-            abs: self.slot_dir.join(format!("{}{}", &slot.as_str()[..32], ext.to_ascii_lowercase())),
+            abs: self.slot_dir.join(&slot.as_str()[..32]).join(format!("{stem}{}", ext.to_ascii_lowercase())),
             rel,
             size: o.size,
             mtime_ms: o.mtime_ms,
