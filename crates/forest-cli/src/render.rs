@@ -273,17 +273,7 @@ pub fn cli_hint(hint: &str) -> String {
 /// that name their source in their own message (`{context}: {source}`) are
 /// not followed by that source again, as `{:#}` would print it.
 pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !text.is_empty() && !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
+    forest_gardener::error_chain(e)
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ impl GardenError {
 /// field, where no caller prints the chain); a cause an error of another
 /// crate already printed in its own message is not repeated (as the
 /// CLI's `render::error_chain`).
-pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {

@@ -36,7 +36,7 @@ pub mod walk;
 
 pub use config::{GardenerConfig, SourceConfig};
 pub use entry::{adopt, sync, AdoptSpec};
-pub use error::GardenError;
+pub use error::{chain as error_chain, GardenError};
 /// The on-disk layer lives in `forest-derived` (the read side uses it
 /// without the Gardener); re-exported under the Gardener's old paths.
 pub use forest_derived::{catalog as derived, config, tiers};
