@@ -42,6 +42,7 @@
 //! catches on its converter threads (each becomes one error line).
 
 mod charset;
+mod code;
 mod container;
 mod converter;
 mod docx;

@@ -5,7 +5,9 @@ use crate::converter::{Conversion, Converter, ConverterId, Limits};
 use crate::error::{skipped, ConvertError};
 use crate::fidelity::{self, SourceFacts, Suspect, SuspectReason};
 use crate::sniff::{self, Sniffed};
-use crate::{docx, epub, hook, html, json, mail, man, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text};
+use crate::{
+    code, docx, epub, hook, html, json, mail, man, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text,
+};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -116,6 +118,7 @@ impl Registry {
             Arc::new(epub::Epub),
             Arc::new(container::Archive),
             Arc::new(media::MediaStub),
+            Arc::new(code::SourceCode),
         ];
         Registry { converters }
     }
@@ -196,7 +199,8 @@ impl Registry {
             Sniffed::Format(".bz2") => return Some(Route::Decompress(Codec::Bzip2)),
             Sniffed::Format(".xz") => return Some(Route::Decompress(Codec::Xz)),
             Sniffed::Format(f) => f,
-            Sniffed::Text => ".txt",
+            // A script without an extension is code when its `#!` names a language.
+            Sniffed::Text => code::ext_of_shebang(head).filter(|e| self.claimed(e)).unwrap_or(".txt"),
             Sniffed::Binary => return None,
         };
         self.claimed(by_content).then(|| Route::Ext(by_content.to_string(), None))
@@ -358,7 +362,7 @@ impl Registry {
 }
 
 /// Converters whose body is the file's own text, not a rendering of it.
-const VERBATIM: [&str; 4] = ["Markdown", "PlainText", "Json", "Redecoded"];
+const VERBATIM: [&str; 5] = ["Markdown", "PlainText", "Json", "Redecoded", "SourceCode"];
 
 /// One file on its way through the fallback chain.
 struct Job<'a> {

@@ -82,4 +82,10 @@ pub struct SourceMeta {
     /// Why the body holds no text of the file (`encrypted`, `no text layer`,
     /// `media`); `None` for real conversions.
     pub stub: Option<String>,
+    /// The programming language of a source file converted as code
+    /// (`Python`, `C`...); `None` for documents.
+    pub code: Option<String>,
+    /// Names a source file defines at top level (functions, classes, types),
+    /// in file order; empty for documents.
+    pub defines: Vec<String>,
 }

@@ -201,7 +201,7 @@ struct Hit {
 pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOptions) -> Result<LocateResult> {
     let scope = Scope::parse(&opts.scope)?;
     let limit = (opts.k * 5).max(25);
-    let query = &crate::expand::expand_query(query);
+    let query = &crate::expand::expand_query(query, &|w: &str| is_rare(catalog, w));
     let hits = match sanitize_query(query) {
         Some(expr) => match crate::topk::search(catalog.connection(), query, limit)? {
             Some(ranked) => hits_by_rowid(catalog, &ranked)?,
@@ -467,6 +467,17 @@ impl Catalog {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// True when fewer than [`crate::expand::RARE_BELOW`] nodes carry `word`
+/// in their scent (an error counts as rare: the variants only add candidates).
+fn is_rare(catalog: &Catalog, word: &str) -> bool {
+    let phrase = format!("\"{}\"", word.replace('"', ""));
+    let counted = catalog
+        .connection()
+        .prepare_cached("SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT ?2)")
+        .and_then(|mut st| st.query_row(params![phrase, crate::expand::RARE_BELOW as i64], |r| r.get::<_, i64>(0)));
+    counted.map_or(true, |n| (n as usize) < crate::expand::RARE_BELOW)
 }
 
 fn fetch_hits(catalog: &Catalog, expr: &str, limit: usize) -> Result<Vec<Hit>> {

@@ -53,6 +53,16 @@ static LINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").exp
 static WIKILINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[\[([^\]|]*\|)?([^\]]*)\]\]").expect("static regex"));
 static URL: Lazy<Regex> = Lazy::new(|| Regex::new(r"<?(https?|ftp)://\S+>?").expect("static regex"));
 static EMAIL: Lazy<Regex> = Lazy::new(|| Regex::new(r"<?[\w.+-]+@[\w-]+(\.[\w-]+)+>?").expect("static regex"));
+/// A definitional sentence: "Nettle is a cryptographic library...",
+/// "This package provides...", a man page's NAME line ("gzexe - compress
+/// executable files in place"): what a reader (and a question) says about
+/// the thing.
+static DEFINITION: Lazy<Regex> = Lazy::new(|| {
+    Regex::new(
+        r"^(?:[\w.+#/()-]+\s+){1,5}(?:is|are)\s+(?:a|an|the|one|free|simple|small|fast|portable)\s|^(?:[\w.+#/()-]+\s+){1,4}(?:provides|implements|contains|allows|lets|enables|supports|offers)\s|^[\w.+:-]+(?:,\s*[\w.+:-]+)*\s+[-\u{2013}\u{2014}]\s+\w",
+    )
+    .expect("static regex")
+});
 static SPACE_PUNCT: Lazy<Regex> = Lazy::new(|| Regex::new(r"\s+([.,;:!?])(\s|$)").expect("static regex"));
 
 /// Header fields of Debian copyright files, mail and package metadata.
@@ -208,13 +218,18 @@ fn is_furniture(l: &str) -> bool {
         || DOT_LEADER.is_match(l)
 }
 
+/// The first at most `max` bytes of `text`, cut back to a character boundary.
+pub fn lead(text: &str, max: usize) -> &str {
+    let mut cut = text.len().min(max);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
+}
+
 /// Split a body into cleaned paragraphs, boilerplate lines dropped.
 /// Reads at most [`SCAN_BYTES`].
 pub fn blocks(markdown: &str) -> Vec<Block> {
-    let mut cut = markdown.len().min(SCAN_BYTES);
-    while !markdown.is_char_boundary(cut) {
-        cut -= 1;
-    }
     let mut out: Vec<Block> = Vec::new();
     let mut cur: Option<(BlockKind, Vec<&str>)> = None;
     let mut fence = false;
@@ -226,7 +241,7 @@ pub fn blocks(markdown: &str) -> Vec<Block> {
             }
         }
     };
-    for raw in markdown[..cut].lines() {
+    for raw in lead(markdown, SCAN_BYTES).lines() {
         let l = raw.trim();
         if l.starts_with("```") || l.starts_with("~~~") {
             fence = !fence;
@@ -289,6 +304,12 @@ pub fn blocks(markdown: &str) -> Vec<Block> {
     out
 }
 
+/// True when `s` defines its subject ("Nettle is a cryptographic library",
+/// "This package provides...").
+pub fn is_definition(s: &str) -> bool {
+    DEFINITION.is_match(s.trim_start())
+}
+
 /// How much a sentence says, before its position: 0 for none.
 pub fn sentence_weight(s: &str, kind: BlockKind) -> f64 {
     let words: Vec<&str> = s.split_whitespace().collect();
@@ -313,6 +334,16 @@ pub fn sentence_weight(s: &str, kind: BlockKind) -> f64 {
     }
     if !s.ends_with(['.', '!', '?', ':']) {
         w *= 0.8;
+    }
+    if DEFINITION.is_match(s) && !s.ends_with('?') {
+        // "xmltodict is a Python module that ..., as in this spec:" still defines.
+        w *= 1.5;
+    } else if s.ends_with(':') {
+        // A lead-in ("A quote from the manual:") introduces what follows.
+        w *= 0.4;
+    } else if s.ends_with('?') {
+        // A question ("What is GNU Nettle?") announces the answer, it is not one.
+        w *= 0.3;
     }
     w
 }
@@ -373,6 +404,22 @@ mod tests {
         let cl = "# changelog\n\ncpio (2.13+dfsg-7.1) unstable; urgency=medium\n\n  * Fix the build with GCC 14 on all architectures.\n\n \
                   -- A B <a@b.org>  Mon, 02 Jan 2023 13:06:21 +0100\n";
         assert_eq!(derive_summary(cl, "changelog"), "Fix the build with GCC 14 on all architectures.");
+    }
+
+    #[test]
+    fn definitions_beat_questions_and_quotes() {
+        let md = "# libnettle8: README\n\nWhat is GNU Nettle? A quote from the introduction in the Nettle Manual:\n\n\
+                  Nettle is a cryptographic library that is designed to fit easily in more or less any context.\n\n\
+                  You often have some algorithm selection process, often dictated by a protocol you want to implement.\n";
+        let s = derive_summary(md, "libnettle8: README");
+        assert!(s.starts_with("Nettle is a cryptographic library"), "{s}");
+        assert!(!s.contains("What is GNU Nettle?"), "{s}");
+        let md = "# xmltodict\n\nxmltodict is a Python module that makes working with XML feel like JSON, as in this spec:\n\n\
+                  Or just cache the dicts so you don't have to parse that big XML file again.\n";
+        assert!(derive_summary(md, "xmltodict").starts_with("xmltodict is a Python module"));
+        assert!(is_definition("gzexe - compress executable files in place"));
+        assert!(is_definition("rm, unlink \u{2013} remove files"));
+        assert!(!is_definition("- a list item"));
     }
 
     #[test]

@@ -97,6 +97,12 @@ pub struct PreparedConversion {
     pub lang: Option<String>,
     /// Why the body holds no text of the file.
     pub stub: Option<String>,
+    /// The language of a source file converted as code.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// Its top-level definitions.
+    #[serde(default)]
+    pub defines: Vec<String>,
 }
 
 impl PreparedConversion {
@@ -110,6 +116,8 @@ impl PreparedConversion {
                 aliases: meta.aliases.clone(),
                 lang: meta.lang.clone(),
                 stub: meta.stub.clone(),
+                code: meta.code.clone(),
+                defines: meta.defines.clone(),
             }),
             // Datasets and SQLite payloads write staged files beside the
             // passport: the committer converts those itself.
@@ -127,6 +135,8 @@ impl PreparedConversion {
                 aliases: self.aliases.clone(),
                 lang: self.lang.clone(),
                 stub: self.stub.clone(),
+                code: self.code.clone(),
+                defines: self.defines.clone(),
             },
         }
     }

@@ -26,6 +26,8 @@ use std::collections::HashMap;
 
 /// Tags a leaf carries at most (the dialect's curation limit).
 pub(crate) const MAX_TAGS: usize = 5;
+/// Tags a source file gets at least from the names it defines.
+const MIN_CODE_TAGS: usize = 2;
 /// Bytes of prose YAKE reads: its cost grows with the text, the lead
 /// carries the keyphrases.
 const KEYPHRASE_BYTES: usize = 6 * 1024;
@@ -33,7 +35,7 @@ const KEYPHRASE_BYTES: usize = 6 * 1024;
 const MAX_ACRONYMS: usize = 3;
 
 /// File-name and title words that say nothing about what a file holds.
-const GENERIC: [&str; 38] = [
+const GENERIC: [&str; 45] = [
     "readme",
     "index",
     "copyright",
@@ -72,6 +74,20 @@ const GENERIC: [&str; 38] = [
     "older",
     "entries",
     "notice",
+    "intro",
+    "introduction",
+    "usage",
+    "example",
+    "examples",
+    "py",
+    "typed",
+];
+/// Words that make poor tags on their own: every document has them, or
+/// they are the verbs of changelogs ("closes", "fix", "bump").
+const WEAK_TAGS: [&str; 30] = [
+    "file", "files", "software", "program", "programs", "data", "version", "versions", "package", "packages", "closes",
+    "fix", "fixes", "fixed", "add", "adds", "added", "update", "updated", "updates", "remove", "removed", "drop",
+    "bump", "upload", "new", "bug", "bugs", "import", "return",
 ];
 /// Folder names that do not say what a file belongs to.
 const GENERIC_FOLDERS: [&str; 9] = ["doc", "docs", "html", "examples", "example", "src", "lib", "share", "usr"];
@@ -140,6 +156,18 @@ pub(crate) fn leaf_title(converter_title: &str, rel: &str, body: &str) -> String
     }
 }
 
+/// A source file's title: its path within the two folders above it
+/// (`pydantic/version.py`, `cpio/examples/copy.sh`), which names both the
+/// file and what it belongs to; leading folders dropped past 80 characters.
+pub(crate) fn code_title(rel: &str) -> String {
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let mut from = parts.len().saturating_sub(3);
+    while from + 1 < parts.len() && parts[from..].join("/").chars().count() > 80 {
+        from += 1;
+    }
+    parts[from..].join("/")
+}
+
 static STOPWORDS: Lazy<HashMap<&'static str, yake_rust::StopWords>> = Lazy::new(|| {
     ["en", "pt", "es", "fr", "de", "it", "nl"]
         .into_iter()
@@ -160,10 +188,7 @@ fn keyphrase_text(body: &str) -> String {
         text.push_str(&b.text);
         text.push_str(if b.text.ends_with(['.', '!', '?']) { "\n" } else { ".\n" });
     }
-    let mut cut = text.len().min(KEYPHRASE_BYTES);
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = forest_model::extract::lead(&text, KEYPHRASE_BYTES).len();
     text.truncate(cut);
     text
 }
@@ -189,7 +214,8 @@ pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<
             && tag.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
             && tag.chars().any(|c| c.is_ascii_lowercase())
             && !is_generic(&tag)
-            && !out.iter().any(|t| t == &tag || t.split('-').any(|p| p == tag));
+            && !WEAK_TAGS.contains(&tag.as_str())
+            && !out.iter().any(|t| same_tag(t, &tag) || t.split('-').any(|p| same_tag(p, &tag)));
         if ok {
             out.push(tag);
             if out.len() >= max {
@@ -198,6 +224,15 @@ pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<
         }
     }
     out
+}
+
+/// One tag is the other, or its plural (`file`/`files`, `library`/`libraries`).
+fn same_tag(a: &str, b: &str) -> bool {
+    let plural = |x: &str, y: &str| {
+        y.strip_suffix('s').is_some_and(|s| s == x)
+            || y.strip_suffix("ies").is_some_and(|s| x.strip_suffix('y') == Some(s))
+    };
+    a == b || plural(a, b) || plural(b, a)
 }
 
 static ACRONYM_AFTER: Lazy<Regex> = Lazy::new(|| Regex::new(r"\(([A-Z][A-Za-z0-9]{1,9})s?\)").expect("static regex"));
@@ -230,11 +265,7 @@ fn spells(acronym: &str, expansion: &[&str]) -> bool {
 /// "PAM (Pluggable Authentication Modules)".
 pub(crate) fn defined_acronyms(body: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut cut = body.len().min(forest_model::extract::SCAN_BYTES);
-    while !body.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let body = &body[..cut];
+    let body = forest_model::extract::lead(body, forest_model::extract::SCAN_BYTES);
     for m in ACRONYM_AFTER.captures_iter(body) {
         let (Some(whole), Some(acr)) = (m.get(0), m.get(1)) else { continue };
         let acr = acr.as_str();
@@ -272,9 +303,34 @@ pub(crate) fn of_conversion(rel: &str, conv: &Conversion) -> Option<LeafScent> {
     };
     let source_tags: Vec<String> = meta.tags.iter().map(|t| clean_tag(t)).filter(|t| !t.is_empty()).collect();
     let has_meta_title = meta.title.as_deref().is_some_and(|t| !t.trim().is_empty());
-    let title = if has_meta_title { title.trim().to_string() } else { leaf_title(title, rel, body) };
+    let title = if has_meta_title {
+        title.trim().to_string()
+    } else if meta.code.is_some() {
+        code_title(rel)
+    } else {
+        leaf_title(title, rel, body)
+    };
     let stub = meta.stub.is_some();
-    Some(derive_leaf_scent(title, body, if stub { None } else { Some(meta.lang.as_deref()) }, &source_tags))
+    let lang = if stub { None } else { Some(meta.lang.as_deref()) };
+    let mut scent = derive_leaf_scent(title, body, lang, &source_tags);
+    if meta.code.is_some() {
+        // Keyphrases of the converter's own "Python source; defines ..." line.
+        scent.tags.retain(|t| !t.ends_with("-source") && !t.starts_with("defines") && !t.ends_with("-defines"));
+    }
+    // Code whose description gave fewer than two tags: the names it defines.
+    // (Definitions first cost findability: identifiers are common words,
+    // `validation`, `domain`, `signal`; bench/README.md, session 15.)
+    for name in &meta.defines {
+        if scent.tags.len() >= MIN_CODE_TAGS {
+            break;
+        }
+        let tag = clean_tag(name);
+        let ok = tag.len() >= 3 && !WEAK_TAGS.contains(&tag.as_str()) && !is_generic(&tag);
+        if ok && !scent.tags.iter().any(|t| same_tag(t, &tag)) {
+            scent.tags.push(tag);
+        }
+    }
+    Some(scent)
 }
 
 /// Summary, tags and aliases under a chosen title; `lang` None: no keyphrases.
@@ -298,6 +354,46 @@ fn derive_leaf_scent(title: String, body: &str, lang: Option<Option<&str>>, sour
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_files_are_titled_by_their_path_and_summarised_by_their_description() {
+        assert_eq!(code_title("site/pydantic/version.py"), "site/pydantic/version.py");
+        assert_eq!(code_title("a/b/pydantic/_internal/_x.py"), "pydantic/_internal/_x.py");
+        assert_eq!(code_title("setup.py"), "setup.py");
+        let long = format!("{}/{}/x.py", "a".repeat(50), "b".repeat(50));
+        assert_eq!(code_title(&long), format!("{}/x.py", "b".repeat(50)));
+        let body = "The version module holds the version information for Pydantic.\n\n\
+                    Python source; defines `version_info`, `version_short`.\n\n```python\n# Keep this in sync\nimport sys\n```\n";
+        let meta = forest_convert::SourceMeta {
+            code: Some("Python".into()),
+            defines: vec!["version_info".into(), "version_short".into(), "main".into(), "x".into()],
+            ..Default::default()
+        };
+        let conv = Conversion::Markdown { title: "version.py".into(), body: body.into(), meta };
+        let s = of_conversion("pydantic/version.py", &conv).unwrap();
+        assert_eq!(s.title, "pydantic/version.py");
+        assert!(
+            s.summary.starts_with("The version module holds the version information for Pydantic."),
+            "{}",
+            s.summary
+        );
+        assert!(s.summary.contains("version_info"), "{}", s.summary);
+        assert!(!s.summary.contains("import") && !s.summary.contains("Keep this"), "{}", s.summary);
+        assert!(s.tags.len() >= 2, "{:?}", s.tags);
+        let bare = Conversion::Markdown {
+            title: "lookup.c".into(),
+            body: "C source; defines `lookup`, `main`.\n\n```c\nint lookup(void)\n{\n}\n```\n".into(),
+            meta: forest_convert::SourceMeta {
+                code: Some("C".into()),
+                defines: vec!["lookup".into(), "idn2_lookup_u8".into()],
+                ..Default::default()
+            },
+        };
+        let t = of_conversion("libidn2-dev/examples/lookup.c", &bare).unwrap().tags;
+        assert!(t.contains(&"lookup".to_string()) || t.contains(&"idn2_lookup_u8".to_string()), "{t:?}");
+        assert!(t.len() >= 2 && !t.iter().any(|x| x.ends_with("-source")), "{t:?}");
+        assert!(!s.tags.contains(&"x".to_string()), "{:?}", s.tags);
+    }
 
     #[test]
     fn generic_titles_name_what_they_belong_to() {
@@ -334,6 +430,13 @@ mod tests {
         assert!(tags.iter().any(|t| t.contains("cpio") || t.contains("archive")), "{tags:?}");
         assert!(keyphrase_tags("", None, 5).is_empty());
         assert!(keyphrase_tags("Hi.", Some("xx"), 5).is_empty());
+        assert!(same_tag("file", "files") && same_tag("libraries", "library") && !same_tag("cat", "cats-eye"));
+        let weak = keyphrase_tags(
+            "Files and more files. The software reads files; the program writes data files. Closes: bug. Fixed files.",
+            Some("en"),
+            5,
+        );
+        assert!(weak.iter().all(|t| !WEAK_TAGS.contains(&t.as_str())), "{weak:?}");
     }
 
     #[test]

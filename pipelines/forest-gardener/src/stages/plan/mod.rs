@@ -175,6 +175,31 @@ fn branch_scent(folder: &str) -> (String, String) {
     )
 }
 
+/// The words a person would type for a folder whose name carries a
+/// version or a `lib` prefix: `libboost-iostreams1.74.0` -> "boost
+/// iostreams", `libavahi-common3` -> "avahi common", `python3-gi` ->
+/// "python gi". `None` when that says nothing the name does not (`bash`,
+/// `x11-common`: a word keeps its digits when fewer than 3 letters remain).
+fn name_alias(name: &str) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    for (i, w) in name.split(['-', '_', '.', '+', ' ', '~']).filter(|w| !w.is_empty()).enumerate() {
+        let w = w.to_lowercase();
+        let w = match w.strip_prefix("lib") {
+            Some(rest) if i == 0 && rest.len() >= 2 && rest.starts_with(|c: char| c.is_ascii_alphabetic()) => rest,
+            _ => w.as_str(),
+        };
+        let bare = w.trim_end_matches(|c: char| c.is_ascii_digit());
+        let w = if bare.chars().filter(char::is_ascii_alphabetic).count() >= 3 { bare } else { w };
+        if w.chars().any(|c| c.is_alphabetic()) {
+            words.push(w.to_string());
+        }
+    }
+    let alias = words.join(" ");
+    let plain: Vec<String> =
+        name.split(['-', '_', '.', '+', ' ', '~']).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    (alias.chars().filter(|c| c.is_alphabetic()).count() >= 3 && alias != plain.join(" ")).then_some(alias)
+}
+
 /// Per-run memory of folder placements and sub-folder plans (kept by
 /// [`folders`]; defined here so the [`Planner`] names it without
 /// importing its child).
@@ -290,6 +315,12 @@ impl Planner<'_> {
         n.set_str("created", &self.today);
         n.set_str("updated", &self.today);
         n.set_str("source", "ingest");
+        if split::folder_prefix_of(folder).is_empty() {
+            let source = split::source_folder_of(folder);
+            if let Some(a) = source.rsplit('/').next().and_then(name_alias) {
+                n.set_list("aliases", &[a]);
+            }
+        }
         self.put(&bid, n, batch);
         self.taken.insert(bid.clone());
         if let Some(parent) = ids::parent_index(&bid) {
@@ -408,6 +439,19 @@ impl PlanState {
 mod tests {
     use super::*;
     use crate::env::testing::Fixture;
+
+    #[test]
+    fn versioned_and_lib_folder_names_get_the_words_people_type() {
+        assert_eq!(name_alias("libboost-iostreams1.74.0").as_deref(), Some("boost iostreams"));
+        assert_eq!(name_alias("libavahi-common3").as_deref(), Some("avahi common"));
+        assert_eq!(name_alias("python3-gi").as_deref(), Some("python gi"));
+        assert_eq!(name_alias("libgtk2.0-0").as_deref(), Some("gtk"));
+        assert_eq!(name_alias("Project-Atlas-v2"), None, "a short versioned word stays");
+        assert_eq!(name_alias("Quarterly Reports 2024").as_deref(), Some("quarterly reports"));
+        assert_eq!(name_alias("bash"), None);
+        assert_eq!(name_alias("x11-common"), None);
+        assert_eq!(name_alias("libc6"), None, "too few letters left: {:?}", name_alias("libc6"));
+    }
 
     #[test]
     fn plants_leaves_under_a_new_branch_chain_with_entries() {

@@ -69,7 +69,7 @@ const GENERIC: [&str; 24] = [
     "faq",
 ];
 
-const STOP: [&str; 121] = [
+const STOP: [&str; 122] = [
     "the",
     "and",
     "for",
@@ -191,6 +191,8 @@ const STOP: [&str; 121] = [
     "following",
     "include",
     "includes",
+    // A source file's summary says "Python source; defines ..." (code.rs).
+    "defines",
 ];
 
 fn is_generic(name: &str) -> bool {
@@ -201,8 +203,26 @@ fn is_generic(name: &str) -> bool {
 
 fn is_readme(c: &Child) -> bool {
     let n = c.name.to_ascii_lowercase();
+    // A Python package's `__init__.py` (slug `n__init__`) describes the package.
+    let init = n.trim_start_matches('n').starts_with("__init__");
     !c.branch
-        && (n.starts_with("readme") || ["index", "about", "overview", "intro", "introduction"].contains(&n.as_str()))
+        && (n.starts_with("readme")
+            || init
+            || ["index", "about", "overview", "intro", "introduction"].contains(&n.as_str()))
+}
+
+/// The child whose summary says what the folder is: a README-like child,
+/// else the first leaf (in the given order) whose stated first sentence
+/// defines something ("Nettle is a cryptographic library...") and whose
+/// name is not a changelog, copyright or other generic file.
+fn describing_child<'a, 'b>(children: &'b [Child<'a>]) -> Option<&'b Child<'a>> {
+    children.iter().find(|c| is_readme(c)).or_else(|| {
+        children.iter().find(|c| {
+            !c.branch
+                && !is_generic(c.name)
+                && lead(c.summary, 20).is_some_and(|l| forest_model::extract::is_definition(&l))
+        })
+    })
 }
 
 /// Words of a text worth counting (lowercase, 3+ characters, not a
@@ -265,10 +285,21 @@ fn display<'a>(c: &'a Child) -> &'a str {
 /// The first sentence of a summary, within `max` tokens.
 fn lead(summary: &str, max: usize) -> Option<String> {
     let s = summary.trim();
-    if s.is_empty() || s.starts_with("Pending summary") {
+    // A placeholder ("Adopted content 'x'; pending curation.") says nothing.
+    if s.is_empty()
+        || s.starts_with("Pending summary")
+        || (s.starts_with("Adopted content '") && s.ends_with("pending curation."))
+    {
         return None;
     }
-    let first = forest_model::scent::split_sentences(s).into_iter().next().unwrap_or_else(|| s.to_string());
+    // The first sentence that states something: not a question or a lead-in.
+    let sentences = forest_model::scent::split_sentences(s);
+    let first = sentences
+        .iter()
+        .find(|x| !x.trim_end().ends_with(['?', ':']))
+        .or(sentences.first())
+        .cloned()
+        .unwrap_or_else(|| s.to_string());
     let first = forest_model::tokens::truncate_tokens(first.trim(), max);
     let end = if first.ends_with(['.', '!', '?', '…']) { "" } else { "." };
     Some(format!("{first}{end}"))
@@ -345,7 +376,7 @@ pub(crate) fn branch_summary(kind: &Kind, children: &[Child]) -> Option<String> 
     let mut out = String::new();
     match kind {
         Kind::Folder(_) => {
-            if let Some(l) = children.iter().find(|c| is_readme(c)).and_then(|c| lead(c.summary, 20)) {
+            if let Some(l) = describing_child(children).and_then(|c| lead(c.summary, 20)) {
                 out.push_str(&l);
             }
             push_themes(&mut out, &topics, BRANCH_TOKENS);
@@ -376,6 +407,26 @@ mod tests {
 
     fn leaf<'a>(name: &'a str, title: &'a str, summary: &'a str, tags: &'a [String]) -> Child<'a> {
         Child { name, branch: false, title: Some(title), summary, tags }
+    }
+
+    #[test]
+    fn without_a_readme_a_defining_child_speaks_for_the_folder() {
+        let kids = vec![
+            leaf("changelog", "bzip2: changelog", "bzip2 is a program that was fixed again.", &[]),
+            leaf("manual", "bzip2 manual", "Version 1.0.8 of 13 July 2019.", &[]),
+            leaf("manual-pdf", "bzip2 and libbzip2", "bzip2 is a freely available, patent free data compressor.", &[]),
+        ];
+        let s = branch_summary(&Kind::Folder("bzip2"), &kids).unwrap();
+        assert!(s.starts_with("bzip2 is a freely available, patent free data compressor."), "{s}");
+        let pending = vec![leaf(
+            "n__init__",
+            "blinker/__init__.py",
+            "Adopted content 'blinker/__init__.py'; pending curation.",
+            &[],
+        )];
+        assert!(!branch_summary(&Kind::Folder("blinker"), &pending).unwrap_or_default().starts_with("Adopted"));
+        let none = vec![leaf("manual", "bzip2 manual", "Version 1.0.8 of 13 July 2019.", &[])];
+        assert!(!branch_summary(&Kind::Folder("bzip2"), &none).unwrap().starts_with("Version"));
     }
 
     #[test]
