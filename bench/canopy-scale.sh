@@ -15,10 +15,13 @@
 # (fill); in-process hybrid `locate` p50/p95 (canopy_scale query, one
 # engine, the model loaded once); whole-process `forest locate --hybrid`
 # wall time for QUERIES queries (model load, catalog open, embed, scan,
-# fusion, JSON), beside `forest locate` BM25-only for comparison; the
+# fusion, JSON) with the query memo missing (every query embedded) and
+# then hit (`_derived/embed-memo.db`, K.6), beside `forest locate`
+# BM25-only for comparison; the
 # vector search alone (crates/forest-canopy/examples/canopy_scan.rs: int8
 # scan vs binary pass, recall@25 against an exact scan) and the model load
-# a fresh process pays.
+# a fresh process pays, and the warm query embedding alone over QUERIES
+# distinct queries (`canopy_scan embed`).
 #
 # usage: bench/canopy-scale.sh [N] [SAMPLE] [QUERIES] [DIR]
 #   defaults 1000000 2000 50 and a temporary DIR (removed at the end); a
@@ -54,15 +57,26 @@ du -sh "$FOREST/_derived/canopy" | sed 's/^/canopy on disk: /'
 # exact float scan; then what a fresh process pays before its first search
 "$EX/canopy_scan" time "$FOREST/_derived/canopy" "$QUERIES"
 "$EX/canopy_scan" load
+"$EX/canopy_scan" embed "$QUERIES"
 python3 - "$BIN" "$FOREST" "$QUERIES" <<'PY'
-import sqlite3, subprocess, sys, time
+import os, sqlite3, subprocess, sys, time
 b, forest, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 db = sqlite3.connect(f"file:{forest}/_derived/catalog.db?mode=ro", uri=True)
 titles = [r[0] for r in db.execute("SELECT title FROM nodes ORDER BY id")]
 qs = titles[:: max(1, len(titles) // n)][:n]
-def run(extra, check):
+memo = f"{forest}/_derived/embed-memo.db"
+def forget():
+    # the query memo (K.6): a removed file makes every query a miss
+    for s in ("", "-wal", "-shm"):
+        try:
+            os.remove(memo + s)
+        except FileNotFoundError:
+            pass
+def run(extra, check, miss=False):
     ts = []
     for q in qs:
+        if miss:
+            forget()
         t = time.perf_counter()
         p = subprocess.run([b, "locate", q, "--json", "--forest", forest, *extra], capture_output=True, text=True)
         ts.append((time.perf_counter() - t) * 1000)
@@ -70,8 +84,11 @@ def run(extra, check):
             sys.exit(f"locate {extra} failed or fell back: {p.stderr.strip()}")
     ts.sort()
     return f"p50 {ts[len(ts)//2]:.1f} ms, p95 {ts[min(len(ts)-1, int(len(ts)*0.95))]:.1f} ms, max {ts[-1]:.1f} ms"
-run(["--hybrid"], True)  # warm the page cache once
-print(f"forest locate --hybrid, whole process, {len(qs)} queries: {run(['--hybrid'], True)}")
+run(["--hybrid"], True, miss=True)  # warm the page cache once
+print(f"forest locate --hybrid, whole process, memo miss (model load + embedding), {len(qs)} queries: {run(['--hybrid'], True, miss=True)}")
+forget()
+run(["--hybrid"], True)  # the queries' vectors memoised
+print(f"forest locate --hybrid, whole process, memo hit, {len(qs)} queries: {run(['--hybrid'], True)}")
 print(f"forest locate (BM25 only), whole process, {len(qs)} queries: {run([], False)}")
 PY
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -5,6 +5,7 @@
 //!   canopy_scan grow BASE_CANOPY_DIR OUT_DIR ROWS
 //!   canopy_scan time OUT_DIR [QUERIES]
 //!   canopy_scan load                      (model load + one query embedding)
+//!   canopy_scan embed [QUERIES]           (warm query embedding, distinct queries)
 //!
 //! `grow` reads a canopy built with the real model (for example by `forest
 //! canopy build` on a few thousand nodes) and writes one of ROWS rows to
@@ -17,7 +18,8 @@
 //! binary pass (both with exact rescoring), and the recall@25 of each
 //! against an exact float scan of every row. `load` times what a fresh
 //! process pays before its first search: loading `FOREST_EMBED_MODEL` and
-//! embedding one query.
+//! embedding one query. `embed` times QUERIES distinct short queries
+//! (default 50) on a warm model, one at a time as `locate` embeds them.
 
 use std::path::Path;
 use std::time::Instant;
@@ -111,6 +113,13 @@ fn time(dir: &Path, queries: usize) -> Res<()> {
 fn load() -> Res<()> {
     let dir = std::env::var_os("FOREST_EMBED_MODEL").ok_or("FOREST_EMBED_MODEL is unset")?;
     let t = Instant::now();
+    forest_canopy::identity_from_env()?;
+    let ident = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    tokenizers::Tokenizer::from_file(Path::new(&dir).join("tokenizer.json")).map_err(|e| e.to_string())?;
+    let tok = t.elapsed().as_secs_f64() * 1e3;
+    println!("of which: identity {ident:.1} ms, tokenizer.json {tok:.1} ms");
+    let t = Instant::now();
     let e = LocalEmbedder::load(Path::new(&dir))?;
     let loaded = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
@@ -126,6 +135,38 @@ fn load() -> Res<()> {
     Ok(())
 }
 
+/// Distinct short queries, as agents type them.
+const QUERIES: [&str; 10] = [
+    "where are the tape archives kept",
+    "quarterly returns by region",
+    "how to rotate the signing keys",
+    "onboarding checklist for new staff",
+    "invoice disputes with suppliers",
+    "backup schedule of the mail server",
+    "meeting notes about the roadmap",
+    "who approves travel expenses",
+    "error budget of the payment service",
+    "licence terms of the fonts",
+];
+const PREFIXES: [&str; 5] = ["", "latest ", "old ", "summary of ", "draft "];
+
+fn embed(queries: usize) -> Res<()> {
+    let dir = std::env::var_os("FOREST_EMBED_MODEL").ok_or("FOREST_EMBED_MODEL is unset")?;
+    let e = LocalEmbedder::load(Path::new(&dir))?;
+    e.embed(&["warm up".to_string()])?;
+    let qs: Vec<String> = (0..queries)
+        .map(|i| format!("{}{}", PREFIXES[(i / QUERIES.len()) % PREFIXES.len()], QUERIES[i % QUERIES.len()]))
+        .collect();
+    let mut v = vec![];
+    for q in &qs {
+        let t = Instant::now();
+        e.embed(std::slice::from_ref(q))?;
+        v.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    println!("query embedding, warm, {} distinct queries: {}", qs.len(), pcts(&mut v));
+    Ok(())
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let out = match a.get(1).map(String::as_str) {
@@ -135,7 +176,8 @@ fn main() {
         },
         Some("time") if a.len() >= 3 => time(Path::new(&a[2]), a.get(3).and_then(|s| s.parse().ok()).unwrap_or(50)),
         Some("load") => load(),
-        _ => Err("usage: canopy_scan grow BASE OUT ROWS | time OUT [QUERIES] | load".into()),
+        Some("embed") => embed(a.get(2).and_then(|s| s.parse().ok()).unwrap_or(50)),
+        _ => Err("usage: canopy_scan grow BASE OUT ROWS | time OUT [QUERIES] | load | embed [QUERIES]".into()),
     };
     if let Err(e) = out {
         eprintln!("canopy_scan: {e}");

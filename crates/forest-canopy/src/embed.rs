@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::Config;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
+use crate::bert::Bert;
 use crate::error::{CanopyError, Result};
 
 /// Environment variable naming the model directory.
@@ -24,6 +24,19 @@ const TOKEN_BUDGET: usize = 2048;
 /// Texts tokenised at a time (their encodings are held until embedded).
 const WINDOW: usize = 1024;
 
+/// Forward passes of at most this many tokens (rows × width) run on one
+/// thread (a query); larger ones use candle's threads.
+const SMALL_PASS: usize = 64;
+
+thread_local! {
+    /// The one-thread pool of this thread's small passes (`None` when it
+    /// cannot be built: they run on candle's threads then). One per
+    /// calling thread, so a server's workers embed their queries side by
+    /// side rather than queueing on a single thread.
+    static ONE_THREAD: Option<rayon::ThreadPool> =
+        rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "canopy-query".into()).build().ok();
+}
+
 /// Anything that turns texts into unit vectors under a recorded model name.
 pub trait Embedder {
     /// The model's identity, recorded with the canopy (a different one
@@ -35,7 +48,7 @@ pub trait Embedder {
 
 /// A sentence-transformer loaded from a local directory.
 pub struct LocalEmbedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     name: String,
     cls_pooling: bool,
@@ -65,6 +78,25 @@ pub fn shared_from_env() -> Result<Option<Arc<LocalEmbedder>>> {
     let e = Arc::new(LocalEmbedder::load(&dir)?);
     *slot = Some((dir, Arc::clone(&e)));
     Ok(Some(e))
+}
+
+/// Model identities computed in this process, by directory.
+static IDENTITY: Mutex<Option<(PathBuf, String)>> = Mutex::new(None);
+
+/// The identity of the model `FOREST_EMBED_MODEL` names (what a canopy
+/// records), without loading the weights: a few small reads and a digest,
+/// once per process and directory. `None` when unset.
+pub fn identity_from_env() -> Result<Option<String>> {
+    let Some(dir) = env_dir() else { return Ok(None) };
+    let mut slot = IDENTITY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((d, id)) = slot.as_ref() {
+        if *d == dir {
+            return Ok(Some(id.clone()));
+        }
+    }
+    let id = identity(&dir)?;
+    *slot = Some((dir, id.clone()));
+    Ok(Some(id))
 }
 
 /// Split rows sorted by token length (ascending) into consecutive batches
@@ -133,8 +165,18 @@ impl LocalEmbedder {
         let name = identity(dir)?;
         let config: Config = serde_json::from_slice(&read(dir, "config.json")?)
             .map_err(|e| model_err(dir, format!("config.json: {e}")))?;
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| model_err(dir, format!("tokenizer.json: {e}")))?;
+        // parsing tokenizer.json (~20 ms) and copying the encoder's weights
+        // (~20 ms) overlap: a fresh `locate` process pays the longer one
+        let (tokenizer, model) = std::thread::scope(|s| {
+            let weights = s.spawn(|| Bert::load(&dir.join("model.safetensors"), &config));
+            let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"));
+            (tokenizer, weights.join())
+        });
+        let model = match model {
+            Ok(m) => m.map_err(|e| model_err(dir, format!("BERT weights: {e}")))?,
+            Err(_) => return Err(model_err(dir, "loading the BERT weights panicked")),
+        };
+        let mut tokenizer = tokenizer.map_err(|e| model_err(dir, format!("tokenizer.json: {e}")))?;
         let max_len = std::fs::read(dir.join("sentence_bert_config.json"))
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -150,12 +192,6 @@ impl LocalEmbedder {
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|v| v["pooling_mode_cls_token"] == true && v["pooling_mode_mean_tokens"] != true);
-        let st = dir.join("model.safetensors");
-        // SAFETY: the file is mapped read-only; a concurrent rewrite of the
-        // model directory is outside what we support (as for any mmap).
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[st], DType::F32, &Device::Cpu) }
-            .map_err(|e| model_err(dir, format!("model.safetensors: {e}")))?;
-        let model = BertModel::load(vb, &config).map_err(|e| model_err(dir, format!("BERT weights: {e}")))?;
         Ok(LocalEmbedder { model, tokenizer, name, cls_pooling, pad_id })
     }
 
@@ -174,10 +210,9 @@ impl LocalEmbedder {
         }
         let run = || -> candle_core::Result<Vec<Vec<f32>>> {
             let dev = &Device::Cpu;
-            let ids = Tensor::from_vec(ids, (rows, width), dev)?;
             let types = Tensor::from_vec(types, (rows, width), dev)?;
             let mask = Tensor::from_vec(mask, (rows, width), dev)?;
-            let out = self.model.forward(&ids, &types, Some(&mask))?; // (rows, width, hidden)
+            let out = self.model.forward(&ids, types, &mask, rows, width)?; // (rows, width, hidden)
             let pooled = if self.cls_pooling {
                 out.narrow(1, 0, 1)?.squeeze(1)?
             } else {
@@ -188,7 +223,18 @@ impl LocalEmbedder {
             };
             pooled.to_vec2::<f32>()
         };
-        let mut vecs = run().map_err(CanopyError::Inference)?;
+        // A query (a few tokens) runs on one thread: its matmuls are too
+        // small to gain from a second one, and on a loaded machine every
+        // hand-off between threads waits for a scheduler slot.
+        let out = if rows * width <= SMALL_PASS {
+            ONE_THREAD.with(|pool| match pool {
+                Some(pool) => pool.install(run),
+                None => run(),
+            })
+        } else {
+            run()
+        };
+        let mut vecs = out.map_err(CanopyError::Inference)?;
         for v in &mut vecs {
             normalize(v);
         }

@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use forest_catalog::Catalog;
 
-use crate::embed::{shared_from_env, Embedder};
+use crate::embed::{identity_from_env, shared_from_env, Embedder};
 use crate::error::{CanopyError, Result};
 use crate::maintain::{maintain, refresh, RefreshReport};
-use crate::search::Searcher;
+use crate::memo::{collapse, recall, remember, MemoMode};
+use crate::search::open_shared;
 use crate::store::{canopy_dir, stale_reason};
 use crate::text::scent_text;
 
@@ -57,10 +58,17 @@ pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<Refres
 
 /// The vector ranking for `query` (`depth` deep), or why there is none: a
 /// forest without a canopy, a stale one, an unset or other model all fall
-/// back to BM25 with a note.
-pub fn dense_ranking(root: &Path, query: &str, depth: usize) -> std::result::Result<Vec<String>, String> {
+/// back to BM25 with a note. The query's vector comes from the memo when
+/// it is there (`memo` says whether the forest's memo file may be used),
+/// else from the model, loaded only then.
+pub fn dense_ranking(
+    root: &Path,
+    query: &str,
+    depth: usize,
+    memo: MemoMode,
+) -> std::result::Result<Vec<String>, String> {
     let dir = canopy_dir(root);
-    let searcher = match Searcher::open(&dir) {
+    let searcher = match open_shared(&dir) {
         Ok(Some(s)) if !s.is_empty() => s,
         Ok(_) => return Err("no canopy (forest canopy build)".into()),
         Err(e) => return Err(e.to_string()),
@@ -68,14 +76,33 @@ pub fn dense_ranking(root: &Path, query: &str, depth: usize) -> std::result::Res
     if let Some(r) = stale_reason(&dir) {
         return Err(format!("the canopy is stale ({r}); forest canopy build"));
     }
-    let e = match shared_from_env() {
-        Ok(Some(e)) => e,
+    let model = match identity_from_env() {
+        Ok(Some(m)) => m,
         Ok(None) => return Err(format!("{} is unset", crate::embed::MODEL_VAR)),
         Err(e) => return Err(e.to_string()),
     };
-    if e.model() != searcher.model() {
-        return Err(format!("the canopy was built with {}, the model is {}", searcher.model(), e.model()));
+    if model != searcher.model() {
+        return Err(format!("the canopy was built with {}, the model is {model}", searcher.model()));
     }
-    let q = e.embed(&[query.to_string()]).map_err(|e| e.to_string())?;
-    Ok(searcher.search(&q[0], depth).into_iter().map(|(id, _)| id).collect())
+    let q = query_vector(root, query, &model, memo).map_err(|e| e.to_string())?;
+    Ok(searcher.search(&q, depth).into_iter().map(|(id, _)| id).collect())
+}
+
+/// The unit vector of `query` under `model` (the identity of the model
+/// `FOREST_EMBED_MODEL` names): memoised, or embedded (the whitespace-
+/// collapsed text, which tokenises as the raw one) and remembered.
+pub fn query_vector(root: &Path, query: &str, model: &str, memo: MemoMode) -> Result<Vec<f32>> {
+    let text = collapse(query);
+    if let Some(v) = recall(root, memo, model, &text) {
+        return Ok(v);
+    }
+    let e = shared_from_env()?.ok_or_else(|| CanopyError::Model {
+        dir: Default::default(),
+        what: format!("{} is unset", crate::embed::MODEL_VAR),
+    })?;
+    let v = e.embed(std::slice::from_ref(&text))?.pop().unwrap_or_default();
+    if e.model() == model {
+        remember(root, memo, model, &text, &v);
+    }
+    Ok(v)
 }

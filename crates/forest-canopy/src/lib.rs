@@ -14,19 +14,22 @@
 //! Nothing here knows the Gardener, the converters or the catalog's schema:
 //! callers hand `(id, text)` rows in and get rankings out.
 
+mod bert;
 mod binary;
 mod embed;
 mod error;
 mod forest;
 mod maintain;
+mod memo;
 mod search;
 mod store;
 mod text;
 
-pub use embed::{normalize, shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
+pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
 pub use error::{CanopyError, Result};
-pub use forest::{build_forest, catalog_rows, dense_ranking, maintain_forest};
+pub use forest::{build_forest, catalog_rows, dense_ranking, maintain_forest, query_vector};
 pub use maintain::{maintain, plan_update, refresh, Loader, Plan, RefreshReport};
-pub use search::{quantize, Searcher, BINARY_FROM};
+pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
+pub use search::{open_shared, quantize, Searcher, BINARY_FROM};
 pub use store::{canopy_dir, mark_stale, stale_reason, Canopy};
 pub use text::scent_text;

@@ -3,7 +3,8 @@
 //! order as the reference breaks them).
 
 use std::collections::BinaryHeap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use memmap2::Mmap;
 
@@ -80,6 +81,52 @@ pub struct Searcher {
     /// `bits.b1`, when present and matching (canopies written before it
     /// existed, or by the other engine, have none).
     bits: Option<Bytes>,
+}
+
+/// What identifies a canopy's files on disk: per file (inode, size,
+/// mtime). Writers replace them by rename, so a rewrite changes it.
+type Stamp = Vec<Option<(u64, u64, u128)>>;
+
+fn stamp(dir: &Path) -> Stamp {
+    [store::META, store::INDEX, store::VECTORS, store::QUANT, store::BITS, store::IDS]
+        .iter()
+        .map(|n| {
+            let m = std::fs::metadata(dir.join(n)).ok()?;
+            let t = m.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+            #[cfg(unix)]
+            let ino = std::os::unix::fs::MetadataExt::ino(&m);
+            #[cfg(not(unix))]
+            let ino = 0;
+            Some((ino, m.len(), t))
+        })
+        .collect()
+}
+
+/// The searcher last opened in this process, with its directory and stamp.
+type Open = Option<(PathBuf, Stamp, Arc<Searcher>)>;
+static OPEN: Mutex<Open> = Mutex::new(None);
+
+/// [`Searcher::open`], kept open across calls while the files are the
+/// same (a served forest's `locate` calls would otherwise map the files
+/// and fault in the sign bits, 48 MB at 10^6 rows, on every query).
+pub fn open_shared(dir: &Path) -> Result<Option<Arc<Searcher>>> {
+    let before = stamp(dir);
+    {
+        let slot = OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((d, st, s)) = slot.as_ref() {
+            if d == dir && *st == before {
+                return Ok(Some(Arc::clone(s)));
+            }
+        }
+    }
+    let Some(s) = Searcher::open(dir)? else { return Ok(None) };
+    let s = Arc::new(s);
+    // a writer that replaced files meanwhile: answer, but keep nothing
+    if stamp(dir) == before {
+        let mut slot = OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = Some((dir.to_path_buf(), before, Arc::clone(&s)));
+    }
+    Ok(Some(s))
 }
 
 /// Canopies of at least this many rows are searched through their binary
@@ -344,6 +391,18 @@ mod tests {
         assert_eq!(s.search_binary(&q, 5), s.search(&q, 5), "bits.b1 is mapped and answers alike");
         assert!(s.bits.is_some());
         assert!(s.search(&q[..3], 5).is_empty(), "a query of another width finds nothing");
+    }
+
+    #[test]
+    fn the_shared_searcher_is_reopened_when_a_writer_replaced_the_files() {
+        let t = tempfile::tempdir().unwrap();
+        canopy(20, 8).save(t.path()).unwrap();
+        let a = open_shared(t.path()).unwrap().unwrap();
+        let b = open_shared(t.path()).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "same files: the same searcher");
+        canopy(30, 8).save(t.path()).unwrap();
+        let c = open_shared(t.path()).unwrap().unwrap();
+        assert_eq!(c.len(), 30, "rewritten files are opened anew");
     }
 
     #[test]

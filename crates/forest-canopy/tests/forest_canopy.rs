@@ -4,7 +4,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use forest_canopy::{maintain, refresh, stale_reason, Embedder, LocalEmbedder, Searcher};
+use forest_canopy::{maintain, refresh, stale_reason, Embedder, LocalEmbedder, MemoMode, Searcher};
 
 fn model() -> Option<LocalEmbedder> {
     match std::env::var("FOREST_EMBED_MODEL") {
@@ -148,4 +148,48 @@ fn maintain_loads_the_model_only_when_a_scent_changed() {
     let e = maintain(&dir, || Ok(changed.clone()), &broken).unwrap_err();
     assert_eq!(e.code(), "E_EMBED_MODEL");
     assert!(stale_reason(&dir).unwrap().contains("did not load"));
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
+}
+
+#[test]
+fn a_query_alone_equals_the_same_query_padded_in_a_batch() {
+    let Some(m) = model() else { return };
+    // in one call with a long text, the short query is padded to the long
+    // text's width under the attention mask; alone it is not padded at all
+    let long = "The archive utility stores many files together. ".repeat(20);
+    for q in ["where are the tape archives kept", "zlib", "how is internationalized text laid out"] {
+        let batch = m.embed(&[q.to_string(), long.clone()]).unwrap();
+        let alone = m.embed(&[q.to_string()]).unwrap();
+        let c = cosine(&batch[0], &alone[0]);
+        assert!(c > 1.0 - 1e-5, "{q}: padded vs alone cosine {c}");
+    }
+}
+
+#[test]
+fn the_memo_gives_back_the_encoders_vector_and_skips_it_next_time() {
+    let Some(m) = model() else { return };
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    std::fs::create_dir(root.join("_derived")).unwrap();
+    let model_id = forest_canopy::identity_from_env().unwrap().unwrap();
+    assert_eq!(model_id, m.model(), "identity without loading equals the loaded model's");
+    let q = "  where are   the tape\tarchives kept ";
+    let first = forest_canopy::query_vector(root, q, &model_id, MemoMode::Persist).unwrap();
+    let direct = m.embed(&[q.to_string()]).unwrap();
+    assert!(cosine(&first, &direct[0]) > 1.0 - 1e-6, "collapsing whitespace keeps the vector");
+    assert!(forest_canopy::memo_path(root).is_file(), "persisted under _derived/");
+    // the file answers bit for bit (a fresh process has only the file)
+    let conn = rusqlite::Connection::open(forest_canopy::memo_path(root)).unwrap();
+    let (text, blob): (String, Vec<u8>) = conn
+        .query_row("SELECT text, vector FROM embed_memo WHERE model = ?1", [&model_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!(text, "where are the tape archives kept");
+    let stored: Vec<f32> = blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    assert_eq!(stored, first);
+    let again =
+        forest_canopy::query_vector(root, "where are the tape archives kept", &model_id, MemoMode::Persist).unwrap();
+    assert_eq!(again, first);
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 use super::{forest_root, print_json, ForestArg};
 use anyhow::{Context, Result};
 use clap::Subcommand;
-pub use forest_canopy::dense_ranking;
 use forest_canopy::{canopy_dir, stale_reason, Embedder, LocalEmbedder, Searcher};
+pub use forest_canopy::{dense_ranking, MemoMode};
 use forest_gardener::derived::open_catalog;
 use serde::Serialize;
 

@@ -584,7 +584,7 @@ fn cmd_locate(f: &ForestArg, query: &str, mut opts: LocateOptions, hybrid: bool,
     let catalog = open_catalog(&root)?;
     let trails = Trails::open(&root.join(TRAILS_PATH))?;
     if hybrid {
-        match canopy_cmd::dense_ranking(&root, query, (opts.k * 5).max(25)) {
+        match canopy_cmd::dense_ranking(&root, query, (opts.k * 5).max(25), canopy_cmd::MemoMode::Persist) {
             Ok(ids) => opts.dense = Some(ids),
             Err(why) => eprintln!("note: BM25 only: {why}"),
         }

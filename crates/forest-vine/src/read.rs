@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use forest_canopy::MemoMode;
 use forest_catalog::pyjson::round4;
 use forest_catalog::sanitize_query;
 use rusqlite::{params_from_iter, OptionalExtension};
@@ -182,7 +183,9 @@ impl Vine {
         if !self.hybrid {
             return Ok((bm25_strengths(hits), None));
         }
-        let dense = match forest_canopy::dense_ranking(&self.root, query, depth) {
+        // a --readonly server keeps the query memo in process (K.6)
+        let memo = if self.shared_writes { MemoMode::Persist } else { MemoMode::ProcessOnly };
+        let dense = match forest_canopy::dense_ranking(&self.root, query, depth, memo) {
             Ok(ids) => ids,
             Err(why) => return Ok((bm25_strengths(hits), Some(why))),
         };

@@ -84,6 +84,24 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     let (hy, err) = locate(&root, q, &["--hybrid", "--scope", "notes"], Some(&m));
     assert!(!err.contains("BM25 only"), "{err}");
     assert_eq!(hy["results"][0]["id"].as_str().unwrap(), "docs/zlib", "{hy}");
+    // the query's vector is memoised (K.6) under _derived/; a repeat answers alike
+    let memo = forest_canopy::memo_path(&root);
+    assert!(memo.is_file(), "the CLI persists the query memo");
+    let (again, _) = locate(&root, q, &["--hybrid", "--scope", "notes"], Some(&m));
+    assert_eq!(again, hy, "a memo hit answers as the encoder did");
+    // a --readonly engine keeps its memo in process: no file appears
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = fs::remove_file(format!("{}{suffix}", memo.display()));
+    }
+    {
+        std::env::set_var("FOREST_EMBED_MODEL", &m);
+        let owner = forest_vine::Vine::open(&root, forest_vine::VineOptions::default()).unwrap();
+        let mut ro = forest_vine::Vine::open_worker(&root, owner.tracer(), false).unwrap();
+        ro.set_hybrid(true);
+        let out = ro.locate(&forest_vine::LocateArgs { query: q.into(), ..Default::default() }).unwrap();
+        assert!(out.get("note").is_none(), "{out}");
+        assert!(!memo.exists(), "a read-only engine wrote the memo file");
+    }
 
     // adopt: a second source into a forest that has a canopy
     let src2 = d.path().join("src2");
