@@ -65,6 +65,10 @@ pub struct CuratorConfig {
     pub backoff_max: Duration,
     /// Ceiling applied to a server's `Retry-After`.
     pub retry_after_max: Duration,
+    /// Tokens of a document a leaf prompt carries
+    /// (`FOREST_LLM_CONTENT_TOKENS`, default
+    /// [`crate::prompts::CONTENT_BUDGET_TOKENS`]).
+    pub content_tokens: usize,
 }
 
 impl std::fmt::Debug for CuratorConfig {
@@ -86,6 +90,7 @@ impl std::fmt::Debug for CuratorConfig {
             .field("backoff_base", &self.backoff_base)
             .field("backoff_max", &self.backoff_max)
             .field("retry_after_max", &self.retry_after_max)
+            .field("content_tokens", &self.content_tokens)
             .finish()
     }
 }
@@ -119,6 +124,7 @@ impl CuratorConfig {
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
             retry_after_max: Duration::from_secs(120),
+            content_tokens: crate::prompts::CONTENT_BUDGET_TOKENS,
         }
     }
 
@@ -134,7 +140,8 @@ impl CuratorConfig {
     /// `MONKEYLLM_LLM_REASONING` (`off`), and the pacing knobs
     /// `FOREST_LLM_CONCURRENCY`, `FOREST_LLM_RPM`, `FOREST_LLM_TIMEOUT_SECS`,
     /// `FOREST_LLM_TRANSPORT_RETRIES`, `FOREST_LLM_ENDPOINT_BACKOFF_SECS`,
-    /// `FOREST_LLM_OFFLINE_AFTER`.
+    /// `FOREST_LLM_OFFLINE_AFTER`, and `FOREST_LLM_CONTENT_TOKENS` (the
+    /// leaf prompt's content budget, at least 64).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CuratorError> {
         let get = |k: &str| lookup(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let endpoint =
@@ -177,6 +184,9 @@ impl CuratorConfig {
         }
         if let Some(v) = get("FOREST_LLM_OFFLINE_AFTER") {
             cfg.offline_after = parse_num("FOREST_LLM_OFFLINE_AFTER", &v, 0)?;
+        }
+        if let Some(v) = get("FOREST_LLM_CONTENT_TOKENS") {
+            cfg.content_tokens = parse_num("FOREST_LLM_CONTENT_TOKENS", &v, 64)?;
         }
         if let Some(v) = get("FOREST_LLM_TRANSPORT_RETRIES") {
             cfg.max_transport_retries = parse_num("FOREST_LLM_TRANSPORT_RETRIES", &v, 0)?;

@@ -114,6 +114,8 @@ pub struct ScentRequest<'a> {
     pub derived: Option<&'a str>,
     /// Names an agent sees anyway besides the title: file name, folders.
     pub names: &'a [&'a str],
+    /// The derived keyphrase tags, offered to the model with the title.
+    pub keyphrases: &'a [String],
 }
 
 /// Result of [`Curator::propose_links`]: every link targets an offered id.
@@ -352,11 +354,12 @@ impl Curator {
         Some(format!("it repeats \"{phrase}\"; say each thing once"))
     }
 
-    /// Curate a leaf summary and tags from `title`, `body` (clipped to 1500
-    /// tokens) and operator `directives`. Never fails: on any model problem
+    /// Curate a leaf summary and tags from `title`, `body` (its outline and
+    /// first paragraphs within `content_tokens`, [`crate::select`]) and
+    /// operator `directives`. Never fails: on any model problem
     /// the outcome carries `derive_summary(body, title)`.
     pub fn summarize(&self, title: &str, body: &str, directives: &str) -> SummaryOutcome {
-        self.summarize_scent(&ScentRequest { title, body, directives, derived: None, names: &[] })
+        self.summarize_scent(&ScentRequest { title, body, directives, derived: None, names: &[], keyphrases: &[] })
     }
 
     /// [`Curator::summarize`] that keeps the derived summary unless the
@@ -376,14 +379,17 @@ impl Curator {
                 reason: None,
             };
         }
-        let key = CurationCache::content_hash(&["summary", title, body, req.directives.trim()]);
+        let budget = self.http.config.content_tokens;
+        let keys = req.keyphrases.join(",");
+        let key =
+            CurationCache::content_hash(&["summary", title, body, req.directives.trim(), &keys, &budget.to_string()]);
         let (summary, tags, origin) = if let Some(hit) = self.cache_get(&key) {
             bump(&self.stats.cache_hits);
             (hit.summary, hit.tags, SummaryOrigin::Cached)
         } else {
             let messages = vec![
                 msg("system", &prompts::summary_system(req.directives)),
-                msg("user", &prompts::summary_user(title, body)),
+                msg("user", &prompts::summary_user(title, req.keyphrases, body, budget)),
             ];
             // The names are facts about the document too (a file name's date).
             let source = format!("{title}\n{}\n{body}", req.names.join("\n"));

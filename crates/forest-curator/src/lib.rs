@@ -24,6 +24,7 @@ pub mod informative;
 mod pacing;
 mod parse;
 pub mod prompts;
+pub mod select;
 mod stats;
 
 pub use cache::{CachedCuration, CurationCache};
@@ -37,5 +38,5 @@ pub use curator::{
 };
 pub use error::CuratorError;
 pub use parse::{append_tags, clean_tags};
-pub use prompts::PROMPT_VERSION;
+pub use prompts::{CONTENT_BUDGET_TOKENS, PROMPT_VERSION};
 pub use stats::{CuratorStats, StatsSnapshot};

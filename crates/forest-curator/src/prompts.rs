@@ -6,11 +6,17 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 /// Bumped whenever a prompt or schema changes: part of every cache key.
-pub const PROMPT_VERSION: &str = "curator-v2";
-/// Content budget of a prompt (dialect `CONTENT_BUDGET_TOKENS`).
-pub const CONTENT_BUDGET_TOKENS: usize = 1500;
-/// Hard character ceiling after clipping (1500 × 4).
-pub const CONTENT_BUDGET_CHARS: usize = CONTENT_BUDGET_TOKENS * 4;
+pub const PROMPT_VERSION: &str = "curator-v3";
+/// Content budget of a leaf prompt: the tokens of the document the model
+/// reads, chosen by [`crate::select::select_content`] (issue 35). Measured
+/// on 30 real documents (bench/README.md, session 15): at 384 the long
+/// documents keep the same outline as at 512 (512 adds four or five more
+/// paragraph leads) and a leaf prompt is 3.1x smaller than the reference
+/// engine's (2.7x at 512, 2.1x at 768, 1.4x at 1,500).
+/// `FOREST_LLM_CONTENT_TOKENS` overrides.
+pub const CONTENT_BUDGET_TOKENS: usize = 384;
+/// Budget of a branch rollup's entry lines (dialect `CONTENT_BUDGET_TOKENS`).
+pub const ENTRIES_BUDGET_TOKENS: usize = 1500;
 /// The retry instruction appended after a rejected reply (dialect §4.3).
 pub fn retry_message(error: &str) -> String {
     format!("previous summary rejected: {error}; rewrite strictly, keep under 240 characters, JSON only")
@@ -18,20 +24,17 @@ pub fn retry_message(error: &str) -> String {
 
 /// System prompt of a leaf summary (§4.2).
 pub fn summary_system(directives: &str) -> String {
+    // Compact (issue 35): every rule the validators enforce, in ~150 tokens.
     let mut s = String::from(
-        "You write the frontmatter `summary` of one node of a knowledge forest: its scent, \
-         which an agent reads to decide whether to open the node.\n\
-         Rules:\n\
-         - 1 to 3 sentences, at most 240 characters in total.\n\
-         - Sentence 1: what it is (category + subject).\n\
-         - Sentence 2: the key content: concrete numbers, names, time scope. Dated content \
-         MUST carry at least the month and year.\n\
-         - Every number, date, version and name you write must appear in the content; \
-         invent nothing.\n\
-         - Say what the content is about, not just its title or file name.\n\
-         - Optional sentence 3: what is NOT here, or where the complement lives.\n\
-         - Never open with boilerplate such as \"This document describes\" or \"File containing\".\n\
-         - Write in the same language as the content.\n\
+        "Write the `summary` (scent) of one document of a knowledge forest: an agent reads it \
+         to decide whether to open the document.\n\
+         - 1 to 3 sentences, at most 240 characters.\n\
+         - First what it is (category + subject), then its key content: names, numbers, time \
+         scope (dated content: at least month and year).\n\
+         - Use only names, numbers, dates and versions that appear in the content; invent nothing.\n\
+         - Say more than the title and file name; never open with \"This document describes\" \
+         or \"File containing\".\n\
+         - Same language as the content.\n\
          - Up to 5 tags: lowercase single words, no accents.\n",
     );
     let d = directives.trim();
@@ -44,9 +47,17 @@ pub fn summary_system(directives: &str) -> String {
     s
 }
 
-/// User message of a leaf summary (§4.2).
-pub fn summary_user(title: &str, body: &str) -> String {
-    format!("Title: {title}\n\nContent:\n{}", clip_body(body))
+/// User message of a leaf summary (§4.2): the title, the derived
+/// keyphrases when there are any, and the content selected within `budget`
+/// tokens ([`crate::select::select_content`]).
+pub fn summary_user(title: &str, keyphrases: &[String], body: &str, budget: usize) -> String {
+    let content = crate::select::select_content(title, body, budget);
+    let keys: Vec<&str> = keyphrases.iter().map(|k| k.trim()).filter(|k| !k.is_empty()).collect();
+    if keys.is_empty() {
+        format!("Title: {title}\n\nContent:\n{content}")
+    } else {
+        format!("Title: {title}\nKeyphrases: {}\n\nContent:\n{content}", keys.join(", "))
+    }
 }
 
 /// System prompt of a branch rollup (§4.6).
@@ -70,6 +81,10 @@ pub fn branch_user(title: &str, entries: &[String]) -> String {
     format!("Branch: {title}\n\nChildren:\n{}", clip_entries(entries))
 }
 
+/// Characters of a candidate's summary offered for proposals (issue 35:
+/// enough to see a relation, a quarter of a full scent).
+pub const OFFER_SUMMARY_CHARS: usize = 120;
+
 /// Candidate line data offered to the model for proposals.
 pub struct Offered<'a> {
     /// Node id.
@@ -87,7 +102,8 @@ pub fn proposal_user(id: &str, title: &str, summary: &str, offered: &[Offered<'_
          Candidates (a closed list):\n"
     );
     for c in offered {
-        s.push_str(&format!("- id: {} | title: {} | summary: {}\n", c.id, c.title, c.summary));
+        let summary = crate::select::clip_chars(c.summary, OFFER_SUMMARY_CHARS);
+        s.push_str(&format!("- id: {} | title: {} | summary: {summary}\n", c.id, c.title));
     }
     s.push_str(
         "\nPick 0 to 3 candidates that are genuinely related to the new node: the relation \
@@ -161,39 +177,40 @@ pub fn proposal_schema(offered_ids: &[&str]) -> Value {
 
 static HSPACE: Lazy<Regex> = Lazy::new(|| Regex::new(r"[ \t\x0B\x0C\r\u{A0}]+").expect("static regex"));
 
-/// Clip a body to [`CONTENT_BUDGET_TOKENS`] by lines (§4.2): collapse
-/// horizontal whitespace per line, keep the first ¾ of the lines while over
-/// budget, then the first ¾ of the words of a lone line, then hard-slice.
-pub fn clip_body(body: &str) -> String {
+/// Clip a body to `budget` tokens by lines (§4.2): collapse horizontal
+/// whitespace per line, keep the first ¾ of the lines while over budget,
+/// then the first ¾ of the words of a lone line, then hard-slice. The
+/// input of a body without structure ([`crate::select::select_content`]).
+pub fn clip_to(body: &str, budget: usize) -> String {
     let mut lines: Vec<String> = body.split('\n').map(|l| HSPACE.replace_all(l, " ").trim().to_string()).collect();
     let mut text = lines.join("\n");
-    while estimate_tokens(&text) > CONTENT_BUDGET_TOKENS && lines.len() > 1 {
+    while estimate_tokens(&text) > budget && lines.len() > 1 {
         lines.truncate((lines.len() * 3 / 4).max(1));
         text = lines.join("\n");
     }
-    if estimate_tokens(&text) > CONTENT_BUDGET_TOKENS {
+    if estimate_tokens(&text) > budget {
         let line = std::mem::take(&mut text);
         let mut words: Vec<&str> = line.split(' ').collect();
         text = line.clone();
-        while estimate_tokens(&text) > CONTENT_BUDGET_TOKENS && words.len() > 1 {
+        while estimate_tokens(&text) > budget && words.len() > 1 {
             words.truncate((words.len() * 3 / 4).max(1));
             text = words.join(" ");
         }
     }
-    if text.chars().count() > CONTENT_BUDGET_CHARS {
-        text = text.chars().take(CONTENT_BUDGET_CHARS).collect();
+    if text.chars().count() > budget * 4 {
+        text = text.chars().take(budget * 4).collect();
     }
     text
 }
 
-/// Clip branch entries by whole lines to the budget (first line always
+/// Clip branch entries by whole lines to [`ENTRIES_BUDGET_TOKENS`] (first line always
 /// kept), then `(... N more entries)` (§4.6).
 pub fn clip_entries(entries: &[String]) -> String {
     let mut out = String::new();
     let mut kept = 0;
     for (i, e) in entries.iter().enumerate() {
         let cand = if i == 0 { e.clone() } else { format!("{out}\n{e}") };
-        if i > 0 && estimate_tokens(&cand) > CONTENT_BUDGET_TOKENS {
+        if i > 0 && estimate_tokens(&cand) > ENTRIES_BUDGET_TOKENS {
             break;
         }
         out = cand;
@@ -211,29 +228,29 @@ mod tests {
 
     #[test]
     fn short_body_only_collapses_whitespace() {
-        assert_eq!(clip_body("a \t b\n|x|  y|\n"), "a b\n|x| y|\n");
+        assert_eq!(clip_to("a \t b\n|x|  y|\n", 1500), "a b\n|x| y|\n");
     }
 
     #[test]
     fn long_body_is_clipped_by_lines_within_budget() {
         let body: String = (0..2000).map(|i| format!("line {i} with some words\n")).collect();
-        let c = clip_body(&body);
-        assert!(estimate_tokens(&c) <= CONTENT_BUDGET_TOKENS);
+        let c = clip_to(&body, 1500);
+        assert!(estimate_tokens(&c) <= 1500);
         assert!(c.starts_with("line 0 with some words\nline 1 "));
         // Whole lines only: the last kept line is complete.
         let last = c.lines().last().unwrap();
         assert!(last.ends_with("with some words"), "{last}");
         // And not over-clipped: more than half of the budget is used.
-        assert!(estimate_tokens(&c) > CONTENT_BUDGET_TOKENS / 2);
+        assert!(estimate_tokens(&c) > 1500 / 2);
     }
 
     #[test]
     fn single_huge_line_cut_by_words_then_chars() {
-        let c = clip_body(&"word ".repeat(5000));
-        assert!(estimate_tokens(&c) <= CONTENT_BUDGET_TOKENS);
+        let c = clip_to(&"word ".repeat(5000), 1500);
+        assert!(estimate_tokens(&c) <= 1500);
         assert!(c.starts_with("word word"));
-        let c = clip_body(&"x".repeat(50_000));
-        assert_eq!(c.chars().count(), CONTENT_BUDGET_CHARS);
+        let c = clip_to(&"x".repeat(50_000), 1500);
+        assert_eq!(c.chars().count(), 6000);
     }
 
     #[test]
@@ -247,6 +264,19 @@ mod tests {
         assert_eq!(tail, format!("(... {} more entries)", 1000 - kept));
         let one = vec!["x".repeat(10_000)];
         assert_eq!(clip_entries(&one), one[0], "first line always kept");
+    }
+
+    #[test]
+    fn user_message_carries_title_keyphrases_and_selected_content() {
+        let body = "# Notes\n\n## Licence\n\nCopyright 2020 Someone, all rights reserved by the authors.\n\n\
+                    ## Beds\n\nGarden notes about tomatoes ripening late in the raised beds every summer.\n";
+        let u = summary_user("Notes", &["tomatoes".into(), " ".into(), "raised-beds".into()], body, 512);
+        assert!(
+            u.starts_with("Title: Notes\nKeyphrases: tomatoes, raised-beds\n\nContent:\n## Beds\nGarden notes"),
+            "{u}"
+        );
+        assert!(!u.contains("Copyright"), "{u}");
+        assert!(summary_user("Notes", &[], body, 512).starts_with("Title: Notes\n\nContent:\n"));
     }
 
     #[test]

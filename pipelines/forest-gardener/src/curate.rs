@@ -78,6 +78,7 @@ impl Curate for CuratorHook<'_> {
                 directives: &self.directives,
                 derived: Some(&d.summary).filter(|s| !s.trim().is_empty()).map(String::as_str),
                 names: &names,
+                keyphrases: &d.tags,
             };
             let out = self.curator.summarize_scent(&req);
             if out.is_llm() {

@@ -194,16 +194,7 @@ fn a_curated_sync_rolls_up_only_the_changed_ancestors() {
     assert_eq!(new.len(), 3, "{v}");
     // The changed ancestors: every branch above a new leaf that the rollup
     // may rewrite (ingested).
-    let mut changed: Vec<String> = vec![];
-    for id in &new {
-        let mut cur = forest_model::ids::parent_index(id);
-        while let Some(p) = cur {
-            if node(&root, &p).get_str("source").as_deref() == Some("ingest") && !changed.contains(&p) {
-                changed.push(p.clone());
-            }
-            cur = forest_model::ids::parent_index(&p);
-        }
-    }
+    let changed = changed_ancestors(&root, &new);
     assert!(!changed.is_empty() && changed.len() < ingest_branches.len() + 1, "{changed:?} of {ingest_branches:?}");
     assert_eq!(branch_requests(&second), changed.len(), "one rollup request per changed ancestor, no more");
     let rolled: Vec<String> =
@@ -213,4 +204,68 @@ fn a_curated_sync_rolls_up_only_the_changed_ancestors() {
     assert!(rolled.windows(2).all(|w| depth(&w[0]) >= depth(&w[1])), "deepest first: {rolled:?}");
     let untouched: Vec<&String> = ingest_branches.iter().filter(|b| !changed.contains(b)).collect();
     assert!(!untouched.is_empty(), "the orchard's branch is not an ancestor of the new files");
+}
+
+/// The ingested branches above `new` leaves (those a rollup may rewrite),
+/// each once, nearest first per leaf.
+fn changed_ancestors(root: &std::path::Path, new: &[String]) -> Vec<String> {
+    let mut changed: Vec<String> = vec![];
+    for id in new {
+        let mut cur = forest_model::ids::parent_index(id);
+        while let Some(p) = cur {
+            if node(root, &p).get_str("source").as_deref() == Some("ingest") && !changed.contains(&p) {
+                changed.push(p.clone());
+            }
+            cur = forest_model::ids::parent_index(&p);
+        }
+    }
+    changed
+}
+
+/// A curated adopt of new files into an existing forest (a second source
+/// rooted under one of the first source's branches) rolls up the new
+/// files' changed ancestors only, deepest first: one request each.
+#[test]
+fn a_curated_adopt_into_an_existing_forest_rolls_up_only_the_changed_ancestors() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    let src = d.path().join("src");
+    let crops = ["tomatoes ripen late", "peppers need warmth", "cucumbers climb nets"];
+    for (i, c) in crops.iter().enumerate() {
+        garden_file(&src, &format!("beds/bed-{i}.md"), &format!("In the raised beds {c} every summer."));
+        garden_file(&src, &format!("orchard/tree-{i}.md"), &format!("In the orchard {c} beside the apples."));
+    }
+    let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap(), "--name", "garden", "--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bed = planted(&v).into_iter().find(|id| id.contains("bed-0")).unwrap();
+    let beds = forest_model::ids::parent_index(&bed).unwrap();
+    let dest = forest_model::ids::folder_of(&beds).to_string();
+
+    let nursery = d.path().join("nursery");
+    for (i, c) in crops.iter().enumerate() {
+        garden_file(&nursery, &format!("trays/tray-{i}.md"), &format!("Under glass the seedlings of {c} early."));
+    }
+    let server = llm_support::Server::with(std::time::Duration::ZERO, well_behaved);
+    let o = bin()
+        .env("MONKEYLLM_LLM_ENDPOINT", server.url())
+        .env("MONKEYLLM_LLM_MODEL", "test-model")
+        .env("FOREST_LLM_CONCURRENCY", "2")
+        .args(["adopt", "--forest", &f(&root), nursery.to_str().unwrap(), "--name", "nursery", "--dest", &dest])
+        .args(["--curate", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let new = planted(&v);
+    assert_eq!(new.len(), 3, "{v}");
+    let changed = changed_ancestors(&root, &new);
+    assert!(changed.contains(&beds), "the existing branch the files went under is a changed ancestor: {changed:?}");
+    assert_eq!(branch_requests(&server), changed.len(), "one rollup request per changed ancestor: {changed:?}");
+    let rolled: Vec<String> =
+        v["rollup"]["rolled"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+    assert!(rolled.iter().all(|b| changed.contains(b)), "{rolled:?} ⊄ {changed:?}");
+    assert!(!rolled.iter().any(|b| b.contains("orchard")), "the orchard did not change: {rolled:?}");
+    let depth = |id: &String| id.matches('/').count();
+    assert!(rolled.windows(2).all(|w| depth(&w[0]) >= depth(&w[1])), "deepest first: {rolled:?}");
 }

@@ -125,7 +125,8 @@ fn answer(req: &Value, summaries: &AtomicUsize) -> String {
             None => json!({"related": []}).to_string(),
         };
     }
-    if first.starts_with("You write the frontmatter `summary`") {
+    // The leaf prompt (curator-v3; "You write the frontmatter `summary`" before).
+    if first.starts_with("Write the `summary` (scent) of one document") {
         summaries.fetch_add(1, Ordering::SeqCst);
     }
     let mut h = std::collections::hash_map::DefaultHasher::new();

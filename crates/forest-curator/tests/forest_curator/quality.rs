@@ -9,7 +9,7 @@ use forest_model::scent::derive_summary;
 const GOOD: &str = "Sales ledger of the Lisbon store for Q1: 14,302 EUR of revenue in January 2026.";
 
 fn request<'a>(derived: &'a str, names: &'a [&'a str]) -> ScentRequest<'a> {
-    ScentRequest { title: "Lisbon sales", body: BODY, directives: "", derived: Some(derived), names }
+    ScentRequest { title: "Lisbon sales", body: BODY, directives: "", derived: Some(derived), names, keyphrases: &[] }
 }
 
 #[test]
