@@ -308,26 +308,11 @@ pub fn walk_source_each(
     let mut problems = vec![];
     let walker = walkdir::WalkDir::new(&canon_root).follow_links(follow_symlinks).sort_by(path_order);
     let mut it = walker.into_iter();
-    loop {
-        let entry = match it.next() {
-            None => break,
-            Some(Ok(e)) => e,
-            Some(Err(e)) => {
-                let path = e.path().map(|p| rel_of(&canon_root, p)).unwrap_or_default();
-                let key = e.path().and_then(lstat_key);
-                let is_link = e.path().and_then(|p| std::fs::symlink_metadata(p).ok()).is_some_and(|m| m.is_symlink());
-                if e.loop_ancestor().is_some() {
-                    problems.push(WalkProblem::skipped(path, "symlink loop: skipped", key));
-                } else if is_link && e.path().is_some_and(|p| std::fs::metadata(p).is_err()) {
-                    let target = e.path().and_then(|p| std::fs::read_link(p).ok());
-                    problems.push(WalkProblem::skipped(path, dangling(target.as_deref()), key));
-                } else if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) {
-                    problems.push(WalkProblem::skipped(path, "vanished during the walk: skipped", key));
-                } else {
-                    let msg = format!("cannot list: {e}");
-                    listing.listing_error.get_or_insert_with(|| format!("{path}: {msg}"));
-                    problems.push(WalkProblem::failed(path, msg, key));
-                }
+    while let Some(next) = it.next() {
+        let entry = match next {
+            Ok(e) => e,
+            Err(e) => {
+                problems.push(walk_error_problem(&canon_root, &e, &mut listing.listing_error));
                 continue;
             }
         };
@@ -350,61 +335,27 @@ pub fn walk_source_each(
             continue;
         };
         let name = entry.file_name().to_string_lossy();
-        let mut is_dir = entry.file_type().is_dir();
+        let (mut is_dir, mut is_file) = (entry.file_type().is_dir(), entry.file_type().is_file());
         if Ignore::component_ignored(&name) || ignore.matches(&rel) {
             if is_dir {
                 it.skip_current_dir();
             }
             continue;
         }
-        let mut is_file = entry.file_type().is_file();
         if entry.path_is_symlink() {
-            let key = lstat_key(entry.path());
-            let skip = |problems: &mut Vec<WalkProblem>, it: &mut walkdir::IntoIter, dir: bool, msg: String| {
-                problems.push(WalkProblem::skipped(rel.clone(), msg, key.clone()));
-                if dir {
-                    it.skip_current_dir();
+            match symlink_kind(&canon_root, entry.path(), follow_symlinks, &walked) {
+                Ok((file, dir)) => {
+                    is_file |= file;
+                    is_dir = dir;
                 }
-            };
-            // Symlinks may point anywhere: only those that stay inside count.
-            let target = match std::fs::canonicalize(entry.path()) {
-                Ok(t) => t,
-                Err(_) => {
-                    let to = std::fs::read_link(entry.path()).ok();
-                    skip(&mut problems, &mut it, is_dir, dangling(to.as_deref()));
+                Err((msg, skip_dir)) => {
+                    problems.push(WalkProblem::skipped(rel, msg, lstat_key(entry.path())));
+                    if skip_dir && is_dir {
+                        it.skip_current_dir();
+                    }
                     continue;
                 }
-            };
-            if !target.starts_with(&canon_root) {
-                skip(&mut problems, &mut it, is_dir, "symlink points outside the source: skipped".into());
-                continue;
             }
-            let tmd = std::fs::metadata(entry.path());
-            let target_is_dir = tmd.as_ref().is_ok_and(|m| m.is_dir());
-            if target_is_dir && !follow_symlinks {
-                skip(
-                    &mut problems,
-                    &mut it,
-                    false,
-                    "directory symlink not followed (set follow_symlinks on the source to follow it): skipped".into(),
-                );
-                continue;
-            }
-            if tmd.as_ref().is_ok_and(|m| m.is_file()) {
-                let trel = rel_of(&canon_root, &target);
-                if walked(&trel) {
-                    skip(
-                        &mut problems,
-                        &mut it,
-                        is_dir,
-                        format!("file symlink to {trel}: planted once, under the target's own path; skipped"),
-                    );
-                    continue;
-                }
-                // The target is not walked itself: plant it under the link's path.
-                is_file = true;
-            }
-            is_dir = target_is_dir;
         }
         if is_dir {
             if entry.path().join("_index.md").exists() {
@@ -432,6 +383,63 @@ pub fn walk_source_each(
     }
     listing.problems = problems;
     listing
+}
+
+/// The problem a walk error is: a symlink loop, a dangling link or a file
+/// that vanished are skipped; anything else is a listing failure (the
+/// first one also becomes the listing error).
+fn walk_error_problem(canon_root: &Path, e: &walkdir::Error, listing_error: &mut Option<String>) -> WalkProblem {
+    let path = e.path().map(|p| rel_of(canon_root, p)).unwrap_or_default();
+    let key = e.path().and_then(lstat_key);
+    let is_link = e.path().and_then(|p| std::fs::symlink_metadata(p).ok()).is_some_and(|m| m.is_symlink());
+    if e.loop_ancestor().is_some() {
+        WalkProblem::skipped(path, "symlink loop: skipped", key)
+    } else if is_link && e.path().is_some_and(|p| std::fs::metadata(p).is_err()) {
+        let target = e.path().and_then(|p| std::fs::read_link(p).ok());
+        WalkProblem::skipped(path, dangling(target.as_deref()), key)
+    } else if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) {
+        WalkProblem::skipped(path, "vanished during the walk: skipped", key)
+    } else {
+        let msg = format!("cannot list: {e}");
+        listing_error.get_or_insert_with(|| format!("{path}: {msg}"));
+        WalkProblem::failed(path, msg, key)
+    }
+}
+
+/// What a symlink inside the walk stands for: `Ok((planted as a file, a
+/// directory to descend))`, or why it is skipped (`Err((message, skip its
+/// directory))`). Symlinks may point anywhere: only those that stay inside
+/// the source count, a file is planted once under its own path when the
+/// walk reaches it, and directory links are followed only when asked.
+fn symlink_kind(
+    canon_root: &Path,
+    link: &Path,
+    follow_symlinks: bool,
+    walked: &dyn Fn(&str) -> bool,
+) -> Result<(bool, bool), (String, bool)> {
+    let target = match std::fs::canonicalize(link) {
+        Ok(t) => t,
+        Err(_) => return Err((dangling(std::fs::read_link(link).ok().as_deref()), true)),
+    };
+    if !target.starts_with(canon_root) {
+        return Err(("symlink points outside the source: skipped".into(), true));
+    }
+    let tmd = std::fs::metadata(link);
+    let target_is_dir = tmd.as_ref().is_ok_and(|m| m.is_dir());
+    if target_is_dir && !follow_symlinks {
+        let msg = "directory symlink not followed (set follow_symlinks on the source to follow it): skipped";
+        return Err((msg.into(), false));
+    }
+    let mut is_file = false;
+    if tmd.as_ref().is_ok_and(|m| m.is_file()) {
+        let trel = rel_of(canon_root, &target);
+        if walked(&trel) {
+            return Err((format!("file symlink to {trel}: planted once, under the target's own path; skipped"), true));
+        }
+        // The target is not walked itself: plant it under the link's path.
+        is_file = true;
+    }
+    Ok((is_file, target_is_dir))
 }
 
 /// The one line a dangling symlink gets.
