@@ -118,15 +118,31 @@ fn schema_format(name: &str, schema: Value) -> Value {
     json!({"type": "json_schema", "json_schema": {"name": name, "strict": true, "schema": schema}})
 }
 
-/// `response_format` for a leaf summary.
+/// Characters a summary may have in a `response_format` (the contract's 60
+/// tokens at 4 characters each): a server that honours the schema cannot
+/// let a small model ramble to `max_tokens` (a retry) or stop at a word.
+pub const SUMMARY_MAX_CHARS: u64 = (forest_model::scent::SUMMARY_MAX_TOKENS * 4) as u64;
+/// Characters a summary has at least: "rmdir" is not a summary (issue 35).
+pub const SUMMARY_MIN_CHARS: u64 = 40;
+
+fn summary_field() -> Value {
+    json!({"type": "string", "minLength": SUMMARY_MIN_CHARS, "maxLength": SUMMARY_MAX_CHARS})
+}
+
+/// `response_format` for a leaf summary: bounded summary, tags in the
+/// dialect's format.
 pub fn summary_schema() -> Value {
     schema_format(
         "scent",
         json!({
             "type": "object",
             "properties": {
-                "summary": {"type": "string"},
-                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 5}
+                "summary": summary_field(),
+                "tags": {
+                    "type": "array",
+                    "items": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$", "minLength": 2, "maxLength": 40},
+                    "maxItems": 5
+                }
             },
             "required": ["summary", "tags"],
             "additionalProperties": false
@@ -140,7 +156,7 @@ pub fn branch_schema() -> Value {
         "region_scent",
         json!({
             "type": "object",
-            "properties": {"summary": {"type": "string"}},
+            "properties": {"summary": summary_field()},
             "required": ["summary"],
             "additionalProperties": false
         }),
@@ -162,7 +178,7 @@ pub fn proposal_schema(offered_ids: &[&str]) -> Value {
                         "type": "object",
                         "properties": {
                             "id": {"type": "string", "enum": offered_ids},
-                            "note": {"type": "string"}
+                            "note": {"type": "string", "maxLength": 120}
                         },
                         "required": ["id", "note"],
                         "additionalProperties": false
@@ -277,6 +293,22 @@ mod tests {
         );
         assert!(!u.contains("Copyright"), "{u}");
         assert!(summary_user("Notes", &[], body, 512).starts_with("Title: Notes\n\nContent:\n"));
+    }
+
+    #[test]
+    fn schemas_bound_what_the_contract_bounds() {
+        let s = summary_schema();
+        let summary = &s["json_schema"]["schema"]["properties"]["summary"];
+        let max = summary["maxLength"].as_u64().unwrap() as usize;
+        // The longest summary the schema lets through passes the contract's
+        // length check; one character more would not.
+        assert!(forest_model::scent::validate_summary(&"a".repeat(max)).is_ok());
+        assert!(forest_model::scent::validate_summary(&"a".repeat(max + 1)).is_err());
+        assert!(summary["minLength"].as_u64().unwrap() >= 20);
+        let tag = &s["json_schema"]["schema"]["properties"]["tags"]["items"];
+        let pattern = regex::Regex::new(tag["pattern"].as_str().unwrap()).unwrap();
+        assert!(pattern.is_match("raised-beds") && !pattern.is_match("Raised Beds") && !pattern.is_match("-x"));
+        assert_eq!(branch_schema()["json_schema"]["schema"]["properties"]["summary"], *summary);
     }
 
     #[test]

@@ -28,6 +28,12 @@ use std::collections::HashMap;
 pub(crate) const MAX_TAGS: usize = 5;
 /// Tags a source file gets at least from the names it defines.
 const MIN_CODE_TAGS: usize = 2;
+/// Tags every leaf with some text carries at least ([`fill_tags`]).
+const MIN_TAGS: usize = 2;
+/// Bytes of a body the frequent-word fallback reads.
+const FREQUENT_BYTES: usize = 16 * 1024;
+/// Times a word must occur to stand for a body without prose.
+const FREQUENT_AT_LEAST: usize = 2;
 /// Bytes of prose YAKE reads: its cost grows with the text, the lead
 /// carries the keyphrases.
 const KEYPHRASE_BYTES: usize = 6 * 1024;
@@ -88,6 +94,62 @@ const WEAK_TAGS: [&str; 30] = [
     "file", "files", "software", "program", "programs", "data", "version", "versions", "package", "packages", "closes",
     "fix", "fixes", "fixed", "add", "adds", "added", "update", "updated", "updates", "remove", "removed", "drop",
     "bump", "upload", "new", "bug", "bugs", "import", "return",
+];
+/// Keywords and the structural words of code and data formats: frequent in
+/// every file of their kind, so they tell nothing apart.
+const CODE_WORDS: [&str; 52] = [
+    "self",
+    "none",
+    "true",
+    "false",
+    "null",
+    "return",
+    "import",
+    "from",
+    "class",
+    "function",
+    "const",
+    "string",
+    "type",
+    "types",
+    "value",
+    "values",
+    "name",
+    "names",
+    "description",
+    "default",
+    "object",
+    "list",
+    "dict",
+    "with",
+    "elif",
+    "else",
+    "pass",
+    "raise",
+    "lambda",
+    "yield",
+    "async",
+    "await",
+    "print",
+    "args",
+    "kwargs",
+    "http",
+    "https",
+    "integer",
+    "boolean",
+    "number",
+    "array",
+    "required",
+    "properties",
+    "items",
+    "struct",
+    "public",
+    "private",
+    "static",
+    "void",
+    "this",
+    "shape",
+    "documentation",
 ];
 /// Folder names that do not say what a file belongs to.
 const GENERIC_FOLDERS: [&str; 9] = ["doc", "docs", "html", "examples", "example", "src", "lib", "share", "usr"];
@@ -201,8 +263,7 @@ pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<
     if text.split_whitespace().count() < 3 {
         return vec![];
     }
-    let lang = lang.map(|l| l.split('-').next().unwrap_or(l)).filter(|l| STOPWORDS.contains_key(l)).unwrap_or("en");
-    let Some(stop) = STOPWORDS.get(lang) else {
+    let Some(stop) = STOPWORDS.get(lang_key(lang)) else {
         return vec![];
     };
     let mut out: Vec<String> = Vec::new();
@@ -330,7 +391,87 @@ pub(crate) fn of_conversion(rel: &str, conv: &Conversion) -> Option<LeafScent> {
             scent.tags.push(tag);
         }
     }
+    if !stub {
+        fill_tags(&mut scent.tags, body, rel, &scent.title, meta.lang.as_deref());
+    }
     Some(scent)
+}
+
+/// Fill `tags` up to [`MIN_TAGS`] where keyphrases gave fewer (code, data,
+/// lists: bodies without prose for YAKE): the body's most frequent content
+/// words (at least [`FREQUENT_AT_LEAST`] times, the most frequent first; not a stopword, generic,
+/// weak, a code keyword or a title word), then the folder the file belongs
+/// to, then its own name.
+fn fill_tags(tags: &mut Vec<String>, body: &str, rel: &str, title: &str, lang: Option<&str>) {
+    if tags.len() >= MIN_TAGS || body.split_whitespace().nth(20).is_none() {
+        return;
+    }
+    let stop = STOPWORDS.get(lang_key(lang));
+    let in_title: Vec<String> = words(title).collect();
+    let mut end = body.len().min(FREQUENT_BYTES);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
+    for (i, w) in body[..end].split(|c: char| !(c.is_alphanumeric() || c == '_')).enumerate() {
+        let w = w.trim_matches('_').to_lowercase();
+        let shaped = (4..=30).contains(&w.len())
+            && w.starts_with(|c: char| c.is_ascii_lowercase())
+            && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if shaped {
+            counts.entry(w).or_insert((0, i)).0 += 1;
+        }
+    }
+    let telling = |w: &str| {
+        !stop.is_some_and(|s| s.contains(w))
+            && !is_generic(w)
+            && !WEAK_TAGS.contains(&w)
+            && !CODE_WORDS.contains(&w)
+            && !in_title.iter().any(|t| same_tag(t, w))
+    };
+    let mut ranked: Vec<(String, (usize, usize))> =
+        counts.into_iter().filter(|(w, (n, _))| *n >= FREQUENT_AT_LEAST && telling(w)).collect();
+    ranked.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .1.cmp(&b.1 .1)));
+    let named = |t: &String| t.len() >= 3 && t.chars().any(|c| c.is_ascii_lowercase()) && !is_generic(t);
+    let owner = owner_of(rel).map(clean_tag).filter(named);
+    let stem = Some(clean_tag(&stem_of(rel))).filter(named);
+    for tag in ranked.into_iter().map(|(w, _)| w).chain(owner).chain(stem) {
+        if tags.len() >= MIN_TAGS {
+            break;
+        }
+        if !tags.iter().any(|t| same_tag(t, &tag) || t.split('-').any(|p| same_tag(p, &tag))) {
+            tags.push(tag);
+        }
+    }
+}
+
+/// Tags of a table or a database (no prose to read): the column names
+/// that say something (not `id`, `name`, `value`...), then the folder the
+/// file belongs to; at most [`MIN_TAGS`] + 1.
+pub(crate) fn dataset_tags(rel: &str, columns: &[&str]) -> Vec<String> {
+    let mut tags: Vec<String> = Vec::new();
+    for c in columns {
+        if tags.len() >= MIN_TAGS {
+            break;
+        }
+        let tag = clean_tag(c);
+        let shaped = (3..=40).contains(&tag.len()) && tag.starts_with(|c: char| c.is_ascii_lowercase());
+        let telling = !is_generic(&tag) && !WEAK_TAGS.contains(&tag.as_str()) && !CODE_WORDS.contains(&tag.as_str());
+        if shaped && telling && !tags.iter().any(|t| same_tag(t, &tag)) {
+            tags.push(tag);
+        }
+    }
+    if let Some(owner) = owner_of(rel).map(clean_tag).filter(|t| t.len() >= 3) {
+        if !tags.contains(&owner) {
+            tags.push(owner);
+        }
+    }
+    tags
+}
+
+/// The stopword list's key for a document language (else English).
+fn lang_key(lang: Option<&str>) -> &str {
+    lang.map(|l| l.split('-').next().unwrap_or(l)).filter(|l| STOPWORDS.contains_key(l)).unwrap_or("en")
 }
 
 /// Summary, tags and aliases under a chosen title; `lang` None: no keyphrases.
@@ -437,6 +578,45 @@ mod tests {
             5,
         );
         assert!(weak.iter().all(|t| !WEAK_TAGS.contains(&t.as_str())), "{weak:?}");
+    }
+
+    #[test]
+    fn bodies_without_prose_still_carry_two_tags() {
+        // A service definition: no sentence for YAKE, structural words
+        // everywhere; its frequent names and its folder speak for it.
+        let body = r#"```json
+{"metadata": {"serviceId": "Kinesis Video Signaling"}, "operations": {"GetIceServerConfig":
+{"name": "GetIceServerConfig", "http": {"method": "POST"}, "input": {"shape": "GetIceServerConfigRequest"}},
+"SendAlexaOfferToMaster": {"name": "SendAlexaOfferToMaster", "input": {"shape": "SendAlexaOfferToMasterRequest"}}},
+"shapes": {"ChannelARN": {"type": "string"}, "ClientId": {"type": "string"}, "channel": {"type": "string"},
+"channelarn": {"type": "string"}, "channel_arn": {"type": "string"}, "signaling": {"type": "string"},
+"signaling_channel": {"type": "string"}, "signaling": {"documentation": "the signaling channel"}}}
+```"#;
+        let conv = Conversion::Markdown { title: "service-2".into(), body: body.into(), meta: Default::default() };
+        let t = of_conversion("botocore/data/kinesis-video-signaling/2019-12-04/service-2.json", &conv).unwrap().tags;
+        assert_eq!(t.len(), MIN_TAGS, "{t:?}");
+        assert!(t.iter().all(|t| !CODE_WORDS.contains(&t.as_str()) && !WEAK_TAGS.contains(&t.as_str())), "{t:?}");
+        assert!(t.contains(&"signaling".to_string()), "{t:?}");
+        // Nothing frequent enough: the folder the file belongs to.
+        let short =
+            "x = 1\ny = 2\nprint(x + y) and a few more words to pass the length floor of twenty words in all here ok";
+        let conv = Conversion::Markdown { title: "run".into(), body: short.into(), meta: Default::default() };
+        let t = of_conversion("tools/frobnicate/run.py", &conv).unwrap().tags;
+        assert!(t.contains(&"frobnicate".to_string()), "{t:?}");
+        // A stub says nothing of the file: no tags made up for it.
+        let meta = forest_convert::SourceMeta { stub: Some("x".into()), ..Default::default() };
+        let conv = Conversion::Markdown { title: "run".into(), body: short.into(), meta };
+        assert!(of_conversion("tools/frobnicate/run.py", &conv).unwrap().tags.is_empty());
+    }
+
+    #[test]
+    fn tables_are_tagged_by_their_columns_and_folder() {
+        let cols = ["id", "arn", "datatype", "lastmodifieddate", "name", "value"];
+        assert_eq!(
+            dataset_tags("moto/ssm/resources/ami-amazon-linux-latest/eu-west-1.json.gz", &cols),
+            vec!["arn", "datatype", "ami-amazon-linux-latest"]
+        );
+        assert_eq!(dataset_tags("t.csv", &["name", "value"]), Vec::<String>::new());
     }
 
     #[test]

@@ -57,6 +57,14 @@ pub(crate) fn new_leaf_draft(
         d.body = normalize_body(body, &d.title);
         d.summary = if scent.summary.is_empty() { derive_summary(&d.body, &d.title) } else { scent.summary };
     }
+    let columns: Vec<&str> = match conv {
+        Conversion::Dataset { tables, .. } => tables.iter().flat_map(|t| &t.columns).map(|c| c.0.as_str()).collect(),
+        Conversion::Payload { tables, .. } => tables.iter().flat_map(|t| &t.columns).map(|c| c.0.as_str()).collect(),
+        Conversion::Markdown { .. } => vec![],
+    };
+    if !matches!(conv, Conversion::Markdown { .. }) {
+        d.tags = crate::stages::scent::dataset_tags(rel, &columns);
+    }
     with_default_tags(&mut d.tags, default_tags);
     d
 }
