@@ -598,8 +598,7 @@ mod tests {
         assert!(t.iter().all(|t| !CODE_WORDS.contains(&t.as_str()) && !WEAK_TAGS.contains(&t.as_str())), "{t:?}");
         assert!(t.contains(&"signaling".to_string()), "{t:?}");
         // Nothing frequent enough: the folder the file belongs to.
-        let short =
-            "x = 1\ny = 2\nprint(x + y) and a few more words to pass the length floor of twenty words in all here ok";
+        let short = "```\na = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\ng = 7\nh = a + b\n```\n";
         let conv = Conversion::Markdown { title: "run".into(), body: short.into(), meta: Default::default() };
         let t = of_conversion("tools/frobnicate/run.py", &conv).unwrap().tags;
         assert!(t.contains(&"frobnicate".to_string()), "{t:?}");
