@@ -10,7 +10,9 @@
 # SETS (findability sets, default /tmp/findability, built when absent);
 # CORPUS (usd | py, default usd); REUSE=1 (keep an adopted corpus forest);
 # GREEDY_N (findability questions for greedy, default all); BUDGET (the
-# navigator's step budget, default B(q)); PARTS (default "fixture corpus").
+# navigator's step budget, default B(q)); PARTS (default "fixture corpus");
+# ACTIONS (schema | text: how the LLM arms ask for actions, default schema);
+# FIXTURE_SETS (fixture question files, default "v1 demo").
 # Writes OUT/*.json (bench reports) and prints one line per arm and set.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -56,7 +58,7 @@ llm_arms() {
   [ -n "${FOREST_TEST_LLM_URL:-}" ] || { echo "$name: LLM arms skipped (FOREST_TEST_LLM_URL unset)"; return 0; }
   for arm in ${LLM_ARMS:-topk navigator}; do
     bench "$name-$arm" "$q" "$forest" --arms "$arm" --only "$(first_ids "$q" "$LLM_N")" \
-      --endpoint "$FOREST_TEST_LLM_URL" ${BUDGET:+--budget "$BUDGET"}
+      --endpoint "$FOREST_TEST_LLM_URL" ${BUDGET:+--budget "$BUDGET"} ${ACTIONS:+--actions "$ACTIONS"}
   done
 }
 
@@ -67,7 +69,7 @@ FF="$OUT/fixture-forest"
 rm -rf "$FF"
 cp -r forests/fixtures/fixture-forest "$FF"
 "$B" reindex --forest "$FF" >/dev/null
-for set in v1 demo; do
+for set in ${FIXTURE_SETS:-v1 demo}; do
   q="forests/fixtures/questions-$set.json"
   bench "fixture-$set-greedy" "$q" "$FF" --arms greedy
   llm_arms "fixture-$set" "$q" "$FF"

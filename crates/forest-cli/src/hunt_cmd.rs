@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use forest_curator::{Curator, CuratorConfig};
-use forest_navigator::bench::{render, run_bench, BenchOptions, BenchReport, BenchRow};
+use forest_navigator::bench::{actions_used, render, run_bench, BenchOptions, BenchReport, BenchRow};
 use forest_navigator::grade::parse_questions;
+use forest_navigator::protocol::Actions;
 use forest_navigator::{
     hunt, troop, Forest, HuntOptions, HuntResult, InProcess, McpForest, NavError, StopPolicy, TroopInfo, TroopOptions,
 };
@@ -30,6 +31,11 @@ pub struct ChatArgs {
     /// Model id (default: $MONKEYLLM_LLM_MODEL, else the server's first).
     #[arg(long)]
     model: Option<String>,
+    /// How the model is asked for actions: `schema` sends a
+    /// `response_format` json_schema of the allowed tool calls (a server
+    /// that refuses it gets the text protocol), `text` the prompt only.
+    #[arg(long, default_value = "schema", value_name = "schema|text")]
+    actions: Actions,
 }
 
 /// Where the forest is: a directory in process, or a `forest serve` over MCP.
@@ -140,6 +146,11 @@ pub struct HuntReport {
     /// The troop's account (`--troop` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub troop: Option<TroopInfo>,
+    /// How actions were asked for (`--actions`: schema | text).
+    pub actions: Actions,
+    /// What the model got: `text` when asked for it or when the server
+    /// refused `response_format`.
+    pub actions_used: Actions,
 }
 
 pub fn run(cmd: HuntCmd) -> Result<u8> {
@@ -152,15 +163,25 @@ pub fn run(cmd: HuntCmd) -> Result<u8> {
             let mut f = open_for(&at, mcp.as_ref(), &session, learn)?;
             let report = match n {
                 Some(n) => {
-                    let o = TroopOptions { n, policy: stop_policy, fork_width: fork_width as usize, expected: None };
+                    let o = TroopOptions {
+                        n,
+                        policy: stop_policy,
+                        fork_width: fork_width as usize,
+                        expected: None,
+                        actions: chat.actions,
+                    };
                     let (result, info) = troop(f.as_mut(), &llm, &q, &o);
-                    HuntReport { result, troop: Some(info) }
+                    (result, Some(info))
                 }
                 None => {
                     let b = budget.unwrap_or_else(|| forest_navigator::protocol::step_budget(Some(fork_width)));
-                    HuntReport { result: hunt(f.as_mut(), &llm, &q, HuntOptions::solo(b)), troop: None }
+                    let opts = HuntOptions { actions: chat.actions, ..HuntOptions::solo(b) };
+                    (hunt(f.as_mut(), &llm, &q, opts), None)
                 }
             };
+            let (result, troop) = report;
+            let used = actions_used(chat.actions, &llm);
+            let report = HuntReport { result, troop, actions: chat.actions, actions_used: used };
             if let Some(why) = f.lost() {
                 return Err(NavError::Lost(why).into());
             }
@@ -209,6 +230,7 @@ fn cmd_bench(
         troop_n,
         stop_policy,
         budget,
+        actions: chat.actions,
     };
     let mcp = at.connect(false)?;
     let mut opener = |session: &str| open_for(at, mcp.as_ref(), session, false);
@@ -226,8 +248,16 @@ fn cmd_bench(
         }
     };
     let (summaries, results) = run_bench(&mut opener, &qs, &o, &mut progress)?;
-    let report =
-        BenchReport { forest: at.name(), questions: questions.display().to_string(), model, summaries, results };
+    let used = o.llm.map(|l| actions_used(chat.actions, l));
+    let report = BenchReport {
+        forest: at.name(),
+        questions: questions.display().to_string(),
+        model,
+        actions: chat.actions,
+        actions_used: used,
+        summaries,
+        results,
+    };
     if json {
         crate::print_json(&report)?;
     } else {
@@ -275,6 +305,7 @@ fn render_hunt(r: &HuntReport) -> String {
     if let Some(e) = &h.error {
         s.push_str(&format!("error: {e}\n"));
     }
+    s.push_str(&format!("actions: {} (asked {})\n", r.actions_used.as_str(), r.actions.as_str()));
     s.push_str("trail:\n");
     for st in &h.trail {
         let args = st.args.as_ref().map(|a| a.to_string()).unwrap_or_default();

@@ -231,7 +231,15 @@ impl Curator {
     /// Returns `choices[0].message.content`; a transport failure (after
     /// retries) is [`CuratorError::Transport`].
     pub fn chat(&self, messages: &[Value]) -> Result<String, CuratorError> {
-        self.http.chat(&self.model, messages, None, &self.stats).map_err(|e| {
+        self.chat_with_schema(messages, None)
+    }
+
+    /// [`Curator::chat`] constrained by `schema` (a `response_format`
+    /// value) while the server honours it: a server that refuses
+    /// `response_format` gets the plain request, for this and every later
+    /// call ([`Curator::structured_output`] turns false).
+    pub fn chat_with_schema(&self, messages: &[Value], schema: Option<&Value>) -> Result<String, CuratorError> {
+        self.http.chat(&self.model, messages, schema, &self.stats).map_err(|e| {
             self.transport_failed(&e);
             CuratorError::Transport(e.full())
         })

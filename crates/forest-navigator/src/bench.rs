@@ -15,7 +15,7 @@ use crate::chunks::ChunkIndex;
 use crate::forest::{Chat, Forest};
 use crate::grade::{banana_precision, correct_text, summarize, Graded, Question, Summary};
 use crate::navigator::{hunt, HuntOptions};
-use crate::protocol::step_budget;
+use crate::protocol::{step_budget, Actions};
 use crate::troop::{troop, StopPolicy, TroopOptions};
 use crate::NavError;
 
@@ -66,6 +66,14 @@ pub struct BenchReport {
     pub questions: String,
     /// Chat model (null when only model-free arms ran).
     pub model: Option<String>,
+    /// How the navigator and troop arms asked for actions: `schema`
+    /// (`response_format` json_schema) or `text` (the prompt only).
+    #[serde(default)]
+    pub actions: Actions,
+    /// What the model actually got: `text` when `actions` is `text` or the
+    /// server refused `response_format` (null when no LLM arm ran).
+    #[serde(default)]
+    pub actions_used: Option<Actions>,
     /// One row per arm (plus `<arm>/single-chain`, `<arm>/fork` when any
     /// question has `fork_width ≥ 2`).
     pub summaries: Vec<Summary>,
@@ -85,6 +93,8 @@ pub struct BenchOptions<'a> {
     pub stop_policy: StopPolicy,
     /// Navigator step budget override (default B(q)).
     pub budget: Option<usize>,
+    /// Schema-constrained actions or the text protocol.
+    pub actions: Actions,
 }
 
 /// Per arm, the graded rows.
@@ -92,6 +102,16 @@ pub type Results = BTreeMap<String, Vec<BenchRow>>;
 
 /// Opens a forest for one hunt with the given session id.
 pub type Opener<'a> = dyn FnMut(&str) -> Result<Box<dyn Forest>, NavError> + 'a;
+
+/// What a model got when `asked`: `text` when asked for it, or when the
+/// model has no structured output (a server that refused `response_format`).
+pub fn actions_used(asked: Actions, llm: &dyn Chat) -> Actions {
+    if asked == Actions::Schema && llm.structured() {
+        Actions::Schema
+    } else {
+        Actions::Text
+    }
+}
 
 /// Check arm names and that LLM arms have a model.
 pub fn check_arms(arms: &[String], has_llm: bool) -> Result<(), NavError> {
@@ -160,7 +180,11 @@ fn run_arm(
         ("navigator", Some(l), _) => {
             let mut f = open(&format!("demo-{}", q.id))?;
             let budget = o.budget.unwrap_or_else(|| step_budget(q.fork_width));
-            let opts = HuntOptions { expected: Some(q.expected_nodes.clone()), ..HuntOptions::solo(budget) };
+            let opts = HuntOptions {
+                expected: Some(q.expected_nodes.clone()),
+                actions: o.actions,
+                ..HuntOptions::solo(budget)
+            };
             let r = hunt(f.as_mut(), l, &q.question, opts);
             still_there(f.as_ref())?;
             ArmAnswer {
@@ -169,7 +193,8 @@ fn run_arm(
                 tokens: r.cost.observation_tokens,
                 hops: r.cost.hops_to_banana,
                 detail: json!({"confidence": r.confidence, "stop": r.stop, "forced": r.forced,
-                    "rejections": r.rejections, "cost": r.cost, "error": r.error}),
+                    "rejections": r.rejections, "cost": r.cost, "error": r.error,
+                    "model_turns": model_turns(&r.trail)}),
             }
         }
         ("troop", Some(l), _) => {
@@ -179,6 +204,7 @@ fn run_arm(
                 policy: o.stop_policy,
                 fork_width: q.fork_width.unwrap_or(1) as usize,
                 expected: Some(q.expected_nodes.clone()),
+                actions: o.actions,
             };
             let (r, info) = troop(f.as_mut(), l, &q.question, &opts);
             still_there(f.as_ref())?;
@@ -192,6 +218,21 @@ fn run_arm(
         }
         (other, _, _) => return Err(NavError::Usage(format!("arm '{other}' cannot run here"))),
     })
+}
+
+/// What the model's turns were, by kind (`call`, `repeat`, `error`,
+/// `unparseable`, `unknown_tool`, `answer`, `rejected`, `synthesis`...),
+/// and the tools of the calls that ran, in order.
+pub fn model_turns(trail: &[crate::report::Step]) -> Value {
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut tools = vec![];
+    for st in trail.iter().filter(|s| s.by == "model") {
+        *kinds.entry(st.kind.as_str()).or_default() += 1;
+        if st.kind == "call" {
+            tools.push(st.tool.clone().unwrap_or_default());
+        }
+    }
+    json!({"kinds": kinds, "tools": tools})
 }
 
 /// A forest server gone ends the bench with one error (the rest would
@@ -247,6 +288,9 @@ pub fn render(report: &BenchReport) -> String {
         report.questions,
         report.forest
     );
+    if let Some(used) = report.actions_used {
+        s.push_str(&format!("actions: {} (asked {})\n\n", used.as_str(), report.actions.as_str()));
+    }
     s.push_str("arm                    correct  acc   prec  tok/correct  tok_med  p50_s  p95_s  hops\n");
     for m in &report.summaries {
         let tpc = m.tokens_per_correct.map_or("-".to_string(), |t| format!("{t:.0}"));
@@ -282,4 +326,36 @@ pub fn render(report: &BenchReport) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Step;
+
+    fn step(by: &str, kind: &str, tool: Option<&str>) -> Step {
+        Step {
+            turn: 1,
+            by: by.into(),
+            kind: kind.into(),
+            tool: tool.map(String::from),
+            args: None,
+            tokens: 0,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn model_turns_count_the_models_steps_only() {
+        let trail = [
+            step("harness", "call", Some("look")),
+            step("model", "call", Some("locate")),
+            step("model", "repeat", Some("locate")),
+            step("model", "call", Some("pick")),
+            step("model", "synthesis", None),
+        ];
+        let t = model_turns(&trail);
+        assert_eq!(t["kinds"], json!({"call": 2, "repeat": 1, "synthesis": 1}));
+        assert_eq!(t["tools"], json!(["locate", "pick"]));
+    }
 }

@@ -58,11 +58,33 @@ impl Forest for InProcess {
 pub trait Chat {
     /// One completion.
     fn chat(&self, messages: &[Value]) -> Result<String, String>;
+
+    /// One completion constrained by `schema` (an OpenAI `response_format`
+    /// value, e.g. [`crate::protocol::action_schema`]) when the model can
+    /// honour it; the default ignores it (the text protocol).
+    fn chat_with(&self, messages: &[Value], schema: Option<&Value>) -> Result<String, String> {
+        let _ = schema;
+        self.chat(messages)
+    }
+
+    /// Whether a schema passed to [`Chat::chat_with`] is (still) sent: false
+    /// for a model without structured output or once a server refused it.
+    fn structured(&self) -> bool {
+        false
+    }
 }
 
 impl Chat for Curator {
     fn chat(&self, messages: &[Value]) -> Result<String, String> {
         Curator::chat(self, messages).map_err(|e| e.to_string())
+    }
+
+    fn chat_with(&self, messages: &[Value], schema: Option<&Value>) -> Result<String, String> {
+        Curator::chat_with_schema(self, messages, schema).map_err(|e| e.to_string())
+    }
+
+    fn structured(&self) -> bool {
+        self.structured_output()
     }
 }
 

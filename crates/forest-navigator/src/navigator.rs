@@ -13,7 +13,8 @@ use crate::audit::{accept, audit, repair_ids, with_evidence, Seen, RELOCATE_AFTE
 use crate::forest::{msg, Chat, Forest};
 use crate::observe::{absorb, hits};
 use crate::protocol::{
-    estimate_str, nudge, opening_message, parse_action, system_prompt, unknown_tool, visited_key, READ_TOOLS,
+    action_schema, answer_schema, estimate_str, nudge, opening_message, parse_action, system_prompt, unknown_tool,
+    visited_key, Actions, READ_TOOLS,
 };
 use crate::report::{part_d, Cost, HuntResult, Step};
 
@@ -23,6 +24,8 @@ pub const MAX_AUTO_OPEN: usize = 3;
 pub const SYNTH_ATTEMPTS: usize = 3;
 /// Confidence ceiling of a synthesised answer.
 pub const SYNTH_CAP: f64 = 0.5;
+/// The forced-synthesis request.
+const SYNTH_INSTRUCTION: &str = "No more tools. Reply now with only {\"tool\":\"answer\",\"args\":{\"text\":\"...\",\"answer_nodes\":[\"full/id\"],\"confidence\":0.5,\"proof\":\"...\"}}: at most 2 sentences, from what you have seen.";
 
 /// How one hunt runs.
 #[derive(Debug, Clone)]
@@ -37,13 +40,22 @@ pub struct HuntOptions {
     /// Ground truth for the close (bench); a hunt without it counts an
     /// accepted, non-forced answer with nodes as success.
     pub expected: Option<Vec<String>>,
+    /// Schema-constrained actions (`response_format`) or the text protocol.
+    pub actions: Actions,
 }
 
 impl HuntOptions {
-    /// The solo navigator with budget `budget`.
+    /// The solo navigator with budget `budget` (schema-constrained actions).
     pub fn solo(budget: usize) -> Self {
-        HuntOptions { budget, sniff: true, aids: true, expected: None }
+        HuntOptions { budget, sniff: true, aids: true, expected: None, actions: Actions::Schema }
     }
+}
+
+/// What a turn must produce: any action, or the answer only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Want {
+    Action,
+    Answer,
 }
 
 /// The final answer of a loop.
@@ -168,7 +180,8 @@ impl<'a> Hunt<'a> {
     /// failure. A context-window refusal is answered once by learning the
     /// window and leaving out the oldest turns ([`crate::context`]); every
     /// later prompt of the hunt is kept under it.
-    pub(crate) fn ask(&mut self) -> Option<String> {
+    pub(crate) fn ask(&mut self, want: Want) -> Option<String> {
+        let format = self.format(want);
         for attempt in 0..2 {
             if let Some(limit) = self.ctx_limit {
                 self.fit_context(limit);
@@ -176,7 +189,7 @@ impl<'a> Hunt<'a> {
             self.cost.llm_calls += 1;
             let estimated = crate::context::estimate(&self.messages);
             self.cost.prompt_tokens_est += estimated;
-            let e = match self.llm.chat(&self.messages) {
+            let e = match self.llm.chat_with(&self.messages, format.as_ref()) {
                 Ok(r) => {
                     self.cost.completion_tokens_est += estimate_str(&r);
                     return Some(r);
@@ -197,6 +210,29 @@ impl<'a> Hunt<'a> {
             }
         }
         None
+    }
+
+    /// The `response_format` of the next turn (`None`: the text protocol):
+    /// the allowed actions, their id arguments limited to the ids seen so
+    /// far (opened first, then pending hits, then the rest).
+    fn format(&self, want: Want) -> Option<Value> {
+        if self.opts.actions != Actions::Schema {
+            return None;
+        }
+        let mut ids: Vec<String> = vec![];
+        let known = self.seen.opened.iter().chain(&self.pending).chain(&self.seen.ids);
+        for id in known {
+            if ids.len() >= crate::protocol::MAX_ENUM_IDS {
+                break;
+            }
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        Some(match want {
+            Want::Action => action_schema(self.opts.sniff, &ids),
+            Want::Answer => answer_schema(self.opts.sniff, &ids),
+        })
     }
 
     /// Leave out the oldest turns so that the prompt fits `limit`.
@@ -241,7 +277,7 @@ impl<'a> Hunt<'a> {
                 self.say(&json!({"deadline": "2 steps left: answer now with the answer tool and what you have."}));
                 self.step("harness", "deadline", None, None, 0, None);
             }
-            let Some(reply) = self.ask() else { return (None, "llm_error") };
+            let Some(reply) = self.ask(Want::Action) else { return (None, "llm_error") };
             self.turns += 1;
             self.messages.push(msg("assistant", &reply));
             let Some(action) = parse_action(&reply) else {
@@ -438,8 +474,8 @@ impl<'a> Hunt<'a> {
             if self.error.is_some() {
                 break;
             }
-            self.say(&json!({"steps_over": true, "instruction": "No more tools. Reply now with only {\"tool\":\"answer\",\"args\":{\"text\":\"...\",\"answer_nodes\":[\"full/id\"],\"confidence\":0.5,\"proof\":\"...\"}}: at most 2 sentences, from what you have seen."}));
-            let Some(reply) = self.ask() else { break };
+            self.say(&json!({"steps_over": true, "instruction": SYNTH_INSTRUCTION}));
+            let Some(reply) = self.ask(Want::Answer) else { break };
             self.messages.push(msg("assistant", &reply));
             self.step("model", "synthesis", None, None, 0, Some(clip(&reply, 120)));
             raw = Some(reply.clone());
@@ -604,6 +640,14 @@ mod tests {
         assert_eq!((c.0.as_str(), c.1.len()), ("half \"quoted\"", 2));
         assert!(salvage("I don't know").is_none());
         assert!(salvage(r#"{"tool":"answer","args":{"text":"  "}}"#).is_none());
+    }
+
+    #[test]
+    fn the_synthesis_example_fits_the_answer_schema() {
+        let (a, b) = (SYNTH_INSTRUCTION.find('{').unwrap(), SYNTH_INSTRUCTION.rfind('}').unwrap());
+        let example: Value = serde_json::from_str(&SYNTH_INSTRUCTION[a..=b]).unwrap();
+        assert_eq!(crate::protocol::check_format(&answer_schema(true, &[]), &example), Ok(()));
+        assert!(salvage(&example.to_string()).is_some());
     }
 
     #[test]

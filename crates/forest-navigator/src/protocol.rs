@@ -1,8 +1,11 @@
 //! The text protocol of the navigator (navigator spec §1): one JSON object
 //! `{"tool": NAME, "args": {...}}` per model turn, the tool templates, the
-//! system prompt, the width-aware step budget and the visited-cache keys.
+//! system prompt, the width-aware step budget, the visited-cache keys and
+//! the `response_format` schemas that constrain a model to valid actions.
 //! Pure: no I/O.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 /// Read tools the navigator may call (plus the terminal `answer`).
@@ -47,6 +50,152 @@ pub fn parse_action(reply: &str) -> Option<Action> {
         Some(_) => (Map::new(), true),
     };
     Some(Action { tool, args, bad_args })
+}
+
+/// How the model is asked for its actions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Actions {
+    /// Every turn carries a `response_format` json_schema of the allowed
+    /// actions ([`action_schema`]); a server that refuses it gets the text
+    /// protocol for the rest of the run.
+    #[default]
+    Schema,
+    /// The text protocol only: the prompt describes the actions, the reply
+    /// is parsed by [`parse_action`].
+    Text,
+}
+
+impl std::str::FromStr for Actions {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "schema" => Ok(Actions::Schema),
+            "text" => Ok(Actions::Text),
+            other => Err(format!("unknown actions mode '{other}' (schema|text)")),
+        }
+    }
+}
+
+impl Actions {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actions::Schema => "schema",
+            Actions::Text => "text",
+        }
+    }
+}
+
+/// Longest string a constrained model may write for a query, a term or an
+/// id when no ids are known (a 135M model fills a free string with digits
+/// up to its bound).
+pub const MAX_ARG_CHARS: usize = 120;
+/// Longest answer text.
+pub const MAX_ANSWER_CHARS: usize = 300;
+/// Longest proof.
+pub const MAX_PROOF_CHARS: usize = 200;
+/// Longest SQL statement.
+pub const MAX_SQL_CHARS: usize = 300;
+/// Most ids an id argument's `enum` lists.
+pub const MAX_ENUM_IDS: usize = 200;
+
+fn string(max: usize) -> Value {
+    json!({"type": "string", "maxLength": max})
+}
+
+/// An id argument: one of `ids` (the ids the hunt has seen) when any are
+/// known, else a bounded string.
+fn id_schema(ids: &[String]) -> Value {
+    if ids.is_empty() {
+        string(MAX_ARG_CHARS)
+    } else {
+        json!({"type": "string", "enum": ids.iter().take(MAX_ENUM_IDS).collect::<Vec<_>>()})
+    }
+}
+
+fn nullable(v: Value) -> Value {
+    json!({"anyOf": [v, {"type": "null"}]})
+}
+
+/// One action object: `tool` fixed to `name`, `args` with `props`
+/// (`required` among them, no others).
+fn action(name: &str, props: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "tool": {"type": "string", "enum": [name]},
+            "args": {"type": "object", "properties": props, "required": required, "additionalProperties": false}
+        },
+        "required": ["tool", "args"],
+        "additionalProperties": false
+    })
+}
+
+/// The `answer` action; with `sniff` (the solo navigator) it carries
+/// `confidence` and `proof`, as the prompt's template does.
+fn answer_action(sniff: bool, ids: &[String]) -> Value {
+    let mut props = json!({
+        "text": string(MAX_ANSWER_CHARS),
+        "answer_nodes": {"type": "array", "items": id_schema(ids), "maxItems": 5}
+    });
+    if sniff {
+        props["confidence"] = json!({"type": "number"});
+        props["proof"] = string(MAX_PROOF_CHARS);
+    }
+    action("answer", props, &["text", "answer_nodes"])
+}
+
+/// The read actions of [`tool_catalogue`] (without `sniff` unless offered).
+fn read_actions(sniff: bool, ids: &[String]) -> Vec<Value> {
+    let k = json!({"type": "integer", "minimum": 1, "maximum": 10});
+    let id = id_schema(ids);
+    let mut v = vec![action("locate", json!({"query": string(MAX_ARG_CHARS), "k": k}), &["query"])];
+    if sniff {
+        v.push(action(
+            "sniff",
+            json!({"terms": {"type": "array", "items": string(60), "minItems": 1, "maxItems": 5},
+                "scope": nullable(id.clone())}),
+            &["terms"],
+        ));
+    }
+    v.extend([
+        action("look", json!({"id": id}), &["id"]),
+        action("move", json!({"id": id, "rel": nullable(string(40))}), &["id"]),
+        action("pick", json!({"id": id, "section": nullable(string(MAX_ARG_CHARS))}), &["id"]),
+        action("query", json!({"id": id, "sql": string(MAX_SQL_CHARS)}), &["id", "sql"]),
+        action(
+            "scan",
+            json!({"parent_id": id, "filter": {"type": "object", "properties": {
+                "tags_any": {"type": "array", "items": string(60), "maxItems": 5},
+                "kind": {"type": "string", "enum": ["note", "branch"]},
+                "updated_after": string(40)}, "additionalProperties": false}}),
+            &["parent_id"],
+        ),
+        action("harvest", json!({"query": string(MAX_ARG_CHARS), "k": k}), &["query"]),
+    ]);
+    v
+}
+
+fn response_format(name: &str, schema: Value) -> Value {
+    json!({"type": "json_schema", "json_schema": {"name": name, "strict": true, "schema": schema}})
+}
+
+/// The `response_format` of a navigator turn: exactly the actions of
+/// [`tool_catalogue`]`(sniff)`, one `anyOf` branch per tool, every string
+/// bounded so a small model cannot ramble to `max_tokens`. `ids` (the ids
+/// the hunt has seen, most useful first, at most [`MAX_ENUM_IDS`] used)
+/// are the values an id argument may take; empty: any bounded string.
+pub fn action_schema(sniff: bool, ids: &[String]) -> Value {
+    let mut any = read_actions(sniff, ids);
+    any.push(answer_action(sniff, ids));
+    response_format("navigator_action", json!({"anyOf": any}))
+}
+
+/// The `response_format` of a turn that must answer (forced synthesis, a
+/// monkey's last turn, the judge): the `answer` action only.
+pub fn answer_schema(sniff: bool, ids: &[String]) -> Value {
+    response_format("navigator_answer", answer_action(sniff, ids))
 }
 
 /// Words the visited key of `locate` ignores.
@@ -184,6 +333,107 @@ pub fn estimate_str(s: &str) -> usize {
     s.chars().count().div_ceil(4)
 }
 
+/// A JSON Schema checker for the subset the action schemas use (no
+/// `jsonschema` crate in the workspace): `Err` names the first violation,
+/// and a keyword outside the subset is an error, not silently ignored.
+#[cfg(test)]
+pub(crate) fn check(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+    const KNOWN: [&str; 12] = [
+        "type",
+        "enum",
+        "anyOf",
+        "properties",
+        "required",
+        "additionalProperties",
+        "maxLength",
+        "items",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+    ];
+    let s = schema.as_object().ok_or(format!("{at}: schema is not an object"))?;
+    if let Some(k) = s.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(format!("{at}: keyword '{k}' outside the checked subset"));
+    }
+    if let Some(any) = s.get("anyOf").and_then(Value::as_array) {
+        let errs: Vec<String> = any.iter().filter_map(|b| check(b, v, at).err()).collect();
+        if errs.len() == any.len() {
+            return Err(format!("{at}: no anyOf branch matches ({})", errs.join("; ")));
+        }
+    }
+    let ty = s.get("type").and_then(Value::as_str);
+    let ok = match ty {
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("number") => v.is_number(),
+        Some("object") => v.is_object(),
+        Some("array") => v.is_array(),
+        Some("null") => v.is_null(),
+        Some(other) => return Err(format!("{at}: unknown type '{other}'")),
+        None => true,
+    };
+    if !ok {
+        return Err(format!("{at}: {v} is not of type {}", ty.unwrap_or("?")));
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            return Err(format!("{at}: {v} not in {}", Value::Array(e.clone())));
+        }
+    }
+    let num = |k: &str| s.get(k).and_then(Value::as_f64);
+    if let (Some(x), Some(m)) = (v.as_f64(), num("minimum")) {
+        if x < m {
+            return Err(format!("{at}: {x} < minimum {m}"));
+        }
+    }
+    if let (Some(x), Some(m)) = (v.as_f64(), num("maximum")) {
+        if x > m {
+            return Err(format!("{at}: {x} > maximum {m}"));
+        }
+    }
+    if let (Some(t), Some(m)) = (v.as_str(), num("maxLength")) {
+        if t.chars().count() as f64 > m {
+            return Err(format!("{at}: longer than {m}"));
+        }
+    }
+    if let Some(a) = v.as_array() {
+        if num("minItems").is_some_and(|m| (a.len() as f64) < m) || num("maxItems").is_some_and(|m| a.len() as f64 > m)
+        {
+            return Err(format!("{at}: {} items out of bounds", a.len()));
+        }
+        if let Some(items) = s.get("items") {
+            for (i, x) in a.iter().enumerate() {
+                check(items, x, &format!("{at}[{i}]"))?;
+            }
+        }
+    }
+    if let Some(o) = v.as_object() {
+        let props = s.get("properties").and_then(Value::as_object);
+        for r in s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            if !o.contains_key(r) {
+                return Err(format!("{at}: missing '{r}'"));
+            }
+        }
+        for (k, x) in o {
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => check(ps, x, &format!("{at}.{k}"))?,
+                None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    return Err(format!("{at}: property '{k}' not allowed"))
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `check` against a `response_format` value's schema.
+#[cfg(test)]
+pub(crate) fn check_format(format: &Value, v: &Value) -> Result<(), String> {
+    check(&format["json_schema"]["schema"], v, "$")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,5 +491,90 @@ mod tests {
         }
         assert!(!system_prompt(false).contains("\"sniff\""));
         assert_eq!(estimate_str("abcde"), 2);
+    }
+
+    /// The JSON examples of the system prompt's tool catalogue.
+    fn prompt_examples(sniff: bool) -> Vec<Value> {
+        system_prompt(sniff)
+            .lines()
+            .filter_map(|l| l.strip_prefix("- {"))
+            .map(|l| {
+                let t = format!("{{{}", l.split("  -- ").next().unwrap_or(""));
+                serde_json::from_str(&t).unwrap_or_else(|e| panic!("example {t}: {e}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_prompt_example_validates_against_the_action_schema() {
+        for sniff in [true, false] {
+            let examples = prompt_examples(sniff);
+            assert_eq!(examples.len(), tool_catalogue(sniff).len(), "one example per tool");
+            let schema = action_schema(sniff, &[]);
+            for e in &examples {
+                assert_eq!(check_format(&schema, e), Ok(()), "{e}");
+                assert!(parse_action(&e.to_string()).is_some(), "{e}");
+            }
+            let branches = schema["json_schema"]["schema"]["anyOf"].as_array().unwrap().len();
+            assert_eq!(branches, examples.len(), "one anyOf branch per tool, sniff {sniff}");
+            let answer = examples.iter().find(|e| e["tool"] == "answer").unwrap();
+            assert_eq!(check_format(&answer_schema(sniff, &[]), answer), Ok(()));
+        }
+    }
+
+    #[test]
+    fn the_action_schema_refuses_what_the_loop_would_bounce() {
+        let s = action_schema(true, &[]);
+        let bad = [
+            json!({"tool": "fly", "args": {}}),
+            json!({"tool": "look", "args": {"id": 42}}),
+            json!({"tool": "look", "args": {}}),
+            json!({"tool": "pick", "args": {"id": "a", "bogus": 1}}),
+            json!({"tool": "pick", "args": ["a"]}),
+            json!({"tool": "locate", "args": {"query": "x".repeat(MAX_ARG_CHARS + 1)}}),
+            json!({"tool": "locate", "args": {"query": "x", "k": 50}}),
+            json!({"tool": "sniff", "args": {"terms": []}}),
+            json!({"tool": "scan", "args": {"parent_id": "a", "filter": {"colour": "red"}}}),
+            json!({"tool": "look", "args": {"id": "a"}, "thought": "..."}),
+        ];
+        for b in &bad {
+            assert!(check_format(&s, b).is_err(), "{b} should be refused");
+        }
+        let good = json!({"tool": "move", "args": {"id": "people/_index", "rel": "children"}});
+        assert_eq!(check_format(&s, &good), Ok(()));
+        let no_sniff = action_schema(false, &[]);
+        assert!(check_format(&no_sniff, &json!({"tool": "sniff", "args": {"terms": ["a"]}})).is_err());
+        let answer_only = answer_schema(true, &[]);
+        assert!(check_format(&answer_only, &json!({"tool": "look", "args": {"id": "a"}})).is_err());
+        assert_eq!(s["type"], "json_schema");
+    }
+
+    #[test]
+    fn known_ids_are_the_only_ids() {
+        let ids = vec!["products/sensor-x".to_string(), "products/_index".to_string()];
+        let s = action_schema(true, &ids);
+        let ok = json!({"tool": "pick", "args": {"id": "products/sensor-x"}});
+        assert_eq!(check_format(&s, &ok), Ok(()));
+        let scoped = json!({"tool": "sniff", "args": {"terms": ["A-101"], "scope": "products/_index"}});
+        assert_eq!(check_format(&s, &scoped), Ok(()));
+        for bad in [
+            json!({"tool": "pick", "args": {"id": "products/sensor-y"}}),
+            json!({"tool": "scan", "args": {"parent_id": "1234567890"}}),
+            json!({"tool": "answer", "args": {"text": "t", "answer_nodes": ["made/up"]}}),
+        ] {
+            assert!(check_format(&s, &bad).is_err(), "{bad}");
+        }
+        let many: Vec<String> = (0..MAX_ENUM_IDS + 50).map(|i| format!("n/{i}")).collect();
+        let big = action_schema(true, &many);
+        let listed = big.pointer("/json_schema/schema/anyOf/2/properties/args/properties/id/enum").unwrap();
+        assert_eq!(listed.as_array().unwrap().len(), MAX_ENUM_IDS);
+    }
+
+    #[test]
+    fn actions_mode_parses() {
+        assert_eq!("schema".parse::<Actions>(), Ok(Actions::Schema));
+        assert_eq!("text".parse::<Actions>(), Ok(Actions::Text));
+        assert!("json".parse::<Actions>().is_err());
+        assert_eq!(Actions::default().as_str(), "schema");
     }
 }

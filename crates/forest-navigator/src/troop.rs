@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::forest::{msg, Chat, Forest};
-use crate::navigator::{salvage, Hunt, HuntOptions};
-use crate::protocol::{estimate_str, sorted_json, BASE_STEPS};
+use crate::navigator::{salvage, Hunt, HuntOptions, Want};
+use crate::protocol::{answer_schema, estimate_str, sorted_json, Actions, BASE_STEPS};
 use crate::report::{part_d, Cost, HuntResult};
 
 /// Default troop size.
@@ -156,6 +156,8 @@ pub struct TroopOptions {
     pub fork_width: usize,
     /// Ground truth for the close (bench).
     pub expected: Option<Vec<String>>,
+    /// Schema-constrained actions for the monkeys and the judge, or text.
+    pub actions: Actions,
 }
 
 fn args(v: Value) -> Map<String, Value> {
@@ -186,7 +188,7 @@ pub fn troop(forest: &mut dyn Forest, llm: &dyn Chat, question: &str, o: &TroopO
                 break;
             }
             let extra = monkey_brief(i, n, entry.as_ref(), &entry_ids);
-            let opts = HuntOptions { budget: BASE_STEPS, sniff: true, aids: false, expected: None };
+            let opts = HuntOptions { budget: BASE_STEPS, sniff: true, aids: false, expected: None, actions: o.actions };
             let mut h = Hunt::new(&mut *forest, llm, opts);
             h.shared = Some(&mut cache);
             h.messages.push(msg("system", &crate::protocol::system_prompt(true)));
@@ -226,7 +228,7 @@ pub fn troop(forest: &mut dyn Forest, llm: &dyn Chat, question: &str, o: &TroopO
             }
         }
     }
-    let (answer, nodes, judge_tokens, judged) = judge(llm, question, &harvests, &mut scout_cost);
+    let (answer, nodes, judge_tokens, judged) = judge(llm, question, &harvests, o.actions, &mut scout_cost);
     scout_cost.observation_tokens += stats.iter().map(|s| s.tokens).sum::<usize>() + judge_tokens;
     scout_cost.calls = calls.len() + 2;
     scout_cost.steps = stats.iter().map(|s| s.steps).sum();
@@ -305,17 +307,19 @@ Answer the part of the question your region holds; start at your entry and do no
 /// One forced-answer turn after the plain loop ran out.
 fn forced_turn(h: &mut Hunt<'_>) -> Option<crate::navigator::Final> {
     h.say(&json!({"steps_over": true, "instruction": "Reply now with only the answer JSON."}));
-    let reply = h.ask()?;
+    let reply = h.ask(Want::Answer)?;
     let (text, nodes, conf, _) = salvage(&reply)?;
     Some(crate::navigator::Final { text: Some(text), nodes, confidence: conf.min(0.5) })
 }
 
-/// The judge: 0 harvests ⇒ null; 1 ⇒ as is; ≥ 2 ⇒ one call; returns
+/// The judge: 0 harvests ⇒ null; 1 ⇒ as is; ≥ 2 ⇒ one call (constrained
+/// to the answer action over the harvests' nodes under `Actions::Schema`); returns
 /// `(answer, nodes, judge tokens, judged)`.
 fn judge(
     llm: &dyn Chat,
     question: &str,
     harvests: &[Value],
+    actions: Actions,
     cost: &mut Cost,
 ) -> (Option<String>, Vec<String>, usize, bool) {
     let nodes_of = |h: &Value| -> Vec<String> {
@@ -333,7 +337,12 @@ fn judge(
             let tokens = estimate_str(&user);
             cost.llm_calls += 1;
             cost.prompt_tokens_est += tokens + estimate_str(JUDGE_PROMPT);
-            match llm.chat(&messages) {
+            // The judge's answer names only nodes the harvests support.
+            let mut supported: Vec<String> = many.iter().flat_map(nodes_of).collect();
+            supported.sort();
+            supported.dedup();
+            let format = (actions == Actions::Schema).then(|| answer_schema(false, &supported));
+            match llm.chat_with(&messages, format.as_ref()) {
                 Ok(reply) => {
                     cost.completion_tokens_est += estimate_str(&reply);
                     match salvage(&reply) {
@@ -378,6 +387,16 @@ mod tests {
         assert!(!n.harvest(&ids(&["a"])) && !n.harvest(&ids(&["a"])) && !n.harvest(&ids(&["a"])));
         assert!("bogus".parse::<StopPolicy>().is_err());
         assert_eq!("patience".parse::<StopPolicy>(), Ok(StopPolicy::Patience));
+    }
+
+    #[test]
+    fn the_judge_prompt_example_fits_the_judge_schema() {
+        let a = JUDGE_PROMPT.find('{').unwrap();
+        let b = JUDGE_PROMPT.rfind('}').unwrap();
+        let example: Value = serde_json::from_str(&JUDGE_PROMPT[a..=b]).unwrap();
+        assert_eq!(crate::protocol::check_format(&answer_schema(false, &[]), &example), Ok(()));
+        let with_proof = json!({"tool": "answer", "args": {"text": "t", "answer_nodes": [], "proof": "p"}});
+        assert!(crate::protocol::check_format(&answer_schema(false, &[]), &with_proof).is_err());
     }
 
     #[test]

@@ -6,6 +6,8 @@
 mod faults;
 #[path = "forest_navigator/live.rs"]
 mod live;
+#[path = "forest_navigator/schema.rs"]
+mod schema;
 #[allow(dead_code)]
 #[path = "../../forest-curator/tests/forest_curator/support.rs"]
 mod support;

@@ -1,6 +1,7 @@
 //! The troop against a scripted model: monkeys harvest from their entries,
 //! patience stops after two dry harvests, the judge merges.
 
+use forest_navigator::protocol::Actions;
 use forest_navigator::{troop, StopPolicy, TroopOptions};
 
 use crate::support::{chat, config, Server};
@@ -19,7 +20,8 @@ fn patience_stops_the_troop_and_the_judge_merges() {
     let llm = forest_curator::Curator::new(config(&server.url())).unwrap();
     let (_d, root) = fixture();
     let mut f = forest(&root, false);
-    let o = TroopOptions { n: 2, policy: StopPolicy::Patience, fork_width: 1, expected: None };
+    let o =
+        TroopOptions { n: 2, policy: StopPolicy::Patience, fork_width: 1, expected: None, actions: Actions::Schema };
     let (r, info) = troop(&mut f, &llm, "Which product sensor led sales revenue in the Q1 2026 report?", &o);
     // Harvest 1 is fresh, 2 and 3 are dry: P = 2 stops the troop.
     assert_eq!(info.harvests.len(), 3, "{info:#?}");
