@@ -4,7 +4,7 @@
 //! of the run, and the hunt still completes.
 
 use forest_navigator::protocol::Actions;
-use forest_navigator::{hunt, troop, Chat, HuntOptions, StopPolicy, TroopOptions};
+use forest_navigator::{hunt, Chat, HuntOptions};
 use serde_json::Value;
 
 use crate::support::{chat, config, status, Request, Server};
@@ -110,20 +110,7 @@ fn a_server_refusing_response_format_gets_the_text_protocol_and_the_hunt_complet
 
 #[test]
 fn monkeys_get_the_action_schema_and_the_judge_the_answer_schema() {
-    let server = Server::with(std::time::Duration::ZERO, |_, req| {
-        let sys = req.messages().first().map(|m| m["content"].to_string()).unwrap_or_default();
-        if sys.contains("You judge") {
-            chat(r#"{"tool":"answer","args":{"text":"Sensor X, SKU A-101","answer_nodes":["products/sensor-x"]}}"#)
-        } else {
-            chat(r#"{"tool":"answer","args":{"text":"A-101","answer_nodes":["products/sensor-x"]}}"#)
-        }
-    });
-    let llm = forest_curator::Curator::new(config(&server.url())).unwrap();
-    let (_d, root) = fixture();
-    let mut f = forest(&root, false);
-    let o =
-        TroopOptions { n: 2, policy: StopPolicy::Patience, fork_width: 1, expected: None, actions: Actions::Schema };
-    let (r, info) = troop(&mut f, &llm, "Which product sensor led sales revenue in the Q1 2026 report?", &o);
+    let (server, r, info) = crate::troop::scripted_troop();
     assert!(info.judged, "{info:#?}");
     assert_eq!(r.answer.as_deref(), Some("Sensor X, SKU A-101"));
     let reqs = server.requests();

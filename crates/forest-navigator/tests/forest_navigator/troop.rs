@@ -2,13 +2,15 @@
 //! patience stops after two dry harvests, the judge merges.
 
 use forest_navigator::protocol::Actions;
-use forest_navigator::{troop, StopPolicy, TroopOptions};
+use forest_navigator::{troop, HuntResult, StopPolicy, TroopInfo, TroopOptions};
 
 use crate::support::{chat, config, Server};
 use crate::{fixture, forest};
 
-#[test]
-fn patience_stops_the_troop_and_the_judge_merges() {
+/// Two monkeys (patience stop, schema actions) over the fixture against a
+/// scripted model whose monkeys answer "A-101" and whose judge merges; the
+/// server is returned for its requests.
+pub(crate) fn scripted_troop() -> (Server, HuntResult, TroopInfo) {
     let server = Server::with(std::time::Duration::ZERO, |_, req| {
         let sys = req.messages().first().map(|m| m["content"].to_string()).unwrap_or_default();
         if sys.contains("You judge") {
@@ -23,6 +25,12 @@ fn patience_stops_the_troop_and_the_judge_merges() {
     let o =
         TroopOptions { n: 2, policy: StopPolicy::Patience, fork_width: 1, expected: None, actions: Actions::Schema };
     let (r, info) = troop(&mut f, &llm, "Which product sensor led sales revenue in the Q1 2026 report?", &o);
+    (server, r, info)
+}
+
+#[test]
+fn patience_stops_the_troop_and_the_judge_merges() {
+    let (server, r, info) = scripted_troop();
     // Harvest 1 is fresh, 2 and 3 are dry: P = 2 stops the troop.
     assert_eq!(info.harvests.len(), 3, "{info:#?}");
     assert!(info.judged);
