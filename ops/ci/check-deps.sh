@@ -25,5 +25,6 @@ forbid forest-catalog forest-gardener forest-convert forest-vine forest-canopy
 forbid forest-navigator forest-gardener forest-convert forest-ranger forest-prepared
 forbid forest-vine forest-navigator
 forbid forest-canopy forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-vine forest-derived
-[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog, forest-navigator and forest-canopy keep their dependency invariants"
+forbid forest-keyphrase forest-model forest-gardener forest-convert forest-catalog
+[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog, forest-navigator, forest-canopy and forest-keyphrase keep their dependency invariants"
 exit "$fail"

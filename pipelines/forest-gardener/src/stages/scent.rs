@@ -11,7 +11,7 @@
 //! - summary: [`forest_model::scent::derive_summary`] (lead-biased,
 //!   extractive, boilerplate skipped, identifiers verbatim);
 //! - tags: up to [`MAX_TAGS`] YAKE keyphrases of the body's prose
-//!   (`yake-rust`; why YAKE: ARCHITECTURE.md), in the dialect's tag format;
+//!   ([`forest_keyphrase`]; why YAKE: ARCHITECTURE.md), in the dialect's tag format;
 //! - aliases: acronyms the text defines ("Pluggable Authentication Modules
 //!   (PAM)" gives `PAM`).
 
@@ -230,14 +230,8 @@ pub(crate) fn code_title(rel: &str) -> String {
     parts[from..].join("/")
 }
 
-static STOPWORDS: Lazy<HashMap<&'static str, yake_rust::StopWords>> = Lazy::new(|| {
-    ["en", "pt", "es", "fr", "de", "it", "nl"]
-        .into_iter()
-        .filter_map(|l| yake_rust::StopWords::predefined(l).map(|s| (l, s)))
-        .collect()
-});
-static YAKE: Lazy<yake_rust::Config> =
-    Lazy::new(|| yake_rust::Config { ngrams: 2, minimum_chars: 3, ..yake_rust::Config::default() });
+static YAKE: Lazy<forest_keyphrase::Config> =
+    Lazy::new(|| forest_keyphrase::Config { ngrams: 2, minimum_chars: 3, ..forest_keyphrase::Config::default() });
 
 /// The prose YAKE reads: headings and paragraphs without boilerplate, cut
 /// at [`KEYPHRASE_BYTES`].
@@ -263,11 +257,11 @@ pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<
     if text.split_whitespace().count() < 3 {
         return vec![];
     }
-    let Some(stop) = STOPWORDS.get(lang_key(lang)) else {
+    let Some(stop) = forest_keyphrase::stopwords(lang_key(lang)) else {
         return vec![];
     };
     let mut out: Vec<String> = Vec::new();
-    for k in yake_rust::get_n_best(max * 3, &text, stop, &YAKE) {
+    for k in forest_keyphrase::keyphrases(&text, stop, &YAKE, max * 3) {
         let tag = clean_tag(&k.keyword.replace('.', "-"));
         let ok = tag.len() >= 3
             && tag.len() <= 40
@@ -406,7 +400,7 @@ fn fill_tags(tags: &mut Vec<String>, body: &str, rel: &str, title: &str, lang: O
     if tags.len() >= MIN_TAGS || body.split_whitespace().nth(20).is_none() {
         return;
     }
-    let stop = STOPWORDS.get(lang_key(lang));
+    let stop = forest_keyphrase::stopwords(lang_key(lang));
     let in_title: Vec<String> = words(title).collect();
     let mut end = body.len().min(FREQUENT_BYTES);
     while !body.is_char_boundary(end) {
@@ -471,7 +465,7 @@ pub(crate) fn dataset_tags(rel: &str, columns: &[&str]) -> Vec<String> {
 
 /// The stopword list's key for a document language (else English).
 fn lang_key(lang: Option<&str>) -> &str {
-    lang.map(|l| l.split('-').next().unwrap_or(l)).filter(|l| STOPWORDS.contains_key(l)).unwrap_or("en")
+    lang.map(|l| l.split('-').next().unwrap_or(l)).filter(|l| forest_keyphrase::stopwords(l).is_some()).unwrap_or("en")
 }
 
 /// Summary, tags and aliases under a chosen title; `lang` None: no keyphrases.
