@@ -15,37 +15,10 @@ fn is_apostrophe(c: char) -> bool {
     matches!(c, '\'' | '\u{2019}' | '\u{00B4}' | '\u{02BC}')
 }
 
-/// Punctuation that splits a chunk of text even inside it ("a,b", "f(x)").
-fn is_breaking(c: char) -> bool {
-    matches!(
-        c,
-        ',' | ';'
-            | '('
-            | ')'
-            | '['
-            | ']'
-            | '{'
-            | '}'
-            | '"'
-            | '<'
-            | '>'
-            | '!'
-            | '?'
-            | '\u{201C}'
-            | '\u{201D}'
-            | '\u{2018}'
-            | '\u{00AB}'
-            | '\u{00BB}'
-            | '\u{2026}'
-            | '|'
-    )
-}
-
 /// The sentences of `text`, trimmed, none empty. A sentence ends at `.`,
 /// `!` or `?` (with closing quotes or brackets after it) that stands
-/// before white space and then a capital letter, a digit, an opening
-/// quote or bracket, or a line break; and at an empty line. A full stop
-/// after an abbreviation or a single initial ends nothing.
+/// before white space and a word (not `,;:)]`), and at an empty line. A
+/// full stop after an abbreviation or a single initial ends nothing.
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -76,12 +49,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
                 k += 1;
             }
             let next = chars.get(k).map(|&(_, n)| n);
-            let opens = next.is_none_or(|n| {
-                newline
-                    || n.is_uppercase()
-                    || n.is_ascii_digit()
-                    || matches!(n, '"' | '\'' | '(' | '[' | '\u{201C}' | '\u{2018}')
-            });
+            let opens = next.is_none_or(|n| newline || !matches!(n, ',' | ';' | ':' | ')' | ']'));
             if k > j && opens && !(c == '.' && abbreviated(&text[start..at])) {
                 push_trimmed(&mut out, &text[start..end]);
                 start = chars.get(k).map_or(text.len(), |&(a, _)| a);
@@ -113,64 +81,52 @@ fn abbreviated(before: &str) -> bool {
     single || ABBREVIATIONS.contains(&lower.as_str()) || (lower.len() <= 4 && lower.contains('.'))
 }
 
-/// The word tokens of one sentence: white space separates, leading and
-/// trailing punctuation and breaking punctuation inside (`,;()[]"!?`...)
-/// are tokens of one character; hyphens, underscores, dots, slashes and
-/// apostrophes inside a word stay (`high-tech`, `snake_case`, `v1.2`,
-/// `a/b`); a contraction's clitic is split off and dropped (`it's` ->
+/// The word tokens of one sentence, as `segtok` (the tokenizer of the
+/// YAKE ports) cuts them: white space separates; a word is letters and
+/// digits joined by single hyphens, apostrophes or full stops (`high-tech`,
+/// `O'Neil`, `v1.2`, `e.g.`); every other run of symbols is one token
+/// (`(`, `](`, `_`, `/`), so `snake_case` is `snake _ case`; a chunk with
+/// `://` (a URL) stays whole; a contraction's clitic is dropped (`it's` ->
 /// `it`, `don't` -> `do`), as YAKE drops tokens that start with one.
 pub fn words(sentence: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for chunk in sentence.split_whitespace() {
-        let mut rest = chunk;
-        loop {
-            match rest.find(is_breaking) {
-                Some(0) => {
-                    let n = rest.chars().next().map_or(1, char::len_utf8);
-                    out.push(&rest[..n]);
-                    rest = &rest[n..];
+        if chunk.contains("://") {
+            out.push(chunk);
+            continue;
+        }
+        let chars: Vec<(usize, char)> = chunk.char_indices().collect();
+        let at = |i: usize| chars.get(i).map_or(chunk.len(), |&(a, _)| a);
+        let mut i = 0;
+        while i < chars.len() {
+            let start = i;
+            if chars[i].1.is_alphanumeric() {
+                while i < chars.len() {
+                    let c = chars[i].1;
+                    let joins = matches!(c, '-' | '.') || is_apostrophe(c);
+                    if c.is_alphanumeric() || (joins && chars.get(i + 1).is_some_and(|n| n.1.is_alphanumeric())) {
+                        i += 1;
+                    } else {
+                        break;
+                    }
                 }
-                Some(at) => {
-                    piece(&rest[..at], &mut out);
-                    rest = &rest[at..];
+                let word = &chunk[at(start)..at(i)];
+                // "e.g." and "U.S." keep their last full stop.
+                if chars.get(i).is_some_and(|c| c.1 == '.') && word.contains('.') && word.len() <= 4 {
+                    i += 1;
+                    out.push(&chunk[at(start)..at(i)]);
+                } else {
+                    out.push(strip_clitic(word));
                 }
-                None => {
-                    piece(rest, &mut out);
-                    break;
+            } else {
+                while i < chars.len() && !chars[i].1.is_alphanumeric() {
+                    i += 1;
                 }
+                out.push(&chunk[at(start)..at(i)]);
             }
         }
     }
     out
-}
-
-/// One piece between breaking punctuation: leading and trailing
-/// punctuation as single tokens around the word, its clitic dropped.
-fn piece<'t>(piece: &'t str, out: &mut Vec<&'t str>) {
-    if piece.is_empty() {
-        return;
-    }
-    let word_start = piece.find(|c: char| c.is_alphanumeric()).unwrap_or(piece.len());
-    for (at, c) in piece[..word_start].char_indices() {
-        out.push(&piece[at..at + c.len_utf8()]);
-    }
-    if word_start == piece.len() {
-        return;
-    }
-    let word_end = piece
-        .rfind(|c: char| c.is_alphanumeric())
-        .map_or(piece.len(), |at| at + piece[at..].chars().next().map_or(1, char::len_utf8));
-    let mut word = &piece[word_start..word_end];
-    let mut tail = &piece[word_end..];
-    // "e.g." and "U.S." keep their last full stop.
-    if tail.starts_with('.') && word.contains('.') && word.len() <= 4 {
-        word = &piece[word_start..word_end + 1];
-        tail = &tail[1..];
-    }
-    out.push(strip_clitic(word));
-    for (at, c) in tail.char_indices() {
-        out.push(&tail[at..at + c.len_utf8()]);
-    }
 }
 
 /// `it's` -> `it`, `we're` -> `we`, `don't` -> `do`; other words as they are.
@@ -195,12 +151,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sentences_split_at_terminals_before_capitals_and_lines() {
+    fn sentences_split_at_terminals_and_empty_lines() {
         assert_eq!(
             sentences("One smartwatch. One phone. Many phones."),
             ["One smartwatch.", "One phone.", "Many phones."]
         );
         assert_eq!(sentences("Heading.\nsome text follows here."), ["Heading.", "some text follows here."]);
+        assert_eq!(sentences("Two three. four five."), ["Two three.", "four five."]);
         assert_eq!(sentences("first part\n\nsecond part"), ["first part", "second part"]);
         assert_eq!(sentences("Is it? Yes! \"Quoted\" too."), ["Is it?", "Yes!", "\"Quoted\" too."]);
     }
@@ -211,29 +168,37 @@ mod tests {
             sentences("Use e.g. Python 3.11 here. J. Smith wrote it."),
             ["Use e.g. Python 3.11 here.", "J. Smith wrote it."]
         );
-        assert_eq!(sentences("see file.txt for more. done"), ["see file.txt for more. done"]);
-        assert_eq!(sentences("U.S. Army docs."), ["U.S. Army docs."]);
+        assert_eq!(sentences("The U.S. Army. See Fig. 3 here."), ["The U.S. Army.", "See Fig. 3 here."]);
+        assert_eq!(sentences("one line\nanother line"), ["one line\nanother line"]);
         assert!(sentences("").is_empty());
         assert!(sentences(" \n\n ").is_empty());
     }
 
     #[test]
-    fn words_split_punctuation_and_keep_identifiers() {
+    fn words_cut_as_segtok_does() {
+        // Each expectation is segtok's (web_tokenizer + split_contractions) on the same text.
         assert_eq!(words("Truly high-tech!"), ["Truly", "high-tech", "!"]);
         assert_eq!(
-            words("(see snake_case, v1.2 and a/b)."),
-            ["(", "see", "snake_case", ",", "v1.2", "and", "a/b", ")", "."]
+            words("core_metadata and __init__ here"),
+            ["core", "_", "metadata", "and", "__", "init", "__", "here"]
         );
-        assert_eq!(words("f(x);g"), ["f", "(", "x", ")", ";", "g"]);
-        assert_eq!(words("e.g. this"), ["e.g.", "this"]);
-        assert_eq!(words("\u{201C}Pango\u{201D} — text"), ["\u{201C}", "Pango", "\u{201D}", "—", "text"]);
-        assert_eq!(words("--- ..."), ["-", "-", "-", ".", ".", "."]);
+        assert_eq!(words(":mod:`idna` package"), [":", "mod", ":`", "idna", "`", "package"]);
+        assert_eq!(
+            words("idna.idnadata a/b v1.2 e.g. snake_case"),
+            ["idna.idnadata", "a", "/", "b", "v1.2", "e.g.", "snake", "_", "case"]
+        );
+        assert_eq!(words("see http://x.org/a_b now"), ["see", "http://x.org/a_b", "now"]);
+        assert_eq!(words("foo(bar) x=y C++"), ["foo", "(", "bar", ")", "x", "=", "y", "C", "++"]);
+        assert_eq!(
+            words("\"quoted\" [link](url) --flag -x"),
+            ["\"", "quoted", "\"", "[", "link", "](", "url", ")", "--", "flag", "-", "x"]
+        );
     }
 
     #[test]
     fn words_drop_clitics() {
         assert_eq!(words("it's the user's, we're here; don't"), ["it", "the", "user", ",", "we", "here", ";", "do"]);
         assert_eq!(words("rock'n'roll O'Neil"), ["rock'n'roll", "O'Neil"]);
-        assert_eq!(words("'s n't"), ["'", "s", "n"]);
+        assert_eq!(words("--- ..."), ["---", "..."]);
     }
 }
