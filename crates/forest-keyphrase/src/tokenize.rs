@@ -95,34 +95,33 @@ pub fn words(sentence: &str) -> Vec<&str> {
             out.push(chunk);
             continue;
         }
-        let chars: Vec<(usize, char)> = chunk.char_indices().collect();
-        let at = |i: usize| chars.get(i).map_or(chunk.len(), |&(a, _)| a);
-        let mut i = 0;
-        while i < chars.len() {
-            let start = i;
-            if chars[i].1.is_alphanumeric() {
-                while i < chars.len() {
-                    let c = chars[i].1;
+        let next = |p: usize| chunk[p..].chars().next();
+        let mut p = 0;
+        while let Some(c) = next(p) {
+            let start = p;
+            if c.is_alphanumeric() {
+                while let Some(c) = next(p) {
+                    let after = p + c.len_utf8();
                     let joins = matches!(c, '-' | '.') || is_apostrophe(c);
-                    if c.is_alphanumeric() || (joins && chars.get(i + 1).is_some_and(|n| n.1.is_alphanumeric())) {
-                        i += 1;
+                    if c.is_alphanumeric() || (joins && next(after).is_some_and(char::is_alphanumeric)) {
+                        p = after;
                     } else {
                         break;
                     }
                 }
-                let word = &chunk[at(start)..at(i)];
+                let word = &chunk[start..p];
                 // "e.g." and "U.S." keep their last full stop.
-                if chars.get(i).is_some_and(|c| c.1 == '.') && word.contains('.') && word.len() <= 4 {
-                    i += 1;
-                    out.push(&chunk[at(start)..at(i)]);
+                if next(p) == Some('.') && word.contains('.') && word.len() <= 4 {
+                    p += 1;
+                    out.push(&chunk[start..p]);
                 } else {
                     out.push(strip_clitic(word));
                 }
             } else {
-                while i < chars.len() && !chars[i].1.is_alphanumeric() {
-                    i += 1;
+                while let Some(c) = next(p).filter(|c| !c.is_alphanumeric()) {
+                    p += c.len_utf8();
                 }
-                out.push(&chunk[at(start)..at(i)]);
+                out.push(&chunk[start..p]);
             }
         }
     }

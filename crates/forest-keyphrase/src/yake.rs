@@ -8,8 +8,9 @@
 
 use crate::tokenize::{sentences, words};
 use crate::{Config, Keyphrase, StopWords};
+use hashbrown::{HashMap, HashSet};
 use indexmap::IndexMap;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// What YAKE makes of one token.
 #[derive(Debug, Copy, Clone, Eq, PartialEq)]
@@ -23,10 +24,10 @@ enum Tag {
 }
 
 impl Tag {
-    fn of(word: &str, first_in_sentence: bool, punctuation: &HashSet<char>) -> Tag {
+    fn of(word: &str, first_in_sentence: bool, punctuation: &Punct) -> Tag {
         if numeric(word) {
             Tag::Digit
-        } else if word.chars().all(|c| punctuation.contains(&c)) {
+        } else if word.chars().all(|c| punctuation.has(c)) {
             Tag::Punctuation
         } else if unparsable(word, punctuation) {
             Tag::Unparsable
@@ -48,10 +49,10 @@ fn numeric(word: &str) -> bool {
 }
 
 /// Two kinds of punctuation, or letters and digits both or neither.
-fn unparsable(word: &str, punctuation: &HashSet<char>) -> bool {
+fn unparsable(word: &str, punctuation: &Punct) -> bool {
     let mut first: Option<char> = None;
     let mut kinds = 0;
-    for c in word.chars().filter(|c| punctuation.contains(c)) {
+    for c in word.chars().filter(|&c| punctuation.has(c)) {
         match first {
             None => {
                 first = Some(c);
@@ -73,6 +74,30 @@ fn unparsable(word: &str, punctuation: &HashSet<char>) -> bool {
 fn strict_capital(word: &str) -> bool {
     let mut chars = word.chars();
     chars.next().is_some_and(char::is_uppercase) && !chars.any(char::is_uppercase)
+}
+
+/// The configured punctuation, ASCII by table.
+pub(crate) struct Punct<'c> {
+    ascii: [bool; 128],
+    other: &'c std::collections::HashSet<char>,
+}
+
+impl<'c> Punct<'c> {
+    pub(crate) fn new(set: &'c std::collections::HashSet<char>) -> Self {
+        let mut ascii = [false; 128];
+        for &c in set.iter().filter(|c| c.is_ascii()) {
+            ascii[c as usize] = true;
+        }
+        Punct { ascii, other: set }
+    }
+
+    fn has(&self, c: char) -> bool {
+        if c.is_ascii() {
+            self.ascii[c as usize]
+        } else {
+            self.other.contains(&c)
+        }
+    }
 }
 
 /// A lowercased term without a plural `s` (words of 4+ characters).
@@ -137,14 +162,13 @@ type Features<'s> = HashMap<&'s str, (f64, f64)>;
 pub(crate) struct Yake<'c> {
     pub(crate) stop: &'c StopWords,
     pub(crate) config: &'c Config,
+    pub(crate) punct: Punct<'c>,
 }
 
 impl Yake<'_> {
     fn is_stopword(&self, lc: &str) -> bool {
         let s = single(lc);
-        self.stop.contains(lc)
-            || self.stop.contains(s)
-            || s.chars().filter(|c| !self.config.punctuation.contains(c)).count() < 3
+        self.stop.contains(lc) || self.stop.contains(s) || s.chars().filter(|&c| !self.punct.has(c)).count() < 3
     }
 
     pub(crate) fn best(&self, text: &str, n: usize) -> Vec<Keyphrase> {
@@ -174,8 +198,7 @@ impl Yake<'_> {
                 let words = words(s);
                 let lc: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
                 let uq = lc.iter().map(|w| single(w).to_string()).collect();
-                let tags =
-                    words.iter().enumerate().map(|(i, w)| Tag::of(w, i == 0, &self.config.punctuation)).collect();
+                let tags = words.iter().enumerate().map(|(i, w)| Tag::of(w, i == 0, &self.punct)).collect();
                 Sentence { words, lc, uq, tags }
             })
             .filter(|s| !s.words.is_empty())
@@ -363,7 +386,8 @@ mod tests {
 
     #[test]
     fn tags_follow_yake() {
-        let p: HashSet<char> = Config::default().punctuation;
+        let cfg = Config::default();
+        let p = Punct::new(&cfg.punctuation);
         assert_eq!(Tag::of("3,141.5", false, &p), Tag::Digit);
         assert_eq!(Tag::of("--", false, &p), Tag::Punctuation);
         assert_eq!(Tag::of("B2C", false, &p), Tag::Unparsable);
