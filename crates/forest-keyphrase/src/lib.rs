@@ -1,5 +1,5 @@
-//! Keyphrases of one document without a corpus: YAKE ([`yake`]) over a
-//! tokenizer that costs microseconds ([`tokenize`]). The Gardener's leaf
+//! Keyphrases of one document without a corpus: YAKE (`yake.rs`) over a
+//! tokenizer that costs microseconds ([`words`], [`sentences`]). The Gardener's leaf
 //! tags come from here (issue 26); `yake-rust`'s own extractor gave the
 //! same kind of phrases but its `segtok` tokenizer took ~54% of the CPU
 //! of a 10^4-file adopt (ARCHITECTURE.md, "Leaf scent").
@@ -65,8 +65,11 @@ impl Default for Config {
 /// One keyphrase: lowercased, as first written, and its score (lower is better).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Keyphrase {
+    /// The words, lower case, joined by one space.
     pub keyword: String,
+    /// The words as first written.
     pub raw: String,
+    /// YAKE's score: lower is more telling.
     pub score: f64,
 }
 
