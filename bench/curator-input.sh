@@ -17,24 +17,8 @@ VINE="${3:-/tmp/forest-ops/monkeyllm-venv/bin/vine}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 W="$(mktemp -d /tmp/forest-bench-input.XXXX)"
 PORT="${PORT:-18310}"
-i=0
-grep -v '^#' "$HERE/curator-input.list" | while read -r p; do
-  i=$((i + 1)); d="$W/src/$(printf %02d "$i")"; mkdir -p "$d"; cp "$CORPUS/files/$p" "$d/"
-done
-# The same documents as Markdown: the bodies of an uncurated adopt.
-"$BIN" init "$W/plain" --title Bench >/dev/null
-"$BIN" adopt --forest "$W/plain" "$W/src" --json >/dev/null
-python3 - "$W/plain" "$W/md" <<'PY'
-import pathlib, sys
-src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for p in sorted(src.glob("[0-9][0-9]/*.md")):
-    if p.name == "_index.md":
-        continue
-    text = p.read_text()
-    body = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
-    (out / p.parent.name).mkdir(parents=True, exist_ok=True)
-    (out / p.parent.name / p.name).write_text(body.lstrip("\n"))
-PY
+source "$HERE/lib.sh"
+curator_docs "$W" "$CORPUS" "$BIN" 30
 run() { # NAME CMD... : one adopt against a fresh recording server
   local name=$1; shift
   python3 "$HERE/recording_llm.py" --port "$PORT" --log "$W/$name.jsonl" & local pid=$!

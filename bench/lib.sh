@@ -38,3 +38,27 @@ peak() {
   [ "$rc" = 0 ] || echo "(exited $rc)"
   python3 -c "print(f'{$POLL_END-$POLL_START:.2f} s, peak RSS {$POLL_PEAK_KB/1024:.1f} MiB')"
 }
+
+# curator_docs W CORPUS BIN N: the first N documents of
+# bench/curator-input.list (forests/real-corpus built at CORPUS), each in its
+# own folder under W/src, and the same as Markdown under W/md (the bodies of
+# BIN's uncurated adopt, W/plain): the input both engines convert (issue 35).
+curator_docs() {
+  local w=$1 corpus=$2 bin=$3 n=$4 i=0 p d
+  while read -r p; do
+    i=$((i + 1)); d="$w/src/$(printf %02d "$i")"; mkdir -p "$d"; cp "$corpus/files/$p" "$d/"
+  done < <(grep -v '^#' "$(dirname "${BASH_SOURCE[0]}")/curator-input.list" | head -n "$n")
+  "$bin" init "$w/plain" --title Bench >/dev/null
+  "$bin" adopt --forest "$w/plain" "$w/src" --json >/dev/null
+  python3 - "$w/plain" "$w/md" <<'PY'
+import pathlib, sys
+src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+for p in sorted(src.glob("[0-9][0-9]/*.md")):
+    if p.name == "_index.md":
+        continue
+    text = p.read_text()
+    body = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
+    (out / p.parent.name).mkdir(parents=True, exist_ok=True)
+    (out / p.parent.name / p.name).write_text(body.lstrip("\n"))
+PY
+}

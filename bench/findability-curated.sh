@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Does curation help finding? (issue 35) The findability `usd` set (Debian
+# package descriptions as questions, bench/findability/build_sets.py): the
+# first Q questions (by id) whose target folder holds at most MAXFILES
+# files. Two forests, the same except for curation: every other package
+# adopted uncurated as one source, then the Q target folders adopted as a
+# second source, once with --curate (the test setup's llama.cpp server
+# and model) and once without. `locate` R@1/R@5/MRR of the Q questions on
+# each, the Curator's report (model summaries kept, kept derived as less
+# informative or ungrounded, fallbacks) and the seconds of the curated adopt.
+#   bash bench/findability-curated.sh [Q=20] [MAXFILES=3]
+# Env: FOREST_BIN, SETS (default /tmp/findability), LLM (default
+# http://127.0.0.1:18081/v1).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source bench/lib.sh
+B="$(forest_bin)"
+Q="${1:-20}"
+MAXFILES="${2:-3}"
+SETS=${SETS:-/tmp/findability}
+LLM="${LLM:-http://127.0.0.1:18081/v1}"
+W="$(mktemp -d /tmp/forest-bench-fcur.XXXX)"
+echo "workdir $W; binary $B; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+python3 - "$SETS/usd" "$W" "$Q" "$MAXFILES" <<'PY'
+import json, os, pathlib, shutil, sys
+usd, w, q, maxfiles = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+qs = sorted(json.load(open(usd / "questions.json")), key=lambda x: x["id"])
+picked = []
+for x in qs:
+    t = [usd / "src" / p for p in x["targets"]]
+    if all(p.is_dir() for p in t) and sum(len(fs) for p in t for _, _, fs in os.walk(p)) <= maxfiles:
+        picked.append(x)
+    if len(picked) == q:
+        break
+targets = {p for x in picked for p in x["targets"]}
+for d in sorted((usd / "src").iterdir()):
+    dest = w / ("targets" if d.name in targets else "base") / d.name
+    shutil.copytree(d, dest, symlinks=True) if d.is_dir() else (dest.parent.mkdir(parents=True, exist_ok=True), shutil.copy2(d, dest))
+json.dump(picked, open(w / "questions.json", "w"), indent=1)
+print(f"{len(picked)} questions, {sum(1 for _ in (w / 'targets').rglob('*') if _.is_file())} target files", file=sys.stderr)
+PY
+for arm in derived curated; do
+  "$B" init "$W/$arm" >/dev/null
+  "$B" adopt --forest "$W/$arm" "$W/base" --json >"$W/$arm.base.json"
+done
+"$B" adopt --forest "$W/derived" "$W/targets" --json >"$W/derived.targets.json"
+t0=$(date +%s.%N)
+MONKEYLLM_LLM_ENDPOINT="$LLM" "$B" adopt --forest "$W/curated" "$W/targets" --curate --json >"$W/curated.targets.json" 2>"$W/curated.err" || echo "curated adopt: exit $?" >&2
+echo "curated adopt of the targets: $(echo "$(date +%s.%N) - $t0" | bc) s" >&2
+for arm in derived curated; do
+  printf '%s: ' "$arm"
+  python3 bench/findability/measure.py "$B" "$W/$arm" "$W/questions.json" --k 10 | python3 -c '
+import json, sys
+l = json.load(sys.stdin)["locate"]
+print(f"locate R@1 {l[\"R@1\"]:.3f} R@5 {l[\"R@5\"]:.3f} MRR {l[\"MRR\"]:.3f}")'
+done
+python3 - "$W/curated.targets.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+def find(o, k):
+    if isinstance(o, dict):
+        for a, b in o.items():
+            if a == k:
+                yield b
+            yield from find(b, k)
+    elif isinstance(o, list):
+        for x in o:
+            yield from find(x, k)
+for k in ["curated", "kept_derived", "fallbacks", "curation_fallbacks", "grounding_rejections", "requests", "retries"]:
+    v = list(find(r, k))
+    if v:
+        print(f"{k}: {v[0] if not isinstance(v[0], list) else len(v[0])}")
+PY
+echo "json reports and forests under $W"
