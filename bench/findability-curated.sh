@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Does curation help finding? (issue 35) The findability `usd` set (Debian
-# package descriptions as questions, bench/findability/build_sets.py): the
+# Does curation help finding? (issue 35) A findability set ($SET: `usd`,
+# Debian package descriptions as questions, or `py`, Python distributions'
+# summaries; bench/findability/build_sets.py): the
 # first Q questions (by id) whose target folder holds at most MAXFILES
 # files. Two forests, the same except for curation: every other package
 # adopted uncurated as one source, then the Q target folders adopted as a
@@ -9,7 +10,7 @@
 # each, the Curator's report (model summaries kept, kept derived as less
 # informative or ungrounded, fallbacks) and the seconds of the curated adopt.
 #   bash bench/findability-curated.sh [Q=20] [MAXFILES=3]
-# Env: FOREST_BIN, SETS (default /tmp/findability), LLM (default
+# Env: FOREST_BIN, SETS (default /tmp/findability), SET (usd), LLM (default
 # http://127.0.0.1:18081/v1).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,8 +21,8 @@ MAXFILES="${2:-3}"
 SETS=${SETS:-/tmp/findability}
 LLM="${LLM:-http://127.0.0.1:18081/v1}"
 W="$(mktemp -d /tmp/forest-bench-fcur.XXXX)"
-echo "workdir $W; binary $B; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-python3 - "$SETS/usd" "$W" "$Q" "$MAXFILES" <<'PY'
+echo "set ${SET:-usd}; workdir $W; binary $B; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+python3 - "$SETS/${SET:-usd}" "$W" "$Q" "$MAXFILES" <<'PY'
 import json, os, pathlib, shutil, sys
 usd, w, q, maxfiles = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 qs = sorted(json.load(open(usd / "questions.json")), key=lambda x: x["id"])
