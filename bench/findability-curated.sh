@@ -50,11 +50,15 @@ MONKEYLLM_LLM_ENDPOINT="$LLM" "$B" adopt --forest "$W/curated" "$W/targets" --cu
 echo "curated adopt of the targets: $(echo "$(date +%s.%N) - $t0" | bc) s" >&2
 for arm in derived curated; do
   printf '%s: ' "$arm"
-  python3 bench/findability/measure.py "$B" "$W/$arm" "$W/questions.json" --k 10 | python3 -c '
+  python3 bench/findability/measure.py "$B" "$W/$arm" "$W/questions.json" --k 10 >"$W/$arm.measure.json"
+  python3 - "$W/$arm.measure.json" <<'PY'
 import json, sys
-l = json.load(sys.stdin)["locate"]
-print(f"locate R@1 {l[\"R@1\"]:.3f} R@5 {l[\"R@5\"]:.3f} MRR {l[\"MRR\"]:.3f}")'
+r = json.load(open(sys.argv[1]))
+l = r["locate"]
+print(f"locate R@1 {l['R@1']:.3f} R@5 {l['R@5']:.3f} MRR {l['MRR']:.3f}; misses at 5: {', '.join(sorted(r['locate_misses_at_5']))}")
+PY
 done
+grep -rl '^scent: llm' "$W/curated" --include='*.md' | sed "s|^$W/curated/|model scent: |"
 python3 - "$W/curated.targets.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -67,7 +71,7 @@ def find(o, k):
     elif isinstance(o, list):
         for x in o:
             yield from find(x, k)
-for k in ["curated", "kept_derived", "fallbacks", "curation_fallbacks", "grounding_rejections", "requests", "retries"]:
+for k in ["llm_summaries", "fallbacks", "kept_derived_less_informative", "grounding_rejections", "repeated_phrase_rejections", "branch_rollups", "branch_fallbacks", "requests", "retries"]:
     v = list(find(r, k))
     if v:
         print(f"{k}: {v[0] if not isinstance(v[0], list) else len(v[0])}")

@@ -121,8 +121,10 @@ pub fn novel_words(text: &str, names: &[&str]) -> Vec<String> {
     out
 }
 
-/// The first phrase `text` repeats: a content word three times, or the
-/// same two words (one of them a content word) twice.
+/// The first phrase `text` repeats: a content word three times, the
+/// same two words (one of them a content word) twice, or the same four
+/// words, not all stopwords, twice ("which is a branch of c, which is a
+/// branch of c": structural words loop too).
 pub fn repeated_phrase(text: &str) -> Option<String> {
     let ws = words(text);
     let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -143,7 +145,14 @@ pub fn repeated_phrase(text: &str) -> Option<String> {
             return Some(format!("{a} {b}"));
         }
     }
-    ws.windows(2).find(|p| p[0] == p[1] && is_content(&p[0])).map(|p| format!("{} {}", p[0], p[1]))
+    if let Some(p) = ws.windows(2).find(|p| p[0] == p[1] && is_content(&p[0])) {
+        return Some(format!("{} {}", p[0], p[1]));
+    }
+    let mut grams: HashSet<&[String]> = HashSet::new();
+    ws.windows(4)
+        .filter(|g| g.iter().any(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str())))
+        .find(|g| !grams.insert(g))
+        .map(|g| g.join(" "))
 }
 
 /// Whether `candidate` may replace `derived`, given the `names` an agent
@@ -190,6 +199,9 @@ mod tests {
         assert_eq!(repeated_phrase(twice), Some("of sales".into()));
         assert_eq!(repeated_phrase("Sales of the north and sales of the south."), Some("sales of".into()));
         assert_eq!(repeated_phrase("Lisbon store ledger; Porto store budget."), None);
+        let chain = "This branch is a branch of cpp, which is a branch of c, which is a branch of c.";
+        assert_eq!(repeated_phrase(chain), Some("is a branch of".into()));
+        assert_eq!(repeated_phrase("Notes on what is in the plan and what is in the budget."), None);
         assert!(matches!(judge(looped, DERIVED, &[]), Err(Uninformative::RepeatedPhrase(_))));
     }
 
