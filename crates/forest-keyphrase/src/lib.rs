@@ -177,40 +177,4 @@ mod agreement {
         let a = agreement(&texts);
         assert!(a >= 0.85, "top-5 agreement {a:.3}");
     }
-
-    #[test]
-    #[ignore = "a measurement: PROBE_DIR=dir of .md/.txt files"]
-    fn probe_agreement() {
-        let dir = std::env::var("PROBE_DIR").expect("PROBE_DIR");
-        let mut texts = Vec::new();
-        for e in walk(Path::new(&dir)) {
-            if let Ok(t) = std::fs::read_to_string(&e) {
-                texts.push(t.chars().take(6000).collect());
-            }
-        }
-        let a = agreement(&texts);
-        let stop = super::stopwords("en").expect("list");
-        let cfg = super::Config { ngrams: 2, ..Default::default() };
-        let t0 = std::time::Instant::now();
-        texts.iter().for_each(|t| drop(super::keyphrases(t, stop, &cfg, 5)));
-        let ours = t0.elapsed();
-        let ys = yake_rust::StopWords::predefined("en").expect("list");
-        let yc = yake_rust::Config { ngrams: 2, minimum_chars: 3, ..Default::default() };
-        let t0 = std::time::Instant::now();
-        texts.iter().for_each(|t| drop(yake_rust::get_n_best(5, t, &ys, &yc)));
-        println!("{} texts, top-5 agreement {a:.3}; ours {ours:?}, yake-rust {:?}", texts.len(), t0.elapsed());
-    }
-
-    fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
-            }
-        }
-        out
-    }
 }
