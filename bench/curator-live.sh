@@ -9,7 +9,10 @@
 #   bash bench/curator-live.sh [N=30] [CORPUS=/tmp/real-corpus] [FOREST_BIN] [VINE_BIN]
 # Env: LLM (OpenAI-compatible /v1 of the test setup's llama.cpp server,
 # default http://127.0.0.1:18081/v1), CONCURRENCY (1), GROUNDING_BIN (a
-# built grounding_rate example; else cargo runs it).
+# built grounding_rate example; else cargo runs it), REFERENCE_FROM (the
+# workdir of an earlier run of this script with the same N and corpus: its
+# reference engine's logs, forest and wall time are reused instead of
+# running monkeyllm again, which takes ~22 minutes at N=30).
 # Prints per engine: wall seconds per document, requests per document by
 # kind, server prompt tokens per document, leaves with a model summary /
 # kept derived, both validators' errors, and the grounding rate of the
@@ -47,8 +50,15 @@ run() { # NAME CMD...
 }
 "$BIN" init "$W/ours" --title Bench >/dev/null
 run ours "$BIN" adopt --forest "$W/ours" "$W/md" --curate --json
-"$VINE" init --forest "$W/reference" --title Bench >/dev/null
-run reference "$VINE" adopt --forest "$W/reference" --curate "$W/md"
+if [ -n "${REFERENCE_FROM:-}" ]; then
+  cp -r "$REFERENCE_FROM/reference" "$W/reference"
+  cp "$REFERENCE_FROM"/reference.{jsonl,out,err} "$W/"
+  grep '^reference ' "$REFERENCE_FROM/wall.txt" >>"$W/wall.txt"
+  echo "reference: reused from $REFERENCE_FROM"
+else
+  "$VINE" init --forest "$W/reference" --title Bench >/dev/null
+  run reference "$VINE" adopt --forest "$W/reference" --curate "$W/md"
+fi
 for e in ours reference; do
   "$BIN" validate --forest "$W/$e" --json >"$W/$e.validate.json" 2>/dev/null || true
   "$VINE" validate --forest "$W/$e" >"$W/$e.vine-validate.txt" 2>&1 || true

@@ -9,13 +9,15 @@ use crate::http::Http;
 use crate::informative::{judge, repeated_phrase};
 use crate::parse::{json_object, summary_reply};
 use crate::prompts::{self, Offered, PROMPT_VERSION};
+use crate::reject::Rejection;
 use crate::stats::{bump, CuratorStats, StatsSnapshot};
 use forest_model::scent::{derive_summary, fit_summary, validate_summary, SummaryError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 
-/// Model calls per summary, first attempt included (dialect §4.3).
+/// Model calls per summary at most, first attempt included (dialect §4.3);
+/// the loop stops sooner when a reply repeats the fault just rejected.
 pub const MAX_ATTEMPTS: usize = 3;
 /// Candidates offered to the model at most (dialect §4.4).
 pub const OFFER_MAX: usize = 8;
@@ -295,7 +297,7 @@ impl Curator {
     /// repair of an over-long candidate at the end.
     fn validate_loop(&self, mut messages: Vec<Value>, schema: &Value, source: &str) -> LoopResult {
         let mut overlong: Option<(String, Vec<String>)> = None;
-        let mut last = String::new();
+        let mut last: Option<Rejection> = None;
         for attempt in 0..MAX_ATTEMPTS {
             let reply = match self.http.chat(&self.model, &messages, Some(schema), &self.stats) {
                 Ok(r) => r,
@@ -304,12 +306,12 @@ impl Curator {
                     return LoopResult::Failed(e.full());
                 }
             };
-            let error = if reply.trim().is_empty() {
-                "the model returned an empty message".to_string()
+            let rejection = if reply.trim().is_empty() {
+                Rejection::EmptyReply
             } else {
                 let parsed = summary_reply(&reply);
                 match parsed.summary.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
-                    None => "no summary found in the JSON reply".to_string(),
+                    None => Rejection::NoSummary,
                     Some(s) => match validate_summary(&s) {
                         Ok(()) => match self.check(&s, &parsed.tags, source) {
                             None => {
@@ -324,16 +326,22 @@ impl Curator {
                             if matches!(e, SummaryError::TooLong(_)) {
                                 overlong = Some((s, parsed.tags));
                             }
-                            e.message()
+                            Rejection::Contract(e)
                         }
                     },
                 }
             };
             bump(&self.stats.retries);
+            let error = rejection.message();
             self.stats.set_reject(&error, &reply);
+            let again = rejection.worth_retry_after(last.as_ref());
+            last = Some(rejection);
+            if !again {
+                bump(&self.stats.repeated_rejection_stops);
+                break;
+            }
             messages.push(msg("assistant", &reply));
             messages.push(msg("user", &prompts::retry_message(&error)));
-            last = error;
         }
         if let Some((text, tags)) = overlong {
             if let Some(fixed) = fit_summary(&text).filter(|f| self.check(f, &tags, source).is_none()) {
@@ -342,24 +350,21 @@ impl Curator {
             }
         }
         bump(&self.stats.rejected);
-        LoopResult::Failed(last)
+        LoopResult::Failed(last.map(|r| r.message()).unwrap_or_default())
     }
 
     /// What a contract-valid candidate must also be: grounded in `source`
     /// (every number, date, version and name occurs there) and free of
     /// repeated phrases. `Some(reason)` rejects it (counted).
-    fn check(&self, summary: &str, tags: &[String], source: &str) -> Option<String> {
+    fn check(&self, summary: &str, tags: &[String], source: &str) -> Option<Rejection> {
         let missing = ungrounded_scent(summary, tags, source);
         if !missing.is_empty() {
             bump(&self.stats.grounding_rejections);
-            return Some(format!(
-                "not in the content: {}; use only names, numbers and dates the content contains",
-                missing.join(", ")
-            ));
+            return Some(Rejection::Ungrounded(missing));
         }
         let phrase = repeated_phrase(summary)?;
         bump(&self.stats.repeated_phrase_rejections);
-        Some(format!("it repeats \"{phrase}\"; say each thing once"))
+        Some(Rejection::Repeated(phrase))
     }
 
     /// Curate a leaf summary and tags from `title`, `body` (its outline and

@@ -24,6 +24,7 @@ pub mod informative;
 mod pacing;
 mod parse;
 pub mod prompts;
+mod reject;
 pub mod select;
 mod stats;
 

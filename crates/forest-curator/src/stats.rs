@@ -32,6 +32,7 @@ pub struct CuratorStats {
     pub(crate) grounding_rejections: AtomicU64,
     pub(crate) repeated_phrase_rejections: AtomicU64,
     pub(crate) kept_derived_less_informative: AtomicU64,
+    pub(crate) repeated_rejection_stops: AtomicU64,
     last: Mutex<LastMessages>,
 }
 
@@ -89,6 +90,9 @@ pub struct StatsSnapshot {
     /// Valid, grounded candidates that said no more than the derived scent
     /// (leaves: the derived summary kept; branches: the deterministic one).
     pub kept_derived_less_informative: u64,
+    /// Summary loops (leaf and branch) ended before their last call because
+    /// the reply repeated the fault the previous one was rejected for.
+    pub repeated_rejection_stops: u64,
     /// Last transport error (message + hint, <= 300 chars).
     pub last_error: Option<String>,
     /// Last rejection reason; a later success does not clear it.
@@ -131,6 +135,7 @@ impl CuratorStats {
             grounding_rejections: g(&self.grounding_rejections),
             repeated_phrase_rejections: g(&self.repeated_phrase_rejections),
             kept_derived_less_informative: g(&self.kept_derived_less_informative),
+            repeated_rejection_stops: g(&self.repeated_rejection_stops),
             last_error: last.error,
             last_reject: last.reject,
             last_reply: last.reply,

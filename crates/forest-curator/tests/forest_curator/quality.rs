@@ -14,20 +14,33 @@ fn request<'a>(derived: &'a str, names: &'a [&'a str]) -> ScentRequest<'a> {
 
 #[test]
 fn invented_numbers_and_names_are_rejected_then_the_derived_scent_stays() {
-    let invented = "Sales ledger of the Porto store: 99,000 EUR in July 2024, audited by John Smith.";
-    let srv = Server::start(vec![summary(invented, &[]); 3]);
+    let invented = [
+        "Sales ledger of the Porto store: 99,000 EUR in July 2024, audited by John Smith.",
+        "Sales ledger of the Faro store: 12,000 EUR in 2023.",
+        "Sales ledger of the Braga store, audited by Acme in 2025.",
+    ];
+    let srv = Server::start(invented.iter().map(|i| summary(i, &[])).collect());
     let c = curator(&srv);
     let derived = derive_summary(BODY, "Lisbon sales");
     let out = c.summarize_scent(&request(&derived, &[]));
     assert_eq!(out.origin, SummaryOrigin::Fallback);
-    assert_eq!(out.summary, derived, "the derived summary stays");
+    assert_eq!(out.summary, derived, "the derived summary stays after the whole retry budget");
     let s = c.stats();
     assert_eq!((s.requests, s.grounding_rejections, s.retries, s.llm_summaries), (3, 3, 3, 0));
+    assert_eq!(s.repeated_rejection_stops, 0, "each reply had a new fault");
     // The retry names the offending tokens.
     let retry = srv.requests()[1].messages();
     let fb = retry.last().unwrap()["content"].as_str().unwrap();
     assert!(fb.contains("not in the content: Porto, 99,000, 2024, John, Smith"), "{fb}");
-    assert!(out.reason.unwrap().contains("Porto"));
+    assert!(out.reason.unwrap().contains("Braga"));
+
+    // The same invention twice: the model ignored the feedback, the third
+    // call is not made.
+    let srv = Server::start(vec![summary(invented[0], &[]); 3]);
+    let c = curator(&srv);
+    assert_eq!(c.summarize_scent(&request(&derived, &[])).origin, SummaryOrigin::Fallback);
+    let s = c.stats();
+    assert_eq!((s.requests, s.grounding_rejections, s.repeated_rejection_stops, s.rejected), (2, 2, 1, 1));
 }
 
 #[test]
@@ -67,7 +80,8 @@ fn a_repeated_phrase_is_rejected_then_the_derived_scent_stays() {
     assert_eq!(out.origin, SummaryOrigin::Fallback);
     assert_eq!(out.summary, derived);
     let s = c.stats();
-    assert_eq!((s.repeated_phrase_rejections, s.llm_summaries), (3, 0));
+    assert_eq!((s.repeated_phrase_rejections, s.llm_summaries, s.requests), (2, 0, 2), "stopped at the repeat");
+    assert_eq!(s.repeated_rejection_stops, 1);
     assert!(s.last_reject.unwrap().contains("repeats"));
 }
 
@@ -100,7 +114,8 @@ fn a_rollup_that_lists_its_children_or_repeats_itself_is_rejected() {
     let c = curator(&srv);
     assert_eq!(c.branch_summary("man3", &entries), None);
     let s = c.stats();
-    assert_eq!((s.repeated_phrase_rejections, s.branch_fallbacks, s.branch_rollups), (3, 1, 0));
+    assert_eq!((s.repeated_phrase_rejections, s.branch_fallbacks, s.branch_rollups), (2, 1, 0));
+    assert_eq!((s.requests, s.repeated_rejection_stops), (2, 1));
     let good = "Synchronisation primitives of POSIX threads: locks and condition waits.";
     let srv = Server::start(vec![summary(good, &[])]);
     assert_eq!(curator(&srv).branch_summary("man3", &entries).as_deref(), Some(good));

@@ -63,7 +63,7 @@ fn too_long_then_anti_pattern_then_good_retries_twice_with_feedback() {
 }
 
 #[test]
-fn over_long_three_times_is_repaired_by_whole_sentences() {
+fn over_long_replies_are_repaired_by_whole_sentences() {
     let extra = "Rows list monthly totals. Figures are net of tax. Returns are excluded. Card and cash both count. \
                  The ledger is kept weekly. Staff notes sit apart. Refunds wait a day. Coupons are ignored.";
     let long = format!("{GOOD} {extra}");
@@ -76,11 +76,12 @@ fn over_long_three_times_is_repaired_by_whole_sentences() {
     assert!(out.summary.starts_with(GOOD));
     assert_eq!(out.tags, vec!["sales"]);
     let s = c.stats();
-    assert_eq!((s.repaired, s.llm_summaries, s.retries, s.rejected, s.fallbacks), (1, 1, 3, 0, 0));
+    assert_eq!((s.repaired, s.llm_summaries, s.retries, s.rejected, s.fallbacks), (1, 1, 2, 0, 0));
+    assert_eq!((s.requests, s.repeated_rejection_stops), (2, 1), "the same reply twice ends the loop");
 }
 
 #[test]
-fn anti_pattern_three_times_falls_back_to_derived() {
+fn the_same_anti_pattern_twice_falls_back_to_derived() {
     let srv = Server::start(vec![summary("File containing the sales.", &[]); 3]);
     let c = curator(&srv);
     let out = c.summarize("Lisbon sales", BODY, "");
@@ -89,7 +90,8 @@ fn anti_pattern_three_times_falls_back_to_derived() {
     assert!(validate_summary(&out.summary).is_ok());
     assert!(out.tags.is_empty());
     let s = c.stats();
-    assert_eq!((s.rejected, s.fallbacks, s.llm_summaries, s.retries), (1, 1, 0, 3));
+    assert_eq!((s.rejected, s.fallbacks, s.llm_summaries, s.retries, s.requests), (1, 1, 0, 2, 2));
+    assert_eq!(s.repeated_rejection_stops, 1);
     assert!(s.last_reject.unwrap().contains("anti-pattern \"file containing...\""));
     assert!(s.last_reply.unwrap().contains("File containing"));
 }
@@ -110,7 +112,7 @@ fn garbage_then_truncated_json_is_salvaged() {
 
 #[test]
 fn empty_and_blank_replies_fall_back() {
-    let srv = Server::start(vec![chat(""), chat("  "), chat("{\"summary\": \"  \"}")]);
+    let srv = Server::start(vec![chat("{\"summary\": \"\"}"), chat("  "), chat("{\"summary\": \"  \"}")]);
     let c = curator(&srv);
     let out = c.summarize("Lisbon sales", BODY, "");
     assert_eq!(out.origin, SummaryOrigin::Fallback);
@@ -122,6 +124,7 @@ fn empty_and_blank_replies_fall_back() {
     let c = curator(&srv);
     c.summarize("Lisbon sales", BODY, "");
     assert_eq!(c.stats().last_reject.as_deref(), Some("the model returned an empty message"));
+    assert_eq!((c.stats().requests, c.stats().repeated_rejection_stops), (2, 1), "empty twice: no third call");
 }
 
 #[test]
@@ -177,16 +180,15 @@ fn branch_summary_good_invalid_empty_and_transport() {
         chat(&format!("{{\"summary\": \"{region}\"}}")),
         summary("File containing files.", &[]),
         summary("File containing files.", &[]),
-        summary("File containing files.", &[]),
     ]);
     let c = curator(&srv);
     assert_eq!(c.branch_summary("Sales", &entries).as_deref(), Some(region));
     let user = srv.requests()[0].messages()[1]["content"].as_str().unwrap().to_string();
     assert!(user.starts_with("Branch: Sales\n\nChildren:\n- [[sales/lisbon]]"), "{user}");
-    assert_eq!(c.branch_summary("Sales", &entries), None, "invalid x3");
+    assert_eq!(c.branch_summary("Sales", &entries), None, "the same invalid reply twice");
     assert_eq!(c.branch_summary("Sales", &[]), None);
     let s = c.stats();
-    assert_eq!((s.branch_rollups, s.branch_fallbacks, s.requests), (1, 2, 4), "empty entries make no call");
+    assert_eq!((s.branch_rollups, s.branch_fallbacks, s.requests), (1, 2, 3), "empty entries make no call");
 
     let mut cfg = crate::support::config("http://127.0.0.1:9/v1");
     cfg.max_transport_retries = 0;
