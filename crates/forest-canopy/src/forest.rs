@@ -67,6 +67,16 @@ pub fn dense_ranking(
     depth: usize,
     memo: MemoMode,
 ) -> std::result::Result<Vec<String>, String> {
+    Ok(dense_scored(root, query, depth, memo)?.into_iter().map(|(id, _)| id).collect())
+}
+
+/// [`dense_ranking`] with each id's cosine similarity to the query.
+pub fn dense_scored(
+    root: &Path,
+    query: &str,
+    depth: usize,
+    memo: MemoMode,
+) -> std::result::Result<Vec<(String, f64)>, String> {
     let dir = canopy_dir(root);
     let searcher = match open_shared(&dir) {
         Ok(Some(s)) if !s.is_empty() => s,
@@ -85,7 +95,7 @@ pub fn dense_ranking(
         return Err(format!("the canopy was built with {}, the model is {model}", searcher.model()));
     }
     let q = query_vector(root, query, &model, memo).map_err(|e| e.to_string())?;
-    Ok(searcher.search(&q, depth).into_iter().map(|(id, _)| id).collect())
+    Ok(searcher.search(&q, depth))
 }
 
 /// The unit vector of `query` under `model` (the identity of the model

@@ -1,4 +1,4 @@
-//! `forest canopy build|status` and the vector half of `forest locate
+//! `forest canopy build|status|search` and the vector half of `forest locate
 //! --hybrid`, over `forest-canopy`.
 
 use std::path::Path;
@@ -28,6 +28,25 @@ pub enum CanopyCmd {
         #[arg(long)]
         json: bool,
     },
+    /// The vector ranking alone (what `locate --hybrid` fuses with BM25),
+    /// with each node's cosine similarity to the query.
+    Search {
+        #[command(flatten)]
+        f: ForestArg,
+        /// Query words.
+        #[arg(required = true)]
+        query: Vec<String>,
+        #[arg(short, long, default_value_t = 10)]
+        k: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct SearchHit {
+    id: String,
+    similarity: f64,
 }
 
 fn embedder() -> Result<LocalEmbedder> {
@@ -66,6 +85,20 @@ pub fn run(cmd: CanopyCmd) -> Result<u8> {
                     "canopy: {} vectors, model {}, dim {} ({} ms, {:.1} nodes/s)",
                     out.report.nodes, out.report.model, out.report.dim, out.elapsed_ms, out.nodes_per_s
                 );
+            }
+            Ok(0)
+        }
+        CanopyCmd::Search { f, query, k, json } => {
+            let root = forest_root(&f)?;
+            let hits = forest_canopy::dense_scored(&root, &query.join(" "), k, MemoMode::Persist)
+                .map_err(|e| anyhow::anyhow!("canopy search: {e}"))?;
+            let hits: Vec<SearchHit> = hits.into_iter().map(|(id, similarity)| SearchHit { id, similarity }).collect();
+            if json {
+                print_json(&hits)?;
+            } else {
+                for h in &hits {
+                    println!("{:.4}  {}", h.similarity, h.id);
+                }
             }
             Ok(0)
         }

@@ -59,6 +59,12 @@ fn without_a_canopy_hybrid_locate_is_bm25_with_a_note() {
     let (hybrid, err) = locate(&root, "login modules", &["--hybrid"], None);
     assert_eq!(plain, hybrid);
     assert!(err.contains("BM25 only: no canopy"), "{err}");
+    // `canopy search` has nothing to fall back to: one clear error
+    let o = bin().args(["canopy", "search", "login", "--forest", &f(&root)]).output().unwrap();
+    assert_ne!(code(&o), 0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no canopy"), "{err}");
+    assert_eq!(err.lines().filter(|l| !l.trim().is_empty()).count(), 1, "{err}");
 }
 
 #[test]
@@ -84,6 +90,14 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     let (hy, err) = locate(&root, q, &["--hybrid", "--scope", "notes"], Some(&m));
     assert!(!err.contains("BM25 only"), "{err}");
     assert_eq!(hy["results"][0]["id"].as_str().unwrap(), "docs/zlib", "{hy}");
+    // `canopy search`: the vector ranking alone, best first, with similarities
+    let o = forest(&root, &["canopy", "search", q, "-k", "3", "--json"], Some(&m));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hits = v.as_array().unwrap();
+    assert_eq!(hits.len(), 3, "{v}");
+    assert_eq!(hits[0]["id"], "docs/zlib", "{v}");
+    let sims: Vec<f64> = hits.iter().map(|h| h["similarity"].as_f64().unwrap()).collect();
+    assert!(sims.windows(2).all(|w| w[0] >= w[1]) && sims[0] <= 1.0 + 1e-6, "{sims:?}");
     // the query's vector is memoised (K.6) under _derived/; a repeat answers alike
     let memo = forest_canopy::memo_path(&root);
     assert!(memo.is_file(), "the CLI persists the query memo");
