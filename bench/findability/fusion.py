@@ -2,17 +2,19 @@
 """Offline comparison of ways to fuse `locate`'s BM25 ranking with the
 canopy's vector ranking (issues 26 and 31), on forests that have a canopy.
 
-    python3 bench/findability/fusion.py FOREST_BIN FOREST QUESTIONS.json [--ref] [--depth N]
+    python3 bench/findability/fusion.py FOREST_BIN FOREST QUESTIONS.json [--ref] [--depth N] [--cache FILE]
 
 For every question it asks the binary once for each ranking alone
 (`forest locate --json -k N`, `forest canopy search --json -k N`; the
 embedding model from FOREST_EMBED_MODEL) and then scores, without asking
-again, each fusion in FUSIONS: R@1, R@5 and MRR@10 per fusion, as
+again, each fusion of `fusions()` (`--cache` keeps the rankings between
+runs): R@1, R@5 and MRR@10 per fusion, as
 bench/findability/measure.py counts them (`--ref`: a reference set with
 `expected_nodes`). The line `hybrid (binary)` is the binary's own
 `locate --hybrid`, to check that `rrf k60` reproduces it.
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -37,14 +39,61 @@ def rrf(lists, weights, k=60.0):
     return sorted(score, key=lambda i: (-score[i], -order[i]))
 
 
+def combsum(b, v, bs, vs, a):
+    """a x BM25 score (max-normalised by locate) + (1 - a) x the cosine
+    min-max normalised over the vector list; a node missing from a list
+    scores 0 there."""
+    lo, hi = (min(vs.values()), max(vs.values())) if vs else (0.0, 1.0)
+    span = (hi - lo) or 1.0
+    score = {}
+    for i in {*b, *v}:
+        score[i] = a * bs.get(i, 0.0) + (1 - a) * ((vs[i] - lo) / span if i in vs else 0.0)
+    order = {i: n for n, i in enumerate([*b, *v][::-1])}
+    return sorted(score, key=lambda i: (-score[i], -order[i]))
+
+
+def capped(ids, cap):
+    """At most `cap` results per folder (the id's parent), order kept."""
+    seen, out = {}, []
+    for i in ids:
+        d = i.rsplit("/", 1)[0] if "/" in i else ""
+        if i.endswith("/_index"):
+            d = d.rsplit("/", 1)[0] if "/" in d else ""
+        if seen.get(d, 0) < cap:
+            out.append(i)
+            seen[d] = seen.get(d, 0) + 1
+    return out
+
+
+def interleave(b, v):
+    out = []
+    for x, y in zip(b, v):
+        out += [i for i in (x, y) if i not in out]
+    return out
+
+
 def fusions():
-    out = {"bm25": lambda b, v: b, "vector": lambda b, v: v}
-    for w in (1.0, 0.7, 0.5, 0.35):
-        out[f"rrf k60 w_vec {w}"] = lambda b, v, w=w: rrf([b, v], [1.0, w])
+    out = {"bm25": lambda b, v, bs, vs: b, "vector": lambda b, v, bs, vs: v}
+    for w in (1.0, 1.5, 2.0, 0.7):
+        out[f"rrf k60 w_vec {w}"] = lambda b, v, bs, vs, w=w: rrf([b, v], [1.0, w])
     for k in (10, 30):
-        out[f"rrf k{k}"] = lambda b, v, k=k: rrf([b, v], [1.0, 1.0], k)
-    # BM25's first hit kept first, the rest fused.
-    out["bm25 top1 + rrf"] = lambda b, v: (b[:1] + [i for i in rrf([b, v], [1.0, 1.0]) if i not in b[:1]])
+        out[f"rrf k{k}"] = lambda b, v, bs, vs, k=k: rrf([b, v], [1.0, 1.0], k)
+    for a in (0.3, 0.4, 0.5, 0.6, 0.7):
+        out[f"combsum a {a}"] = lambda b, v, bs, vs, a=a: combsum(b, v, bs, vs, a)
+        out[f"combsum a {a} cap 2"] = lambda b, v, bs, vs, a=a: capped(combsum(b, v, bs, vs, a), 2)
+    out["interleave"] = lambda b, v, bs, vs: interleave(b, v)
+    pin = lambda b, rest: b[:1] + [i for i in rest if i not in b[:1]]  # noqa: E731
+    for a in (0.3, 0.4):
+        out[f"bm25 #1 + combsum {a} cap 2"] = lambda b, v, bs, vs, a=a: pin(b, capped(combsum(b, v, bs, vs, a), 2))
+    out["bm25 #1 + rrf w1.5 cap 2"] = lambda b, v, bs, vs: pin(b, capped(rrf([b, v], [1.0, 1.5]), 2))
+    out["bm25 #1 + rrf"] = lambda b, v, bs, vs: pin(b, rrf([b, v], [1.0, 1.0]))
+    for cap in (1, 2):
+        out[f"bm25 #1 + rrf cap {cap}"] = lambda b, v, bs, vs, cap=cap: pin(b, capped(rrf([b, v], [1.0, 1.0]), cap))
+    for cap in (1, 2):
+        out[f"bm25 cap {cap}/folder"] = lambda b, v, bs, vs, cap=cap: capped(b, cap)
+        out[f"vector cap {cap}/folder"] = lambda b, v, bs, vs, cap=cap: capped(v, cap)
+        out[f"rrf k60 cap {cap}"] = lambda b, v, bs, vs, cap=cap: capped(rrf([b, v], [1.0, 1.0]), cap)
+        out[f"rrf w1.5 cap {cap}"] = lambda b, v, bs, vs, cap=cap: capped(rrf([b, v], [1.0, 1.5]), cap)
     return out
 
 
@@ -56,17 +105,33 @@ def main():
     qs = json.load(open(qfile))
     paths = None if ref else source_paths(load_forest(forest))
     fs = fusions()
-    ranks = {name: [] for name in [*fs, "hybrid (binary)"]}
+    cache_file = args[args.index("--cache") + 1] if "--cache" in args else None
+    cache = json.load(open(cache_file)) if cache_file and os.path.exists(cache_file) else {}
+    ranks = {name: [] for name in [*fs, "hybrid (binary)", "union of bm25@5 and vector@5 (ceiling)"]}
     for q in qs:
         text = q["question"]
-        b = [r["id"] for r in run_json([binary, "locate", "--forest", forest, "--json", "-k", str(depth), "--", text])["results"]]
-        v = [h["id"] for h in run_json([binary, "canopy", "search", "--forest", forest, "--json", "-k", str(depth), "--", text])]
-        h = [r["id"] for r in run_json([binary, "locate", "--forest", forest, "--json", "-k", "10", "--hybrid", "--", text])["results"]]
-        lists = {name: f(b, v) for name, f in fs.items()}
-        lists["hybrid (binary)"] = h
+        if text not in cache:
+            b = run_json([binary, "locate", "--forest", forest, "--json", "-k", str(depth), "--", text])["results"]
+            v = run_json([binary, "canopy", "search", "--forest", forest, "--json", "-k", str(depth), "--", text])
+            h = run_json([binary, "locate", "--forest", forest, "--json", "-k", "10", "--hybrid", "--", text])["results"]
+            cache[text] = {"bm25": [[r["id"], r["score"]] for r in b], "vector": [[x["id"], x["similarity"]] for x in v],
+                           "hybrid": [r["id"] for r in h]}
+        c = cache[text]
+        b, v = [i for i, _ in c["bm25"]], [i for i, _ in c["vector"]]
+        bs, vs = dict(map(tuple, c["bm25"])), dict(map(tuple, c["vector"]))
+        lists = {name: f(b, v, bs, vs) for name, f in fs.items()}
+        lists["hybrid (binary)"] = c["hybrid"]
+        union = [*b[:5], *[i for i in v[:5] if i not in b[:5]]]
+        lists["union of bm25@5 and vector@5 (ceiling)"] = union
         for name, got in lists.items():
-            got = got[:10]
-            if ref:
+            ceiling = name.startswith("union")
+            got = got if ceiling else got[:10]
+            if ceiling and ref:
+                want = set(q["expected_nodes"])
+                ranks[name].append((1 if want & set(got) else None, (len(want & set(got)), len(want))))
+            elif ceiling:
+                ranks[name].append((1 if any(is_hit(paths.get(i), q["targets"]) for i in got) else None, None))
+            elif ref:
                 # As measure.py --ref: locate -k 5, recall over every
                 # expected node of the set, MRR of the first one.
                 want = set(q["expected_nodes"])
@@ -75,6 +140,8 @@ def main():
             else:
                 r = next((n + 1 for n, i in enumerate(got) if is_hit(paths.get(i), q["targets"])), None)
                 ranks[name].append((r, None))
+    if cache_file:
+        json.dump(cache, open(cache_file, "w"))
     n = len(qs)
     print(f"{qfile}: {n} questions")
     for name, rs in ranks.items():

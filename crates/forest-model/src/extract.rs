@@ -47,6 +47,9 @@ static FIELD: Lazy<Regex> =
     Lazy::new(|| Regex::new(r"^([A-Z][A-Za-z]*(-[A-Za-z]+)*):(\s+(.*))?$").expect("static regex"));
 static LIST_ITEM: Lazy<Regex> =
     Lazy::new(|| Regex::new(r"^([-*+•]|\d{1,3}[.)]|[a-z][.)])\s+(.*)$").expect("static regex"));
+/// An editor's mode line: Emacs `-*- text -*-`, Vim `vim: set ts=8:`.
+static MODELINE: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"-\*-.*-\*-|^(vim?|ex):\s*(set?\s|\w+=)").expect("static regex"));
 static DOT_LEADER: Lazy<Regex> = Lazy::new(|| Regex::new(r"(\.\s*){4,}\d*\s*$").expect("static regex"));
 static IMAGE: Lazy<Regex> = Lazy::new(|| Regex::new(r"!\[[^\]]*\]\([^)]*\)").expect("static regex"));
 static LINK: Lazy<Regex> = Lazy::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("static regex"));
@@ -203,8 +206,8 @@ pub fn clean_inline(s: &str) -> String {
     SPACE_PUNCT.replace_all(&s, "$1$2").trim().to_string()
 }
 
-/// True when a line is only an address, a mail, a version or a changelog
-/// entry/trailer line: no scent in it.
+/// True when a line is only an address, a mail, a version, a changelog
+/// entry/trailer line or an editor's mode line: no scent in it.
 fn is_furniture(l: &str) -> bool {
     let bare = URL.replace_all(l, "");
     let bare = EMAIL.replace_all(&bare, "");
@@ -216,6 +219,7 @@ fn is_furniture(l: &str) -> bool {
         || (l.starts_with("-- ") && l.contains('@'))
         || VERSION_LINE.is_match(l)
         || DOT_LEADER.is_match(l)
+        || MODELINE.is_match(l)
 }
 
 /// The first at most `max` bytes of `text`, cut back to a character boundary.
@@ -428,5 +432,16 @@ mod tests {
         assert!(sentence_weight("See the GNU General Public License for details.", BlockKind::Prose) < 0.2);
         assert!(sentence_weight("1.2 3.4 5.6 7 8", BlockKind::Prose) < 0.1);
         assert_eq!(sentence_weight("", BlockKind::Prose), 0.0);
+    }
+
+    #[test]
+    fn editor_mode_lines_are_furniture() {
+        // /usr/share/doc/wget/README opens with an Emacs mode line.
+        let md = "                                                   -*- text -*-\nGNU Wget\n========\n\n\
+                  GNU Wget is a free utility for non-interactive download of files from the Web.\n";
+        let s = derive_summary(md, "wget: README");
+        assert!(s.starts_with("GNU Wget is a free utility"), "{s}");
+        assert!(is_furniture("vim: set ts=8 sw=4:") && is_furniture("# -*- coding: utf-8 -*-"));
+        assert!(!is_furniture("Vim is a text editor."));
     }
 }

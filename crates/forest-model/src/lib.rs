@@ -6,6 +6,7 @@
 //! derived lint cache (`lint_cache`), never a forest file.
 
 pub mod aliases;
+pub mod comments;
 pub mod extract;
 pub mod health_facts;
 pub mod ids;

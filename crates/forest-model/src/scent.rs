@@ -145,14 +145,25 @@ pub fn pending_summary(title: &str) -> String {
     format!("Adopted content '{title}'; pending curation.")
 }
 
-/// `derive_summary(markdown, title)` (§3.7): LLM-free scent from the text,
-/// a lead-biased extractive summary (issue 26). The body's prose without
-/// its boilerplate ([`crate::extract::blocks`]) is split into sentences;
-/// each is weighted by [`crate::extract::sentence_weight`] and its position;
-/// the best one and any others scoring at least a third of it are kept, in
-/// text order, within the 50-token target. Linear in the input: only the
-/// first [`crate::extract::SCAN_BYTES`] are read.
-pub fn derive_summary(markdown: &str, title: &str) -> String {
+/// Weight a comment sentence needs to become a summary (a licence or
+/// SPDX line weighs about 0.1).
+const MIN_COMMENT_WEIGHT: f64 = 0.25;
+
+/// The anti-patterns' openings rewritten to what they introduce: a body's
+/// "This document describes the .lzma file format, ..." is its best
+/// sentence, which the contract would refuse as it stands.
+fn defuse(sentence: &str) -> String {
+    let low = sentence.to_lowercase();
+    for (pattern, verb) in [("this document describes ", "Describes "), ("file containing ", "Contains ")] {
+        if low.starts_with(pattern) && sentence.is_char_boundary(pattern.len()) {
+            return format!("{verb}{}", &sentence[pattern.len()..]);
+        }
+    }
+    sentence.to_string()
+}
+
+/// Sentences of `markdown`'s prose as `(position, weight, text)`, lead-biased.
+fn summary_candidates(markdown: &str, title: &str) -> Vec<(usize, f64, String)> {
     use crate::extract::{blocks, sentence_weight, BlockKind};
     const MAX_SENTENCES: usize = 200;
     let mut cands: Vec<(usize, f64, String)> = Vec::new();
@@ -162,6 +173,7 @@ pub fn derive_summary(markdown: &str, title: &str) -> String {
             if cands.len() >= MAX_SENTENCES {
                 break 'outer;
             }
+            let s = defuse(&s);
             if s.to_lowercase() == title_low || cands.iter().any(|c| c.2 == s) {
                 continue;
             }
@@ -170,6 +182,27 @@ pub fn derive_summary(markdown: &str, title: &str) -> String {
             let lead = if cands.is_empty() { 1.25 } else { 1.0 / (1.0 + 0.12 * cands.len() as f64) };
             cands.push((cands.len(), sentence_weight(&s, b.kind) * lead, s));
         }
+    }
+    cands
+}
+
+/// `derive_summary(markdown, title)` (§3.7): LLM-free scent from the text,
+/// a lead-biased extractive summary (issue 26). The body's prose without
+/// its boilerplate ([`crate::extract::blocks`]) is split into sentences;
+/// each is weighted by [`crate::extract::sentence_weight`] and its position;
+/// the best one and any others scoring at least a third of it are kept, in
+/// text order, within the 50-token target. A body without prose (code, a
+/// configuration file) is summarised from its comments
+/// ([`crate::comments`]); an opening the contract refuses ("This document
+/// describes ...") is rewritten ("Describes ..."). Linear in the input:
+/// only the first [`crate::extract::SCAN_BYTES`] are read.
+pub fn derive_summary(markdown: &str, title: &str) -> String {
+    let mut cands = summary_candidates(markdown, title);
+    if cands.is_empty() {
+        // A code or configuration body: what its comments say (issue 26),
+        // and only sentences that say something (not a licence line).
+        cands = summary_candidates(&crate::comments::comment_prose(markdown), title);
+        cands.retain(|c| c.1 >= MIN_COMMENT_WEIGHT);
     }
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by(|&a, &b| cands[b].1.total_cmp(&cands[a].1).then(a.cmp(&b)));
@@ -323,5 +356,17 @@ mod tests {
         assert!(validate_summary(&s).is_ok());
         assert_eq!(derive_branch_summary("E", &[]), "Region 'E' with 0 entries.");
         assert_eq!(derive_branch_summary("S", &["A".into()]), "Region 'S': A.");
+    }
+
+    #[test]
+    fn an_opening_the_contract_refuses_is_rewritten_not_dropped() {
+        // /usr/share/doc/liblzma-dev/lzma-file-format.txt.gz: its one
+        // informative paragraph opens with an anti-pattern.
+        let md = "# lzma file format\n\n0. Preface\n\n        This document describes the .lzma file format, which is\n        \
+                  sometimes also called LZMA_Alone format.\n";
+        let s = derive_summary(md, "lzma file format");
+        assert!(s.starts_with("Describes the .lzma file format, which is sometimes also called LZMA_Alone"), "{s}");
+        assert!(validate_summary(&s).is_ok());
+        assert!(derive_summary("File containing the Lisbon sales of 2026.", "x").starts_with("Contains the Lisbon"));
     }
 }

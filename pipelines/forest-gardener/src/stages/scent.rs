@@ -365,6 +365,9 @@ pub(crate) fn of_conversion(rel: &str, conv: &Conversion) -> Option<LeafScent> {
     } else {
         leaf_title(title, rel, body)
     };
+    // One line of plain spaces: a log's `# of expected passes\t\t96989`
+    // heading kept its tabs.
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     let stub = meta.stub.is_some();
     let lang = if stub { None } else { Some(meta.lang.as_deref()) };
     let mut scent = derive_leaf_scent(title, body, lang, &source_tags);
@@ -639,5 +642,17 @@ mod tests {
         let s = of_conversion("pam/README", &conv).unwrap();
         assert_eq!((s.title.as_str(), s.tags.len(), s.aliases.len()), ("README", 0, 0));
         assert!(of_conversion("t.csv", &Conversion::Dataset { title: "t".into(), tables: vec![] }).is_none());
+    }
+
+    #[test]
+    fn titles_are_one_line_of_plain_spaces() {
+        // /usr/share/doc/gdb/check.log.gz: a test log whose first line the
+        // converter took for its title.
+        let conv = Conversion::Markdown {
+            title: "of expected passes\t\t96989\n".into(),
+            body: "# of expected passes\t\t96989\n\nTest run by buildd.\n".into(),
+            meta: Default::default(),
+        };
+        assert_eq!(of_conversion("gdb/check.log", &conv).unwrap().title, "of expected passes 96989");
     }
 }
