@@ -20,8 +20,8 @@ pub use catalog::{
 };
 pub use expand::expand_query;
 pub use locate::{
-    locate, parse_coverage, rrf_fuse, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult, Scope,
-    TopkDump, LOCATE_BUDGET, RRF_K,
+    locate, locate_fused, parse_coverage, rrf_fuse, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult,
+    Scope, TopkDump, LOCATE_BUDGET, RRF_K,
 };
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
 

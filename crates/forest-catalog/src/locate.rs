@@ -199,6 +199,19 @@ struct Hit {
 /// strength = rank / best rank, scope and type filters after retrieval,
 /// score = strength × (1 + α·heat), keep `k`, then the 800-token budget.
 pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOptions) -> Result<LocateResult> {
+    locate_fused(catalog, trails, query, opts, || opts.dense.clone())
+}
+
+/// [`locate`] whose vector ranking comes from `dense`, called once the
+/// BM25 hits are in (`None`: BM25 alone; `opts.dense` is not read): a
+/// caller embeds the query on another thread meanwhile and joins it there.
+pub fn locate_fused(
+    catalog: &Catalog,
+    trails: &Trails,
+    query: &str,
+    opts: &LocateOptions,
+    dense: impl FnOnce() -> Option<Vec<String>>,
+) -> Result<LocateResult> {
     let scope = Scope::parse(&opts.scope)?;
     let limit = (opts.k * 5).max(25);
     let query = &crate::expand::expand_query(query, &|w: &str| is_rare(catalog, w));
@@ -209,9 +222,9 @@ pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOpti
         },
         None => vec![],
     };
-    let kept: Vec<(Hit, f64)> = match &opts.dense {
+    let kept: Vec<(Hit, f64)> = match dense() {
         None => bm25_strengths(hits),
-        Some(dense) => fused_strengths(catalog, hits, dense)?,
+        Some(dense) => fused_strengths(catalog, hits, &dense)?,
     }
     .into_iter()
     .filter(|(h, _)| scope.admits(&h.kind))

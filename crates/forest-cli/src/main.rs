@@ -19,7 +19,7 @@ use garden_cmd::{build_curator, finish_garden, run_options, with_curation, with_
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use forest_catalog::{locate, LocateOptions, Trails};
+use forest_catalog::{locate_fused, LocateOptions, Trails};
 use forest_gardener::derived::{open_catalog, reindex, TRAILS_PATH};
 use forest_gardener::RunOptions;
 use forest_git::{GitError, GitForest, WriterLock};
@@ -579,17 +579,26 @@ fn cmd_reindex(f: &ForestArg, json: bool) -> Result<u8> {
     Ok(0)
 }
 
-fn cmd_locate(f: &ForestArg, query: &str, mut opts: LocateOptions, hybrid: bool, json: bool) -> Result<u8> {
+fn cmd_locate(f: &ForestArg, query: &str, opts: LocateOptions, hybrid: bool, json: bool) -> Result<u8> {
     let root = forest_root(f)?;
-    let catalog = open_catalog(&root)?;
-    let trails = Trails::open(&root.join(TRAILS_PATH))?;
-    if hybrid {
-        match canopy_cmd::dense_ranking(&root, query, (opts.k * 5).max(25), canopy_cmd::MemoMode::Persist) {
-            Ok(ids) => opts.dense = Some(ids),
-            Err(why) => eprintln!("note: BM25 only: {why}"),
-        }
-    }
-    let res = locate(&catalog, &trails, query, &opts)?;
+    // Hybrid: the model loads and the query embeds on another thread while
+    // this one opens the catalog and runs BM25.
+    let res = std::thread::scope(|s| -> Result<_> {
+        let (depth, at) = ((opts.k * 5).max(25), root.as_path());
+        let dense =
+            hybrid.then(|| s.spawn(move || canopy_cmd::dense_ranking(at, query, depth, canopy_cmd::MemoMode::Persist)));
+        let catalog = open_catalog(&root)?;
+        let trails = Trails::open(&root.join(TRAILS_PATH))?;
+        Ok(locate_fused(&catalog, &trails, query, &opts, || {
+            match dense?.join().unwrap_or_else(|_| Err("the vector search failed".into())) {
+                Ok(ids) => Some(ids),
+                Err(why) => {
+                    eprintln!("note: BM25 only: {why}");
+                    None
+                }
+            }
+        })?)
+    })?;
     if json {
         print_json(&res)?;
     } else {
