@@ -394,10 +394,19 @@ impl GitForest {
         // The crash may have hit while git's index was being written: the
         // journal proves the writer died, and the forest's writer lock keeps
         // every other forest writer out, so its index.lock is stale.
-        let stale = repo.path().join("index.lock");
-        if stale.exists() {
-            tracing::warn!(path = %stale.display(), "removing the index.lock of the interrupted commit");
-            fs::remove_file(&stale).map_err(|e| GitError::io(format!("remove {}", stale.display()), e))?;
+        // So is the branch's lock file: the journal goes down before the
+        // ref moves, and a writer killed while libgit2 held
+        // `refs/heads/<branch>.lock` left it behind (every later commit
+        // would fail as "branch moved").
+        let branch_lock = repo.find_reference("HEAD").ok().and_then(|h| {
+            let target = h.symbolic_target().ok().flatten()?;
+            Some(repo.path().join(format!("{target}.lock")))
+        });
+        for stale in [Some(repo.path().join("index.lock")), branch_lock].into_iter().flatten() {
+            if stale.exists() {
+                tracing::warn!(path = %stale.display(), "removing a lock file of the interrupted commit");
+                fs::remove_file(&stale).map_err(|e| GitError::io(format!("remove {}", stale.display()), e))?;
+            }
         }
         worktree::repair(repo, &self.root, &journal.paths)?;
         worktree::remove_journal(repo)?;

@@ -111,6 +111,27 @@ fn kill_while_the_index_is_written_leaves_a_lock_that_open_clears() {
 }
 
 #[test]
+fn a_branch_lock_left_by_a_killed_commit_is_cleared_by_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("forest");
+    let old = setup(&root);
+    let list = dir.path().join("paths.txt");
+    let mut child = spawn(&root, &list, "ref");
+    assert!(killed(&mut child));
+    // What a SIGKILL inside libgit2's ref update leaves behind (the journal
+    // is down before the ref moves). Before, every later commit failed with
+    // "branch moved during the commit".
+    let (_, branch, _) = git(&root, &["symbolic-ref", "HEAD"]);
+    let lock = root.join(".git").join(format!("{}.lock", branch.trim()));
+    fs::write(&lock, format!("{old}\n")).unwrap();
+    assert!(verify_after_crash(&root, old, &list));
+    assert!(!lock.exists(), "open removed the stale branch lock");
+    let f = GitForest::open(&root).unwrap();
+    let next = f.commit_batch(&[Change::Write { path: "after.md".into(), bytes: b"after\n".to_vec() }], "after");
+    assert!(next.unwrap().is_some(), "the next commit moves the branch");
+}
+
+#[test]
 fn kill_at_timed_points() {
     let mut outcomes = Vec::new();
     for delay_ms in [20u64, 500, 1200, 2500] {
