@@ -72,11 +72,7 @@ pub(crate) fn catch_up(repo: &Repository, root: &Path, head: Option<Oid>) -> Res
     // A catch-up killed while writing left git's lock file: the marker says
     // a deferred run died, and the forest's writer lock (held by whoever
     // opens or commits) keeps other forest writers out, so it is stale.
-    let stale = repo.path().join("index.lock");
-    if stale.exists() {
-        tracing::warn!(path = %stale.display(), "removing the index.lock of an interrupted index catch-up");
-        fs::remove_file(&stale).map_err(|e| GitError::io(format!("remove {}", stale.display()), e))?;
-    }
+    crate::lock::remove_stale_git_lock(&repo.path().join("index.lock"), "interrupted index catch-up")?;
     let old_tree = base.as_ref().map(|c| c.tree()).transpose()?;
     let new_tree = head.map(|o| repo.find_commit(o).and_then(|c| c.tree())).transpose()?;
     // From nothing (`clear`): entries of paths no longer in HEAD cannot

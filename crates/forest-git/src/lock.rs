@@ -269,6 +269,18 @@ fn card_is_live(card: &LockCard) -> bool {
 }
 
 /// This machine's host name ("unknown" if the call fails).
+/// Remove a git lock file (`index.lock`, `refs/heads/<branch>.lock`) that a
+/// writer killed mid-write left behind; `why` names the evidence that it
+/// died (the caller holds the forest's writer lock, so no live forest
+/// writer owns it).
+pub(crate) fn remove_stale_git_lock(path: &Path, why: &str) -> Result<(), GitError> {
+    if path.exists() {
+        tracing::warn!(path = %path.display(), why, "removing a stale git lock file");
+        fs::remove_file(path).map_err(|e| GitError::io(format!("remove {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
 pub(crate) fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: buf is valid for buf.len() bytes; gethostname NUL-terminates

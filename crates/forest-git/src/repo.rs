@@ -398,15 +398,10 @@ impl GitForest {
         // ref moves, and a writer killed while libgit2 held
         // `refs/heads/<branch>.lock` left it behind (every later commit
         // would fail as "branch moved").
-        let branch_lock = repo.find_reference("HEAD").ok().and_then(|h| {
-            let target = h.symbolic_target().ok().flatten()?;
-            Some(repo.path().join(format!("{target}.lock")))
-        });
-        for stale in [Some(repo.path().join("index.lock")), branch_lock].into_iter().flatten() {
-            if stale.exists() {
-                tracing::warn!(path = %stale.display(), "removing a lock file of the interrupted commit");
-                fs::remove_file(&stale).map_err(|e| GitError::io(format!("remove {}", stale.display()), e))?;
-            }
+        const WHY: &str = "interrupted commit";
+        crate::lock::remove_stale_git_lock(&repo.path().join("index.lock"), WHY)?;
+        if let Ok(branch) = branch_ref(repo) {
+            crate::lock::remove_stale_git_lock(&repo.path().join(format!("{branch}.lock")), WHY)?;
         }
         worktree::repair(repo, &self.root, &journal.paths)?;
         worktree::remove_journal(repo)?;
