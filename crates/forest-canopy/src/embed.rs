@@ -37,6 +37,51 @@ thread_local! {
         rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "canopy-query".into()).build().ok();
 }
 
+/// True on a worker of a one-thread rayon pool (this thread's
+/// [`ONE_THREAD`] of some caller).
+fn on_one_thread_pool() -> bool {
+    rayon::current_thread_index().is_some() && rayon::current_num_threads() == 1
+}
+
+/// A query being embedded on the calling thread's one-thread pool while
+/// the caller does other work (BM25); [`PendingVector::wait`] joins it.
+pub struct PendingVector {
+    rx: std::sync::mpsc::Receiver<Result<Vec<f32>>>,
+}
+
+impl PendingVector {
+    /// The query's unit vector, once embedded.
+    pub fn wait(self) -> Result<Vec<f32>> {
+        self.rx.recv().unwrap_or(Err(CanopyError::Lost))
+    }
+}
+
+/// Embed one text without waiting: the job runs on this thread's
+/// long-lived one-thread pool (the one a query's pass runs on anyway), so
+/// nothing is spawned per query. Without a pool it runs here and now.
+/// `then` runs on the same worker once the vector is sent (the memo's
+/// write, off the caller's path).
+pub fn embed_spawned(
+    embedder: Arc<LocalEmbedder>,
+    text: String,
+    then: impl FnOnce(&[f32]) + Send + 'static,
+) -> PendingVector {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let job = move || {
+        let v = embedder.embed(std::slice::from_ref(&text)).map(|mut v| v.pop().unwrap_or_default());
+        let kept = v.as_ref().ok().cloned();
+        let _ = tx.send(v);
+        if let Some(v) = kept {
+            then(&v);
+        }
+    };
+    ONE_THREAD.with(|pool| match pool {
+        Some(pool) => pool.spawn(job),
+        None => job(),
+    });
+    PendingVector { rx }
+}
+
 /// Anything that turns texts into unit vectors under a recorded model name.
 pub trait Embedder {
     /// The model's identity, recorded with the canopy (a different one
@@ -226,7 +271,10 @@ impl LocalEmbedder {
         // A query (a few tokens) runs on one thread: its matmuls are too
         // small to gain from a second one, and on a loaded machine every
         // hand-off between threads waits for a scheduler slot.
-        let out = if rows * width <= SMALL_PASS {
+        // (A pass already on a one-thread pool, a spawned query, runs there.)
+        let out = if rows * width <= SMALL_PASS && on_one_thread_pool() {
+            run()
+        } else if rows * width <= SMALL_PASS {
             ONE_THREAD.with(|pool| match pool {
                 Some(pool) => pool.install(run),
                 None => run(),

@@ -22,6 +22,9 @@ pub enum CanopyError {
     /// The tokenizer refused a text.
     #[error("tokenizer: {0}")]
     Tokenizer(String),
+    /// A background embedding ended without an answer (its worker panicked).
+    #[error("the query embedding ended without a vector")]
+    Lost,
     /// A canopy file is damaged or does not match its siblings.
     #[error("canopy at {dir} is damaged: {what} (rebuild it with `forest canopy build`)")]
     Damaged {
@@ -66,7 +69,7 @@ impl CanopyError {
     pub fn code(&self) -> &'static str {
         match self {
             CanopyError::Model { .. } => "E_EMBED_MODEL",
-            CanopyError::Inference(_) | CanopyError::Tokenizer(_) => "E_EMBED",
+            CanopyError::Inference(_) | CanopyError::Tokenizer(_) | CanopyError::Lost => "E_EMBED",
             CanopyError::Damaged { .. } => "E_CANOPY_DAMAGED",
             CanopyError::ModelMismatch { .. } => "E_CANOPY_MODEL",
             CanopyError::Catalog(_) => "E_CATALOG",

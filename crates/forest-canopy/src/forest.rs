@@ -77,6 +77,66 @@ pub fn dense_scored(
     depth: usize,
     memo: MemoMode,
 ) -> std::result::Result<Vec<(String, f64)>, String> {
+    let (searcher, model) = usable(root)?;
+    let q = query_vector(root, query, &model, memo).map_err(|e| e.to_string())?;
+    Ok(searcher.search(&q, depth))
+}
+
+/// A vector ranking under way: the query's embedding runs on the calling
+/// thread's long-lived one-thread pool ([`crate::embed::embed_spawned`])
+/// while the caller ranks by BM25; [`DenseQuery::finish`] joins it and
+/// searches; the worker remembers the vector after answering. A served forest overlaps the two
+/// without a thread per query.
+pub struct DenseQuery {
+    searcher: Arc<crate::search::Searcher>,
+    vector: Pending,
+    depth: usize,
+}
+
+enum Pending {
+    Ready(Vec<f32>),
+    Embedding(crate::embed::PendingVector),
+}
+
+/// Start [`dense_ranking`] for `query`: the checks (canopy, staleness,
+/// model identity) and the memo are read now, so the same fallbacks come
+/// back at once; the embedding, when needed, starts in the background.
+pub fn begin_dense(root: &Path, query: &str, depth: usize, memo: MemoMode) -> std::result::Result<DenseQuery, String> {
+    let (searcher, model) = usable(root)?;
+    let text = collapse(query);
+    let vector = match recall(root, memo, &model, &text) {
+        Some(v) => Pending::Ready(v),
+        None => {
+            let e = shared_from_env()
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("{} is unset", crate::embed::MODEL_VAR))?;
+            // remembered by the worker after it answers (off the query's path)
+            let keep = (e.model() == model).then(|| (root.to_path_buf(), model, text.clone()));
+            let then = move |v: &[f32]| {
+                if let Some((root, model, text)) = keep {
+                    remember(&root, memo, &model, &text, v);
+                }
+            };
+            Pending::Embedding(crate::embed::embed_spawned(e, text, then))
+        }
+    };
+    Ok(DenseQuery { searcher, vector, depth })
+}
+
+impl DenseQuery {
+    /// The ranked ids, best first (as [`dense_ranking`]).
+    pub fn finish(self) -> std::result::Result<Vec<String>, String> {
+        let q = match self.vector {
+            Pending::Ready(v) => v,
+            Pending::Embedding(job) => job.wait().map_err(|e| e.to_string())?,
+        };
+        Ok(self.searcher.search(&q, self.depth).into_iter().map(|(id, _)| id).collect())
+    }
+}
+
+/// The forest's canopy searcher and the model identity, when the canopy
+/// can answer (else why not).
+fn usable(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, String), String> {
     let dir = canopy_dir(root);
     let searcher = match open_shared(&dir) {
         Ok(Some(s)) if !s.is_empty() => s,
@@ -94,8 +154,7 @@ pub fn dense_scored(
     if model != searcher.model() {
         return Err(format!("the canopy was built with {}, the model is {model}", searcher.model()));
     }
-    let q = query_vector(root, query, &model, memo).map_err(|e| e.to_string())?;
-    Ok(searcher.search(&q, depth))
+    Ok((searcher, model))
 }
 
 /// The unit vector of `query` under `model` (the identity of the model

@@ -27,7 +27,9 @@ mod text;
 
 pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
 pub use error::{CanopyError, Result};
-pub use forest::{build_forest, catalog_rows, dense_ranking, dense_scored, maintain_forest, query_vector};
+pub use forest::{
+    begin_dense, build_forest, catalog_rows, dense_ranking, dense_scored, maintain_forest, query_vector, DenseQuery,
+};
 pub use maintain::{maintain, plan_update, refresh, Loader, Plan, RefreshReport};
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
 pub use search::{open_shared, quantize, Searcher, BINARY_FROM};

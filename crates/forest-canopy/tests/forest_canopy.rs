@@ -193,3 +193,41 @@ fn the_memo_gives_back_the_encoders_vector_and_skips_it_next_time() {
         forest_canopy::query_vector(root, "where are the tape archives kept", &model_id, MemoMode::Persist).unwrap();
     assert_eq!(again, first);
 }
+
+#[test]
+fn a_query_embedded_in_the_background_ranks_and_memoises_as_in_the_foreground() {
+    let Some(m) = model() else { return };
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    std::fs::create_dir(root.join("_derived")).unwrap();
+    let err = forest_canopy::begin_dense(root, "zlib", 4, MemoMode::Persist).err().unwrap();
+    assert!(err.contains("no canopy"), "{err}");
+    refresh(&forest_canopy::canopy_dir(root), rows(), &m, true).unwrap();
+    let q = "layout and rendering of international text";
+    // started, then joined after other work, as the Vine's locate does
+    let pending = forest_canopy::begin_dense(root, q, 4, MemoMode::Persist).unwrap();
+    let other_work: usize = (0..10_000).sum();
+    let ids = pending.finish().unwrap();
+    assert!(other_work > 0);
+    assert_eq!(ids.first().map(String::as_str), Some("doc/pango"), "{ids:?}");
+    assert_eq!(ids.len(), 4);
+    // the worker writes the memo after answering: wait for it (5 s at most)
+    let mut blob: Vec<u8> = vec![];
+    for _ in 0..500 {
+        let read = rusqlite::Connection::open(forest_canopy::memo_path(root)).and_then(|c| {
+            c.query_row("SELECT vector FROM embed_memo WHERE text = ?1", [q], |r| r.get::<_, Vec<u8>>(0))
+        });
+        if let Ok(b) = read {
+            blob = b;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!blob.is_empty(), "the background embedding was memoised");
+    let stored: Vec<f32> = blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let direct = m.embed(&[q.to_string()]).unwrap();
+    assert!(cosine(&stored, &direct[0]) > 1.0 - 1e-6, "the background vector is the encoder's");
+    // the memoised query now comes back without the model, same ranking
+    let again = forest_canopy::begin_dense(root, q, 4, MemoMode::Persist).unwrap().finish().unwrap();
+    assert_eq!(again, ids);
+}

@@ -108,11 +108,18 @@ impl Vine {
         // A scoped caller's hits are the visible ones among the ranked
         // candidates, so it ranks them all (as a language filter does).
         let limit = if lang.is_some() || self.access.scoped() { 100_000 } else { (5 * k).max(25) };
+        // Hybrid: the query is embedded on this thread's long-lived
+        // one-thread pool while BM25 runs here (issue 31).
+        let dense = self.hybrid.then(|| {
+            // a --readonly server keeps the query memo in process (K.6)
+            let memo = if self.shared_writes { MemoMode::Persist } else { MemoMode::ProcessOnly };
+            forest_canopy::begin_dense(&self.root, &a.query, (5 * k).max(25), memo)
+        });
         let hits = match sanitize_query(&a.query) {
             Some(expr) => self.fts_hits(&a.query, &expr, limit, win.as_ref())?,
             None => vec![],
         };
-        let (hits, bm25_only) = self.locate_strengths(&a.query, hits, (5 * k).max(25), win.as_ref())?;
+        let (hits, bm25_only) = self.locate_strengths(hits, dense, win.as_ref())?;
         let mut kept: Vec<(Map<String, Value>, f64)> = vec![];
         for (h, strength) in hits {
             self.check_deadline("locate")?;
@@ -179,13 +186,16 @@ impl Vine {
     /// rankings over the best (navigator §4); vector-only nodes join when
     /// they lie in the window (the language filter follows in the caller).
     /// The second value says why a hybrid call fell back to BM25.
-    fn locate_strengths(&self, query: &str, hits: Vec<Hit>, depth: usize, win: Option<&Window>) -> VResult<Strengths> {
-        if !self.hybrid {
+    fn locate_strengths(
+        &self,
+        hits: Vec<Hit>,
+        dense: Option<Result<forest_canopy::DenseQuery, String>>,
+        win: Option<&Window>,
+    ) -> VResult<Strengths> {
+        let Some(dense) = dense else {
             return Ok((bm25_strengths(hits), None));
-        }
-        // a --readonly server keeps the query memo in process (K.6)
-        let memo = if self.shared_writes { MemoMode::Persist } else { MemoMode::ProcessOnly };
-        let dense = match forest_canopy::dense_ranking(&self.root, query, depth, memo) {
+        };
+        let dense = match dense.and_then(forest_canopy::DenseQuery::finish) {
             Ok(ids) => ids,
             Err(why) => return Ok((bm25_strengths(hits), Some(why))),
         };
