@@ -40,8 +40,10 @@ static CHANGELOG_ENTRY: Lazy<Regex> =
 static GNU_CHANGELOG: Lazy<Regex> =
     Lazy::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2} .*<[^>]*@[^>]*>").expect("static regex"));
 static VERSION_LINE: Lazy<Regex> = Lazy::new(|| {
-    Regex::new(r"(?i)^(version|release|changes in|\*)?\s*v?\d+(\.\d+)+[a-z0-9.+~-]*(\s*[(:,-].{0,40})?$")
-        .expect("static regex")
+    Regex::new(
+        r"(?i)^(version|release|changes in|\*)?\s*v?\d+(\.\d+)+[a-z0-9.+~-]*(\s*[(:,-].{0,40}|\s+of\s+.{0,30})?$",
+    )
+    .expect("static regex")
 });
 static FIELD: Lazy<Regex> =
     Lazy::new(|| Regex::new(r"^([A-Z][A-Za-z]*(-[A-Za-z]+)*):(\s+(.*))?$").expect("static regex"));
@@ -90,8 +92,11 @@ const FIELD_KEYS: [&str; 16] = [
 
 /// Words of licence text and page furniture: a sentence carrying them is
 /// boilerplate, the last choice of a summary.
-const BOILERPLATE: [&str; 22] = [
+const BOILERPLATE: [&str; 25] = [
     "free software",
+    "disclaim",
+    "misrepresented",
+    "plainly marked",
     "distributed in the hope",
     "warranty",
     "license",
@@ -237,6 +242,7 @@ pub fn blocks(markdown: &str) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
     let mut cur: Option<(BlockKind, Vec<&str>)> = None;
     let mut fence = false;
+    let mut in_field = false;
     let flush = |cur: &mut Option<(BlockKind, Vec<&str>)>, out: &mut Vec<Block>| {
         if let Some((kind, lines)) = cur.take() {
             let text = clean_inline(&lines.join(" "));
@@ -276,11 +282,18 @@ pub fn blocks(markdown: &str) -> Vec<Block> {
             flush(&mut cur, &mut out);
             continue;
         }
+        // A Debian copyright file's field value goes on over indented
+        // lines (`Files:` paths, `Copyright:` holders, `License:` text).
+        if in_field && raw.starts_with([' ', '\t']) {
+            continue;
+        }
+        in_field = false;
         let l = l.trim_start_matches('>').trim();
         if let Some(m) = FIELD.captures(l) {
             let key = m[1].to_ascii_lowercase();
             if FIELD_KEYS.contains(&key.as_str()) || key == "comment" {
                 flush(&mut cur, &mut out);
+                in_field = key != "comment";
                 if key == "comment" {
                     if let Some(v) = m.get(4) {
                         cur = Some((BlockKind::Prose, vec![v.as_str()]));
@@ -308,6 +321,75 @@ pub fn blocks(markdown: &str) -> Vec<Block> {
     out
 }
 
+/// True when a sentence carries licence text or page furniture
+/// ([`BOILERPLATE`]): the last choice of a summary.
+pub fn is_boilerplate(sentence: &str) -> bool {
+    let low = sentence.to_lowercase();
+    BOILERPLATE.iter().any(|b| low.contains(b))
+}
+
+/// Phrases only a licence's terms use (not a sentence that names its
+/// licence, "X is licensed under the LGPL", which also says what X is).
+const LICENCE_TERMS: [&str; 12] = [
+    "warrant",
+    "merchantability",
+    "redistribut",
+    "permission is hereby",
+    "all rights reserved",
+    "misrepresented",
+    "plainly marked",
+    "liability",
+    "liable",
+    "disclaim",
+    "without even the implied",
+    "the following conditions",
+];
+
+/// True when a sentence is a licence's terms ([`LICENCE_TERMS`]): no
+/// source of keyphrases ("implied-warranties", "binary-forms").
+pub fn is_licence_terms(sentence: &str) -> bool {
+    let low = sentence.to_lowercase();
+    LICENCE_TERMS.iter().any(|b| low.contains(b))
+}
+
+static DEP5_FORMAT: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"(?m)^Format:\s*\S*copyright-format").expect("static regex"));
+static DEP5_FIELD: Lazy<Regex> =
+    Lazy::new(|| Regex::new(r"(?m)^(Upstream-Name|License|Comment):[ \t]*(.*)$").expect("static regex"));
+
+/// The summary of a machine-readable Debian copyright file (DEP-5): what
+/// it covers (`Upstream-Name`, the name its authors use, often not the
+/// folder's) and under which licences, with the first sentence of its
+/// `Comment`. `None` for any other body (or one without a name).
+pub fn dep5_summary(markdown: &str) -> Option<String> {
+    let text = lead(markdown, SCAN_BYTES);
+    let (mut name, mut comment, mut licences) = (None, None, Vec::<&str>::new());
+    for m in DEP5_FIELD.captures_iter(text) {
+        let v = m.get(2).map_or("", |x| x.as_str()).trim();
+        match &m[1] {
+            "Upstream-Name" if name.is_none() && !v.is_empty() => name = Some(v),
+            "Comment" if comment.is_none() && !v.is_empty() => comment = Some(v),
+            "License" if !v.is_empty() && licences.len() < 4 && !licences.contains(&v) => licences.push(v),
+            _ => {}
+        }
+    }
+    let name = name?;
+    if !DEP5_FORMAT.is_match(text) && !text.contains("\nFiles:") {
+        return None;
+    }
+    let name = clean_inline(name);
+    let mut out = if licences.is_empty() {
+        format!("{name}: copyright holders and licence terms.")
+    } else {
+        format!("{name}: copyright holders and licence terms ({}).", licences.join(", "))
+    };
+    if let Some(c) = comment.map(clean_inline).filter(|c| c.split_whitespace().count() >= 4) {
+        let first = c.split_inclusive(". ").next().unwrap_or(&c).trim().to_string();
+        out = format!("{out} {first}");
+    }
+    Some(out)
+}
+
 /// True when `s` defines its subject ("Nettle is a cryptographic library",
 /// "This package provides...").
 pub fn is_definition(s: &str) -> bool {
@@ -329,8 +411,7 @@ pub fn sentence_weight(s: &str, kind: BlockKind) -> f64 {
         5..=45 => 1.0,
         _ => 0.6,
     };
-    let low = s.to_lowercase();
-    if BOILERPLATE.iter().any(|b| low.contains(b)) {
+    if is_boilerplate(s) {
         w *= 0.1;
     }
     if kind == BlockKind::Item {
@@ -432,6 +513,61 @@ mod tests {
         assert!(sentence_weight("See the GNU General Public License for details.", BlockKind::Prose) < 0.2);
         assert!(sentence_weight("1.2 3.4 5.6 7 8", BlockKind::Prose) < 0.1);
         assert_eq!(sentence_weight("", BlockKind::Prose), 0.0);
+    }
+
+    #[test]
+    fn a_debian_copyright_file_is_summarised_by_what_it_covers() {
+        // The head of Debian 12's /usr/share/doc/gpg-agent/copyright (DEP-5).
+        let md = "# gpg-agent: copyright\n\n\
+                  Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
+                  Upstream-Name: GnuPG - The GNU Privacy Guard (modern version)\n\
+                  Upstream-Contact: GnuPG development mailing list <gnupg-devel@gnupg.org>\n\
+                  Source: https://gnupg.org/download/\n\nFiles: *\n\
+                  Copyright: 1992, 1995-2020, Free Software Foundation, Inc\nLicense: GPL-3+\n\n\
+                  Files: agent/command.c\n agent/command-ssh.c\n agent/gpg-agent.c\n\
+                  Copyright: 1998-2007, 2009, 2012, Free Software Foundation, Inc\n  2013, Werner Koch\n\
+                  License: GPL-3+\n\nFiles: common/localename.c\nCopyright: 1985 Free Software Foundation, Inc.\n\
+                  License: LGPL-2.1+\n\nLicense: GPL-3+\n This program is free software; you can redistribute it\n \
+                  and/or modify it under the terms of the GNU General Public License.\n";
+        assert_eq!(
+            derive_summary(md, "gpg-agent: copyright"),
+            "GnuPG - The GNU Privacy Guard (modern version): copyright holders and licence terms (GPL-3+, LGPL-2.1+)."
+        );
+        // field values over indented lines are not prose
+        let texts: Vec<String> = blocks(md).into_iter().map(|b| b.text).collect();
+        assert_eq!(texts, ["gpg-agent: copyright"], "{texts:?}");
+        // a body that only looks like fields is summarised as prose
+        let md = "# notes\n\nLicense: MIT\n\nThe tool converts archives between formats quickly.\n";
+        assert!(dep5_summary(md).is_none());
+        assert_eq!(derive_summary(md, "notes"), "The tool converts archives between formats quickly.");
+    }
+
+    #[test]
+    fn a_licence_and_a_dated_version_line_do_not_push_the_introduction_down() {
+        // The shape of bzip2's manual.html (Debian 12, /usr/share/doc/bzip2):
+        // title, a dated version line, the licence, then the introduction.
+        let mut md = String::from(
+            "# bzip2 and libbzip2, version 1.0.8\n\n## A program and library for data compression\n\n\
+             Version 1.0.8 of 13 July 2019\n\nCopyright 1996-2019 Julian Seward\n\n",
+        );
+        for clause in [
+            "Redistribution and use in source and binary forms, with or without modification, are permitted.",
+            "Redistributions of source code must retain the above copyright notice.",
+            "The origin of this software must not be misrepresented; you must not claim that you wrote it.",
+            "Altered source versions must be plainly marked as such.",
+            "THIS SOFTWARE IS PROVIDED BY THE AUTHOR AS IS AND ANY EXPRESS OR IMPLIED WARRANTIES ARE DISCLAIMED.",
+        ] {
+            md.push_str(clause);
+            md.push_str("\n\n");
+        }
+        md.push_str(
+            "bzip2 compresses files using the Burrows-Wheeler block-sorting text compression algorithm, \
+             and Huffman coding.\n",
+        );
+        let s = derive_summary(&md, "bzip2 and libbzip2, version 1.0.8");
+        assert!(s.contains("block-sorting"), "{s}");
+        assert!(!s.contains("Version 1.0.8 of") && !s.contains("misrepresented"), "{s}");
+        assert!(is_furniture("Version 1.0.8 of 13 July 2019"));
     }
 
     #[test]

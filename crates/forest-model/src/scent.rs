@@ -162,12 +162,17 @@ fn defuse(sentence: &str) -> String {
     sentence.to_string()
 }
 
+/// Weight (before position) of a sentence that counts for the lead bias:
+/// a licence sentence weighs ~0.1, a bare version or name line ~0.3.
+const SAYS_SOMETHING: f64 = 0.45;
+
 /// Sentences of `markdown`'s prose as `(position, weight, text)`, lead-biased.
 fn summary_candidates(markdown: &str, title: &str) -> Vec<(usize, f64, String)> {
     use crate::extract::{blocks, sentence_weight, BlockKind};
     const MAX_SENTENCES: usize = 200;
     let mut cands: Vec<(usize, f64, String)> = Vec::new();
     let title_low = title.trim().to_lowercase();
+    let mut said = 0usize;
     'outer: for b in blocks(markdown).iter().filter(|b| b.kind != BlockKind::Heading) {
         for s in split_sentences(&b.text) {
             if cands.len() >= MAX_SENTENCES {
@@ -178,9 +183,15 @@ fn summary_candidates(markdown: &str, title: &str) -> Vec<(usize, f64, String)> 
                 continue;
             }
             // Lead bias: the first sentence usually says what the document is
-            // (a man page's NAME line, a README's opening).
-            let lead = if cands.is_empty() { 1.25 } else { 1.0 / (1.0 + 0.12 * cands.len() as f64) };
-            cands.push((cands.len(), sentence_weight(&s, b.kind) * lead, s));
+            // (a man page's NAME line, a README's opening). Position counts
+            // the sentences that say something: a licence or a version line
+            // before the introduction does not push it down.
+            let lead = if said == 0 { 1.25 } else { 1.0 / (1.0 + 0.12 * said as f64) };
+            let weight = sentence_weight(&s, b.kind);
+            if weight >= SAYS_SOMETHING {
+                said += 1;
+            }
+            cands.push((cands.len(), weight * lead, s));
         }
     }
     cands
@@ -197,6 +208,16 @@ fn summary_candidates(markdown: &str, title: &str) -> Vec<(usize, f64, String)> 
 /// describes ...") is rewritten ("Describes ..."). Linear in the input:
 /// only the first [`crate::extract::SCAN_BYTES`] are read.
 pub fn derive_summary(markdown: &str, title: &str) -> String {
+    if let Some(s) = crate::extract::dep5_summary(markdown) {
+        let fitted = if estimate_tokens(&s) <= SUMMARY_TARGET_TOKENS {
+            Some(s)
+        } else {
+            cut_words(&s, SUMMARY_TARGET_TOKENS, &[',', ';', ':'])
+        };
+        if let Some(s) = fitted.filter(|s| validate_summary(s).is_ok()) {
+            return s;
+        }
+    }
     let mut cands = summary_candidates(markdown, title);
     if cands.is_empty() {
         // A code or configuration body: what its comments say (issue 26),

@@ -56,7 +56,14 @@ fn adopt_derives_titles_tags_and_summaries_from_the_content() {
 
     let copyright = node(&root, &id_of("libpam/copyright"));
     assert_eq!(copyright.get_str("title").unwrap(), "libpam: copyright");
-    assert!(copyright.get_str("summary").unwrap().starts_with("Pluggable Authentication Modules (PAM) let"));
+    // a DEP-5 file: what it covers (its Upstream-Name), its licences, its Comment
+    let summary = copyright.get_str("summary").unwrap();
+    assert!(
+        summary.starts_with(
+            "Linux-PAM: copyright holders and licence terms (GPL-2+). Pluggable Authentication Modules (PAM) let"
+        ),
+        "{summary}"
+    );
     assert!(copyright.get_list("aliases").contains(&"PAM".to_string()), "{:?}", copyright.get_list("aliases"));
     assert!(copyright.get_list("tags").len() >= 2, "{:?}", copyright.get_list("tags"));
 

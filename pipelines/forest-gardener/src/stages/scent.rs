@@ -18,7 +18,7 @@
 use crate::stages::text::{clean_tag, normalize_body, stem_of};
 use forest_convert::Conversion;
 use forest_model::extract::{blocks, BlockKind};
-use forest_model::scent::derive_summary;
+use forest_model::scent::{derive_summary, split_sentences};
 use forest_model::slug::title_from_stem;
 use once_cell::sync::Lazy;
 use regex::Regex;
@@ -234,15 +234,27 @@ static YAKE: Lazy<forest_keyphrase::Config> =
     Lazy::new(|| forest_keyphrase::Config { ngrams: 2, minimum_chars: 3, ..forest_keyphrase::Config::default() });
 
 /// The prose YAKE reads: headings and paragraphs without boilerplate, cut
-/// at [`KEYPHRASE_BYTES`].
-fn keyphrase_text(body: &str) -> String {
+/// at [`KEYPHRASE_BYTES`]; with `licences` false, without the sentences
+/// of licence text too (their "implied-warranties" and "general-public"
+/// would be the tags of every file that carries a licence header).
+fn keyphrase_text(body: &str, licences: bool) -> String {
     let mut text = String::new();
     for b in blocks(body) {
         if text.len() >= KEYPHRASE_BYTES {
             break;
         }
-        text.push_str(&b.text);
-        text.push_str(if b.text.ends_with(['.', '!', '?']) { "\n" } else { ".\n" });
+        let kept: String = if licences {
+            b.text
+        } else {
+            let said: Vec<String> =
+                split_sentences(&b.text).into_iter().filter(|s| !forest_model::extract::is_licence_terms(s)).collect();
+            said.join(" ")
+        };
+        if kept.is_empty() {
+            continue;
+        }
+        text.push_str(&kept);
+        text.push_str(if kept.ends_with(['.', '!', '?']) { "\n" } else { ".\n" });
     }
     let cut = forest_model::extract::lead(&text, KEYPHRASE_BYTES).len();
     text.truncate(cut);
@@ -253,15 +265,24 @@ fn keyphrase_text(body: &str) -> String {
 /// dialect's format (lowercase, `[a-z0-9][a-z0-9_-]*`); numbers, generic
 /// words and duplicates left out. `lang` picks the stopword list (else English).
 pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<String> {
-    let text = keyphrase_text(body);
+    let mut out = tags_of(&keyphrase_text(body, false), lang, max, vec![]);
+    if out.len() < 2 {
+        // A body that is mostly licence text (a copyright file) still
+        // gets its tags, from all of it.
+        out = tags_of(&keyphrase_text(body, true), lang, max, out);
+    }
+    out
+}
+
+/// [`keyphrase_tags`] of one text, after the tags already in `out`.
+fn tags_of(text: &str, lang: Option<&str>, max: usize, mut out: Vec<String>) -> Vec<String> {
     if text.split_whitespace().count() < 3 {
-        return vec![];
+        return out;
     }
     let Some(stop) = forest_keyphrase::stopwords(lang_key(lang)) else {
-        return vec![];
+        return out;
     };
-    let mut out: Vec<String> = Vec::new();
-    for k in forest_keyphrase::keyphrases(&text, stop, &YAKE, max * 3) {
+    for k in forest_keyphrase::keyphrases(text, stop, &YAKE, max * 3) {
         let tag = clean_tag(&k.keyword.replace('.', "-"));
         let ok = tag.len() >= 3
             && tag.len() <= 40
@@ -575,6 +596,26 @@ mod tests {
             5,
         );
         assert!(weak.iter().all(|t| !WEAK_TAGS.contains(&t.as_str())), "{weak:?}");
+    }
+
+    #[test]
+    fn licence_text_gives_no_tags_unless_it_is_all_there_is() {
+        // libedit's README shape: what it is, then its BSD licence clauses.
+        let body = "# libedit\n\nlibedit is the BSD editline library: line editing, history and \
+                    tokenization for interactive programs. Editline reads a line with emacs or vi key bindings.\n\n\
+                    Redistribution and use in source and binary forms, with or without modification, are permitted \
+                    provided that the following conditions are met. THIS SOFTWARE IS PROVIDED AS IS AND ANY EXPRESS \
+                    OR IMPLIED WARRANTIES, INCLUDING THE IMPLIED WARRANTIES OF MERCHANTABILITY, ARE DISCLAIMED.\n";
+        let t = keyphrase_tags(body, Some("en"), 5);
+        assert!(t.len() >= 2, "{t:?}");
+        let licence_words = ["warrant", "redistribution", "merchantability", "binary-forms", "permitted", "implied"];
+        assert!(t.iter().all(|t| !licence_words.iter().any(|w| t.contains(w))), "{t:?}");
+        assert!(t.iter().any(|t| t.contains("editline")), "{t:?}");
+        // a body that is only licence text still gets two tags
+        let only = "Redistribution and use in source and binary forms, with or without modification, are \
+                    permitted provided that the following conditions are met. THE SOFTWARE IS PROVIDED AS IS AND \
+                    ANY EXPRESS OR IMPLIED WARRANTIES OF MERCHANTABILITY ARE DISCLAIMED BY THE REGENTS.\n";
+        assert!(keyphrase_tags(only, Some("en"), 5).len() >= 2);
     }
 
     #[test]
