@@ -92,8 +92,12 @@ const FIELD_KEYS: [&str; 16] = [
 
 /// Words of licence text and page furniture: a sentence carrying them is
 /// boilerplate, the last choice of a summary.
-const BOILERPLATE: [&str; 25] = [
+const BOILERPLATE: [&str; 29] = [
     "free software",
+    "provided \"as is",
+    "provided ``as is",
+    "provided 'as is",
+    "provided as is",
     "disclaim",
     "misrepresented",
     "plainly marked",
@@ -352,44 +356,6 @@ pub fn is_licence_terms(sentence: &str) -> bool {
     LICENCE_TERMS.iter().any(|b| low.contains(b))
 }
 
-static DEP5_FORMAT: Lazy<Regex> =
-    Lazy::new(|| Regex::new(r"(?m)^Format:\s*\S*copyright-format").expect("static regex"));
-static DEP5_FIELD: Lazy<Regex> =
-    Lazy::new(|| Regex::new(r"(?m)^(Upstream-Name|License|Comment):[ \t]*(.*)$").expect("static regex"));
-
-/// The summary of a machine-readable Debian copyright file (DEP-5): what
-/// it covers (`Upstream-Name`, the name its authors use, often not the
-/// folder's) and under which licences, with the first sentence of its
-/// `Comment`. `None` for any other body (or one without a name).
-pub fn dep5_summary(markdown: &str) -> Option<String> {
-    let text = lead(markdown, SCAN_BYTES);
-    let (mut name, mut comment, mut licences) = (None, None, Vec::<&str>::new());
-    for m in DEP5_FIELD.captures_iter(text) {
-        let v = m.get(2).map_or("", |x| x.as_str()).trim();
-        match &m[1] {
-            "Upstream-Name" if name.is_none() && !v.is_empty() => name = Some(v),
-            "Comment" if comment.is_none() && !v.is_empty() => comment = Some(v),
-            "License" if !v.is_empty() && licences.len() < 4 && !licences.contains(&v) => licences.push(v),
-            _ => {}
-        }
-    }
-    let name = name?;
-    if !DEP5_FORMAT.is_match(text) && !text.contains("\nFiles:") {
-        return None;
-    }
-    let name = clean_inline(name);
-    let mut out = if licences.is_empty() {
-        format!("{name}: copyright holders and licence terms.")
-    } else {
-        format!("{name}: copyright holders and licence terms ({}).", licences.join(", "))
-    };
-    if let Some(c) = comment.map(clean_inline).filter(|c| c.split_whitespace().count() >= 4) {
-        let first = c.split_inclusive(". ").next().unwrap_or(&c).trim().to_string();
-        out = format!("{out} {first}");
-    }
-    Some(out)
-}
-
 /// True when `s` defines its subject ("Nettle is a cryptographic library",
 /// "This package provides...").
 pub fn is_definition(s: &str) -> bool {
@@ -513,33 +479,6 @@ mod tests {
         assert!(sentence_weight("See the GNU General Public License for details.", BlockKind::Prose) < 0.2);
         assert!(sentence_weight("1.2 3.4 5.6 7 8", BlockKind::Prose) < 0.1);
         assert_eq!(sentence_weight("", BlockKind::Prose), 0.0);
-    }
-
-    #[test]
-    fn a_debian_copyright_file_is_summarised_by_what_it_covers() {
-        // The head of Debian 12's /usr/share/doc/gpg-agent/copyright (DEP-5).
-        let md = "# gpg-agent: copyright\n\n\
-                  Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
-                  Upstream-Name: GnuPG - The GNU Privacy Guard (modern version)\n\
-                  Upstream-Contact: GnuPG development mailing list <gnupg-devel@gnupg.org>\n\
-                  Source: https://gnupg.org/download/\n\nFiles: *\n\
-                  Copyright: 1992, 1995-2020, Free Software Foundation, Inc\nLicense: GPL-3+\n\n\
-                  Files: agent/command.c\n agent/command-ssh.c\n agent/gpg-agent.c\n\
-                  Copyright: 1998-2007, 2009, 2012, Free Software Foundation, Inc\n  2013, Werner Koch\n\
-                  License: GPL-3+\n\nFiles: common/localename.c\nCopyright: 1985 Free Software Foundation, Inc.\n\
-                  License: LGPL-2.1+\n\nLicense: GPL-3+\n This program is free software; you can redistribute it\n \
-                  and/or modify it under the terms of the GNU General Public License.\n";
-        assert_eq!(
-            derive_summary(md, "gpg-agent: copyright"),
-            "GnuPG - The GNU Privacy Guard (modern version): copyright holders and licence terms (GPL-3+, LGPL-2.1+)."
-        );
-        // field values over indented lines are not prose
-        let texts: Vec<String> = blocks(md).into_iter().map(|b| b.text).collect();
-        assert_eq!(texts, ["gpg-agent: copyright"], "{texts:?}");
-        // a body that only looks like fields is summarised as prose
-        let md = "# notes\n\nLicense: MIT\n\nThe tool converts archives between formats quickly.\n";
-        assert!(dep5_summary(md).is_none());
-        assert_eq!(derive_summary(md, "notes"), "The tool converts archives between formats quickly.");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub mod aliases;
 pub mod comments;
+pub mod dep5;
 pub mod extract;
 pub mod health_facts;
 pub mod ids;

@@ -71,12 +71,30 @@ pub fn validate_summary(summary: &str) -> Result<(), SummaryError> {
 
 static SENTENCE_END: Lazy<Regex> = Lazy::new(|| Regex::new(r"[.!?]\s+").expect("static regex"));
 
-/// Split after `.`, `!`, `?` followed by whitespace; pieces keep their
-/// punctuation and are trimmed.
+/// Abbreviations after which a full stop does not end a sentence.
+const ABBREVIATIONS: [&str; 6] = ["e.g", "i.e", "cf", "vs", "mr", "dr"];
+
+/// True when the full stop at `dot` closes an initial ("Steve M. Robbins")
+/// or an abbreviation ("e.g. zlib"), not a sentence.
+fn is_abbreviation(text: &str, dot: usize) -> bool {
+    if text.as_bytes().get(dot) != Some(&b'.') {
+        return false;
+    }
+    let word = text[..dot].rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    let initial = word.len() == 1 && word.chars().all(|c| c.is_ascii_uppercase());
+    initial || ABBREVIATIONS.contains(&word.to_ascii_lowercase().as_str())
+}
+
+/// Split after `.`, `!`, `?` followed by whitespace (not after an initial
+/// or an abbreviation such as "e.g."); pieces keep their punctuation and
+/// are trimmed.
 pub fn split_sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = 0;
     for m in SENTENCE_END.find_iter(text) {
+        if is_abbreviation(text, m.start()) {
+            continue;
+        }
         let end = m.start() + 1;
         let s = text[start..end].trim();
         if !s.is_empty() {
@@ -162,8 +180,8 @@ fn defuse(sentence: &str) -> String {
     sentence.to_string()
 }
 
-/// Weight (before position) of a sentence that counts for the lead bias:
-/// a licence sentence weighs ~0.1, a bare version or name line ~0.3.
+/// Weight (before position) of the sentence the lead bias starts from:
+/// a licence sentence weighs ~0.1, a bare name or date line ~0.3.
 const SAYS_SOMETHING: f64 = 0.45;
 
 /// Sentences of `markdown`'s prose as `(position, weight, text)`, lead-biased.
@@ -184,11 +202,11 @@ fn summary_candidates(markdown: &str, title: &str) -> Vec<(usize, f64, String)> 
             }
             // Lead bias: the first sentence usually says what the document is
             // (a man page's NAME line, a README's opening). Position counts
-            // the sentences that say something: a licence or a version line
-            // before the introduction does not push it down.
+            // from the first sentence that says something: a licence or a
+            // copyright line before the introduction does not push it down.
             let lead = if said == 0 { 1.25 } else { 1.0 / (1.0 + 0.12 * said as f64) };
             let weight = sentence_weight(&s, b.kind);
-            if weight >= SAYS_SOMETHING {
+            if said > 0 || weight >= SAYS_SOMETHING {
                 said += 1;
             }
             cands.push((cands.len(), weight * lead, s));
@@ -208,7 +226,7 @@ fn summary_candidates(markdown: &str, title: &str) -> Vec<(usize, f64, String)> 
 /// describes ...") is rewritten ("Describes ..."). Linear in the input:
 /// only the first [`crate::extract::SCAN_BYTES`] are read.
 pub fn derive_summary(markdown: &str, title: &str) -> String {
-    if let Some(s) = crate::extract::dep5_summary(markdown) {
+    if let Some(s) = crate::dep5::summary(markdown) {
         let fitted = if estimate_tokens(&s) <= SUMMARY_TARGET_TOKENS {
             Some(s)
         } else {
@@ -304,6 +322,15 @@ pub fn is_pending_curation(node: &crate::node::Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn initials_and_abbreviations_do_not_end_a_sentence() {
+        assert_eq!(
+            split_sentences("Built by Steve M. Robbins for Debian. Use a codec, e.g. zlib (cf. RFC 1950). Done!"),
+            ["Built by Steve M. Robbins for Debian.", "Use a codec, e.g. zlib (cf. RFC 1950).", "Done!"]
+        );
+        assert_eq!(split_sentences("It is version 2. Then A. It ends."), ["It is version 2.", "Then A. It ends."]);
+    }
 
     #[test]
     fn pending_curation_is_ingested_derived_and_unedited() {
