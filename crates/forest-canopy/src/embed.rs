@@ -68,11 +68,17 @@ pub fn embed_spawned(
 ) -> PendingVector {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let job = move || {
-        let v = embedder.embed(std::slice::from_ref(&text)).map(|mut v| v.pop().unwrap_or_default());
+        // A panic in a spawned job would abort the process (rayon's
+        // default): it becomes the caller's error instead.
+        let run = std::panic::AssertUnwindSafe(|| embedder.embed(std::slice::from_ref(&text)));
+        let v = match std::panic::catch_unwind(run) {
+            Ok(v) => v.map(|mut v| v.pop().unwrap_or_default()),
+            Err(_) => Err(CanopyError::Lost),
+        };
         let kept = v.as_ref().ok().cloned();
         let _ = tx.send(v);
         if let Some(v) = kept {
-            then(&v);
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| then(&v)));
         }
     };
     ONE_THREAD.with(|pool| match pool {

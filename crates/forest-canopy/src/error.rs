@@ -22,7 +22,7 @@ pub enum CanopyError {
     /// The tokenizer refused a text.
     #[error("tokenizer: {0}")]
     Tokenizer(String),
-    /// A background embedding ended without an answer (its worker panicked).
+    /// A background embedding ended without an answer (it panicked).
     #[error("the query embedding ended without a vector")]
     Lost,
     /// A canopy file is damaged or does not match its siblings.
