@@ -85,8 +85,8 @@ pub fn dense_scored(
 /// A vector ranking under way: the query's embedding runs on the calling
 /// thread's long-lived one-thread pool ([`crate::embed::embed_spawned`])
 /// while the caller ranks by BM25; [`DenseQuery::finish`] joins it and
-/// searches; the worker remembers the vector after answering. A served forest overlaps the two
-/// without a thread per query.
+/// searches; the worker remembers the vector after answering. A served
+/// forest overlaps the two without a thread per query.
 pub struct DenseQuery {
     searcher: Arc<crate::search::Searcher>,
     vector: Pending,

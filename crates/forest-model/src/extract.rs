@@ -41,7 +41,7 @@ static GNU_CHANGELOG: Lazy<Regex> =
     Lazy::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2} .*<[^>]*@[^>]*>").expect("static regex"));
 static VERSION_LINE: Lazy<Regex> = Lazy::new(|| {
     Regex::new(
-        r"(?i)^(version|release|changes in|\*)?\s*v?\d+(\.\d+)+[a-z0-9.+~-]*(\s*[(:,-].{0,40}|\s+of\s+.{0,30})?$",
+        r"(?i)^(version|release|changes in|\*)?\s*v?\d+(\.\d+)+[a-z0-9.+~-]*(\s*[(:,-].{0,40}|\s+of\s+[\w ,.]{0,20}\d{4})?$",
     )
     .expect("static regex")
 });
@@ -507,6 +507,7 @@ mod tests {
         assert!(s.contains("block-sorting"), "{s}");
         assert!(!s.contains("Version 1.0.8 of") && !s.contains("misrepresented"), "{s}");
         assert!(is_furniture("Version 1.0.8 of 13 July 2019"));
+        assert!(!is_furniture("Version 2.0 of the API adds streaming"));
     }
 
     #[test]

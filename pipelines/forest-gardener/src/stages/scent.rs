@@ -265,8 +265,10 @@ fn keyphrase_text(body: &str, licences: bool) -> String {
 /// dialect's format (lowercase, `[a-z0-9][a-z0-9_-]*`); numbers, generic
 /// words and duplicates left out. `lang` picks the stopword list (else English).
 pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<String> {
-    let mut out = tags_of(&keyphrase_text(body, false), lang, max, vec![]);
-    if out.len() < 2 {
+    let text = keyphrase_text(body, false);
+    let mut out = tags_of(&text, lang, max, vec![]);
+    // (no second pass when no licence sentence was left out)
+    if out.len() < 2 && text.len() < keyphrase_text(body, true).len() {
         // A body that is mostly licence text (a copyright file) still
         // gets its tags, from all of it.
         out = tags_of(&keyphrase_text(body, true), lang, max, out);
