@@ -88,16 +88,27 @@ fn project_of(url: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What a DEP-5 header says it covers (`None` for another body).
+fn name_of(h: &Header) -> Option<String> {
+    if !h.format && !h.files {
+        return None;
+    }
+    let named = h.name.clone().filter(|n| !NOT_A_NAME.contains(&n.to_ascii_lowercase().as_str()));
+    Some(clean_inline(&named.or_else(|| h.source.as_deref().and_then(project_of))?))
+}
+
+/// The name a DEP-5 copyright file says it covers: its `Upstream-Name`,
+/// else the project of its `Source` URL; `None` for any other body.
+pub fn name(markdown: &str) -> Option<String> {
+    name_of(&parse(lead(markdown, SCAN_BYTES)))
+}
+
 /// The summary of a DEP-5 copyright file: what it covers, its licences
 /// and the first sentence of its `Comment`; `None` for any other body
 /// (or one whose header names nothing).
 pub fn summary(markdown: &str) -> Option<String> {
     let h = parse(lead(markdown, SCAN_BYTES));
-    if !h.format && !h.files {
-        return None;
-    }
-    let named = h.name.filter(|n| !NOT_A_NAME.contains(&n.to_ascii_lowercase().as_str()));
-    let name = clean_inline(&named.or_else(|| h.source.as_deref().and_then(project_of))?);
+    let name = name_of(&h)?;
     let mut out = if h.licences.is_empty() {
         format!("{name}: copyright holders and licence terms.")
     } else {

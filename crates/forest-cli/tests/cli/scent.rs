@@ -55,7 +55,7 @@ fn adopt_derives_titles_tags_and_summaries_from_the_content() {
     assert!(tags.iter().any(|t| t.contains("cpio") || t.contains("archive")), "{tags:?}");
 
     let copyright = node(&root, &id_of("libpam/copyright"));
-    assert_eq!(copyright.get_str("title").unwrap(), "libpam: copyright");
+    assert_eq!(copyright.get_str("title").unwrap(), "libpam: copyright of Linux-PAM");
     // a DEP-5 file: what it covers (its Upstream-Name), its licences, its Comment
     let summary = copyright.get_str("summary").unwrap();
     assert!(

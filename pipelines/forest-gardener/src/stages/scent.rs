@@ -212,7 +212,20 @@ pub(crate) fn leaf_title(converter_title: &str, rel: &str, body: &str) -> String
     }
     let base =
         first_real_heading(body).unwrap_or_else(|| if is_generic(&t) { t.clone() } else { title_from_stem(&stem) });
-    match owner_of(rel) {
+    // a Debian copyright file names what it covers, when that is not the
+    // folder's name ("gpg-agent: copyright of GnuPG - The GNU Privacy Guard")
+    let owner = owner_of(rel);
+    let base = match forest_model::dep5::name(body) {
+        Some(n)
+            if !base.to_lowercase().contains(&n.to_lowercase())
+                && owner.is_none_or(|o| !o.eq_ignore_ascii_case(&n))
+                && n.chars().count() <= 60 =>
+        {
+            format!("{base} of {n}")
+        }
+        _ => base,
+    };
+    match owner {
         Some(o) if !base.to_lowercase().contains(&o.to_lowercase()) => format!("{o}: {base}"),
         _ => base,
     }
@@ -564,6 +577,18 @@ mod tests {
         let setext = "This is the GNU cpio package\n============================\n\nText.\n";
         assert_eq!(leaf_title("README", "cpio/README", setext), "This is the GNU cpio package");
         assert_eq!(leaf_title("copyright", "libgtk2.0-0/copyright", ""), "libgtk2.0-0: copyright");
+        // a Debian copyright file (DEP-5) names what it covers, unless that is the folder
+        let dep5 = |name: &str| {
+            format!(
+                "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
+                 Upstream-Name: {name}\n\nFiles: *\nLicense: GPL-3+\n"
+            )
+        };
+        assert_eq!(
+            leaf_title("copyright", "gpg-agent/copyright", &dep5("GnuPG - The GNU Privacy Guard")),
+            "gpg-agent: copyright of GnuPG - The GNU Privacy Guard"
+        );
+        assert_eq!(leaf_title("copyright", "bzip2/copyright", &dep5("bzip2")), "bzip2: copyright");
         assert_eq!(
             leaf_title("Older entries have been removed from this changelog.", "bash/changelog.Debian.gz", "x"),
             "bash: changelog.Debian"
