@@ -150,6 +150,13 @@ fn maintain_loads_the_model_only_when_a_scent_changed() {
     assert!(stale_reason(&dir).unwrap().contains("did not load"));
 }
 
+/// An empty forest directory with its `_derived/` (where the memo lives).
+fn forest_root() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir(t.path().join("_derived")).unwrap();
+    t
+}
+
 /// A memo row's vector: little-endian float32s.
 fn floats(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
@@ -176,9 +183,8 @@ fn a_query_alone_equals_the_same_query_padded_in_a_batch() {
 #[test]
 fn the_memo_gives_back_the_encoders_vector_and_skips_it_next_time() {
     let Some(m) = model() else { return };
-    let t = tempfile::tempdir().unwrap();
+    let t = forest_root();
     let root = t.path();
-    std::fs::create_dir(root.join("_derived")).unwrap();
     let model_id = forest_canopy::identity_from_env().unwrap().unwrap();
     assert_eq!(model_id, m.model(), "identity without loading equals the loaded model's");
     let q = "  where are   the tape\tarchives kept ";
@@ -201,9 +207,8 @@ fn the_memo_gives_back_the_encoders_vector_and_skips_it_next_time() {
 #[test]
 fn a_query_embedded_in_the_background_ranks_and_memoises_as_in_the_foreground() {
     let Some(m) = model() else { return };
-    let t = tempfile::tempdir().unwrap();
+    let t = forest_root();
     let root = t.path();
-    std::fs::create_dir(root.join("_derived")).unwrap();
     let err = forest_canopy::begin_dense(root, "zlib", 4, MemoMode::Persist).err().unwrap();
     assert!(err.contains("no canopy"), "{err}");
     refresh(&forest_canopy::canopy_dir(root), rows(), &m, true).unwrap();

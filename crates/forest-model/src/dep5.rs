@@ -6,6 +6,9 @@
 //! folder's: "GnuPG - The GNU Privacy Guard" for `gpg-agent`), `Source`,
 //! `Comment`, and the licences' short names.
 
+use once_cell::sync::Lazy;
+use regex::Regex;
+
 use crate::extract::{clean_inline, lead, SCAN_BYTES};
 use crate::scent::split_sentences;
 
@@ -88,6 +91,16 @@ fn project_of(url: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A line any DEP-5 header has (`Format: ...copyright-format...` or a
+/// `Files:` stanza): every leaf of an adopt is asked, most in one scan.
+static HINT: Lazy<Regex> = Lazy::new(|| Regex::new(r"(?im)^files[ \t]*:|copyright-format").expect("static regex"));
+
+/// The header of `markdown`'s lead, when it may be a DEP-5 file.
+fn header(markdown: &str) -> Option<Header> {
+    let text = lead(markdown, SCAN_BYTES);
+    HINT.is_match(text).then(|| parse(text))
+}
+
 /// What a DEP-5 header says it covers (`None` for another body).
 fn name_of(h: &Header) -> Option<String> {
     if !h.format && !h.files {
@@ -100,14 +113,14 @@ fn name_of(h: &Header) -> Option<String> {
 /// The name a DEP-5 copyright file says it covers: its `Upstream-Name`,
 /// else the project of its `Source` URL; `None` for any other body.
 pub fn name(markdown: &str) -> Option<String> {
-    name_of(&parse(lead(markdown, SCAN_BYTES)))
+    name_of(&header(markdown)?)
 }
 
 /// The summary of a DEP-5 copyright file: what it covers, its licences
 /// and the first sentence of its `Comment`; `None` for any other body
 /// (or one whose header names nothing).
 pub fn summary(markdown: &str) -> Option<String> {
-    let h = parse(lead(markdown, SCAN_BYTES));
+    let h = header(markdown)?;
     let name = name_of(&h)?;
     let mut out = if h.licences.is_empty() {
         format!("{name}: copyright holders and licence terms.")

@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -76,6 +76,18 @@ fn killed(child: &mut Child) -> bool {
     st.signal() == Some(libc::SIGKILL)
 }
 
+/// A forest whose committing child was killed at `crash_at`: the temp dir
+/// (keep it alive), the forest root, HEAD before the commit, the path list.
+fn killed_at(crash_at: &str) -> (tempfile::TempDir, PathBuf, Oid, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("forest");
+    let old = setup(&root);
+    let list = dir.path().join("paths.txt");
+    let mut child = spawn(&root, &list, crash_at);
+    assert!(killed(&mut child), "{crash_at}: child was not killed");
+    (dir, root, old, list)
+}
+
 #[test]
 fn kill_at_named_stages() {
     for (crash_at, expect_new) in [
@@ -85,12 +97,7 @@ fn kill_at_named_stages() {
         // Every write and delete done, index not yet updated.
         ("worktree:10050", true),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("forest");
-        let old = setup(&root);
-        let list = dir.path().join("paths.txt");
-        let mut child = spawn(&root, &list, crash_at);
-        assert!(killed(&mut child), "{crash_at}: child was not killed");
+        let (_dir, root, old, list) = killed_at(crash_at);
         let is_new = verify_after_crash(&root, old, &list);
         assert_eq!(is_new, expect_new, "HEAD after crash at {crash_at}");
     }
@@ -98,12 +105,7 @@ fn kill_at_named_stages() {
 
 #[test]
 fn kill_while_the_index_is_written_leaves_a_lock_that_open_clears() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("forest");
-    let old = setup(&root);
-    let list = dir.path().join("paths.txt");
-    let mut child = spawn(&root, &list, "worktree:10050");
-    assert!(killed(&mut child));
+    let (_dir, root, old, list) = killed_at("worktree:10050");
     // What a SIGKILL inside libgit2's index write leaves behind.
     fs::write(root.join(".git/index.lock"), b"partial index").unwrap();
     assert!(verify_after_crash(&root, old, &list));
@@ -112,12 +114,7 @@ fn kill_while_the_index_is_written_leaves_a_lock_that_open_clears() {
 
 #[test]
 fn a_branch_lock_left_by_a_killed_commit_is_cleared_by_open() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("forest");
-    let old = setup(&root);
-    let list = dir.path().join("paths.txt");
-    let mut child = spawn(&root, &list, "ref");
-    assert!(killed(&mut child));
+    let (_dir, root, old, list) = killed_at("ref");
     // What a SIGKILL inside libgit2's ref update leaves behind (the journal
     // is down before the ref moves). Before, every later commit failed with
     // "branch moved during the commit".

@@ -249,9 +249,11 @@ static YAKE: Lazy<forest_keyphrase::Config> =
 /// The prose YAKE reads: headings and paragraphs without boilerplate, cut
 /// at [`KEYPHRASE_BYTES`]; with `licences` false, without the sentences
 /// of licence text too (their "implied-warranties" and "general-public"
-/// would be the tags of every file that carries a licence header).
-fn keyphrase_text(body: &str, licences: bool) -> String {
+/// would be the tags of every file that carries a licence header). The
+/// flag says whether a sentence was left out.
+fn keyphrase_text(body: &str, licences: bool) -> (String, bool) {
     let mut text = String::new();
+    let mut dropped = false;
     for b in blocks(body) {
         if text.len() >= KEYPHRASE_BYTES {
             break;
@@ -259,8 +261,10 @@ fn keyphrase_text(body: &str, licences: bool) -> String {
         let kept: String = if licences {
             b.text
         } else {
-            let said: Vec<String> =
-                split_sentences(&b.text).into_iter().filter(|s| !forest_model::extract::is_licence_terms(s)).collect();
+            let all = split_sentences(&b.text);
+            let n = all.len();
+            let said: Vec<String> = all.into_iter().filter(|s| !forest_model::extract::is_licence_terms(s)).collect();
+            dropped |= said.len() < n;
             said.join(" ")
         };
         if kept.is_empty() {
@@ -271,20 +275,19 @@ fn keyphrase_text(body: &str, licences: bool) -> String {
     }
     let cut = forest_model::extract::lead(&text, KEYPHRASE_BYTES).len();
     text.truncate(cut);
-    text
+    (text, dropped)
 }
 
 /// Up to `max` tags from the body's keyphrases (YAKE, 1-2 words), in the
 /// dialect's format (lowercase, `[a-z0-9][a-z0-9_-]*`); numbers, generic
 /// words and duplicates left out. `lang` picks the stopword list (else English).
 pub(crate) fn keyphrase_tags(body: &str, lang: Option<&str>, max: usize) -> Vec<String> {
-    let text = keyphrase_text(body, false);
+    let (text, dropped) = keyphrase_text(body, false);
     let mut out = tags_of(&text, lang, max, vec![]);
-    // (no second pass when no licence sentence was left out)
-    if out.len() < 2 && text.len() < keyphrase_text(body, true).len() {
+    if out.len() < 2 && dropped {
         // A body that is mostly licence text (a copyright file) still
         // gets its tags, from all of it.
-        out = tags_of(&keyphrase_text(body, true), lang, max, out);
+        out = tags_of(&keyphrase_text(body, true).0, lang, max, out);
     }
     out
 }
