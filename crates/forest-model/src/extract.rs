@@ -231,6 +231,51 @@ fn is_furniture(l: &str) -> bool {
         || MODELINE.is_match(l)
 }
 
+/// A plain-text document's title line: its first line, standing alone
+/// (a blank line after it, then more text), shaped like a title rather than a
+/// sentence or a field: 2-80 characters, 2-10 words, starting with a
+/// letter, no closing `.`, `,`, `;` or `:`, no `=`, `;`, `@`, `<`, `>`, not
+/// a `Key: value` field, a changelog entry, a mail header or other page
+/// furniture ("Patches for Vim - Vi IMproved 9.0", "The .xz File Format").
+/// `None` when the first line is a Markdown heading (headings are read as
+/// headings) or anything else.
+pub fn title_line(body: &str) -> Option<String> {
+    let mut lines = lead(body, 1024).lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next()?;
+    // a blank line after it, then the text it is the title of
+    let blank = lines.next().is_some_and(|n| n.trim().is_empty());
+    if !blank || !lines.any(|n| !n.trim().is_empty()) || first.starts_with([' ', '\t']) {
+        return None;
+    }
+    let t = first.trim();
+    let words = t.split_whitespace().count();
+    let shaped = (2..=80).contains(&t.chars().count())
+        && t.starts_with(char::is_alphabetic)
+        && !t.ends_with(['.', ',', ';', ':'])
+        && !t.contains(['=', ';', '@', '<', '>', '|', '`', '{', '[', '#', '"'])
+        && (2..=10).contains(&words)
+        && t.split_whitespace().any(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2);
+    // a sentence, an address, a pointer, a call, a `target:` rule or field
+    let other = t.contains(". ")
+        || t.starts_with("See ")
+        || t.as_bytes().windows(2).any(|w| w[1] == b'(' && (w[0].is_ascii_alphanumeric() || w[0] == b'_'))
+        || t.contains("://")
+        || t.split_whitespace().next().is_some_and(|w| w.ends_with(':'))
+        || FIELD.is_match(t)
+        || t.starts_with("From ")
+        || t.to_ascii_lowercase().starts_with("copyright")
+        || is_furniture(t)
+        || MODELINE.is_match(t);
+    (shaped && !other).then(|| t.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// The source package a Debian changelog is of: the name that opens its
+/// first entry line (`xz-utils (5.4.1-1) bookworm; urgency=medium`).
+pub fn changelog_source(body: &str) -> Option<&str> {
+    let first = lead(body, 1024).lines().find(|l| !l.trim().is_empty())?.trim();
+    CHANGELOG_ENTRY.is_match(first).then(|| first.split(" (").next()).flatten()
+}
+
 /// The first at most `max` bytes of `text`, cut back to a character boundary.
 pub fn lead(text: &str, max: usize) -> &str {
     let mut cut = text.len().min(max);
@@ -402,6 +447,55 @@ pub fn sentence_weight(s: &str, kind: BlockKind) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_text_title_line_is_told_from_a_sentence_or_a_field() {
+        let t = |b: &str| title_line(b);
+        assert_eq!(
+            t("Patches for Vim - Vi IMproved 9.0\n\nThe files in this directory...\n").as_deref(),
+            Some("Patches for Vim - Vi IMproved 9.0")
+        );
+        assert_eq!(t("\n\nThe .xz File Format\n\nVersion 1.1.0\n").as_deref(), Some("The .xz File Format"));
+        // a one-line text is its own content, not a title
+        assert_eq!(t("plain text without heading"), None);
+        assert_eq!(t("plain text without heading\n\n\n"), None);
+        assert_eq!(
+            t("XSLT support for libxml2 (XML toolkit from the GNOME project)\n\nXSLT is a language.\n").as_deref(),
+            Some("XSLT support for libxml2 (XML toolkit from the GNOME project)")
+        );
+        // a paragraph's first line, a sentence, a field, an entry, a heading
+        assert_eq!(t("This document details the changes between this version\nand the last.\n"), None);
+        assert_eq!(t("The default shell has been changed to dash.\n\nMore.\n"), None);
+        assert_eq!(t("Status of implementation of the XSLT 1.0 Features:\n\n"), None);
+        assert_eq!(t("Upstream-Name: bzip2\n\n"), None);
+        assert_eq!(t("xz-utils (5.4.1-1) bookworm-security; urgency=medium\n\n  * Fix.\n"), None);
+        assert_eq!(t("From rms@gnu.org Thu Jul 22 20:37:55 1999\n\n"), None);
+        assert_eq!(t("# Heading\n\ntext\n"), None);
+        assert_eq!(t("3.42.2 - 2022-07-16\n\n"), None);
+        assert_eq!(t("Copyright (C) 2001 Someone\n\n"), None);
+        assert_eq!(t("one two three four five six seven eight nine ten eleven\n\n"), None);
+        assert_eq!(t("    indented code\n\n"), None);
+        assert_eq!(t("This is GNU bc version 1.07.1. (And dc version 1.4.1)\n\n"), None);
+        assert_eq!(t("all:: git-credential-osxkeychain\n\n"), None);
+        assert_eq!(t("See https://dejavu-fonts.github.io/Bugs.html\n\n"), None);
+        assert_eq!(t("Description\n\n"), None);
+        assert_eq!(t("See README.md or README.html\n\n"), None);
+        assert_eq!(t("licenses(notice) Apache License 2.0\n\n"), None);
+    }
+
+    #[test]
+    fn a_debian_changelog_names_its_source_package() {
+        assert_eq!(
+            changelog_source("xz-utils (5.4.1-1) bookworm-security; urgency=medium\n\n  * Fix.\n"),
+            Some("xz-utils")
+        );
+        assert_eq!(
+            changelog_source("\nllvm-toolchain-14 (1:14.0.6-12) unstable; urgency=medium\n"),
+            Some("llvm-toolchain-14")
+        );
+        assert_eq!(changelog_source("Patches for Vim\n"), None);
+        assert_eq!(changelog_source(""), None);
+    }
     use crate::scent::derive_summary;
 
     #[test]

@@ -17,7 +17,7 @@
 
 use crate::stages::text::{clean_tag, normalize_body, stem_of};
 use forest_convert::Conversion;
-use forest_model::extract::{blocks, BlockKind};
+use forest_model::extract::{blocks, changelog_source, title_line, BlockKind};
 use forest_model::scent::{derive_summary, split_sentences};
 use forest_model::slug::title_from_stem;
 use once_cell::sync::Lazy;
@@ -208,14 +208,35 @@ pub(crate) fn leaf_title(converter_title: &str, rel: &str, body: &str) -> String
     let t = converter_title.trim();
     let t = if t.is_empty() { title_from_stem(&stem) } else { t.to_string() };
     if !is_generic(&t) && !is_generic(&stem) {
-        return t;
+        // a plain text's title line, when the converter found no title
+        // but the file's (or a compressed file's inner) stem
+        // ("damageproto: The DAMAGE Extension")
+        return match title_line(body) {
+            Some(line)
+                if (t == title_from_stem(&stem) || t == title_from_stem(&stem_of(&stem))) && !is_generic(&line) =>
+            {
+                if line.to_lowercase().contains(&t.to_lowercase()) {
+                    line
+                } else {
+                    format!("{t}: {line}")
+                }
+            }
+            _ => t,
+        };
     }
-    let base =
-        first_real_heading(body).unwrap_or_else(|| if is_generic(&t) { t.clone() } else { title_from_stem(&stem) });
-    // a Debian copyright file names what it covers, when that is not the
-    // folder's name ("gpg-agent: copyright of GnuPG - The GNU Privacy Guard")
+    let base = title_line(body).filter(|l| !is_generic(l)).or_else(|| first_real_heading(body)).unwrap_or_else(|| {
+        if is_generic(&t) {
+            t.clone()
+        } else {
+            title_from_stem(&stem)
+        }
+    });
+    // a Debian copyright file names what it covers, a Debian changelog the
+    // source package it is of, when that is not the folder's name
+    // ("gpg-agent: copyright of GnuPG - The GNU Privacy Guard")
     let owner = owner_of(rel);
-    let base = match forest_model::dep5::name(body) {
+    let covered = forest_model::dep5::name(body).or_else(|| changelog_source(body).map(str::to_string));
+    let base = match covered {
         Some(n)
             if !base.to_lowercase().contains(&n.to_lowercase())
                 && owner.is_none_or(|o| !o.eq_ignore_ascii_case(&n))
@@ -603,6 +624,25 @@ mod tests {
         assert_eq!(leaf_title("README", "README", ""), "README");
         let cl = "294663). Patches by Joshua Kwan <joshk@example.org> and\n---\n\ntext\n";
         assert_eq!(leaf_title("changelog", "bzip2/changelog.gz", cl), "bzip2: changelog");
+        // a plain text's title line; a Debian changelog's source package
+        let vim = "Patches for Vim - Vi IMproved 9.0\n\nThe files in this directory contain patches.\n";
+        assert_eq!(leaf_title("changelog", "vim/changelog.gz", vim), "Patches for Vim - Vi IMproved 9.0");
+        assert_eq!(
+            leaf_title("changelog", "vim-common/changelog.gz", vim),
+            "vim-common: Patches for Vim - Vi IMproved 9.0"
+        );
+        let proto = "The DAMAGE Extension\n\nVersion 1.1\n";
+        assert_eq!(
+            leaf_title("damageproto", "x11proto-dev/damageproto.txt.gz", proto),
+            "damageproto: The DAMAGE Extension"
+        );
+        assert_eq!(leaf_title("Damage", "x11proto-dev/damageproto.txt", proto), "Damage");
+        let deb = "xz-utils (5.4.1-1) bookworm-security; urgency=medium\n\n  * Fix.\n";
+        assert_eq!(
+            leaf_title("changelog.Debian", "liblzma5/changelog.Debian.gz", deb),
+            "liblzma5: changelog.Debian of xz-utils"
+        );
+        assert_eq!(leaf_title("changelog.Debian", "xz-utils/changelog.Debian.gz", deb), "xz-utils: changelog.Debian");
     }
 
     #[test]
