@@ -211,18 +211,24 @@ fn is_readme(c: &Child) -> bool {
             || ["index", "about", "overview", "intro", "introduction"].contains(&n.as_str()))
 }
 
-/// The child whose summary says what the folder is: a README-like child,
-/// else the first leaf (in the given order) whose stated first sentence
-/// defines something ("Nettle is a cryptographic library...") and whose
-/// name is not a changelog, copyright or other generic file.
+/// The child whose summary says what the folder is, in this order: a
+/// README-like child whose first sentence defines something ("Nettle is a
+/// cryptographic library..."); a README that is not a distribution's note
+/// (`README.Debian`, `README.source`); another leaf (in the given order)
+/// whose first sentence defines something and whose name is not a
+/// changelog, copyright or other generic file; any README.
 fn describing_child<'a, 'b>(children: &'b [Child<'a>]) -> Option<&'b Child<'a>> {
-    children.iter().find(|c| is_readme(c)).or_else(|| {
-        children.iter().find(|c| {
-            !c.branch
-                && !is_generic(c.name)
-                && lead(c.summary, 20).is_some_and(|l| forest_model::extract::is_definition(&l))
-        })
-    })
+    let defines = |c: &Child| lead(c.summary, 20).is_some_and(|l| forest_model::extract::is_definition(&l));
+    let note = |c: &Child| {
+        let n = c.name.to_ascii_lowercase();
+        n.contains("debian") || n.contains("source")
+    };
+    let readmes = || children.iter().filter(|c| is_readme(c));
+    readmes()
+        .find(|c| defines(c))
+        .or_else(|| readmes().find(|c| !note(c)))
+        .or_else(|| children.iter().find(|c| !c.branch && !is_generic(c.name) && defines(c)))
+        .or_else(|| readmes().next())
 }
 
 /// Words of a text worth counting (lowercase, 3+ characters, not a
