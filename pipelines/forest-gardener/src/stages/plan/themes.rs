@@ -240,15 +240,26 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|w| !STOP.contains(&w.as_str()) && !GENERIC.contains(&w.as_str()))
 }
 
+/// A changelog leaf: it tells what changed (packaging chores, maintainers'
+/// names, "bump standards version"), not what the folder holds.
+fn is_changelog(c: &Child) -> bool {
+    !c.branch && c.name.to_ascii_lowercase().starts_with("changelog")
+}
+
 /// The dominant themes of the children: words by weighted child count
 /// (tag 3, title 2, summary 1, each child counted once per field), ties by
-/// word; words of `exclude` (the branch's own name) left out.
+/// word; words of `exclude` (the branch's own name) and changelogs left
+/// out.
 pub(crate) fn themes(children: &[Child], exclude: &str) -> Vec<String> {
     let own: BTreeSet<String> = words(exclude).collect();
     let mut score: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for c in children {
+    for c in children.iter().filter(|c| !is_changelog(c)) {
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        for t in c.tags {
+        // a copyright file's tags and summary are its licences' words; its
+        // title names what it covers
+        let legal = !c.branch && c.name.to_ascii_lowercase().starts_with("copyright");
+        let (tags, summary) = if legal { (&[][..], "") } else { (c.tags, c.summary) };
+        for t in tags {
             for w in words(t) {
                 let e = seen.entry(w).or_default();
                 *e = (*e).max(3);
@@ -259,7 +270,7 @@ pub(crate) fn themes(children: &[Child], exclude: &str) -> Vec<String> {
             let e = seen.entry(w).or_default();
             *e = (*e).max(2);
         }
-        for w in words(c.summary) {
+        for w in words(summary) {
             let e = seen.entry(w).or_default();
             *e = (*e).max(1);
         }
@@ -486,7 +497,24 @@ mod tests {
     fn only_generic_files_still_name_content_not_the_folder() {
         let kids = vec![leaf("copyright", "copyright", "", &[]), leaf("changelog-debian", "changelog.Debian", "", &[])];
         let s = branch_summary(&Kind::Folder("libfoo1"), &kids).unwrap();
-        assert_eq!(s, "Themes: debian. Holds: changelog, copyright.");
+        assert_eq!(s, "Holds: changelog, copyright.");
+        // changelogs' chores and licences' words are no themes; what a
+        // copyright file covers is
+        let chores = ["bump-standards-version".to_string(), "debian-janitor".to_string()];
+        let licence = ["general-public".to_string(), "permission-notice".to_string()];
+        let kids = vec![
+            leaf(
+                "copyright",
+                "libfoo1: copyright of GNU Foo",
+                "GNU Foo: copyright holders and licence terms.",
+                &licence,
+            ),
+            leaf("changelog-debian", "libfoo1: changelog.Debian", "Bump Standards-Version.", &chores),
+            leaf("news", "libfoo1: NEWS", "GNU Foo now parses bar files.", &[]),
+        ];
+        let s = branch_summary(&Kind::Folder("libfoo1"), &kids).unwrap();
+        assert!(s.starts_with("Themes: foo, gnu"), "{s}");
+        assert!(!s.contains("bump") && !s.contains("general-public") && !s.contains("janitor"), "{s}");
         assert_eq!(branch_summary(&Kind::Folder("x"), &[]), None);
     }
 
