@@ -240,32 +240,37 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|w| !STOP.contains(&w.as_str()) && !GENERIC.contains(&w.as_str()))
 }
 
-/// A changelog leaf: it tells what changed (packaging chores, maintainers'
-/// names, "bump standards version"), not what the folder holds.
-fn is_changelog(c: &Child) -> bool {
-    !c.branch && c.name.to_ascii_lowercase().starts_with("changelog")
+/// A changelog or copyright leaf: its tags and summary tell what changed
+/// (packaging chores, maintainers' names, "bump standards version") or
+/// under which licence, not what the folder holds; its title may name
+/// what it is of ("libfoo1: changelog.Debian of foo", "copyright of GNU
+/// Foo"), and only that is read.
+fn title_only(c: &Child) -> bool {
+    let n = c.name.to_ascii_lowercase();
+    !c.branch && (n.starts_with("changelog") || n.starts_with("copyright"))
 }
 
 /// The dominant themes of the children: words by weighted child count
 /// (tag 3, title 2, summary 1, each child counted once per field), ties by
-/// word; words of `exclude` (the branch's own name) and changelogs left
-/// out.
+/// word; words of `exclude` (the branch's own name) left out, changelogs
+/// and copyright files read only for what their titles say they are of.
 pub(crate) fn themes(children: &[Child], exclude: &str) -> Vec<String> {
     let own: BTreeSet<String> = words(exclude).collect();
     let mut score: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for c in children.iter().filter(|c| !is_changelog(c)) {
+    for c in children {
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        // a copyright file's tags and summary are its licences' words; its
-        // title names what it covers
-        let legal = !c.branch && c.name.to_ascii_lowercase().starts_with("copyright");
-        let (tags, summary) = if legal { (&[][..], "") } else { (c.tags, c.summary) };
+        let (tags, summary) = if title_only(c) { (&[][..], "") } else { (c.tags, c.summary) };
         for t in tags {
             for w in words(t) {
                 let e = seen.entry(w).or_default();
                 *e = (*e).max(3);
             }
         }
-        let title = c.title.unwrap_or(if c.branch { c.name } else { "" });
+        let mut title = c.title.unwrap_or(if c.branch { c.name } else { "" });
+        if title_only(c) {
+            // what it is of, not its kind ("changelog.Debian")
+            title = title.split_once(" of ").map_or("", |(_, of)| of);
+        }
         for w in words(title) {
             let e = seen.entry(w).or_default();
             *e = (*e).max(2);
@@ -509,7 +514,7 @@ mod tests {
                 "GNU Foo: copyright holders and licence terms.",
                 &licence,
             ),
-            leaf("changelog-debian", "libfoo1: changelog.Debian", "Bump Standards-Version.", &chores),
+            leaf("changelog-debian", "libfoo1: changelog.Debian of foo", "Bump Standards-Version.", &chores),
             leaf("news", "libfoo1: NEWS", "GNU Foo now parses bar files.", &[]),
         ];
         let s = branch_summary(&Kind::Folder("libfoo1"), &kids).unwrap();
