@@ -234,9 +234,11 @@ fn is_furniture(l: &str) -> bool {
 /// A plain-text document's title line: its first line, standing alone
 /// (a blank line after it, then more text), shaped like a title rather than a
 /// sentence or a field: 2-80 characters, 2-10 words, starting with a
-/// letter, no closing `.`, `,`, `;` or `:`, no `=`, `;`, `@`, `<`, `>`, not
-/// a `Key: value` field, a changelog entry, a mail header or other page
-/// furniture ("Patches for Vim - Vi IMproved 9.0", "The .xz File Format").
+/// letter, no closing `.`, `,`, `;` or `:`, no markup or code characters
+/// (`= ; @ < > | ` { [ # "`), not a sentence, an address, a pointer ("See
+/// README"), a call, a `target:` rule, a `Key: value` field, a changelog
+/// entry, a mail header or other page furniture ("Patches for Vim - Vi
+/// IMproved 9.0", "The .xz File Format").
 /// `None` when the first line is a Markdown heading (headings are read as
 /// headings) or anything else.
 pub fn title_line(body: &str) -> Option<String> {
