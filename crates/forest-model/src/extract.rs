@@ -235,7 +235,7 @@ fn is_furniture(l: &str) -> bool {
 /// (a blank line after it, then more text), shaped like a title rather than a
 /// sentence or a field: 2-80 characters, 2-10 words, starting with a
 /// letter, no closing `.`, `,`, `;` or `:`, no markup or code characters
-/// (`= ; @ < > | ` { [ # "`), not a sentence, an address, a pointer ("See
+/// (`=`, `;`, `@`, `<`, `>`, `|`, a backtick, `{`, `[`, `#`, `"`), not a sentence, an address, a pointer ("See
 /// README"), a call, a `target:` rule, a `Key: value` field, a changelog
 /// entry, a mail header or other page furniture ("Patches for Vim - Vi
 /// IMproved 9.0", "The .xz File Format").

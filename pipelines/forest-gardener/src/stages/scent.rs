@@ -211,17 +211,11 @@ pub(crate) fn leaf_title(converter_title: &str, rel: &str, body: &str) -> String
         // a plain text's title line, when the converter found no title
         // but the file's (or a compressed file's inner) stem
         // ("damageproto: The DAMAGE Extension")
-        return match title_line(body) {
-            Some(line)
-                if (t == title_from_stem(&stem) || t == title_from_stem(&stem_of(&stem))) && !is_generic(&line) =>
-            {
-                if line.to_lowercase().contains(&t.to_lowercase()) {
-                    line
-                } else {
-                    format!("{t}: {line}")
-                }
-            }
-            _ => t,
+        let stem_titled = t == title_from_stem(&stem) || t == title_from_stem(&stem_of(&stem));
+        return match title_line(body).filter(|l| stem_titled && !is_generic(l)) {
+            Some(line) if line.to_lowercase().contains(&t.to_lowercase()) => line,
+            Some(line) => format!("{t}: {line}"),
+            None => t,
         };
     }
     let base = title_line(body).filter(|l| !is_generic(l)).or_else(|| first_real_heading(body)).unwrap_or_else(|| {

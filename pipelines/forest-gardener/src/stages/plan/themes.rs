@@ -259,7 +259,8 @@ pub(crate) fn themes(children: &[Child], exclude: &str) -> Vec<String> {
     let mut score: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for c in children {
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        let (tags, summary) = if title_only(c) { (&[][..], "") } else { (c.tags, c.summary) };
+        let read_title_only = title_only(c);
+        let (tags, summary) = if read_title_only { (&[][..], "") } else { (c.tags, c.summary) };
         for t in tags {
             for w in words(t) {
                 let e = seen.entry(w).or_default();
@@ -267,7 +268,7 @@ pub(crate) fn themes(children: &[Child], exclude: &str) -> Vec<String> {
             }
         }
         let mut title = c.title.unwrap_or(if c.branch { c.name } else { "" });
-        if title_only(c) {
+        if read_title_only {
             // what it is of, not its kind ("changelog.Debian")
             title = title.split_once(" of ").map_or("", |(_, of)| of);
         }
