@@ -14,7 +14,7 @@ use crate::derived::open_catalog_checked;
 use crate::env::{converters_of, curate_pool_for, io_pool_for, rss_mib, RunEnv};
 use crate::error::GardenError;
 use crate::manifest::Manifest;
-use crate::options::{Curate, Draft, Progress, RunOptions};
+use crate::options::{Curate, Progress, RunOptions};
 use crate::outcomes::RunOutcomes;
 use crate::reconcile::{HashPair, ManifestEntry};
 use crate::report::{GardenReport, SourceReport, REPORT_VERSION};
@@ -266,15 +266,10 @@ fn run_source(
         let (converted, counts) = account_conversions(next_converted.take().unwrap_or_default());
         counts.fold(&mut state.report);
         let touched = touched_up.take().unwrap_or_default();
-        let mut batch = plan_batch(env, state, &slice, converted, touched, catalog.as_deref());
-        // The next slice converts on the CPU pool while this batch is
-        // curated (its own threads, network-bound) and committed (git,
-        // SQLite, the fsync barrier): the model never waits for
-        // conversion, and conversion never waits for the commit.
-        let drafts = prepare_curation(env, &mut batch, catalog.as_deref_mut())?;
         let mut next_slice = work.take(chunk, budget)?;
+        let this = ThisBatch { slice: &slice, converted, touched };
         let converting = Convert { next: &next_slice, hashes: &hashes, budget };
-        let upcoming = curate_and_commit(env, state, batch, drafts, converting, manifest, catalog.as_deref_mut())?;
+        let upcoming = plan_curate_commit(env, state, this, converting, manifest, catalog.as_deref_mut())?;
         next_converted = upcoming.map(|(converted, cut)| {
             give_back_from(&mut next_slice, cut, &mut work);
             converted
@@ -304,12 +299,11 @@ fn plan_batch(
     let t = Instant::now();
     let (Planned { batch, renamed }, part) = {
         let mut planner = state.planner(env);
-        (planner.plan(slice, &converted, touched, catalog), planner.report)
+        (planner.plan(slice, converted, touched, catalog), planner.report)
     };
     // Earlier batches' report lines follow the ids this batch re-homed.
     state.report.rename_ids(&renamed);
     state.report.absorb(part);
-    drop(converted);
     tracing::info!(
         event = "gardener.stage",
         stage = "plan",
@@ -346,14 +340,24 @@ fn give_back_from(slice: &mut Vec<Work>, cut: Option<String>, work: &mut WorkStr
     }
 }
 
-/// Curate and commit `batch` while the next slice converts on its own
-/// thread; the next slice's conversions and where they stopped for the
-/// byte budget (None when it is empty).
-fn curate_and_commit(
+/// One batch's input: its slice of work, the slice's conversions and (the
+/// first batch only) the manifest rows of touched files.
+struct ThisBatch<'s> {
+    slice: &'s [Work],
+    converted: HashMap<String, Converted>,
+    touched: Vec<(String, ManifestEntry)>,
+}
+
+/// Plan, curate and commit one batch while the next slice converts on its
+/// own thread (the CPU pool): conversion (and its leaf scent) never waits
+/// for the serial plan or the commit, nor they for it. Returns the next
+/// slice's conversions and where they stopped for the byte budget (None
+/// when it is empty). Memory stays at two batches: the plan lets go of
+/// each conversion as it plants it ([`Planner::plan`]).
+fn plan_curate_commit(
     env: &RunEnv,
     state: &mut RunState,
-    mut batch: Batch,
-    drafts: Vec<Draft>,
+    this: ThisBatch<'_>,
     converting: Convert<'_>,
     manifest: &mut Manifest,
     catalog: Option<&mut Catalog>,
@@ -362,28 +366,7 @@ fn curate_and_commit(
     let Convert { next, hashes, budget } = converting;
     let (upcoming, finished) = std::thread::scope(|sc| {
         let converting = (!next.is_empty()).then(|| sc.spawn(move || cx.convert_upto(next, hashes, budget)));
-        let t = Instant::now();
-        // A panicking hook costs this batch its curation (the
-        // deterministic scent stays), never the run.
-        let (curated, failed) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            curate_drafts(env.curate, env.curate_pool, drafts)
-        }))
-        .unwrap_or_else(|_| (vec![], vec![]));
-        tracing::info!(
-            event = "gardener.stage",
-            stage = "curate",
-            drafts = curated.len(),
-            ms = t.elapsed().as_millis() as u64
-        );
-        fold_curation(env, curated, failed, &mut batch).fold(&mut state.report);
-        let t = Instant::now();
-        let finished = commit(env, state, &mut batch, manifest, catalog);
-        tracing::info!(
-            event = "gardener.stage",
-            stage = "commit+derived",
-            ms = t.elapsed().as_millis() as u64,
-            rss_mib = rss_mib()
-        );
+        let finished = plan_curate_commit_here(env, state, this, manifest, catalog);
         let t = Instant::now();
         // A panic in a converter thread is a bug: surface it as one.
         let upcoming = converting.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
@@ -397,6 +380,40 @@ fn curate_and_commit(
     });
     finished?;
     Ok(upcoming)
+}
+
+/// [`plan_curate_commit`]'s own thread: plan, curate, commit.
+fn plan_curate_commit_here(
+    env: &RunEnv,
+    state: &mut RunState,
+    this: ThisBatch<'_>,
+    manifest: &mut Manifest,
+    mut catalog: Option<&mut Catalog>,
+) -> Result<(), GardenError> {
+    let mut batch = plan_batch(env, state, this.slice, this.converted, this.touched, catalog.as_deref());
+    let drafts = prepare_curation(env, &mut batch, catalog.as_deref_mut())?;
+    let t = Instant::now();
+    // A panicking hook costs this batch its curation (the
+    // deterministic scent stays), never the run.
+    let (curated, failed) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| curate_drafts(env.curate, env.curate_pool, drafts)))
+            .unwrap_or_else(|_| (vec![], vec![]));
+    tracing::info!(
+        event = "gardener.stage",
+        stage = "curate",
+        drafts = curated.len(),
+        ms = t.elapsed().as_millis() as u64
+    );
+    fold_curation(env, curated, failed, &mut batch).fold(&mut state.report);
+    let t = Instant::now();
+    let finished = commit(env, state, &mut batch, manifest, catalog);
+    tracing::info!(
+        event = "gardener.stage",
+        stage = "commit+derived",
+        ms = t.elapsed().as_millis() as u64,
+        rss_mib = rss_mib()
+    );
+    finished
 }
 
 /// The commit stage: branch scent of every touched branch (from its

@@ -22,6 +22,8 @@ use forest_convert::{Conversion, Limits, Registry};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// One file after read + hash + convert.
 pub(crate) struct Converted {
@@ -156,21 +158,38 @@ impl Converter<'_> {
                 _ => None,
             })
             .collect();
+        // Thread time of the conversions and of their leaf scent, summed
+        // over the pool (the `gardener.convert_cpu` event): which of the
+        // two holds the pipeline back (bench/README.md, session 21).
+        let (convert_us, scent_us) = (AtomicU64::new(0), AtomicU64::new(0));
         let convert = |fs: &[&Listed], known: &HashMap<String, HashPair>| -> Vec<(String, Converted)> {
             fs.par_iter()
                 .map(|f| {
+                    let t = Instant::now();
                     let mut c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)));
+                    let converted = Instant::now();
                     c.scent =
                         c.outcome.as_ref().ok().and_then(|conv| crate::stages::scent::of_conversion(&c.rel, conv));
+                    convert_us.fetch_add((converted - t).as_micros() as u64, Ordering::Relaxed);
+                    scent_us.fetch_add(converted.elapsed().as_micros() as u64, Ordering::Relaxed);
                     self.progress.file_done(c.size);
                     (f.rel.clone(), c)
                 })
                 .collect()
         };
+        let log = |files: usize| {
+            tracing::info!(
+                event = "gardener.convert_cpu",
+                files,
+                convert_ms = convert_us.load(Ordering::Relaxed) / 1000,
+                scent_ms = scent_us.load(Ordering::Relaxed) / 1000
+            );
+        };
         let mut out = HashMap::with_capacity(files.len());
         let (mut held, mut at) = (0u64, 0usize);
         while at < files.len() {
             if held >= max_bytes {
+                log(at);
                 return (out, Some(files[at].rel.clone()));
             }
             let end = window_end(&files, at, max_bytes, self.io_pool.is_some());
@@ -193,6 +212,7 @@ impl Converter<'_> {
             out.extend(done);
             at = end;
         }
+        log(at);
         (out, None)
     }
 

@@ -249,17 +249,22 @@ pub(crate) struct Planned {
 impl Planner<'_> {
     /// Plan one batch: `slice`'s work with its conversions (the first
     /// batch also carries the manifest rows of touched files), then branch
-    /// scent and the rebalance of what the batch made overflow.
+    /// scent and the rebalance of what the batch made overflow. Each
+    /// conversion is dropped once planted: the next slice converts beside
+    /// the plan, and the two together hold no more than two batches.
     pub(crate) fn plan(
         &mut self,
         slice: &[Work],
-        converted: &HashMap<String, Converted>,
+        mut converted: HashMap<String, Converted>,
         touched: Vec<(String, ManifestEntry)>,
         catalog: Option<&Catalog>,
     ) -> Planned {
         let mut batch = Batch { manifest_up: touched, ..Default::default() };
         for w in slice {
-            self.apply(w, converted, &mut batch, catalog);
+            self.apply(w, &converted, &mut batch, catalog);
+            if let Work::Plant(f) | Work::Update(f, _) = w {
+                converted.remove(&f.rel);
+            }
         }
         // Branch scent first (a derived summary is longer than the
         // placeholder, and the split measures entry lines), then
@@ -502,7 +507,7 @@ mod tests {
             etag: None,
         };
         let mut run = state.planner(&env);
-        let Planned { batch, renamed } = run.plan(&work, &converted, vec![("old/t.md".into(), touched)], None);
+        let Planned { batch, renamed } = run.plan(&work, converted, vec![("old/t.md".into(), touched)], None);
         assert!(renamed.is_empty(), "one leaf overflows nothing");
         let rows: Vec<(&str, &str)> = batch.manifest_up.iter().map(|(p, e)| (p.as_str(), e.id.as_str())).collect();
         assert_eq!(rows, [("old/t.md", "old/t"), ("notes/a.md", "notes/a")]);
