@@ -1,6 +1,6 @@
 //! The wiring of the Gardener's stages (see [`crate::stages`]): per source,
 //! list -> reconcile -> plan -> curate -> commit, one git commit per batch,
-//! with the fetch + convert of batch N+1 overlapping the curate and commit
+//! with the fetch + convert of batch N+1 overlapping the plan, curate and commit
 //! of batch N.
 //!
 //! In: the loaded config and the sources to run. Out: the run's
