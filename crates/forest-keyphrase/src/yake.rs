@@ -9,11 +9,11 @@
 use crate::tokenize::{sentences, words};
 use crate::{Config, Keyphrase, StopWords};
 use hashbrown::{DefaultHashBuilder, HashMap, HashSet};
+use std::collections::VecDeque;
 
 /// Insertion-ordered maps with hashbrown's hasher (foldhash): std's
 /// SipHash cost a few percent of a 10^5-file adopt on these short keys.
 type IndexMap<K, V> = indexmap::IndexMap<K, V, DefaultHashBuilder>;
-use std::collections::VecDeque;
 
 /// What YAKE makes of one token.
 #[derive(Debug, Copy, Clone, Eq, PartialEq)]
@@ -401,6 +401,26 @@ mod tests {
         assert_eq!(Tag::of("Paypal", true, &p), Tag::Parsable);
         assert_eq!(Tag::of("PayPal", false, &p), Tag::Parsable);
         assert_eq!(Tag::of("high-tech", false, &p), Tag::Parsable);
+    }
+
+    #[test]
+    fn dedupe_skips_only_pairs_whose_lengths_decide() {
+        let k = |w: &str| Keyphrase { keyword: w.into(), raw: w.into(), score: 0.0 };
+        let words = ["data science", "data sciences", "kaggle", "kagglé", "science", "data scientists"];
+        let got: Vec<String> = dedupe(0.9, words.iter().map(|w| k(w)), 10).into_iter().map(|k| k.keyword).collect();
+        // Without the length bound: every pair measured.
+        let mut want: Vec<&str> = Vec::new();
+        for w in words {
+            let similar = want.iter().any(|o| {
+                let len = o.len().max(w.len()) as f64;
+                1.0 - strsim::levenshtein(o, w) as f64 / len > 0.9
+            });
+            if !similar {
+                want.push(w);
+            }
+        }
+        assert_eq!(got, want);
+        assert_eq!(got, ["data science", "kaggle", "kagglé", "science", "data scientists"]);
     }
 
     #[test]
