@@ -289,13 +289,14 @@ impl Yake<'_> {
     /// often it binds its neighbours.
     fn weight(&self, features: &Features, ctx: &Contexts, lc: &[String], occurrences: usize) -> f64 {
         let (mut prod, mut sum) = (1.0, 0.0);
-        let uq: Vec<&str> = lc.iter().map(|w| single(w)).collect();
-        for (j, (lc, &term)) in lc.iter().zip(&uq).enumerate() {
-            if self.is_stopword(lc) {
+        // The j-th word's term (no copy: a prefix of the lowercased word).
+        let uq = |j: usize| lc.get(j).map(|w| single(w));
+        for (j, word) in lc.iter().enumerate() {
+            let term = single(word);
+            if self.is_stopword(word) {
                 let tf = |t: &str| features.get(t).map_or(1.0, |f| f.1);
-                let prev =
-                    j.checked_sub(1).and_then(|p| uq.get(p)).map_or(0.0, |p| ctx.followed(p, term) as f64 / tf(p));
-                let next = uq.get(j + 1).map_or(0.0, |n| ctx.followed(term, n) as f64 / tf(n));
+                let prev = j.checked_sub(1).and_then(uq).map_or(0.0, |p| ctx.followed(p, term) as f64 / tf(p));
+                let next = uq(j + 1).map_or(0.0, |n| ctx.followed(term, n) as f64 / tf(n));
                 let prob = prev * next;
                 prod *= 1.0 + (1.0 - prob);
                 sum -= 1.0 - prob;

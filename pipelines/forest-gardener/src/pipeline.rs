@@ -288,14 +288,8 @@ fn run_source(
 }
 
 /// The plan stage over one slice; the slice's download slots are released.
-fn plan_batch(
-    env: &RunEnv,
-    state: &mut RunState,
-    slice: &[Work],
-    converted: HashMap<String, Converted>,
-    touched: Vec<(String, ManifestEntry)>,
-    catalog: Option<&Catalog>,
-) -> Batch {
+fn plan_batch(env: &RunEnv, state: &mut RunState, this: ThisBatch<'_>, catalog: Option<&Catalog>) -> Batch {
+    let ThisBatch { slice, converted, touched } = this;
     let t = Instant::now();
     let (Planned { batch, renamed }, part) = {
         let mut planner = state.planner(env);
@@ -390,7 +384,7 @@ fn plan_curate_commit_here(
     manifest: &mut Manifest,
     mut catalog: Option<&mut Catalog>,
 ) -> Result<(), GardenError> {
-    let mut batch = plan_batch(env, state, this.slice, this.converted, this.touched, catalog.as_deref());
+    let mut batch = plan_batch(env, state, this, catalog.as_deref());
     let drafts = prepare_curation(env, &mut batch, catalog.as_deref_mut())?;
     let t = Instant::now();
     // A panicking hook costs this batch its curation (the

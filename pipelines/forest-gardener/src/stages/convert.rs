@@ -159,7 +159,7 @@ impl Converter<'_> {
             })
             .collect();
         // Thread time of the conversions and of their leaf scent, summed
-        // over the pool (the `gardener.convert_cpu` event): which of the
+        // over the pool (the `gardener.convert_time` event): which of the
         // two holds the pipeline back (bench/README.md, session 21).
         let (convert_us, scent_us) = (AtomicU64::new(0), AtomicU64::new(0));
         let convert = |fs: &[&Listed], known: &HashMap<String, HashPair>| -> Vec<(String, Converted)> {
@@ -179,7 +179,7 @@ impl Converter<'_> {
         };
         let log = |files: usize| {
             tracing::info!(
-                event = "gardener.convert_cpu",
+                event = "gardener.convert_time",
                 files,
                 convert_ms = convert_us.load(Ordering::Relaxed) / 1000,
                 scent_ms = scent_us.load(Ordering::Relaxed) / 1000
