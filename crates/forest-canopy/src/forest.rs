@@ -9,35 +9,83 @@ use forest_catalog::Catalog;
 
 use crate::embed::{identity_from_env, shared_from_env, Embedder};
 use crate::error::{CanopyError, Result};
-use crate::maintain::{maintain, refresh, RefreshReport};
+use crate::maintain::{maintain, refresh_rows, RefreshReport};
 use crate::memo::{collapse, recall, remember, MemoMode};
 use crate::search::open_shared;
 use crate::store::{canopy_dir, stale_reason};
+use crate::stream::Rows;
 use crate::text::scent_text;
 
 fn json_list(s: &str) -> Vec<String> {
     serde_json::from_str(s).unwrap_or_default()
 }
 
-/// Every catalog node's id and scent text.
-pub fn catalog_rows(catalog: &Catalog) -> Result<Vec<(String, String)>> {
-    let sql = "SELECT id, title, summary, aliases, tags FROM nodes ORDER BY id";
-    let db_err = |e: rusqlite::Error| CanopyError::Catalog(e.to_string());
-    let mut st = catalog.connection().prepare(sql).map_err(db_err)?;
-    let rows = st
-        .query_map([], |r| {
-            let (title, summary): (String, String) = (r.get(1)?, r.get(2)?);
-            let aliases = json_list(&r.get::<_, String>(3)?);
-            let tags = json_list(&r.get::<_, String>(4)?);
-            Ok((r.get::<_, String>(0)?, scent_text(&title, &summary, &aliases, &tags)))
-        })
-        .map_err(db_err)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+/// Rows read from the catalog per query: each page is its own short read,
+/// so a build that embeds for hours holds no read transaction open.
+const PAGE: usize = 4096;
+
+/// Every catalog node's id and scent text, in id order, read a page at a
+/// time (`WHERE id > last ORDER BY id LIMIT PAGE`).
+pub struct CatalogRows<'a>(pub &'a Catalog);
+
+impl Rows for CatalogRows<'_> {
+    fn visit(&self, f: &mut dyn FnMut(String, String) -> Result<()>) -> Result<()> {
+        let sql = "SELECT id, title, summary, aliases, tags FROM nodes WHERE id > ?1 ORDER BY id LIMIT ?2";
+        let db_err = |e: rusqlite::Error| CanopyError::Catalog(e.to_string());
+        let mut last = String::new();
+        loop {
+            let page = {
+                let mut st = self.0.connection().prepare_cached(sql).map_err(db_err)?;
+                let rows = st
+                    .query_map(rusqlite::params![last, PAGE as i64], |r| {
+                        let (title, summary): (String, String) = (r.get(1)?, r.get(2)?);
+                        let aliases = json_list(&r.get::<_, String>(3)?);
+                        let tags = json_list(&r.get::<_, String>(4)?);
+                        Ok((r.get::<_, String>(0)?, scent_text(&title, &summary, &aliases, &tags)))
+                    })
+                    .map_err(db_err)?;
+                rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)?
+            };
+            let n = page.len();
+            for (id, text) in page {
+                last.clone_from(&id);
+                f(id, text)?;
+            }
+            if n < PAGE {
+                return Ok(());
+            }
+        }
+    }
 }
 
-/// `forest canopy build`: embed every node anew with `embedder`.
-pub fn build_forest(forest: &Path, catalog: &Catalog, embedder: &dyn Embedder) -> Result<RefreshReport> {
-    refresh(&canopy_dir(forest), catalog_rows(catalog)?, embedder, true)
+/// Every catalog node's id and scent text, in id order, in memory.
+pub fn catalog_rows(catalog: &Catalog) -> Result<Vec<(String, String)>> {
+    let mut out = vec![];
+    CatalogRows(catalog).visit(&mut |id, t| {
+        out.push((id, t));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Nodes in the catalog (what a build will embed).
+pub fn catalog_len(catalog: &Catalog) -> Result<usize> {
+    let n: i64 = catalog
+        .connection()
+        .query_row("SELECT count(*) FROM nodes", [], |r| r.get(0))
+        .map_err(|e| CanopyError::Catalog(e.to_string()))?;
+    Ok(n as usize)
+}
+
+/// `forest canopy build`: embed every node anew with `embedder`, streamed
+/// (see [`refresh_rows`]); `progress` hears the rows written so far.
+pub fn build_forest(
+    forest: &Path,
+    catalog: &Catalog,
+    embedder: &dyn Embedder,
+    progress: &dyn Fn(usize),
+) -> Result<RefreshReport> {
+    refresh_rows(&canopy_dir(forest), &CatalogRows(catalog), embedder, true, progress)
 }
 
 /// After a writer's commit: nothing when the forest has no canopy or no
@@ -48,7 +96,7 @@ pub fn build_forest(forest: &Path, catalog: &Catalog, embedder: &dyn Embedder) -
 pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
     let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_from_env()?.map(|e| e as Arc<dyn Embedder>)) };
-    let out = maintain(&dir, || catalog_rows(catalog), &load);
+    let out = maintain(&dir, &CatalogRows(catalog), &load);
     if let Err(e) = &out {
         // (a model that did not load has marked it already)
         crate::store::mark_stale(&dir, &format!("the refresh failed: {e}"))?;

@@ -11,8 +11,13 @@
 //!   that embeds only changed scents (blake3 of each text);
 //! - `stale.json`: a writer that could not embed marked the layer behind.
 //!
-//! Nothing here knows the Gardener, the converters or the catalog's schema:
-//! callers hand `(id, text)` rows in and get rankings out.
+//! Builds and refreshes are streamed (`stream.rs`): rows come in id order
+//! from a [`Rows`] source and are written as their window is embedded, so
+//! memory holds a window, the ids and the text hashes, not the layer.
+//!
+//! Nothing here knows the Gardener, the converters or the catalog's schema
+//! beyond the scent columns `forest.rs` reads: callers hand `(id, text)`
+//! rows in and get rankings out.
 
 mod bert;
 mod binary;
@@ -23,15 +28,18 @@ mod maintain;
 mod memo;
 mod search;
 mod store;
+mod stream;
 mod text;
 
 pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
 pub use error::{CanopyError, Result};
 pub use forest::{
-    begin_dense, build_forest, catalog_rows, dense_ranking, dense_scored, maintain_forest, query_vector, DenseQuery,
+    begin_dense, build_forest, catalog_len, catalog_rows, dense_ranking, dense_scored, maintain_forest, query_vector,
+    CatalogRows, DenseQuery,
 };
-pub use maintain::{maintain, plan_update, refresh, Loader, Plan, RefreshReport};
+pub use maintain::{maintain, refresh, refresh_rows, text_hash, Loader, Merge, OldIndex, RefreshReport};
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
 pub use search::{open_shared, quantize, Searcher, BINARY_FROM};
 pub use store::{canopy_dir, mark_stale, stale_reason, Canopy};
+pub use stream::{OldRows, Rows, SortedRows, Writer};
 pub use text::scent_text;

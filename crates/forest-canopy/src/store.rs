@@ -153,34 +153,15 @@ impl Canopy {
     }
 
     /// Write every file (sidecars first, `forest.json` last) and clear the
-    /// stale marker.
+    /// stale marker, streamed as a build writes them.
     pub fn save(&mut self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        self.built_at = now();
-        // streamed: at 10^6 rows the float bytes alone are 1.5 GB
-        write_with(dir, VECTORS, |w| self.vectors.iter().try_for_each(|x| w.write_all(&x.to_le_bytes())))?;
-        write_with(dir, QUANT, |w| self.write_quant(w))?;
-        write_with(dir, BITS, |w| crate::binary::write_bits(w, self.dim, &self.vectors))?;
-        write(dir, IDS, &ids_bytes(&self.ids))?;
-        write(dir, HASHES, &self.hashes.concat())?;
-        let idx =
-            IndexJson { model: self.model.clone(), dim: self.dim, built_at: self.built_at, ids: self.ids.clone() };
-        let ij = serde_json::to_vec(&idx).map_err(|source| CanopyError::Json { path: dir.join(INDEX), source })?;
-        write(dir, INDEX, &ij)?;
-        let meta = Meta {
-            format: 1,
-            model: self.model.clone(),
-            dim: self.dim,
-            rows: self.ids.len(),
-            f32_bytes: 4 * self.vectors.len() as u64,
-            built_at: self.built_at,
-        };
-        let mj = serde_json::to_vec(&meta).map_err(|source| CanopyError::Json { path: dir.join(META), source })?;
-        write(dir, META, &mj)?;
-        match std::fs::remove_file(dir.join(STALE)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CanopyError::io(&dir.join(STALE), e)),
-            _ => Ok(()),
+        let mut w = crate::stream::Writer::create(dir, &self.model, self.dim)?;
+        for r in 0..self.len() {
+            w.push(self.ids[r].clone(), self.hashes[r], self.vector(r))?;
         }
+        w.finish()?;
+        self.built_at = read_index_built_at(dir).unwrap_or(self.built_at);
+        Ok(())
     }
 
     /// `quant.i8`: 16-byte header (magic, dim u32, rows u32), then per row
@@ -228,24 +209,6 @@ pub(crate) fn ids_bytes(ids: &[String]) -> Vec<u8> {
     out
 }
 
-/// Write `dir/name` atomically from a stream (temp file in `dir`, fsync,
-/// rename, fsync of `dir`): readers see the old file or the new one.
-fn write_with(dir: &Path, name: &str, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let p = dir.join(name);
-    let tmp = forest_fs::temp_path_for(&p);
-    let out = (|| {
-        let f = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        fill(&mut w)?;
-        w.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()?;
-        forest_fs::atomic_rename(&tmp, &p)
-    })();
-    if out.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    out.map_err(|e| CanopyError::io(&p, e))
-}
-
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let p = dir.join(name);
     forest_fs::atomic_write(&p, bytes).map_err(|e| CanopyError::io(&p, e))
@@ -267,6 +230,20 @@ pub fn mark_stale(dir: &Path, reason: &str) -> Result<()> {
     let b = serde_json::to_vec(&Stale { reason: reason.into(), at: now() })
         .map_err(|source| CanopyError::Json { path: dir.join(STALE), source })?;
     write(dir, STALE, &b)
+}
+
+/// Remove the stale marker (a canopy written anew is current).
+pub(crate) fn clear_stale(dir: &Path) -> Result<()> {
+    match std::fs::remove_file(dir.join(STALE)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CanopyError::io(&dir.join(STALE), e)),
+        _ => Ok(()),
+    }
+}
+
+/// `built_at` of `dir`'s `forest.json`.
+fn read_index_built_at(dir: &Path) -> Option<f64> {
+    let b = std::fs::read(dir.join(META)).ok()?;
+    serde_json::from_slice::<Meta>(&b).ok().map(|m| m.built_at)
 }
 
 /// Why the canopy is stale, when it is.

@@ -4,7 +4,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use forest_canopy::{maintain, refresh, stale_reason, Embedder, LocalEmbedder, MemoMode, Searcher};
+use forest_canopy::{maintain, refresh, stale_reason, Embedder, LocalEmbedder, MemoMode, Searcher, SortedRows};
 
 fn model() -> Option<LocalEmbedder> {
     match std::env::var("FOREST_EMBED_MODEL") {
@@ -123,29 +123,29 @@ fn maintain_loads_the_model_only_when_a_scent_changed() {
         Ok(None)
     };
     // no canopy: nothing
-    assert_eq!(maintain(&dir, || Ok(rows()), &with).unwrap(), None);
+    assert_eq!(maintain(&dir, &SortedRows::new(rows()), &with).unwrap(), None);
     assert_eq!(loads.get(), 0);
     refresh(&dir, rows(), m.as_ref(), true).unwrap();
     // same texts (a commit that touched links or bodies): no load, no write
     let before = std::fs::metadata(dir.join("index.json")).unwrap().modified().unwrap();
-    assert_eq!(maintain(&dir, || Ok(rows()), &with).unwrap(), None);
-    assert_eq!(maintain(&dir, || Ok(rows()), &without).unwrap(), None);
+    assert_eq!(maintain(&dir, &SortedRows::new(rows()), &with).unwrap(), None);
+    assert_eq!(maintain(&dir, &SortedRows::new(rows()), &without).unwrap(), None);
     assert_eq!(loads.get(), 0);
     assert_eq!(std::fs::metadata(dir.join("index.json")).unwrap().modified().unwrap(), before);
     assert_eq!(stale_reason(&dir), None);
     // a changed text without a model: stale; with it: refreshed, not stale
     let mut changed = rows();
     changed[0].1 = "PAM. Pluggable Authentication Modules.".into();
-    assert_eq!(maintain(&dir, || Ok(changed.clone()), &without).unwrap(), None);
+    assert_eq!(maintain(&dir, &SortedRows::new(changed.clone()), &without).unwrap(), None);
     assert!(stale_reason(&dir).is_some());
-    let rep = maintain(&dir, || Ok(changed.clone()), &with).unwrap().unwrap();
+    let rep = maintain(&dir, &SortedRows::new(changed.clone()), &with).unwrap().unwrap();
     assert_eq!((rep.nodes, rep.embedded), (4, 1));
     assert_eq!(stale_reason(&dir), None);
     assert_eq!(loads.get(), 2);
     // a model that does not load marks the canopy stale and says why
     changed[1].1 = "Pango. Text layout.".into();
     let broken = || LocalEmbedder::load(t.path()).map(|e| Some(Arc::new(e) as Arc<dyn Embedder>));
-    let e = maintain(&dir, || Ok(changed.clone()), &broken).unwrap_err();
+    let e = maintain(&dir, &SortedRows::new(changed.clone()), &broken).unwrap_err();
     assert_eq!(e.code(), "E_EMBED_MODEL");
     assert!(stale_reason(&dir).unwrap().contains("did not load"));
 }

@@ -66,6 +66,22 @@ struct BuildOut {
     nodes_per_s: f64,
 }
 
+/// A nodes bar on stderr for a build, only on a terminal.
+fn build_bar(catalog: &forest_catalog::Catalog) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let total = forest_canopy::catalog_len(catalog).ok()?;
+    let pb = indicatif::ProgressBar::new(total as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("canopy [{bar:30}] {pos}/{len} nodes {per_sec} eta {eta}")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    Some(pb)
+}
+
 /// Run one canopy subcommand; the exit code.
 pub fn run(cmd: CanopyCmd) -> Result<u8> {
     match cmd {
@@ -74,7 +90,16 @@ pub fn run(cmd: CanopyCmd) -> Result<u8> {
             let catalog = open_catalog(&root)?;
             let e = embedder()?;
             let t0 = std::time::Instant::now();
-            let report = forest_canopy::build_forest(&root, &catalog, &e)?;
+            let bar = build_bar(&catalog);
+            let report = forest_canopy::build_forest(&root, &catalog, &e, &|done| {
+                if let Some(b) = &bar {
+                    b.set_position(done as u64);
+                }
+            });
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            let report = report?;
             let ms = t0.elapsed().as_millis();
             let out =
                 BuildOut { nodes_per_s: report.embedded as f64 / (ms.max(1) as f64 / 1000.0), elapsed_ms: ms, report };

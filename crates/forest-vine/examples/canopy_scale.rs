@@ -1,7 +1,8 @@
 //! The canopy at scale (issue 31), for `bench/canopy-scale.sh`.
 //!
 //! usage:
-//!   canopy_scale fill FOREST SAMPLE   embed SAMPLE real scents, derive the rest
+//!   canopy_scale fill FOREST SAMPLE [--hashed]  embed SAMPLE real scents, derive the rest
+//!   canopy_scale touch FOREST [K]     change K scents, time the maintained refresh
 //!   canopy_scale query FOREST [N]     in-process hybrid `locate`, N queries
 //!
 //! `fill` embeds SAMPLE nodes spread evenly over the catalog with the real
@@ -11,7 +12,11 @@
 //! search cost (an int8 scan of every row, then an exact rescoring of the
 //! best candidates) does not depend on the values, only on the row count
 //! and width; the derived rows carry no text hash, so the next maintained
-//! write embeds them for real. The result is an ordinary canopy on disk.
+//! write embeds them for real, unless `--hashed` records each row's text
+//! hash as if it had been embedded (for `touch`, which then measures the
+//! streamed refresh of a maintained write at full size: K texts embedded,
+//! every other row copied). The result is an ordinary canopy on disk,
+//! written row by row (`forest_canopy::Writer`).
 //!
 //! `query` opens the forest read-only with hybrid `locate` on (as `forest
 //! serve` with `FOREST_HYBRID_LOCATE=1`), warms up once (model load, first
@@ -23,7 +28,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use forest_canopy::{canopy_dir, catalog_rows, Canopy, Embedder, Searcher};
+use forest_canopy::{canopy_dir, text_hash, CatalogRows, Embedder, Rows, Searcher, Writer};
 use forest_vine::{LocateArgs, Vine, VineOptions};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -47,41 +52,80 @@ fn next(x: &mut u64) -> f32 {
     ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32 - 0.5
 }
 
-fn fill(root: &Path, sample: usize) -> Res<()> {
+fn fill(root: &Path, sample: usize, hashed: bool) -> Res<()> {
     let embedder = forest_canopy::shared_from_env()?.ok_or("FOREST_EMBED_MODEL is unset")?;
     let vine = Vine::open(root, VineOptions::default())?;
-    let rows = catalog_rows(vine.catalog())?;
-    let n = rows.len();
+    let rows = CatalogRows(vine.catalog());
+    let n = forest_canopy::catalog_len(vine.catalog())?;
     let sample = sample.clamp(1, n.max(1));
     let step = (n / sample).max(1);
-    let picked: Vec<usize> = (0..n).step_by(step).take(sample).collect();
-    let texts: Vec<String> = picked.iter().map(|&i| rows[i].1.clone()).collect();
+    // the sampled scents, in one pass (the rows themselves are streamed)
+    let mut texts = Vec::with_capacity(sample);
+    let mut i = 0;
+    rows.visit(&mut |_, t| {
+        if i % step == 0 && texts.len() < sample {
+            texts.push(t);
+        }
+        i += 1;
+        Ok(())
+    })?;
     let t = Instant::now();
     let real = embedder.embed(&texts)?;
     let secs = t.elapsed().as_secs_f64();
     println!("embedded {} real scents in {secs:.1} s ({:.1} nodes/s)", real.len(), real.len() as f64 / secs);
     let dim = real.first().map_or(0, Vec::len);
-    let mut c = Canopy::new(embedder.model(), dim);
-    c.vectors.reserve(n * dim);
-    let mut seed = 0x5eed_u64;
-    let mut at = 0;
-    for (i, (id, _)) in rows.into_iter().enumerate() {
-        if picked.get(at) == Some(&i) {
-            c.vectors.extend_from_slice(&real[at]);
-            at += 1;
+    let t = Instant::now();
+    let mut w = Writer::create(&canopy_dir(root), embedder.model(), dim)?;
+    let (mut seed, mut i) = (0x5eed_u64, 0);
+    rows.visit(&mut |id, text| {
+        let v = if i % step == 0 && i / step < real.len() {
+            real[i / step].clone()
         } else {
             let (a, b) = (&real[i % real.len()], &real[(i * 7 + 3) % real.len()]);
             let mut v: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + 0.5 * y + 0.05 * next(&mut seed)).collect();
             forest_canopy::normalize(&mut v);
-            c.vectors.extend_from_slice(&v);
-        }
-        c.ids.push(id);
-        // no known text: a maintained write embeds these rows for real
-        c.hashes.push([0; 16]);
+            v
+        };
+        // no known text: a maintained write embeds these rows for real;
+        // `--hashed` records the text's hash as if it had been embedded
+        let h = if hashed { text_hash(&text) } else { [0; 16] };
+        i += 1;
+        w.push(id, h, &v)
+    })?;
+    w.finish()?;
+    println!("canopy: {n} rows of dim {dim} ({} real), written in {:.1} s", real.len(), t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Change the summary of `k` nodes spread over the catalog (in the catalog
+/// only: a scratch forest) and run the writers' canopy maintenance: the
+/// streamed refresh at the forest's size.
+fn touch(root: &Path, k: usize) -> Res<()> {
+    let vine = Vine::open(root, VineOptions::default())?;
+    let cat = vine.catalog();
+    let n = forest_canopy::catalog_len(cat)?;
+    let step = (n / k.max(1)).max(1);
+    let ids: Vec<String> = {
+        let mut st = cat.connection().prepare("SELECT id FROM nodes ORDER BY id")?;
+        let all = st.query_map([], |r| r.get::<_, String>(0))?;
+        all.step_by(step).take(k).collect::<rusqlite::Result<_>>()?
+    };
+    let stamp = forest_canopy::canopy_dir(root).join("index.json").metadata()?.len();
+    for id in &ids {
+        cat.connection().execute(
+            "UPDATE nodes SET summary = summary || ?1 WHERE id = ?2",
+            rusqlite::params![format!(" (touched {stamp})"), id],
+        )?;
     }
     let t = Instant::now();
-    c.save(&canopy_dir(root))?;
-    println!("canopy: {n} rows of dim {dim} ({} real), written in {:.1} s", picked.len(), t.elapsed().as_secs_f64());
+    let rep = forest_canopy::maintain_forest(root, cat)?.ok_or("nothing to refresh")?;
+    println!(
+        "maintained: {} nodes, {} embedded, {} removed in {:.1} s",
+        rep.nodes,
+        rep.embedded,
+        rep.removed,
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
@@ -143,9 +187,14 @@ fn query(root: &Path, count: usize) -> Res<()> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let out = match (args.get(1).map(String::as_str), args.get(2)) {
-        (Some("fill"), Some(root)) => fill(Path::new(root), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2000)),
+        (Some("fill"), Some(root)) => fill(
+            Path::new(root),
+            args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2000),
+            args.iter().any(|a| a == "--hashed"),
+        ),
+        (Some("touch"), Some(root)) => touch(Path::new(root), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(100)),
         (Some("query"), Some(root)) => query(Path::new(root), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200)),
-        _ => Err("usage: canopy_scale fill FOREST SAMPLE | canopy_scale query FOREST [N]".into()),
+        _ => Err("usage: canopy_scale fill FOREST SAMPLE [--hashed] | canopy_scale touch FOREST [K] | canopy_scale query FOREST [N]".into()),
     };
     if let Err(e) = out {
         eprintln!("canopy_scale: {e}");
