@@ -381,6 +381,12 @@ mod tests {
         assert_eq!(e.code(), "E_EMBED");
         assert_eq!(files(&d), before);
         assert_eq!(std::fs::read(d.join("index.json")).unwrap(), index);
+        // what a build killed by a signal leaves (its process is gone) goes
+        // with the next write
+        let orphan = d.join(".vectors.f32.99999999.0.tmp");
+        std::fs::write(&orphan, b"half a build").unwrap();
+        refresh(&d, rows(3000, "v2"), &hasher(usize::MAX), false).unwrap();
+        assert!(!orphan.exists());
     }
 
     #[test]

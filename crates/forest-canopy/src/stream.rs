@@ -138,10 +138,17 @@ pub struct Writer {
 const HEADER: [u8; 16] = [0; 16];
 
 impl Writer {
-    /// Start writing a canopy of `model` into `dir` (created if needed).
-    /// `dim` is the width when known, else 0: the first row sets it.
+    /// Start writing a canopy of `model` into `dir` (created if needed;
+    /// temporary files of writers that were killed are removed). `dim` is
+    /// the width when known, else 0: the first row sets it.
     pub fn create(dir: &Path, model: &str, dim: usize) -> Result<Writer> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
+        // a build killed mid-way left its temporary files (1.5 GB of
+        // floats at 10^6 rows): they go now
+        let swept = forest_fs::sweep_orphan_temps(dir);
+        if swept > 0 {
+            tracing::info!(event = "canopy.swept", files = swept);
+        }
         let mut parts =
             [Part::create(dir, store::VECTORS)?, Part::create(dir, store::QUANT)?, Part::create(dir, store::BITS)?];
         // room for the int8 and bit headers, written once the rows are counted

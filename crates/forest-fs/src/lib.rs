@@ -119,9 +119,54 @@ pub fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
+/// The process id in a temp name of [`temp_path_for`].
+fn temp_pid(name: &str) -> Option<u32> {
+    let mut parts = name.strip_suffix(".tmp")?.rsplitn(3, '.');
+    parts.next()?.parse::<u64>().ok()?;
+    parts.next()?.parse().ok()
+}
+
+/// Remove the temp files of [`temp_path_for`] directly in `dir` whose
+/// writing process is gone (killed mid-write: a large streamed file would
+/// otherwise stay forever); a live process's files are kept. Only where
+/// `/proc` tells which processes live (Linux); elsewhere nothing is
+/// removed. Returns how many were removed.
+pub fn sweep_orphan_temps(dir: &Path) -> usize {
+    if !Path::new("/proc/self").exists() {
+        return 0;
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = temp_pid(&name).filter(|_| is_temp_name(&name)) else { continue };
+        let gone = pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists();
+        if gone && fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sweep_removes_only_temps_of_processes_that_are_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mine = temp_path_for(&d.join("vectors.f32"));
+        // pid_max on Linux is at most 2^22: this process cannot exist
+        let dead = d.join(".vectors.f32.99999999.3.tmp");
+        for p in [&mine, &dead, &d.join("vectors.f32"), &d.join(".notes.tmp")] {
+            fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(temp_pid(".vectors.f32.99999999.3.tmp"), Some(99_999_999));
+        assert_eq!(sweep_orphan_temps(d), 1);
+        assert!(!dead.exists());
+        assert!(mine.exists() && d.join("vectors.f32").exists() && d.join(".notes.tmp").exists());
+    }
 
     #[test]
     fn writes_and_replaces() {
