@@ -30,14 +30,21 @@ pub(crate) fn write_bits(w: &mut dyn Write, dim: usize, vectors: &[f32]) -> std:
     w.write_all(BITS_MAGIC)?;
     w.write_all(&(dim as u32).to_le_bytes())?;
     w.write_all(&(rows as u32).to_le_bytes())?;
-    let mut c = vec![0u64; words(dim)];
+    let (mut c, mut row) = (vec![], vec![]);
     for v in vectors.chunks_exact(dim.max(1)).take(rows) {
-        code(v, &mut c);
-        for x in &c {
-            w.write_all(&x.to_le_bytes())?;
-        }
+        row.clear();
+        bits_row(v, &mut c, &mut row);
+        w.write_all(&row)?;
     }
     Ok(())
+}
+
+/// Append one row of `bits.b1` (the sign bits of `v`, little-endian u64
+/// words) to `out`; `c` is scratch.
+pub(crate) fn bits_row(v: &[f32], c: &mut Vec<u64>, out: &mut Vec<u8>) {
+    c.resize(words(v.len()), 0);
+    code(v, c);
+    c.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
 }
 
 /// Hamming distances of every row of `body` to `qc`, with their histogram.

@@ -58,16 +58,6 @@ impl Rows for CatalogRows<'_> {
     }
 }
 
-/// Every catalog node's id and scent text, in id order, in memory.
-pub fn catalog_rows(catalog: &Catalog) -> Result<Vec<(String, String)>> {
-    let mut out = vec![];
-    CatalogRows(catalog).visit(&mut |id, t| {
-        out.push((id, t));
-        Ok(())
-    })?;
-    Ok(out)
-}
-
 /// Nodes in the catalog (what a build will embed).
 pub fn catalog_len(catalog: &Catalog) -> Result<usize> {
     let n: i64 = catalog

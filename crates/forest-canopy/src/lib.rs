@@ -34,12 +34,12 @@ mod text;
 pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
 pub use error::{CanopyError, Result};
 pub use forest::{
-    begin_dense, build_forest, catalog_len, catalog_rows, dense_ranking, dense_scored, maintain_forest, query_vector,
-    CatalogRows, DenseQuery,
+    begin_dense, build_forest, catalog_len, dense_ranking, dense_scored, maintain_forest, query_vector, CatalogRows,
+    DenseQuery,
 };
 pub use maintain::{maintain, refresh, refresh_rows, text_hash, Loader, Merge, OldIndex, RefreshReport};
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
 pub use search::{open_shared, quantize, Searcher, BINARY_FROM};
 pub use store::{canopy_dir, mark_stale, stale_reason, Canopy};
-pub use stream::{OldRows, Rows, SortedRows, Writer};
+pub use stream::{OldRows, Rows, SortedRows, Writer, Written};
 pub use text::scent_text;

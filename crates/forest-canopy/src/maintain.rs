@@ -199,7 +199,7 @@ pub fn refresh_rows(
     let (nodes, embedded) = (run.w.len(), run.embedded);
     let model = embedder.model().to_string();
     tracing::info!(event = "canopy.refresh", nodes, embedded, removed, model = model.as_str());
-    let dim = run.w.finish()?;
+    let dim = run.w.finish()?.dim;
     progress(nodes);
     Ok(RefreshReport { nodes, embedded, removed, model, dim })
 }

@@ -159,8 +159,7 @@ impl Canopy {
         for r in 0..self.len() {
             w.push(self.ids[r].clone(), self.hashes[r], self.vector(r))?;
         }
-        w.finish()?;
-        self.built_at = read_index_built_at(dir).unwrap_or(self.built_at);
+        self.built_at = w.finish()?.built_at;
         Ok(())
     }
 
@@ -177,35 +176,45 @@ impl Canopy {
         w.write_all(QUANT_MAGIC)?;
         w.write_all(&(self.dim as u32).to_le_bytes())?;
         w.write_all(&(self.ids.len() as u32).to_le_bytes())?;
-        let mut q = vec![0i8; self.dim];
-        let mut row = Vec::with_capacity(4 + self.dim);
+        let (mut q, mut row) = (vec![], Vec::with_capacity(4 + self.dim));
         for r in 0..self.ids.len() {
-            let scale = quantize(self.vector(r), &mut q);
             row.clear();
-            row.extend_from_slice(&scale.to_le_bytes());
-            row.extend(q.iter().map(|&x| x as u8));
+            quant_row(self.vector(r), &mut q, &mut row);
             w.write_all(&row)?;
         }
         Ok(())
     }
 }
 
+/// Append one row of `quant.i8` (f32 scale, then `v` as int8) to `out`;
+/// `q` is scratch.
+pub(crate) fn quant_row(v: &[f32], q: &mut Vec<i8>, out: &mut Vec<u8>) {
+    q.resize(v.len(), 0);
+    let scale = quantize(v, q);
+    out.extend_from_slice(&scale.to_le_bytes());
+    out.extend(q.iter().map(|&x| x as u8));
+}
+
 /// `ids.bin`: magic, u64 count, count+1 u64 offsets into the UTF-8 bytes
 /// that follow.
+pub(crate) fn write_ids(w: &mut dyn Write, ids: &[String]) -> std::io::Result<()> {
+    w.write_all(IDS_MAGIC)?;
+    w.write_all(&(ids.len() as u64).to_le_bytes())?;
+    let mut off = 0u64;
+    w.write_all(&off.to_le_bytes())?;
+    for id in ids {
+        off += id.len() as u64;
+        w.write_all(&off.to_le_bytes())?;
+    }
+    ids.iter().try_for_each(|id| w.write_all(id.as_bytes()))
+}
+
+/// [`write_ids`] into memory.
 pub(crate) fn ids_bytes(ids: &[String]) -> Vec<u8> {
     let total: usize = ids.iter().map(String::len).sum();
     let mut out = Vec::with_capacity(16 + 8 * (ids.len() + 1) + total);
-    out.extend_from_slice(IDS_MAGIC);
-    out.extend_from_slice(&(ids.len() as u64).to_le_bytes());
-    let mut off = 0u64;
-    out.extend_from_slice(&off.to_le_bytes());
-    for id in ids {
-        off += id.len() as u64;
-        out.extend_from_slice(&off.to_le_bytes());
-    }
-    for id in ids {
-        out.extend_from_slice(id.as_bytes());
-    }
+    // writing into a Vec cannot fail
+    let _ = write_ids(&mut out, ids);
     out
 }
 
@@ -238,12 +247,6 @@ pub(crate) fn clear_stale(dir: &Path) -> Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CanopyError::io(&dir.join(STALE), e)),
         _ => Ok(()),
     }
-}
-
-/// `built_at` of `dir`'s `forest.json`.
-fn read_index_built_at(dir: &Path) -> Option<f64> {
-    let b = std::fs::read(dir.join(META)).ok()?;
-    serde_json::from_slice::<Meta>(&b).ok().map(|m| m.built_at)
 }
 
 /// Why the canopy is stale, when it is.

@@ -21,7 +21,6 @@ use serde::Serialize;
 
 use crate::binary;
 use crate::error::{CanopyError, Result};
-use crate::search::quantize;
 use crate::store::{self, read_meta, IDS_MAGIC, QUANT_MAGIC};
 
 /// A source of `(id, text)` rows, visited in ascending id order (byte
@@ -74,8 +73,11 @@ impl Part {
     }
 
     fn put(&mut self, b: &[u8]) -> Result<()> {
-        let tmp = self.tmp.clone();
-        self.writer().write_all(b).map_err(|e| CanopyError::io(&tmp, e))
+        let Part { tmp, w, .. } = self;
+        w.as_mut()
+            .expect("a part is written only before it is closed")
+            .write_all(b)
+            .map_err(|e| CanopyError::io(tmp, e))
     }
 
     /// Flush, write `header` at offset 0 when given, fsync; the file is
@@ -129,7 +131,7 @@ pub struct Writer {
     dim: usize,
     ids: Vec<String>,
     hashes: Vec<[u8; 16]>,
-    parts: Option<[Part; 3]>,
+    parts: [Part; 3],
     q: Vec<i8>,
     code: Vec<u64>,
     row: Vec<u8>,
@@ -160,7 +162,7 @@ impl Writer {
             dim,
             ids: vec![],
             hashes: vec![],
-            parts: Some(parts),
+            parts,
             q: vec![],
             code: vec![],
             row: vec![],
@@ -187,20 +189,15 @@ impl Writer {
             let what = format!("row '{id}' has width {}, the canopy's is {}", v.len(), self.dim);
             return Err(CanopyError::Damaged { dir: self.dir.clone(), what });
         }
-        let Some(parts) = self.parts.as_mut() else { return Ok(()) };
+        let parts = &mut self.parts;
         self.row.clear();
         v.iter().for_each(|x| self.row.extend_from_slice(&x.to_le_bytes()));
         parts[0].put(&self.row)?;
-        self.q.resize(self.dim, 0);
-        let scale = quantize(v, &mut self.q);
         self.row.clear();
-        self.row.extend_from_slice(&scale.to_le_bytes());
-        self.row.extend(self.q.iter().map(|&x| x as u8));
+        store::quant_row(v, &mut self.q, &mut self.row);
         parts[1].put(&self.row)?;
-        self.code.resize(binary::words(self.dim), 0);
-        binary::code(v, &mut self.code);
         self.row.clear();
-        self.code.iter().for_each(|x| self.row.extend_from_slice(&x.to_le_bytes()));
+        binary::bits_row(v, &mut self.code, &mut self.row);
         parts[2].put(&self.row)?;
         self.ids.push(id);
         self.hashes.push(hash);
@@ -210,18 +207,39 @@ impl Writer {
     /// Write the rest (`ids.bin`, `hashes.bin`, `index.json`, `forest.json`),
     /// rename every file into place (the vectors first, `forest.json` last:
     /// a reader that finds `forest.json` not matching `vectors.f32` ignores
-    /// the sidecars) and clear the stale marker. Returns the width.
-    pub fn finish(mut self) -> Result<usize> {
-        let Some(parts) = self.parts.take() else { return Ok(self.dim) };
+    /// the sidecars) and clear the stale marker.
+    pub fn finish(self) -> Result<Written> {
+        let Writer { dir, model, dim, ids, hashes, parts, .. } = self;
+        let rest = Rest { dir, model, dim, ids, hashes };
         let mut temps = vec![];
-        let out = self.write_rest(parts, &mut temps);
+        let out = rest.write(parts, &mut temps);
         if out.is_err() {
             temps.iter().for_each(|(t, _)| drop(std::fs::remove_file(t)));
         }
-        out.map(|()| self.dim)
+        out.map(|built_at| Written { dim, built_at })
     }
+}
 
-    fn write_rest(&self, parts: [Part; 3], temps: &mut Vec<(PathBuf, &'static str)>) -> Result<()> {
+/// What [`Writer::finish`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Written {
+    /// Vector width.
+    pub dim: usize,
+    /// Unix seconds recorded in `index.json` and `forest.json`.
+    pub built_at: f64,
+}
+
+/// What a finished writer still has to write.
+struct Rest {
+    dir: PathBuf,
+    model: String,
+    dim: usize,
+    ids: Vec<String>,
+    hashes: Vec<[u8; 16]>,
+}
+
+impl Rest {
+    fn write(&self, parts: [Part; 3], temps: &mut Vec<(PathBuf, &'static str)>) -> Result<f64> {
         let [vectors, quant, bits] = parts;
         let (dim, rows) = (self.dim as u32, self.ids.len() as u32);
         let header = |magic: &[u8; 8]| [&magic[..], &dim.to_le_bytes(), &rows.to_le_bytes()].concat();
@@ -229,7 +247,7 @@ impl Writer {
         temps.push(quant.close(Some(&header(QUANT_MAGIC)))?);
         temps.push(bits.close(Some(&header(binary::BITS_MAGIC)))?);
         let mut ids = Part::create(&self.dir, store::IDS)?;
-        write_ids(&mut ids, &self.ids)?;
+        store::write_ids(ids.writer(), &self.ids).map_err(|e| CanopyError::io(&ids.tmp, e))?;
         temps.push(ids.close(None)?);
         let mut hashes = Part::create(&self.dir, store::HASHES)?;
         self.hashes.iter().try_for_each(|h| hashes.put(h))?;
@@ -263,22 +281,9 @@ impl Writer {
                 return Err(CanopyError::io(&p, e));
             }
         }
-        store::clear_stale(&self.dir)
+        store::clear_stale(&self.dir)?;
+        Ok(built_at)
     }
-}
-
-/// `ids.bin`: magic, u64 count, count+1 u64 offsets into the UTF-8 bytes
-/// that follow.
-fn write_ids(p: &mut Part, ids: &[String]) -> Result<()> {
-    p.put(IDS_MAGIC)?;
-    p.put(&(ids.len() as u64).to_le_bytes())?;
-    let mut off = 0u64;
-    p.put(&off.to_le_bytes())?;
-    for id in ids {
-        off += id.len() as u64;
-        p.put(&off.to_le_bytes())?;
-    }
-    ids.iter().try_for_each(|id| p.put(id.as_bytes()))
 }
 
 /// The canopy on disk, read forwards while its replacement is written:
