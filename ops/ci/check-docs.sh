@@ -5,16 +5,27 @@
 #       location (the sibling `shared` checkout or its `spec` folder): the
 #       documentation a user needs lives in docs/;
 #   (b) every relative Markdown link in README.md, ARCHITECTURE.md,
-#       docs/*.md, ops/**/README.md and bench/README.md resolves to a file
+#       docs/**/*.md, ops/**/README.md and bench/README.md resolves to a file
 #       or directory of the repository (as a clone has it: tracked, or new
 #       and not ignored), relative to the linking file, without leaving the
 #       repository. http(s)/mailto links and in-page anchors are not checked.
-# Prints `FILE: ...` per problem and exits 1; otherwise one summary line.
+#   (c) sizes: README.md is at most 12,000 bytes and ARCHITECTURE.md at
+#       most 30,000 bytes (a README for a user, an architecture that is a
+#       map; decisions live in docs/decisions/, figures in bench/README.md);
+#   (d) no lab-notebook history in README.md, ARCHITECTURE.md and
+#       bench/README.md: a line that says "session" (any case) must be about
+#       the product's own sessions, i.e. also say one of: MCP session,
+#       Vine session, --session, --max-sessions, session heat, session_ttl,
+#       close_session, session id, Mcp-Session; and no line may say
+#       "session N", "this session" or "per-session" at all (the work
+#       sessions that wrote the code; their history stays in git).
+# Prints `FILE: ...` per problem and exits 1; otherwise summary lines.
 #   bash ops/ci/check-docs.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-python3 - <<'PY'
+rc=0
+python3 - <<'PY' || rc=1
 import os
 import re
 import sys
@@ -62,7 +73,7 @@ def checked_files():
     for f in files:
         if f in ("README.md", "ARCHITECTURE.md", "bench/README.md"):
             out.append(f)
-        elif f.startswith("docs/") and f.count("/") == 1 and f.endswith(".md"):
+        elif f.startswith("docs/") and f.endswith(".md"):
             out.append(f)
         elif f.startswith("ops/") and os.path.basename(f) == "README.md":
             out.append(f)
@@ -122,3 +133,34 @@ if problems:
     sys.exit(1)
 print(f"check-docs: {count} links checked, all resolve")
 PY
+
+# (c) sizes
+size_problems=0
+check_size() { # FILE MAX
+  local n
+  n=$(wc -c <"$1")
+  if [ "$n" -gt "$2" ]; then
+    echo "$1: $n bytes, more than $2"
+    size_problems=$((size_problems + 1))
+  fi
+}
+check_size README.md 12000
+check_size ARCHITECTURE.md 30000
+
+# (d) "session" only in the product's sense
+allowed='MCP session|Vine session|--session|--max-sessions|session heat|session_ttl|close_session|session id|Mcp-Session'
+forbidden='session [0-9]|this session|per-session'
+session_problems=0
+for f in README.md ARCHITECTURE.md bench/README.md; do
+  while IFS= read -r line; do
+    echo "$f:$line"
+    session_problems=$((session_problems + 1))
+  done < <(grep -niE 'session' "$f" | grep -viE -- "$allowed" || true; grep -niE -- "$forbidden" "$f" | grep -iE -- "$allowed" || true)
+done
+if [ "$size_problems" -gt 0 ] || [ "$session_problems" -gt 0 ]; then
+  echo "check-docs: $size_problems size problem(s), $session_problems line(s) about work sessions (see the header of $0)"
+  rc=1
+else
+  echo "check-docs: README.md $(wc -c <README.md) of 12000 bytes, ARCHITECTURE.md $(wc -c <ARCHITECTURE.md) of 30000; no work sessions in README.md, ARCHITECTURE.md, bench/README.md"
+fi
+exit "$rc"
