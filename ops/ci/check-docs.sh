@@ -16,7 +16,7 @@
 #       bench/README.md: a line that says "session" (any case) must be about
 #       the product's own sessions, i.e. also say one of: MCP session,
 #       Vine session, --session, --max-sessions, session heat, session_ttl,
-#       close_session, session id, Mcp-Session; and no line may say
+#       close_session, session id, Mcp-Session, session.rs; and no line may say
 #       "session N", "this session" or "per-session" at all (the work
 #       sessions that wrote the code; their history stays in git).
 # Prints `FILE: ...` per problem and exits 1; otherwise summary lines.
@@ -148,7 +148,7 @@ check_size README.md 12000
 check_size ARCHITECTURE.md 30000
 
 # (d) "session" only in the product's sense
-allowed='MCP session|Vine session|--session|--max-sessions|session heat|session_ttl|close_session|session id|Mcp-Session'
+allowed='MCP session|Vine session|--session|--max-sessions|session heat|session_ttl|close_session|session id|Mcp-Session|session\.rs'
 forbidden='session [0-9]|this session|per-session'
 session_problems=0
 for f in README.md ARCHITECTURE.md bench/README.md; do
