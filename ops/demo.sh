@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO="$PWD"
 W="${1:-$(mktemp -d /tmp/forest-demo.XXXX)}"
 mkdir -p "$W"
-echo "== building forest (release; from a fresh clone this run took 18 min 47 s on a 2-core machine with other work beside it: README.md, Measured)" >&2
+echo "== building forest (release; from a fresh clone this build took 18 min 47 s on a 2-core machine with other work beside it: README.md, Measured)" >&2
 cargo build --release --locked -p forest-cli
 B="$REPO/target/release/forest"
 rm -rf "$W/drive" "$W/forest"
