@@ -14,7 +14,7 @@
 //! [`MAX_DEFS`] definitions from a bounded prefix, so it is linear in the
 //! file and cannot stall on a generated file. Tree-sitter grammars would
 //! be exact but cost megabytes of binary per language (the shipped binary
-//! is held under 60 MB, ARCHITECTURE.md).
+//! is held under 60 MB, docs/decisions/converter-libraries.md).
 
 use crate::converter::{Conversion, Converter, Limits};
 use crate::error::ConvertError;

@@ -2,7 +2,7 @@
 //! tokenizer that costs microseconds ([`words`], [`sentences`]). The Gardener's leaf
 //! tags come from here (issue 26); `yake-rust`'s own extractor gave the
 //! same kind of phrases but its `segtok` tokenizer took ~54% of the CPU
-//! of a 10^4-file adopt (ARCHITECTURE.md, "Leaf scent").
+//! of a 10^4-file adopt (docs/decisions/keyphrase-port.md).
 //!
 //! Pure functions over a string: no I/O, no global state besides the
 //! stopword lists, loaded once.

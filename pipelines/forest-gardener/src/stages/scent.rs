@@ -11,7 +11,7 @@
 //! - summary: [`forest_model::scent::derive_summary`] (lead-biased,
 //!   extractive, boilerplate skipped, identifiers verbatim);
 //! - tags: up to [`MAX_TAGS`] YAKE keyphrases of the body's prose
-//!   ([`forest_keyphrase`]; why YAKE: ARCHITECTURE.md), in the dialect's tag format;
+//!   ([`forest_keyphrase`]; why YAKE: docs/decisions/leaf-scent.md), in the dialect's tag format;
 //! - aliases: acronyms the text defines ("Pluggable Authentication Modules
 //!   (PAM)" gives `PAM`).
 

@@ -1,7 +1,7 @@
 //! Navigable branches (pure): where a leaf of an overflowing source folder
 //! goes. No I/O; `rebalance.rs` applies the decisions to a batch.
 //!
-//! The rule (ARCHITECTURE.md, "Navigable branches"): a leaf's *key* is its
+//! The rule (docs/decisions/navigable-branches.md): a leaf's *key* is its
 //! id's last component (the slug of its file stem) with `.` read as `-`.
 //! A folder branch that outgrows [`SPLIT_ENTRIES`] entries or
 //! [`SPLIT_TOKENS`] body tokens hands its source leaves to *name-prefix
