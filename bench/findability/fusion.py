@@ -3,6 +3,7 @@
 canopy's vector ranking (issues 26 and 31), on forests that have a canopy.
 
     python3 bench/findability/fusion.py FOREST_BIN FOREST QUESTIONS.json [--ref] [--depth N] [--cache FILE]
+        [--half tune|report]
 
 For every question it asks the binary once for each ranking alone
 (`forest locate --json -k N`, `forest canopy search --json -k N`; the
@@ -11,7 +12,10 @@ again, each fusion of `fusions()` (`--cache` keeps the rankings between
 runs): R@1, R@5 and MRR@10 per fusion, as
 bench/findability/measure.py counts them (`--ref`: a reference set with
 `expected_nodes`). The line `hybrid (binary)` is the binary's own
-`locate --hybrid`, to check that `rrf k60` reproduces it.
+default `locate` (hybrid with the forest's canopy: `combsum a 0.4` must
+reproduce it). `--half tune` keeps the questions at even positions (what a
+fusion is chosen on), `--half report` the odd ones (what it is reported
+on); a held-out set is run whole.
 """
 import json
 import os
@@ -78,7 +82,7 @@ def fusions():
         out[f"rrf k60 w_vec {w}"] = lambda b, v, bs, vs, w=w: rrf([b, v], [1.0, w])
     for k in (10, 30):
         out[f"rrf k{k}"] = lambda b, v, bs, vs, k=k: rrf([b, v], [1.0, 1.0], k)
-    for a in (0.3, 0.4, 0.5, 0.6, 0.7):
+    for a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
         out[f"combsum a {a}"] = lambda b, v, bs, vs, a=a: combsum(b, v, bs, vs, a)
         out[f"combsum a {a} cap 2"] = lambda b, v, bs, vs, a=a: capped(combsum(b, v, bs, vs, a), 2)
     out["interleave"] = lambda b, v, bs, vs: interleave(b, v)
@@ -103,24 +107,27 @@ def main():
     depth = int(args[args.index("--depth") + 1]) if "--depth" in args else 50
     binary, forest, qfile = [a for a in args if not a.startswith("--") and not a.isdigit()][:3]
     qs = json.load(open(qfile))
+    half = args[args.index("--half") + 1] if "--half" in args else None
+    if half in ("tune", "report"):
+        qs = qs[0 if half == "tune" else 1::2]
     paths = None if ref else source_paths(load_forest(forest))
     fs = fusions()
     cache_file = args[args.index("--cache") + 1] if "--cache" in args else None
     cache = json.load(open(cache_file)) if cache_file and os.path.exists(cache_file) else {}
-    ranks = {name: [] for name in [*fs, "hybrid (binary)", "union of bm25@5 and vector@5 (ceiling)"]}
+    ranks = {name: [] for name in [*fs, "default locate (binary)", "union of bm25@5 and vector@5 (ceiling)"]}
     for q in qs:
         text = q["question"]
         if text not in cache:
-            b = run_json([binary, "locate", "--forest", forest, "--json", "-k", str(depth), "--", text])["results"]
+            b = run_json([binary, "locate", "--forest", forest, "--json", "-k", str(depth), "--fusion", "bm25", "--", text])["results"]
             v = run_json([binary, "canopy", "search", "--forest", forest, "--json", "-k", str(depth), "--", text])
-            h = run_json([binary, "locate", "--forest", forest, "--json", "-k", "10", "--hybrid", "--", text])["results"]
+            h = run_json([binary, "locate", "--forest", forest, "--json", "-k", "10", "--", text])["results"]
             cache[text] = {"bm25": [[r["id"], r["score"]] for r in b], "vector": [[x["id"], x["similarity"]] for x in v],
                            "hybrid": [r["id"] for r in h]}
         c = cache[text]
         b, v = [i for i, _ in c["bm25"]], [i for i, _ in c["vector"]]
         bs, vs = dict(map(tuple, c["bm25"])), dict(map(tuple, c["vector"]))
         lists = {name: f(b, v, bs, vs) for name, f in fs.items()}
-        lists["hybrid (binary)"] = c["hybrid"]
+        lists["default locate (binary)"] = c["hybrid"]
         union = [*b[:5], *[i for i in v[:5] if i not in b[:5]]]
         lists["union of bm25@5 and vector@5 (ceiling)"] = union
         for name, got in lists.items():
@@ -143,7 +150,7 @@ def main():
     if cache_file:
         json.dump(cache, open(cache_file, "w"))
     n = len(qs)
-    print(f"{qfile}: {n} questions")
+    print(f"{qfile}: {n} questions" + (f" ({half} half)" if half else ""))
     for name, rs in ranks.items():
         m = rank_metrics([r for r, _ in rs], n)
         if ref:

@@ -2,6 +2,9 @@
 
 usage: client.py SCRIPT.json -- SERVER_COMMAND [ARGS...]
 
+The SDK starts the server with a short list of safe variables only; the
+names in FOREST_CLIENT_PASS_ENV (comma-separated) are passed on as well.
+
 SCRIPT is a JSON list of calls: {"tool": name, "args": {...}} or
 {"list_tools": true}. Prints one JSON object: the server info, and per call
 either the tool listing or {"is_error", "text"} (text = the first text block).
@@ -9,15 +12,20 @@ Used by forest's integration tests and bench/serve_bench.py.
 """
 import asyncio
 import json
+import os
 import sys
 import time
 
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 
 
 async def main(script, cmd, args):
-    params = StdioServerParameters(command=cmd, args=args)
+    env = None
+    passed = [n for n in os.environ.get("FOREST_CLIENT_PASS_ENV", "").split(",") if n in os.environ]
+    if passed:
+        env = {**get_default_environment(), **{n: os.environ[n] for n in passed}}
+    params = StdioServerParameters(command=cmd, args=args, env=env)
     out = {"calls": []}
     async with stdio_client(params) as (r, w):
         async with ClientSession(r, w) as s:

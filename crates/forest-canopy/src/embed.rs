@@ -62,7 +62,7 @@ impl PendingVector {
 /// `then` runs on the same worker once the vector is sent (the memo's
 /// write, off the caller's path).
 pub fn embed_spawned(
-    embedder: Arc<LocalEmbedder>,
+    embedder: SharedEmbedder,
     text: String,
     then: impl FnOnce(&[f32]) + Send + 'static,
 ) -> PendingVector {
@@ -129,6 +129,84 @@ pub fn shared_from_env() -> Result<Option<Arc<LocalEmbedder>>> {
     let e = Arc::new(LocalEmbedder::load(&dir)?);
     *slot = Some((dir, Arc::clone(&e)));
     Ok(Some(e))
+}
+
+/// An embedder shared between threads (the full model or the fast one).
+pub type SharedEmbedder = Arc<dyn Embedder + Send + Sync>;
+
+/// Environment variable choosing the encoder of a new canopy.
+pub const ENCODER_VAR: &str = "FOREST_EMBED_ENCODER";
+
+/// Which encoder embeds a canopy's texts and its queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoder {
+    /// The static distillation ([`crate::StaticEmbedder`]): drive speed.
+    Fast,
+    /// The sentence-transformer itself.
+    Full,
+}
+
+impl Encoder {
+    /// Parse `fast` | `full`.
+    pub fn parse(s: &str) -> Option<Encoder> {
+        match s {
+            "fast" => Some(Encoder::Fast),
+            "full" => Some(Encoder::Full),
+            _ => None,
+        }
+    }
+
+    /// The encoder of a canopy recorded under `model` (an identity).
+    pub fn of_model(model: &str) -> Encoder {
+        if model.ends_with(crate::fast::STATIC_SUFFIX) {
+            Encoder::Fast
+        } else {
+            Encoder::Full
+        }
+    }
+
+    /// The encoder a new canopy gets: `FOREST_EMBED_ENCODER`, else fast.
+    pub fn from_env() -> Result<Encoder> {
+        match std::env::var(ENCODER_VAR) {
+            Err(_) => Ok(Encoder::Fast),
+            Ok(v) => Encoder::parse(v.trim()).ok_or_else(|| CanopyError::Model {
+                dir: PathBuf::new(),
+                what: format!("{ENCODER_VAR} expects fast or full, got '{}'", v.chars().take(40).collect::<String>()),
+            }),
+        }
+    }
+}
+
+/// The fast encoder loaded once per process, with the directory it came from.
+static SHARED_FAST: Mutex<Option<(PathBuf, SharedEmbedder)>> = Mutex::new(None);
+
+/// The `kind` encoder of the model `FOREST_EMBED_MODEL` names, loaded (and,
+/// for the fast one, distilled on first use) once per process; `None`
+/// when the variable is unset.
+pub fn shared_encoder(kind: Encoder) -> Result<Option<SharedEmbedder>> {
+    let Some(full) = shared_from_env()? else { return Ok(None) };
+    if kind == Encoder::Full {
+        return Ok(Some(full as SharedEmbedder));
+    }
+    let Some(dir) = env_dir() else { return Ok(None) };
+    let mut slot = SHARED_FAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((d, e)) = slot.as_ref() {
+        if *d == dir && e.model().starts_with(full.model()) {
+            return Ok(Some(Arc::clone(e)));
+        }
+    }
+    let e: SharedEmbedder = Arc::new(crate::fast::StaticEmbedder::load(&dir, &full)?);
+    *slot = Some((dir, Arc::clone(&e)));
+    Ok(Some(e))
+}
+
+/// The identity a `kind` canopy of the model `FOREST_EMBED_MODEL` names
+/// records (without loading the model); `None` when the variable is unset.
+pub fn identity_for(kind: Encoder) -> Result<Option<String>> {
+    Ok(identity_from_env()?.map(|id| match kind {
+        Encoder::Full => id,
+        Encoder::Fast => format!("{id}{}", crate::fast::STATIC_SUFFIX),
+    }))
 }
 
 /// Model identities computed in this process, by directory.
@@ -244,6 +322,16 @@ impl LocalEmbedder {
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|v| v["pooling_mode_cls_token"] == true && v["pooling_mode_mean_tokens"] != true);
         Ok(LocalEmbedder { model, tokenizer, name, cls_pooling, pad_id })
+    }
+
+    /// The encoder (for the fast encoder's distillation).
+    pub(crate) fn bert(&self) -> &Bert {
+        &self.model
+    }
+
+    /// Whether the model pools its CLS token rather than the mean.
+    pub(crate) fn cls_pooled(&self) -> bool {
+        self.cls_pooling
     }
 
     /// One forward pass over `enc` (rows padded to the longest).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use forest_catalog::Catalog;
 
-use crate::embed::{identity_from_env, shared_from_env, Embedder};
+use crate::embed::{identity_for, shared_encoder, Embedder, Encoder};
 use crate::error::{CanopyError, Result};
 use crate::maintain::{maintain, refresh_rows, RefreshReport};
 use crate::memo::{collapse, recall, remember, MemoMode};
@@ -85,13 +85,34 @@ pub fn build_forest(
 /// fails, also marks it stale, and the error is returned.
 pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
-    let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_from_env()?.map(|e| e as Arc<dyn Embedder>)) };
+    // the canopy keeps the encoder it was built with
+    let kind = crate::store::read_meta(&dir).map_or(Encoder::Fast, |m| Encoder::of_model(&m.model));
+    let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_encoder(kind)?.map(|e| e as Arc<dyn Embedder>)) };
     let out = maintain(&dir, &CatalogRows(catalog), &load);
     if let Err(e) = &out {
         // (a model that did not load has marked it already)
         crate::store::mark_stale(&dir, &format!("the refresh failed: {e}"))?;
     }
     out
+}
+
+/// After an ingest run's commits: a forest with a canopy keeps it current
+/// ([`maintain_forest`]); one without gets one, streamed, when
+/// `FOREST_EMBED_MODEL` names a model, embedded by the encoder
+/// `FOREST_EMBED_ENCODER` chooses (the fast one unless told otherwise), so
+/// an adopt leaves a canopy with no extra command. Without the model
+/// nothing happens.
+pub fn ensure_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
+    let dir = canopy_dir(forest);
+    if crate::store::Canopy::exists(&dir) {
+        return maintain_forest(forest, catalog);
+    }
+    let Some(e) = shared_encoder(Encoder::from_env()?)? else { return Ok(None) };
+    let t0 = std::time::Instant::now();
+    let r = refresh_rows(&dir, &CatalogRows(catalog), e.as_ref(), true, &|_| {})?;
+    let ms = t0.elapsed().as_millis() as u64;
+    tracing::info!(target: "forest_canopy", event = "canopy.built", nodes = r.nodes, model = %r.model, ms);
+    Ok(Some(r))
 }
 
 /// The vector ranking for `query` (`depth` deep), or why there is none: a
@@ -136,18 +157,42 @@ enum Pending {
     Embedding(crate::embed::PendingVector),
 }
 
+/// Why a forest's canopy cannot answer a query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fallback {
+    /// The forest has no canopy (never built, or empty).
+    Absent,
+    /// It has one, but it cannot answer now (stale, other model, the model
+    /// unset or unloadable): the reason, for a "BM25 only" note.
+    Unusable(String),
+}
+
+impl std::fmt::Display for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fallback::Absent => f.write_str("no canopy (forest canopy build)"),
+            Fallback::Unusable(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Start [`dense_ranking`] for `query`: the checks (canopy, staleness,
 /// model identity) and the memo are read now, so the same fallbacks come
 /// back at once; the embedding, when needed, starts in the background.
-pub fn begin_dense(root: &Path, query: &str, depth: usize, memo: MemoMode) -> std::result::Result<DenseQuery, String> {
-    let (searcher, model) = usable(root)?;
+pub fn begin_dense(
+    root: &Path,
+    query: &str,
+    depth: usize,
+    memo: MemoMode,
+) -> std::result::Result<DenseQuery, Fallback> {
+    let (searcher, model) = usable_typed(root)?;
     let text = collapse(query);
     let vector = match recall(root, memo, &model, &text) {
         Some(v) => Pending::Ready(v),
         None => {
-            let e = shared_from_env()
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("{} is unset", crate::embed::MODEL_VAR))?;
+            let e = shared_encoder(Encoder::of_model(&model))
+                .map_err(|e| Fallback::Unusable(e.to_string()))?
+                .ok_or_else(|| Fallback::Unusable(format!("{} is unset", crate::embed::MODEL_VAR)))?;
             // remembered by the worker after it answers (off the query's path)
             let keep = (e.model() == model).then(|| (root.to_path_buf(), model, text.clone()));
             let then = move |v: &[f32]| {
@@ -164,33 +209,61 @@ pub fn begin_dense(root: &Path, query: &str, depth: usize, memo: MemoMode) -> st
 impl DenseQuery {
     /// The ranked ids, best first (as [`dense_ranking`]).
     pub fn finish(self) -> std::result::Result<Vec<String>, String> {
+        Ok(self.finish_scored()?.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// The ranked ids with their cosine similarity to the query.
+    pub fn finish_scored(self) -> std::result::Result<Vec<(String, f64)>, String> {
         let q = match self.vector {
             Pending::Ready(v) => v,
             Pending::Embedding(job) => job.wait().map_err(|e| e.to_string())?,
         };
-        Ok(self.searcher.search(&q, self.depth).into_iter().map(|(id, _)| id).collect())
+        Ok(self.searcher.search(&q, self.depth))
+    }
+
+    /// What `locate`'s vector hook answers for a query begun with
+    /// [`begin_dense`]: the scored ranking; `None` (BM25 alone, no note)
+    /// when the forest has no canopy and the caller did not ask for one by
+    /// name (`explicit`); else the reason, which `locate` turns into its
+    /// "BM25 only" note.
+    pub fn answer(
+        begun: std::result::Result<DenseQuery, Fallback>,
+        explicit: bool,
+    ) -> Option<std::result::Result<Vec<(String, f64)>, String>> {
+        match begun {
+            Ok(q) => Some(q.finish_scored()),
+            Err(Fallback::Absent) if !explicit => None,
+            Err(why) => Some(Err(why.to_string())),
+        }
     }
 }
 
 /// The forest's canopy searcher and the model identity, when the canopy
 /// can answer (else why not).
 fn usable(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, String), String> {
+    usable_typed(root).map_err(|f| f.to_string())
+}
+
+fn usable_typed(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, String), Fallback> {
     let dir = canopy_dir(root);
     let searcher = match open_shared(&dir) {
         Ok(Some(s)) if !s.is_empty() => s,
-        Ok(_) => return Err("no canopy (forest canopy build)".into()),
-        Err(e) => return Err(e.to_string()),
+        Ok(_) => return Err(Fallback::Absent),
+        Err(e) => return Err(Fallback::Unusable(e.to_string())),
     };
     if let Some(r) = stale_reason(&dir) {
-        return Err(format!("the canopy is stale ({r}); forest canopy build"));
+        return Err(Fallback::Unusable(format!("the canopy is stale ({r}); forest canopy build")));
     }
-    let model = match identity_from_env() {
+    let model = match identity_for(Encoder::of_model(searcher.model())) {
         Ok(Some(m)) => m,
-        Ok(None) => return Err(format!("{} is unset", crate::embed::MODEL_VAR)),
-        Err(e) => return Err(e.to_string()),
+        Ok(None) => return Err(Fallback::Unusable(format!("{} is unset", crate::embed::MODEL_VAR))),
+        Err(e) => return Err(Fallback::Unusable(e.to_string())),
     };
     if model != searcher.model() {
-        return Err(format!("the canopy was built with {}, the model is {model}", searcher.model()));
+        return Err(Fallback::Unusable(format!(
+            "the canopy was built with {}, the model is {model}",
+            searcher.model()
+        )));
     }
     Ok((searcher, model))
 }
@@ -203,7 +276,7 @@ pub fn query_vector(root: &Path, query: &str, model: &str, memo: MemoMode) -> Re
     if let Some(v) = recall(root, memo, model, &text) {
         return Ok(v);
     }
-    let e = shared_from_env()?.ok_or_else(|| CanopyError::Model {
+    let e = shared_encoder(Encoder::of_model(model))?.ok_or_else(|| CanopyError::Model {
         dir: Default::default(),
         what: format!("{} is unset", crate::embed::MODEL_VAR),
     })?;

@@ -23,6 +23,7 @@ mod bert;
 mod binary;
 mod embed;
 mod error;
+mod fast;
 mod forest;
 mod maintain;
 mod memo;
@@ -31,11 +32,15 @@ mod store;
 mod stream;
 mod text;
 
-pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, MODEL_VAR};
+pub use embed::{
+    identity_for, identity_from_env, normalize, shared_encoder, shared_from_env, Embedder, Encoder, LocalEmbedder,
+    SharedEmbedder, ENCODER_VAR, MODEL_VAR,
+};
 pub use error::{CanopyError, Result};
+pub use fast::{StaticEmbedder, STATIC_SUFFIX};
 pub use forest::{
-    begin_dense, build_forest, catalog_len, dense_ranking, dense_scored, maintain_forest, query_vector, CatalogRows,
-    DenseQuery,
+    begin_dense, build_forest, catalog_len, dense_ranking, dense_scored, ensure_forest, maintain_forest, query_vector,
+    CatalogRows, DenseQuery, Fallback,
 };
 pub use maintain::{maintain, refresh, refresh_rows, text_hash, Loader, Merge, OldIndex, RefreshReport};
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};

@@ -210,7 +210,8 @@ fn a_query_embedded_in_the_background_ranks_and_memoises_as_in_the_foreground() 
     let t = forest_root();
     let root = t.path();
     let err = forest_canopy::begin_dense(root, "zlib", 4, MemoMode::Persist).err().unwrap();
-    assert!(err.contains("no canopy"), "{err}");
+    assert_eq!(err, forest_canopy::Fallback::Absent);
+    assert!(err.to_string().contains("no canopy"), "{err}");
     refresh(&forest_canopy::canopy_dir(root), rows(), &m, true).unwrap();
     let q = "layout and rendering of international text";
     // started, then joined (the Vine's locate runs its BM25 in between)

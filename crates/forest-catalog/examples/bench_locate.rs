@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use forest_catalog::{locate, Catalog, CatalogLink, CatalogNode, LocateOptions, Trails};
+use forest_catalog::{locate_simple, Catalog, CatalogLink, CatalogNode, LocateQuery, Trails};
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);
@@ -141,13 +141,13 @@ fn measure(
     queries: &[String],
     fts_every: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let opts = LocateOptions::default();
     let (mut ours, mut fts) = (Vec::new(), Vec::new());
     let (mut ours_cpu, mut fts_cpu) = (Vec::new(), Vec::new());
     let (mut same, mut hits, mut compared) = (0usize, 0usize, 0usize);
     for (i, q) in queries.iter().enumerate() {
         let (t, c) = (Instant::now(), cpu_ms());
-        let r = locate(cat, trails, q, &opts)?;
+        let r =
+            locate_simple(cat, trails, None, &LocateQuery { text: q.to_string(), ..LocateQuery::default() }, || None)?;
         ours.push(t.elapsed().as_secs_f64() * 1000.0);
         ours_cpu.push(cpu_ms() - c);
         hits += r.results.len();
@@ -198,7 +198,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let query: Vec<String> = args.collect();
         let cat = Catalog::open(&path)?;
         let trails = Trails::open(&path.with_file_name("trails.db"))?;
-        let res = locate(&cat, &trails, &query.join(" "), &LocateOptions::default())?;
+        let q = LocateQuery { text: query.join(" "), ..LocateQuery::default() };
+        let res = locate_simple(&cat, &trails, None, &q, || None)?;
         println!("{}", serde_json::to_string(&res)?);
         return Ok(());
     }

@@ -8,22 +8,26 @@
 
 mod catalog;
 mod expand;
+mod fusion;
 mod locate;
 pub mod pyjson;
 mod topk;
 mod trails;
 pub mod verified;
+mod window;
 
 pub use catalog::{
     body_hash_of, Candidate, Catalog, CatalogDump, CatalogLink, CatalogNode, CatalogState, EdgeRow, FtsRow, MoveRow,
     NodeRow, RebuildReason,
 };
 pub use expand::expand_query;
+pub use fusion::{blend_fuse, rrf_fuse, Fusion, BLEND_BM25_WEIGHT, RRF_K};
 pub use locate::{
-    locate, locate_fused, parse_coverage, rrf_fuse, sanitize_query, Coverage, LocateItem, LocateOptions, LocateResult,
-    Scope, TopkDump, LOCATE_BUDGET, RRF_K,
+    fit_budget, locate, locate_simple, parse_coverage, sanitize_query, Admit, Coverage, DenseAnswer, LocateHooks,
+    LocateItem, LocateQuery, LocateResult, Scope, TopkDump, LOCATE_BUDGET,
 };
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
+pub use window::{Window, WindowCounts};
 
 /// Errors of the catalog, the heat store and `locate`.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +44,9 @@ pub enum CatalogError {
     /// A caller argument outside the accepted set (the dialect's `E_SCHEMA`).
     #[error("{0}")]
     Schema(String),
+    /// A caller's filter stopped a ranking (its deadline passed).
+    #[error("stopped by the caller")]
+    Stopped,
 }
 
 impl CatalogError {

@@ -5,7 +5,9 @@ use rusqlite::{params, OptionalExtension};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::fusion::{blend_fuse, rrf_fuse, Fusion, BLEND_BM25_WEIGHT};
 use crate::pyjson::{dumps, round4};
+use crate::window::Window;
 use crate::{Catalog, CatalogError, Result, Trails};
 
 /// Token budget of a `locate` payload.
@@ -45,40 +47,6 @@ impl Scope {
             Scope::All => true,
             Scope::Branches => kind == "branch",
             Scope::Notes => kind == "banana",
-        }
-    }
-}
-
-/// Options of [`locate`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct LocateOptions {
-    /// Results to keep (default 5).
-    pub k: usize,
-    /// `all` | `branches` | `notes` (`bananas` accepted).
-    pub scope: String,
-    /// Keep only this node type.
-    pub type_filter: Option<String>,
-    /// Pheromone weight α (default 0.3; 0 disables heat).
-    pub alpha: f64,
-    /// Troop session whose heat counts at half weight.
-    pub session: Option<String>,
-    /// Add each result's outline (`include=["outline"]`).
-    pub include_outline: bool,
-    /// Hybrid: the vector ranking (ids best first, `max(5k, 25)` deep) to
-    /// fuse with BM25 by RRF (k = 60); `None` is BM25 alone.
-    pub dense: Option<Vec<String>>,
-}
-
-impl Default for LocateOptions {
-    fn default() -> Self {
-        LocateOptions {
-            k: 5,
-            scope: "all".into(),
-            type_filter: None,
-            alpha: 0.3,
-            session: None,
-            include_outline: false,
-            dense: None,
         }
     }
 }
@@ -135,6 +103,9 @@ pub struct LocateResult {
     pub results: Vec<LocateItem>,
     /// More candidates survived filtering than `k`, or the budget cut.
     pub truncated: bool,
+    /// Why a hybrid ranking fell back to BM25 ("BM25 only: ...").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Empty results only: catalog nodes searched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub searched: Option<i64>,
@@ -195,79 +166,180 @@ struct Hit {
     rank: f64,
 }
 
-/// Rank catalog nodes for `query` (dialect §7.3): FTS top `max(5k, 25)`,
-/// strength = rank / best rank, scope and type filters after retrieval,
-/// score = strength × (1 + α·heat), keep `k`, then the 800-token budget.
-pub fn locate(catalog: &Catalog, trails: &Trails, query: &str, opts: &LocateOptions) -> Result<LocateResult> {
-    locate_fused(catalog, trails, query, opts, || opts.dense.clone())
+/// A `locate` question, typed: the one query the CLI, the Vine (MCP), the
+/// navigator and `forest bench` all hand to [`locate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocateQuery {
+    /// The question, as the caller wrote it.
+    pub text: String,
+    /// Results to keep (default 5).
+    pub k: usize,
+    /// Which kinds of node.
+    pub scope: Scope,
+    /// Keep only this node type.
+    pub type_filter: Option<String>,
+    /// Keep only nodes dated inside this window.
+    pub window: Option<Window>,
+    /// Add each result's outline (`include=["outline"]`).
+    pub include_outline: bool,
+    /// Pheromone weight α (default 0.3; 0 disables heat).
+    pub alpha: f64,
+    /// Rank every BM25 candidate instead of the top `max(5k, 25)`: for a
+    /// caller whose [`LocateHooks::admit`] hides nodes (a scoped token, a
+    /// language filter), so `k` visible hits survive.
+    pub deep: bool,
+    /// How BM25 and the canopy combine (the caller reads the canopy).
+    pub fusion: Fusion,
 }
 
-/// [`locate`] whose vector ranking comes from `dense`, called once the
-/// BM25 hits are in (`None`: BM25 alone; `opts.dense` is not read): a
-/// caller embeds the query on another thread meanwhile and joins it there.
-pub fn locate_fused(
+impl Default for LocateQuery {
+    fn default() -> Self {
+        LocateQuery {
+            text: String::new(),
+            k: 5,
+            scope: Scope::All,
+            type_filter: None,
+            window: None,
+            include_outline: false,
+            alpha: 0.3,
+            deep: false,
+            fusion: Fusion::default(),
+        }
+    }
+}
+
+impl LocateQuery {
+    /// How deep each ranking goes: `max(5k, 25)` (navigator §4).
+    pub fn depth(&self) -> usize {
+        (self.k * 5).max(25)
+    }
+}
+
+/// What a candidate filter says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Keep the node.
+    Yes,
+    /// Leave it out.
+    No,
+    /// Stop ranking (the caller's deadline passed): [`locate`] returns
+    /// [`CatalogError::Stopped`].
+    Stop,
+}
+
+/// What [`locate`] asks its caller for while it ranks.
+pub struct LocateHooks<'a> {
+    /// Ranking heat of ids (persistent + the caller's session).
+    pub heat: &'a dyn Fn(&[String]) -> Result<std::collections::HashMap<String, f64>>,
+    /// Whether a candidate may be shown (language, visibility, deadline).
+    pub admit: &'a mut dyn FnMut(&str) -> Admit,
+}
+
+/// The vector half of a hybrid `locate`, as the canopy answers it: ids best
+/// first with their cosine similarity, or why there is none (the answer
+/// then says "BM25 only: why").
+pub type DenseAnswer = std::result::Result<Vec<(String, f64)>, String>;
+
+/// Rank catalog nodes for `q` (dialect §7.3, with our defaults): expand
+/// the query (plurals, inflections, identifiers), take the BM25 top
+/// `max(5k, 25)` (every candidate when `q.deep`) inside the window, fuse
+/// with the vector ranking `dense` returns (called once BM25 is in, so a
+/// caller embeds the query meanwhile; `None`: BM25 alone, silently), apply
+/// scope, type and `admit`, score = strength × (1 + α·heat), keep `k`.
+/// No token budget is applied: see [`fit_budget`].
+pub fn locate(
     catalog: &Catalog,
-    trails: &Trails,
-    query: &str,
-    opts: &LocateOptions,
-    dense: impl FnOnce() -> Option<Vec<String>>,
+    q: &LocateQuery,
+    hooks: LocateHooks<'_>,
+    dense: impl FnOnce() -> Option<DenseAnswer>,
 ) -> Result<LocateResult> {
-    let scope = Scope::parse(&opts.scope)?;
-    let limit = (opts.k * 5).max(25);
-    let query = &crate::expand::expand_query(query, &|w: &str| is_rare(catalog, w));
-    let hits = match sanitize_query(query) {
-        Some(expr) => match crate::topk::search(catalog.connection(), query, limit)? {
+    let limit = if q.deep { DEEP_LIMIT } else { q.depth() };
+    let expanded = crate::expand::expand_query(&q.text, &|w: &str| is_rare(catalog, w));
+    let hits = match (sanitize_query(&expanded), &q.window) {
+        (None, _) => vec![],
+        (Some(expr), Some(w)) => windowed_hits(catalog, &expr, limit, w)?,
+        (Some(expr), None) => match crate::topk::search(catalog.connection(), &expanded, limit)? {
             Some(ranked) => hits_by_rowid(catalog, &ranked)?,
             None => fetch_hits(catalog, &expr, limit)?,
         },
-        None => vec![],
     };
-    let kept: Vec<(Hit, f64)> = match dense() {
-        None => bm25_strengths(hits),
-        Some(dense) => fused_strengths(catalog, hits, &dense)?,
+    let (strengths, note) = match dense() {
+        None => (bm25_strengths(hits), None),
+        Some(Err(why)) => (bm25_strengths(hits), Some(format!("BM25 only: {why}"))),
+        Some(Ok(vectors)) => (fused_strengths(catalog, hits, &vectors, q.fusion, q.window.as_ref())?, None),
+    };
+    let mut kept: Vec<(Hit, f64)> = Vec::new();
+    for (h, strength) in strengths {
+        if !q.scope.admits(&h.kind) || q.type_filter.as_ref().is_some_and(|t| &h.node_type != t) {
+            continue;
+        }
+        match (hooks.admit)(&h.id) {
+            Admit::Yes => kept.push((h, strength)),
+            Admit::No => {}
+            Admit::Stop => return Err(CatalogError::Stopped),
+        }
     }
-    .into_iter()
-    .filter(|(h, _)| scope.admits(&h.kind))
-    .filter(|(h, _)| opts.type_filter.as_ref().is_none_or(|t| &h.node_type == t))
-    .collect();
     let ids: Vec<String> = kept.iter().map(|(h, _)| h.id.clone()).collect();
-    let heat = trails.heat_map(&ids, opts.session.as_deref())?;
+    let heat = (hooks.heat)(&ids)?;
     let mut results = Vec::with_capacity(kept.len());
     for (h, strength) in kept {
         let node_heat = heat.get(&h.id).copied().unwrap_or(0.0);
-        let coverage = match (&h.coverage, h.kind.as_str()) {
-            (Some(c), "branch") if !c.is_empty() => Some(match parse_coverage(c) {
-                Some((notes, branches)) => Coverage::Counts { notes, branches },
-                None => Coverage::Raw(c.clone()),
-            }),
-            _ => None,
-        };
-        let outline = if opts.include_outline { Some(json_list(&h.outline)?) } else { None };
-        results.push(LocateItem {
-            kind: if h.kind == "banana" { "note".into() } else { h.kind },
-            trail: json_list(&h.trail)?,
-            score: round4(strength * (1.0 + opts.alpha * node_heat)),
-            heat: node_heat,
-            id: h.id,
-            node_type: h.node_type,
-            title: h.title,
-            summary: h.summary,
-            body_tokens: h.body_tokens,
-            coverage,
-            outline,
-        });
+        results.push(item(h, round4(strength * (1.0 + q.alpha * node_heat)), node_heat, q.include_outline)?);
     }
     // Stable: equal scores keep BM25 order, as the reference's sort does.
     results.sort_by(|a, b| b.score.total_cmp(&a.score));
-    let truncated = results.len() > opts.k;
-    results.truncate(opts.k);
-    let mut out = LocateResult { results, truncated, searched: None, hint: None };
-    fit_budget(&mut out, LOCATE_BUDGET)?;
-    if out.results.is_empty() {
+    let truncated = results.len() > q.k;
+    results.truncate(q.k);
+    let mut out = LocateResult { results, truncated, note, searched: None, hint: None };
+    if out.results.is_empty() && q.window.is_none() {
         out.searched = Some(catalog.count_nodes()?);
         out.hint = Some(EMPTY_HINT.to_string());
     }
     Ok(out)
+}
+
+/// [`locate`] for a caller with no hooks of its own (the CLI, benches):
+/// heat from `trails` (persistent, plus `session`'s at half weight), every
+/// candidate admitted, the 800-token budget applied.
+pub fn locate_simple(
+    catalog: &Catalog,
+    trails: &Trails,
+    session: Option<&str>,
+    q: &LocateQuery,
+    dense: impl FnOnce() -> Option<DenseAnswer>,
+) -> Result<LocateResult> {
+    let heat = |ids: &[String]| trails.heat_map(ids, session);
+    let mut admit = |_: &str| Admit::Yes;
+    let mut out = locate(catalog, q, LocateHooks { heat: &heat, admit: &mut admit }, dense)?;
+    fit_budget(&mut out, LOCATE_BUDGET)?;
+    Ok(out)
+}
+
+/// Candidates ranked by a deep `locate` (a scoped or language-filtered one).
+const DEEP_LIMIT: usize = 100_000;
+
+fn item(h: Hit, score: f64, heat: f64, include_outline: bool) -> Result<LocateItem> {
+    let coverage = match (&h.coverage, h.kind.as_str()) {
+        (Some(c), "branch") if !c.is_empty() => Some(match parse_coverage(c) {
+            Some((notes, branches)) => Coverage::Counts { notes, branches },
+            None => Coverage::Raw(c.clone()),
+        }),
+        _ => None,
+    };
+    let outline = if include_outline { Some(json_list(&h.outline)?) } else { None };
+    Ok(LocateItem {
+        kind: if h.kind == "banana" { "note".into() } else { h.kind },
+        trail: json_list(&h.trail)?,
+        score,
+        heat,
+        id: h.id,
+        node_type: h.node_type,
+        title: h.title,
+        summary: h.summary,
+        body_tokens: h.body_tokens,
+        coverage,
+        outline,
+    })
 }
 
 /// BM25 alone: bm25 is negative (lower = better); the best hit gets 1.0.
@@ -281,54 +353,69 @@ fn bm25_strengths(hits: Vec<Hit>) -> Vec<(Hit, f64)> {
         .collect()
 }
 
-/// RRF constant (navigator §4: `1 / (60 + rank + 1)`, rank 0-based).
-pub const RRF_K: f64 = 60.0;
-
-/// Reciprocal rank fusion of rankings (ids best first): `Σ 1/(k + rank + 1)`,
-/// divided by the best fused score (strength in (0, 1]).
-pub fn rrf_fuse(rankings: &[&[String]]) -> std::collections::HashMap<String, f64> {
-    let mut fused: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
-    for ranked in rankings {
-        for (rank, id) in ranked.iter().enumerate() {
-            *fused.entry(id.clone()).or_insert(0.0) += 1.0 / (RRF_K + rank as f64 + 1.0);
+/// Hybrid: BM25 fused with the vector ranking by `fusion`; vector-only ids
+/// join when the catalog has them (inside the window), after the BM25 hits
+/// (the reference's stable order).
+fn fused_strengths(
+    catalog: &Catalog,
+    hits: Vec<Hit>,
+    dense: &[(String, f64)],
+    fusion: Fusion,
+    window: Option<&Window>,
+) -> Result<Vec<(Hit, f64)>> {
+    let fused = match fusion {
+        Fusion::Bm25 => return Ok(bm25_strengths(hits)),
+        Fusion::Rrf => {
+            let bm25: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+            let ids: Vec<String> = dense.iter().map(|d| d.0.clone()).collect();
+            rrf_fuse(&[&bm25, &ids])
+        }
+        Fusion::Blend => {
+            let bm25: Vec<(String, f64)> = bm25_strengths_of(&hits);
+            blend_fuse(&bm25, dense, BLEND_BM25_WEIGHT)
+        }
+    };
+    let seen: std::collections::HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
+    let (pred, wargs) = window.map(|w| w.sql("")).map(|(p, a)| (format!(" AND {p}"), a)).unwrap_or_default();
+    let mut st = catalog.connection().prepare_cached(&format!("{HIT_SQL} WHERE id = ?{pred}"))?;
+    let mut out: Vec<(Hit, f64)> = Vec::with_capacity(hits.len() + dense.len());
+    for h in hits {
+        let s = fused.get(&h.id).copied().unwrap_or(0.0);
+        out.push((h, s));
+    }
+    for (id, _) in dense.iter().filter(|(id, _)| !seen.contains(id)) {
+        let args = std::iter::once(id.clone()).chain(wargs.iter().cloned());
+        if let Some(h) = st.query_row(rusqlite::params_from_iter(args), |r| hit_row(r, 0.0)).optional()? {
+            let s = fused.get(&h.id).copied().unwrap_or(0.0);
+            out.push((h, s));
         }
     }
-    let top = fused.values().copied().fold(0.0f64, f64::max);
-    if top > 0.0 {
-        fused.values_mut().for_each(|s| *s /= top);
-    }
-    fused
+    Ok(out)
 }
 
-/// Hybrid (navigator §4): [`rrf_fuse`] of the BM25 and vector rankings;
-/// vector-only ids join when the catalog
-/// has them, after the BM25 hits (the reference's stable order).
-fn fused_strengths(catalog: &Catalog, hits: Vec<Hit>, dense: &[String]) -> Result<Vec<(Hit, f64)>> {
-    let bm25: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
-    let fused = rrf_fuse(&[&bm25, dense]);
-    let strength = |id: &str| fused.get(id).copied().unwrap_or(0.0);
-    let seen: std::collections::HashSet<&str> = bm25.iter().map(String::as_str).collect();
-    let mut st = catalog.connection().prepare_cached(
-        "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE id = ?1",
-    )?;
-    let mut extra = vec![];
-    for id in dense.iter().filter(|id| !seen.contains(id.as_str())) {
-        if let Some(h) = st.query_row([id], |r| hit_row(r, 0.0)).optional()? {
-            extra.push(h);
-        }
-    }
-    let mut out: Vec<(Hit, f64)> = hits
-        .into_iter()
-        .map(|h| {
-            let s = strength(&h.id);
-            (h, s)
-        })
-        .collect();
-    out.extend(extra.into_iter().map(|h| {
-        let s = strength(&h.id);
-        (h, s)
-    }));
-    Ok(out)
+fn bm25_strengths_of(hits: &[Hit]) -> Vec<(String, f64)> {
+    let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
+    hits.iter().map(|h| (h.id.clone(), if best < 0.0 { h.rank / best } else { 1.0 })).collect()
+}
+
+/// The node columns a hit reads, in [`hit_row`]'s order.
+const HIT_SQL: &str = "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes";
+
+/// BM25 candidates inside a date window, straight from FTS5.
+fn windowed_hits(catalog: &Catalog, expr: &str, limit: usize, w: &Window) -> Result<Vec<Hit>> {
+    let (pred, wargs) = w.sql("n2.");
+    let sql = format!(
+        "SELECT n.id, n.kind, n.type, n.title, n.summary, n.trail, n.body_tokens, n.coverage, n.outline, h.rank \
+         FROM (SELECT f.id AS id, bm25(nodes_fts, 0.0, 4.0, 3.0, 2.0, 1.0) AS rank FROM nodes_fts f \
+               JOIN nodes n2 ON n2.id = f.id WHERE nodes_fts MATCH ? AND {pred} ORDER BY rank LIMIT ?) h \
+         JOIN nodes n ON n.id = h.id ORDER BY h.rank"
+    );
+    let mut args: Vec<rusqlite::types::Value> = vec![expr.to_string().into()];
+    args.extend(wargs.into_iter().map(Into::into));
+    args.push((limit as i64).into());
+    let mut st = catalog.connection().prepare_cached(&sql)?;
+    let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| hit_row(r, r.get(9)?))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 fn json_list(s: &str) -> Result<Vec<String>> {
@@ -355,9 +442,7 @@ fn hit_row(r: &rusqlite::Row<'_>, rank: f64) -> rusqlite::Result<Hit> {
 
 /// Node rows of the top-k index's ranked rowids, in its order.
 fn hits_by_rowid(catalog: &Catalog, ranked: &[(i64, f64)]) -> Result<Vec<Hit>> {
-    let mut st = catalog.connection().prepare_cached(
-        "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE rowid = ?1",
-    )?;
+    let mut st = catalog.connection().prepare_cached(&format!("{HIT_SQL} WHERE rowid = ?1"))?;
     let mut out = Vec::with_capacity(ranked.len());
     for &(doc, rank) in ranked {
         if let Some(h) = st.query_row([doc], |r| hit_row(r, rank)).optional()? {
@@ -515,7 +600,7 @@ fn payload_chars(item_chars: &[usize], truncated: bool) -> usize {
 
 /// Drop results from the tail until the payload fits `budget` tokens,
 /// setting `truncated` when anything is dropped.
-fn fit_budget(out: &mut LocateResult, budget: usize) -> Result<()> {
+pub fn fit_budget(out: &mut LocateResult, budget: usize) -> Result<()> {
     let mut lens = Vec::with_capacity(out.results.len());
     for item in &out.results {
         lens.push(dumps(&serde_json::to_value(item)?).chars().count());
@@ -531,19 +616,6 @@ fn fit_budget(out: &mut LocateResult, budget: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rrf_k60_max_normalised() {
-        let a: Vec<String> = vec!["x".into(), "y".into()];
-        let b: Vec<String> = vec!["y".into(), "z".into()];
-        let f = rrf_fuse(&[&a, &b]);
-        // y: 1/62 + 1/61 is the best; x: 1/61; z: 1/62
-        assert_eq!(f["y"], 1.0);
-        let y = 1.0 / 62.0 + 1.0 / 61.0;
-        assert!((f["x"] - (1.0 / 61.0) / y).abs() < 1e-12);
-        assert!((f["z"] - (1.0 / 62.0) / y).abs() < 1e-12);
-        assert!(rrf_fuse(&[]).is_empty());
-    }
 
     #[test]
     fn sanitizes_tokens() {
@@ -585,7 +657,8 @@ mod tests {
             outline: None,
         };
         for (n, truncated) in [(0usize, false), (1, true), (3, false)] {
-            let res = LocateResult { results: vec![item.clone(); n], truncated, searched: None, hint: None };
+            let res =
+                LocateResult { results: vec![item.clone(); n], truncated, note: None, searched: None, hint: None };
             let whole = dumps(&serde_json::to_value(&res).unwrap()).chars().count();
             let one = dumps(&serde_json::to_value(&item).unwrap()).chars().count();
             assert_eq!(payload_chars(&vec![one; n], truncated), whole);

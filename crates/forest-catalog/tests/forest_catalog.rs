@@ -2,10 +2,49 @@
 //! and the heat store.
 
 use forest_catalog::{
-    locate, pyjson, Catalog, CatalogLink, CatalogNode, CatalogState, LocateOptions, RebuildReason, Trails,
+    locate_simple, pyjson, Catalog, CatalogLink, CatalogNode, CatalogState, LocateQuery, LocateResult, RebuildReason,
+    Scope, Trails,
 };
 use std::path::PathBuf;
 use tempfile::TempDir;
+
+/// The CLI's words for a `locate`, as these tests write them.
+#[derive(Debug, Clone)]
+struct LocateOptions {
+    k: usize,
+    scope: String,
+    type_filter: Option<String>,
+    alpha: f64,
+    session: Option<String>,
+    include_outline: bool,
+}
+
+impl Default for LocateOptions {
+    fn default() -> Self {
+        LocateOptions {
+            k: 5,
+            scope: "all".into(),
+            type_filter: None,
+            alpha: 0.3,
+            session: None,
+            include_outline: false,
+        }
+    }
+}
+
+/// BM25 `locate` (no canopy) with the CLI's hooks and budget.
+fn locate(cat: &Catalog, trails: &Trails, q: &str, o: &LocateOptions) -> forest_catalog::Result<LocateResult> {
+    let query = LocateQuery {
+        text: q.to_string(),
+        k: o.k,
+        scope: Scope::parse(&o.scope)?,
+        type_filter: o.type_filter.clone(),
+        alpha: o.alpha,
+        include_outline: o.include_outline,
+        ..LocateQuery::default()
+    };
+    locate_simple(cat, trails, o.session.as_deref(), &query, || None)
+}
 
 fn node(id: &str, ty: &str, title: &str, summary: &str) -> CatalogNode {
     CatalogNode::new(id, ty, title, summary)

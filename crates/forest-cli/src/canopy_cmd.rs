@@ -6,8 +6,8 @@ use std::path::Path;
 use super::{forest_root, print_json, ForestArg};
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use forest_canopy::{canopy_dir, stale_reason, Embedder, LocalEmbedder, Searcher};
-pub use forest_canopy::{dense_ranking, MemoMode};
+pub use forest_canopy::MemoMode;
+use forest_canopy::{canopy_dir, stale_reason, Embedder, Encoder, LocalEmbedder, Searcher};
 use forest_gardener::derived::open_catalog;
 use serde::Serialize;
 
@@ -18,6 +18,11 @@ pub enum CanopyCmd {
     Build {
         #[command(flatten)]
         f: ForestArg,
+        /// fast: the model's static distillation (thousands of nodes/s, what
+        /// adopt and sync build); full: the sentence-transformer itself.
+        /// Default: FOREST_EMBED_ENCODER, else fast.
+        #[arg(long, value_parser = ["fast", "full"])]
+        encoder: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -49,8 +54,12 @@ struct SearchHit {
     similarity: f64,
 }
 
-fn embedder() -> Result<LocalEmbedder> {
-    LocalEmbedder::from_env()?.with_context(|| {
+fn embedder(encoder: Option<&str>) -> Result<forest_canopy::SharedEmbedder> {
+    let kind = match encoder.and_then(Encoder::parse) {
+        Some(k) => k,
+        None => Encoder::from_env()?,
+    };
+    forest_canopy::shared_encoder(kind)?.with_context(|| {
         format!(
             "{} is unset: name a sentence-transformer directory (bash ops/embed/install.sh)",
             forest_canopy::MODEL_VAR
@@ -85,13 +94,13 @@ fn build_bar(catalog: &forest_catalog::Catalog) -> Option<indicatif::ProgressBar
 /// Run one canopy subcommand; the exit code.
 pub fn run(cmd: CanopyCmd) -> Result<u8> {
     match cmd {
-        CanopyCmd::Build { f, json } => {
+        CanopyCmd::Build { f, encoder, json } => {
             let root = forest_root(&f)?;
             let catalog = open_catalog(&root)?;
-            let e = embedder()?;
+            let e = embedder(encoder.as_deref())?;
             let t0 = std::time::Instant::now();
             let bar = build_bar(&catalog);
-            let report = forest_canopy::build_forest(&root, &catalog, &e, &|done| {
+            let report = forest_canopy::build_forest(&root, &catalog, e.as_ref(), &|done| {
                 if let Some(b) = &bar {
                     b.set_position(done as u64);
                 }
@@ -161,11 +170,17 @@ fn status(root: &Path) -> Status {
         Ok(s) => (s, None),
         Err(e) => (None, Some(e.to_string())),
     };
+    let index_model = searcher.as_ref().map(|s| s.model().to_string());
+    let kind = index_model.as_deref().map_or(Encoder::Fast, Encoder::of_model);
     let (query_model, load_err) = match LocalEmbedder::from_env() {
-        Ok(e) => (e.map(|e| e.model().to_string()), None),
+        Ok(e) => (
+            e.map(|e| {
+                format!("{}{}", e.model(), if kind == Encoder::Fast { forest_canopy::STATIC_SUFFIX } else { "" })
+            }),
+            None,
+        ),
         Err(e) => (None, Some(e.to_string())),
     };
-    let index_model = searcher.as_ref().map(|s| s.model().to_string());
     let stale = stale_reason(&dir);
     let state = if damaged.is_some() {
         "damaged"

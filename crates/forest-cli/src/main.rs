@@ -8,6 +8,7 @@ mod dist_cmd;
 mod fetch_cmd;
 mod garden_cmd;
 mod hunt_cmd;
+mod locate_cmd;
 mod progress;
 mod render;
 mod schemas;
@@ -19,7 +20,7 @@ use garden_cmd::{build_curator, finish_garden, run_options, with_curation, with_
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use forest_catalog::{locate_fused, LocateOptions, Trails};
+use forest_catalog::Trails;
 use forest_gardener::derived::{open_catalog, reindex, TRAILS_PATH};
 use forest_gardener::RunOptions;
 use forest_git::{GitError, GitForest, WriterLock};
@@ -204,33 +205,9 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Entry search: scent-weighted BM25 x heat (dialect §7.3).
-    Locate {
-        #[command(flatten)]
-        f: ForestArg,
-        /// Query words.
-        query: Vec<String>,
-        #[arg(short, long, default_value_t = 5)]
-        k: usize,
-        /// all | branches | notes
-        #[arg(long, default_value = "all")]
-        scope: String,
-        /// Only this node type.
-        #[arg(long = "type")]
-        type_filter: Option<String>,
-        /// Pheromone weight (0 disables heat).
-        #[arg(long, default_value_t = 0.3)]
-        alpha: f64,
-        /// Session scope for session heat.
-        #[arg(long)]
-        session: Option<String>,
-        /// Fuse BM25 with the canopy's vector ranking (RRF, k = 60); falls
-        /// back to BM25 with a note when the forest has no usable canopy.
-        #[arg(long)]
-        hybrid: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    /// Entry search: scent-weighted BM25 fused with the canopy when the
+    /// forest has a current one, x heat (the same ranking as MCP `locate`).
+    Locate(locate_cmd::LocateArgs),
     /// The Canopy: the optional vector layer of locate (`_derived/canopy/`).
     Canopy {
         #[command(subcommand)]
@@ -457,10 +434,7 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Curate { f, pending: _, budget, json } => curate_cmd::cmd_curate(&f, budget, json),
         Cmd::Rollup { f, all, curate, dry_run, json } => cmd_rollup(&f, all, curate, dry_run, json),
         Cmd::Reindex { f, json } => cmd_reindex(&f, json),
-        Cmd::Locate { f, query, k, scope, type_filter, alpha, session, hybrid, json } => {
-            let opts = LocateOptions { k, scope, type_filter, alpha, session, ..LocateOptions::default() };
-            cmd_locate(&f, &query.join(" "), opts, hybrid, json)
-        }
+        Cmd::Locate(a) => locate_cmd::run(a),
         Cmd::Canopy { cmd } => canopy_cmd::run(cmd),
         Cmd::Ranger { cmd: RangerCmd::Run { f, now, json } } => cmd_ranger_run(&f, now.as_deref(), json),
         Cmd::Ranger { cmd: RangerCmd::Daemon { f, schedule } } => cmd_ranger_daemon(&f, &schedule),
@@ -575,42 +549,6 @@ fn cmd_reindex(f: &ForestArg, json: bool) -> Result<u8> {
         print_json(&out)?;
     } else {
         println!("reindexed {} nodes in {} ms", out.nodes, out.elapsed_ms);
-    }
-    Ok(0)
-}
-
-fn cmd_locate(f: &ForestArg, query: &str, opts: LocateOptions, hybrid: bool, json: bool) -> Result<u8> {
-    let root = forest_root(f)?;
-    // Hybrid: the model loads and the query embeds on another thread while
-    // this one opens the catalog and runs BM25.
-    let res = std::thread::scope(|s| -> Result<_> {
-        let (depth, at) = ((opts.k * 5).max(25), root.as_path());
-        let dense =
-            hybrid.then(|| s.spawn(move || canopy_cmd::dense_ranking(at, query, depth, canopy_cmd::MemoMode::Persist)));
-        let catalog = open_catalog(&root)?;
-        let trails = Trails::open(&root.join(TRAILS_PATH))?;
-        Ok(locate_fused(&catalog, &trails, query, &opts, || {
-            match dense?.join().unwrap_or_else(|_| Err("the vector search failed".into())) {
-                Ok(ids) => Some(ids),
-                Err(why) => {
-                    eprintln!("note: BM25 only: {why}");
-                    None
-                }
-            }
-        })?)
-    })?;
-    if json {
-        print_json(&res)?;
-    } else {
-        for r in &res.results {
-            println!("{:.4}  {}  — {}", r.score, r.id, r.summary);
-        }
-        if res.results.is_empty() {
-            println!("no match in {} node(s)", res.searched.unwrap_or(0));
-            if let Some(h) = &res.hint {
-                eprintln!("hint: {}", render::cli_hint(h));
-            }
-        }
     }
     Ok(0)
 }

@@ -10,7 +10,12 @@ const DAY: &str = "2026-11-29";
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_forest"));
-    c.env("FOREST_TODAY", DAY).env_remove("FOREST_DIR").env_remove("MONKEYLLM_LLM_ENDPOINT");
+    // No embedding model unless a test names one: with it, adopt and sync
+    // build a canopy and locate turns hybrid.
+    c.env("FOREST_TODAY", DAY)
+        .env_remove("FOREST_DIR")
+        .env_remove("MONKEYLLM_LLM_ENDPOINT")
+        .env_remove("FOREST_EMBED_MODEL");
     c
 }
 

@@ -131,7 +131,7 @@ fn touch(root: &Path, k: usize) -> Res<()> {
 
 fn query(root: &Path, count: usize) -> Res<()> {
     let mut vine = Vine::open(root, VineOptions::default())?;
-    vine.set_hybrid(true);
+    vine.set_fusion(forest_catalog::Fusion::Rrf);
     let titles: Vec<String> = {
         let n = vine.catalog().count_nodes()?.max(1) as usize;
         let step = (n / count.max(1)).max(1);

@@ -93,6 +93,7 @@ pub fn signature(prim: &str) -> Option<&'static [(&'static str, Ty, bool)]> {
             ("date_field", Str, false),
             ("lang", Str, false),
             ("hybrid", Bool, false),
+            ("fusion", Str, false),
         ],
         "look" => {
             &[("id", StrOrList, true), ("fields", StrList, false), ("gauntlet", Bool, false), ("toward", Str, false)]
@@ -323,6 +324,10 @@ impl Vine {
                 until: s(a, "until"),
                 date_field: s(a, "date_field"),
                 lang: s(a, "lang"),
+                // the reference's `hybrid`: true is its RRF, false BM25 alone
+                fusion: s(a, "fusion").or_else(|| {
+                    a.get("hybrid").and_then(Value::as_bool).map(|h| if h { "rrf" } else { "bm25" }.to_string())
+                }),
             }),
             "look" => self.look(&id_arg(a, "id"), list(a, "fields").as_deref()),
             "move" => self.move_(&s(a, "id").unwrap_or_default(), s(a, "rel").as_deref(), s(a, "direction").as_deref()),

@@ -53,9 +53,10 @@ pub struct Vine {
     pub(crate) access: Access,
     /// True while the catalog is narrowed to `access`'s branches.
     pub(crate) views: bool,
-    /// `locate` fuses BM25 with the canopy (off by default, as the
-    /// reference's `hybrid_locate`).
-    pub(crate) hybrid: bool,
+    /// How `locate` ranks when the caller does not say (hybrid with our
+    /// fusion whenever the forest has a current canopy; see
+    /// [`forest_catalog::Fusion`]).
+    pub(crate) fusion: forest_catalog::Fusion,
 }
 
 impl std::fmt::Debug for Vine {
@@ -96,7 +97,7 @@ impl Vine {
             shared_writes: true,
             access: Access::owner(),
             views: false,
-            hybrid: false,
+            fusion: forest_catalog::Fusion::default(),
         })
     }
 
@@ -124,11 +125,40 @@ impl Vine {
         }
     }
 
-    /// Turn hybrid `locate` on or off (navigator §4: BM25 fused with the
-    /// canopy's vector ranking by RRF; a forest without a usable canopy
-    /// answers BM25 alone with a `note`).
-    pub fn set_hybrid(&mut self, on: bool) {
-        self.hybrid = on;
+    /// The fusion `locate` uses when a call names none (`FOREST_FUSION`
+    /// for a server; `bm25` turns the canopy off).
+    pub fn set_fusion(&mut self, fusion: forest_catalog::Fusion) {
+        self.fusion = fusion;
+    }
+
+    /// Whether the running call's deadline has passed.
+    pub(crate) fn deadline_passed(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// The `E_TIMEOUT` envelope of the running call.
+    pub(crate) fn deadline_error(&self, what: &str) -> VineError {
+        timeout(what)
+    }
+
+    /// Ranking heat of ids: persistent + 0.5 × this session's heat (what
+    /// `locate` multiplies its strengths by).
+    pub(crate) fn ranking_heat(
+        &self,
+        ids: &[String],
+    ) -> forest_catalog::Result<std::collections::HashMap<String, f64>> {
+        if self.shared_writes {
+            return self.trails.heat_map(ids, Some(&self.tracer.session()));
+        }
+        // Read-only server: session heat lives in memory, never in trails.db.
+        let mut map = self.trails.heat_map(ids, None)?;
+        for (id, h) in map.iter_mut() {
+            let s = self.tracer.memory_heat(id);
+            if s > 0.0 {
+                *h = ((*h + 0.5 * s).min(1.0) * 10_000.0).round() / 10_000.0;
+            }
+        }
+        Ok(map)
     }
 
     /// The forest root (canonical).
@@ -153,18 +183,7 @@ impl Vine {
 
     /// Ranking heat of ids: persistent + 0.5 × this session's heat.
     pub(crate) fn heat_of(&self, ids: &[String]) -> VResult<std::collections::HashMap<String, f64>> {
-        if self.shared_writes {
-            return Ok(self.trails.heat_map(ids, Some(&self.tracer.session()))?);
-        }
-        // Read-only server: session heat lives in memory, never in trails.db.
-        let mut map = self.trails.heat_map(ids, None)?;
-        for (id, h) in map.iter_mut() {
-            let s = self.tracer.memory_heat(id);
-            if s > 0.0 {
-                *h = ((*h + 0.5 * s).min(1.0) * 10_000.0).round() / 10_000.0;
-            }
-        }
-        Ok(map)
+        Ok(self.ranking_heat(ids)?)
     }
 
     /// Catalog lookup (`_row_or_raise`): row, else upsert an existing `.md`

@@ -56,10 +56,20 @@ impl Default for CallCtx {
     }
 }
 
-/// `FOREST_HYBRID_LOCATE=1`: the served `locate` fuses BM25 with the
-/// canopy (the reference's `hybrid_locate`, off by default).
-fn hybrid_locate() -> bool {
-    std::env::var("FOREST_HYBRID_LOCATE").is_ok_and(|x| x == "1")
+/// `FOREST_FUSION` (blend | rrf | bm25): how the served `locate` ranks
+/// when a call names no fusion; unset is our default (hybrid whenever the
+/// forest has a current canopy). Anything else is refused at start.
+pub fn fusion_from_env() -> VResult<forest_catalog::Fusion> {
+    match std::env::var("FOREST_FUSION") {
+        Err(_) => Ok(forest_catalog::Fusion::default()),
+        Ok(v) => forest_catalog::Fusion::parse(v.trim()).ok_or_else(|| {
+            crate::error::VineError::schema(format!(
+                "FOREST_FUSION expects one of {}, got '{}'",
+                forest_catalog::Fusion::NAMES.join(", "),
+                v.chars().take(40).collect::<String>()
+            ))
+        }),
+    }
 }
 
 /// The configured call deadline.
@@ -108,6 +118,7 @@ impl Pool {
     /// surfaces at once), then the read workers. A read-only pool writes
     /// nothing shared (no catalog rows, no heat in `trails.db`).
     pub fn start(root: &Path, writable: bool) -> VResult<Pool> {
+        let fusion = fusion_from_env()?;
         let first = Vine::open(root, VineOptions { writable, session: None })?;
         let root: PathBuf = first.root().to_path_buf();
         let name = crate::mcp::forest_id(&root);
@@ -127,7 +138,7 @@ impl Pool {
                     None => reopen()?,
                 };
                 vine.tracer = t2.clone();
-                vine.set_hybrid(hybrid_locate());
+                vine.set_fusion(fusion);
                 Ok(vine)
             };
             spawn("vine-writer", open, Arc::new(Mutex::new(wrx)), slots[0].clone())?;
@@ -140,7 +151,7 @@ impl Pool {
             let (r2, t2) = (root.clone(), tracer.clone());
             let open = move || {
                 Vine::open_worker(&r2, &t2, writable).map(|mut v| {
-                    v.set_hybrid(hybrid_locate());
+                    v.set_fusion(fusion);
                     v
                 })
             };

@@ -3,14 +3,12 @@
 
 use std::collections::HashMap;
 
-use forest_canopy::MemoMode;
-use forest_catalog::pyjson::round4;
-use forest_catalog::sanitize_query;
-use rusqlite::{params_from_iter, OptionalExtension};
+use forest_canopy::{DenseQuery, MemoMode};
+use forest_catalog::{Admit, Fusion, LocateHooks, LocateQuery, Scope};
 use serde_json::{json, Map, Value};
 
 use crate::budget::{clip, estimate_map, id_of, shrink_list};
-use crate::engine::{coverage_value, norm_id, py_list, wire_kind, Vine, ALPHA};
+use crate::engine::{coverage_value, norm_id, py_list, py_repr, Vine, ALPHA};
 use crate::error::{VResult, VineError};
 use crate::window::{self, Window};
 
@@ -51,6 +49,9 @@ pub struct LocateArgs {
     pub date_field: Option<String>,
     /// BCP-47 tag the node declares (`lang:` frontmatter), exact match.
     pub lang: Option<String>,
+    /// `blend` | `rrf` | `bm25` (not advertised: the server's default is
+    /// the one to use; this is for side-by-side runs).
+    pub fusion: Option<String>,
 }
 
 /// Validate a BCP-47-ish tag (language, optional script, optional region).
@@ -69,14 +70,6 @@ pub(crate) fn check_lang(lang: Option<&str>) -> VResult<Option<String>> {
     }
 }
 
-struct Hit {
-    row: Map<String, Value>,
-    rank: f64,
-}
-
-/// Hits with their strengths, and why a hybrid call fell back to BM25.
-type Strengths = (Vec<(Hit, f64)>, Option<String>);
-
 impl Vine {
     /// The `lang:` a node declares in its frontmatter (files are read only
     /// when a caller filters by language: the catalog has no such column).
@@ -84,149 +77,95 @@ impl Vine {
         self.read_node(id).ok().and_then(|n| n.get_str("lang"))
     }
 
-    /// `locate`: BM25 over curated metadata × (1 + α·heat); never bodies.
+    /// `locate`: the catalog's one ranking ([`forest_catalog::locate`]):
+    /// scent BM25, fused with the canopy when the forest has a current one
+    /// (the `fusion` argument, else the server's default), × (1 + α·heat);
+    /// never bodies. This edge parses the arguments, hides what the caller
+    /// may not see, and applies the payload budget.
     pub fn locate(&mut self, a: &LocateArgs) -> VResult<Value> {
+        let q = self.locate_query(a)?;
+        let lang = check_lang(a.lang.as_deref())?;
+        // Hybrid: the query is embedded on this thread's long-lived
+        // one-thread pool while BM25 runs here.
+        let dense = q.fusion.wants_vectors().then(|| {
+            // a --readonly server keeps the query memo in process (K.6)
+            let memo = if self.shared_writes { MemoMode::Persist } else { MemoMode::ProcessOnly };
+            forest_canopy::begin_dense(&self.root, &a.query, q.depth(), memo)
+        });
+        let res = {
+            let this = &*self;
+            let heat = |ids: &[String]| this.ranking_heat(ids);
+            let mut admit = |id: &str| {
+                if this.deadline_passed() {
+                    Admit::Stop
+                } else if lang.as_ref().is_some_and(|l| this.node_lang(id).as_deref() != Some(l.as_str())) {
+                    Admit::No
+                } else {
+                    Admit::Yes
+                }
+            };
+            let hooks = LocateHooks { heat: &heat, admit: &mut admit };
+            let explicit = a.fusion.is_some();
+            forest_catalog::locate(&this.catalog, &q, hooks, || dense.and_then(|d| DenseQuery::answer(d, explicit)))
+        };
+        let res = match res {
+            Err(forest_catalog::CatalogError::Stopped) => return Err(self.deadline_error("locate")),
+            other => other?,
+        };
+        let Value::Object(mut out) = serde_json::to_value(&res)? else {
+            return Err(VineError::internal("locate: the result is not an object"));
+        };
+        let note = out.remove("note");
+        let (searched, hint) = (out.remove("searched"), out.remove("hint"));
+        shrink_list(&mut out, "results", LOCATE_BUDGET, id_of);
+        if let Some(note) = note {
+            out.insert("note".into(), note);
+        }
+        self.window_tail(&mut out, q.window.as_ref(), "results", "No curated scent matched")?;
+        if out["results"].as_array().is_some_and(|r| r.is_empty()) && q.window.is_none() {
+            out.insert("searched".into(), searched.unwrap_or_else(|| json!(0)));
+            out.insert("hint".into(), hint.unwrap_or_else(|| json!(EMPTY_HINT)));
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// The typed query of a `locate` call (E_SCHEMA for bad arguments).
+    fn locate_query(&self, a: &LocateArgs) -> VResult<LocateQuery> {
         if let Some(inc) = &a.include {
             let bad: Vec<String> = inc.iter().filter(|i| i.as_str() != "outline").cloned().collect();
             if !bad.is_empty() {
                 return Err(VineError::schema(format!("include accepts ['outline']; got {}", py_list(&bad))));
             }
         }
-        let include_outline = a.include.as_ref().is_some_and(|i| !i.is_empty());
-        let scope = a.scope.as_deref().unwrap_or("all");
-        let scope = if scope == "bananas" { "notes" } else { scope };
-        if !["all", "branches", "notes"].contains(&scope) {
-            return Err(VineError::schema(format!("scope expects one of ['all', 'branches', 'notes'], got '{scope}'")));
-        }
-        let win = window::parse(a.since.as_deref(), a.until.as_deref(), a.date_field.as_deref())?;
-        let lang = check_lang(a.lang.as_deref())?;
+        let scope = Scope::parse(a.scope.as_deref().unwrap_or("all"))?;
+        let window = window::parse(a.since.as_deref(), a.until.as_deref(), a.date_field.as_deref())?;
+        let fusion = match a.fusion.as_deref() {
+            None => self.fusion,
+            Some(f) => Fusion::parse(f).ok_or_else(|| {
+                VineError::schema(format!(
+                    "fusion expects one of {}, got {}",
+                    py_list(&Fusion::NAMES.map(String::from)),
+                    py_repr(f)
+                ))
+            })?,
+        };
         let k = a.k.unwrap_or(5);
         if k < 1 {
             return Err(VineError::schema(format!("k must be an integer >= 1, got {k}")));
         }
-        let k = k as usize;
-        // A scoped caller's hits are the visible ones among the ranked
-        // candidates, so it ranks them all (as a language filter does).
-        let limit = if lang.is_some() || self.access.scoped() { 100_000 } else { (5 * k).max(25) };
-        // Hybrid: the query is embedded on this thread's long-lived
-        // one-thread pool while BM25 runs here (issue 31).
-        let dense = self.hybrid.then(|| {
-            // a --readonly server keeps the query memo in process (K.6)
-            let memo = if self.shared_writes { MemoMode::Persist } else { MemoMode::ProcessOnly };
-            forest_canopy::begin_dense(&self.root, &a.query, (5 * k).max(25), memo)
-        });
-        let hits = match sanitize_query(&a.query) {
-            Some(expr) => self.fts_hits(&a.query, &expr, limit, win.as_ref())?,
-            None => vec![],
-        };
-        let (hits, bm25_only) = self.locate_strengths(hits, dense, win.as_ref())?;
-        let mut kept: Vec<(Map<String, Value>, f64)> = vec![];
-        for (h, strength) in hits {
-            self.check_deadline("locate")?;
-            let kind = h.row["kind"].as_str().unwrap_or_default().to_string();
-            let ok_scope = match scope {
-                "branches" => kind == "branch",
-                "notes" => kind == "note",
-                _ => true,
-            };
-            let ok_type = a.type_filter.as_ref().is_none_or(|t| h.row["type"].as_str() == Some(t.as_str()));
-            if !(ok_scope && ok_type) {
-                continue;
-            }
-            if let Some(l) = &lang {
-                let id = h.row["id"].as_str().unwrap_or_default();
-                if self.node_lang(id).as_deref() != Some(l.as_str()) {
-                    continue;
-                }
-            }
-            kept.push((h.row, strength));
-        }
-        let ids: Vec<String> = kept.iter().map(|(r, _)| r["id"].as_str().unwrap_or_default().to_string()).collect();
-        let heat = self.heat_of(&ids)?;
-        let mut results: Vec<(f64, Value)> = vec![];
-        for (mut row, strength) in kept {
-            let id = row["id"].as_str().unwrap_or_default().to_string();
-            let h = heat.get(&id).copied().unwrap_or(0.0);
-            let score = round4(strength * (1.0 + ALPHA * h));
-            let mut item = Map::new();
-            for key in ["id", "kind", "type", "title", "summary", "trail"] {
-                item.insert(key.into(), row.remove(key).unwrap_or(Value::Null));
-            }
-            item.insert("score".into(), json!(score));
-            item.insert("heat".into(), json!(h));
-            item.insert("body_tokens".into(), row.remove("body_tokens").unwrap_or(json!(0)));
-            if let Some(c) = row.remove("coverage").filter(|c| !c.is_null()) {
-                item.insert("coverage".into(), c);
-            }
-            if include_outline {
-                item.insert("outline".into(), row.remove("outline").unwrap_or(json!([])));
-            }
-            results.push((score, Value::Object(item)));
-        }
-        results.sort_by(|x, y| y.0.total_cmp(&x.0));
-        let truncated = results.len() > k;
-        let results: Vec<Value> = results.into_iter().take(k).map(|(_, v)| v).collect();
-        let mut out = Map::new();
-        out.insert("results".into(), Value::Array(results));
-        out.insert("truncated".into(), json!(truncated));
-        shrink_list(&mut out, "results", LOCATE_BUDGET, id_of);
-        if let Some(why) = bm25_only {
-            out.insert("note".into(), json!(format!("BM25 only: {why}")));
-        }
-        self.window_tail(&mut out, win.as_ref(), "results", "No curated scent matched")?;
-        if out["results"].as_array().is_some_and(|r| r.is_empty()) && win.is_none() {
-            out.insert("searched".into(), json!(self.catalog.count_nodes()?));
-            out.insert("hint".into(), json!(EMPTY_HINT));
-        }
-        Ok(Value::Object(out))
-    }
-
-    /// Each hit's strength: BM25 / best BM25, or, when hybrid locate is on
-    /// and the canopy usable, the RRF (k = 60) of the BM25 and vector
-    /// rankings over the best (navigator §4); vector-only nodes join when
-    /// they lie in the window (the language filter follows in the caller).
-    /// The second value says why a hybrid call fell back to BM25.
-    fn locate_strengths(
-        &self,
-        hits: Vec<Hit>,
-        dense: Option<Result<forest_canopy::DenseQuery, String>>,
-        win: Option<&Window>,
-    ) -> VResult<Strengths> {
-        let Some(dense) = dense else {
-            return Ok((bm25_strengths(hits), None));
-        };
-        let dense = match dense.and_then(forest_canopy::DenseQuery::finish) {
-            Ok(ids) => ids,
-            Err(why) => return Ok((bm25_strengths(hits), Some(why))),
-        };
-        let bm25: Vec<String> = hits.iter().map(|h| h.row["id"].as_str().unwrap_or_default().to_string()).collect();
-        let fused = forest_catalog::rrf_fuse(&[&bm25, &dense]);
-        let seen: std::collections::HashSet<&str> = bm25.iter().map(String::as_str).collect();
-        let (pred, wargs) = match win {
-            Some(w) => {
-                let (p, a) = window_sql(w, "");
-                (format!(" AND {p}"), a)
-            }
-            None => (String::new(), vec![]),
-        };
-        let sql = format!(
-            "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE id = ?{pred}"
-        );
-        let mut st = self.catalog.connection().prepare_cached(&sql)?;
-        let mut extra = vec![];
-        for id in dense.iter().filter(|id| !seen.contains(id.as_str())) {
-            let mut args: Vec<rusqlite::types::Value> = vec![id.clone().into()];
-            args.extend(wargs.iter().cloned().map(Into::into));
-            if let Some(row) = st.query_row(params_from_iter(args.iter()), hit_row).optional()? {
-                extra.push(Hit { row, rank: 0.0 });
-            }
-        }
-        let strength = |h: &Hit| fused.get(h.row["id"].as_str().unwrap_or_default()).copied().unwrap_or(0.0);
-        let out = hits.into_iter().chain(extra).map(|h| {
-            let s = strength(&h);
-            (h, s)
-        });
-        Ok((out.collect(), None))
+        Ok(LocateQuery {
+            text: a.query.clone(),
+            k: k as usize,
+            scope,
+            type_filter: a.type_filter.clone(),
+            window,
+            include_outline: a.include.as_ref().is_some_and(|i| !i.is_empty()),
+            alpha: ALPHA,
+            // A scoped caller's hits are the visible ones among the ranked
+            // candidates, so it ranks them all (as a language filter does).
+            deep: a.lang.is_some() || self.access.scoped(),
+            fusion,
+        })
     }
 
     /// Adds `window`, `undated_excluded` and the empty-window fields.
@@ -238,79 +177,28 @@ impl Vine {
         prefix: &str,
     ) -> VResult<()> {
         let Some(w) = win else { return Ok(()) };
-        out.insert("window".into(), w.echo());
-        let col = &w.date_field;
-        let conn = self.catalog.connection();
-        let undated: i64 =
-            conn.query_row(&format!("SELECT COUNT(*) FROM nodes WHERE {col} IS NULL OR {col} = ''"), [], |r| r.get(0))?;
+        out.insert("window".into(), json!(w));
+        let undated = self.catalog.undated(w)?;
         if undated > 0 {
             out.insert("undated_excluded".into(), json!(undated));
         }
         if out[list].as_array().is_some_and(|r| r.is_empty()) {
-            let (pred, args) = window_sql(w, "");
-            let matched: i64 = conn.query_row(
-                &format!("SELECT COUNT(*) FROM nodes WHERE {pred}"),
-                params_from_iter(args.iter()),
-                |r| r.get(0),
-            )?;
+            let c = self.catalog.window_counts(w)?;
             out.insert("searched".into(), json!(self.catalog.count_nodes()?));
-            out.insert("matched_window".into(), json!(matched));
-            let hint = if matched == 0 {
-                let (n, first, last): (i64, Option<String>, Option<String>) = conn.query_row(
-                    &format!("SELECT COUNT(*), MIN(substr({col},1,10)), MAX(substr({col},1,10)) FROM nodes WHERE {col} != ''"),
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )?;
+            out.insert("matched_window".into(), json!(c.matched));
+            let hint = if c.matched == 0 {
                 format!(
-                    "{prefix}: the window holds nothing. The forest has {n} dated node(s) from {} to {}; calendar() shows which periods hold any.",
-                    first.unwrap_or_default(),
-                    last.unwrap_or_default()
+                    "{prefix}: the window holds nothing. The forest has {} dated node(s) from {} to {}; calendar() shows which periods hold any.",
+                    c.dated,
+                    c.first.unwrap_or_default(),
+                    c.last.unwrap_or_default()
                 )
             } else {
-                format!("{prefix}, but the window is not the reason: {matched} node(s) lie inside it. Try sniff(terms) or a wider question.")
+                format!("{prefix}, but the window is not the reason: {} node(s) lie inside it. Try sniff(terms) or a wider question.", c.matched)
             };
             out.insert("hint".into(), json!(hint));
         }
         Ok(())
-    }
-
-    fn fts_hits(&self, query: &str, expr: &str, limit: usize, win: Option<&Window>) -> VResult<Vec<Hit>> {
-        if win.is_none() {
-            // Without a date window the candidates are the catalog's ranked
-            // list: the derived top-k index answers it exactly (same ids,
-            // ranks and order as the FTS5 query below) at a fraction of the
-            // cost on large forests, falling back to FTS5 itself.
-            let ranked = self.catalog.ranked(query, limit)?;
-            let mut st = self.catalog.connection().prepare_cached(
-                "SELECT id, kind, type, title, summary, trail, body_tokens, coverage, outline FROM nodes WHERE id = ?1",
-            )?;
-            let mut out = Vec::with_capacity(ranked.len());
-            for (id, rank) in ranked {
-                if let Some(row) = st.query_row([&id], hit_row).optional()? {
-                    out.push(Hit { row, rank });
-                }
-            }
-            return Ok(out);
-        }
-        let (pred, wargs) = match win {
-            Some(w) => {
-                let (p, a) = window_sql(w, "n2.");
-                (format!(" AND {p}"), a)
-            }
-            None => (String::new(), vec![]),
-        };
-        let sql = format!(
-            "SELECT n.id, n.kind, n.type, n.title, n.summary, n.trail, n.body_tokens, n.coverage, n.outline, h.rank \
-             FROM (SELECT f.id AS id, bm25(nodes_fts, 0.0, 4.0, 3.0, 2.0, 1.0) AS rank FROM nodes_fts f \
-                   JOIN nodes n2 ON n2.id = f.id WHERE nodes_fts MATCH ?{pred} ORDER BY rank LIMIT ?) h \
-             JOIN nodes n ON n.id = h.id ORDER BY h.rank"
-        );
-        let mut args: Vec<rusqlite::types::Value> = vec![expr.to_string().into()];
-        args.extend(wargs.into_iter().map(Into::into));
-        args.push((limit as i64).into());
-        let mut st = self.catalog.connection().prepare_cached(&sql)?;
-        let rows = st.query_map(params_from_iter(args.iter()), |r| Ok(Hit { row: hit_row(r)?, rank: r.get(9)? }))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
     /// `look(id | [ids], fields)`: the ≤500-token digest, or a batch.
@@ -600,61 +488,7 @@ fn clip_digest(d: &mut Map<String, Value>, notes_clipped: bool) {
     }
 }
 
-/// SQL predicate of a window on column prefix `p` (`""` or `n2.`).
-pub(crate) fn window_sql(w: &Window, p: &str) -> (String, Vec<String>) {
-    let col = format!("{p}{}", w.date_field);
-    let mut pred = format!("{col} != '' AND {col} IS NOT NULL");
-    let mut args = vec![];
-    if let Some(s) = &w.since {
-        pred.push_str(&format!(" AND {col} >= ?"));
-        args.push(s.clone());
-    }
-    if let Some(u) = &w.until {
-        // `< until + 1 day` so timestamps on the last day are inside.
-        let next = chrono::NaiveDate::parse_from_str(u, "%Y-%m-%d")
-            .ok()
-            .and_then(|d| d.succ_opt())
-            .map(|d| d.format("%Y-%m-%d").to_string())
-            .unwrap_or_else(|| u.clone());
-        pred.push_str(&format!(" AND {col} < ?"));
-        args.push(next);
-    }
-    (pred, args)
-}
-
-/// BM25 alone: rank / best rank (bm25 is negative, lower is better).
-fn bm25_strengths(hits: Vec<Hit>) -> Vec<(Hit, f64)> {
-    let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
-    hits.into_iter()
-        .map(|h| {
-            let s = if best < 0.0 { h.rank / best } else { 1.0 };
-            (h, s)
-        })
-        .collect()
-}
-
 /// Heat map helper shared by the list primitives.
 pub(crate) fn heat_or_zero(m: &HashMap<String, f64>, id: &str) -> f64 {
     m.get(id).copied().unwrap_or(0.0)
-}
-
-/// A locate hit's row fields from columns `id, kind, type, title, summary,
-/// trail, body_tokens, coverage, outline` (in that order).
-fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Map<String, Value>> {
-    let kind: String = r.get(1)?;
-    let trail: Option<String> = r.get(5)?;
-    let outline: Option<String> = r.get(8)?;
-    let coverage: Option<String> = r.get(7)?;
-    let mut m = Map::new();
-    m.insert("id".into(), json!(r.get::<_, String>(0)?));
-    m.insert("kind".into(), json!(wire_kind(&kind)));
-    m.insert("type".into(), json!(r.get::<_, String>(2)?));
-    m.insert("title".into(), json!(r.get::<_, String>(3)?));
-    m.insert("summary".into(), json!(r.get::<_, String>(4)?));
-    m.insert("trail".into(), json_list(trail.as_deref()));
-    m.insert("body_tokens".into(), json!(r.get::<_, Option<i64>>(6)?.unwrap_or(0)));
-    let cov = if kind == "branch" { coverage_value(coverage.as_deref()) } else { None };
-    m.insert("coverage".into(), cov.unwrap_or(Value::Null));
-    m.insert("outline".into(), json_list(outline.as_deref()));
-    Ok(m)
 }

@@ -228,7 +228,7 @@ impl Vine {
         out.insert("nodes".into(), Value::Array(items));
         out.insert("truncated".into(), json!(remaining > limit));
         if let Some(w) = &win {
-            out.insert("window".into(), w.echo());
+            out.insert("window".into(), json!(w));
         }
         out.insert("total".into(), json!(total));
         out.insert("returned".into(), json!(0));
@@ -448,7 +448,7 @@ impl Vine {
             out.insert("scope".into(), json!(scope.map(crate::engine::norm_id)));
         }
         if let Some(w) = &win {
-            out.insert("window".into(), w.echo());
+            out.insert("window".into(), json!(w));
         }
         shrink_list(&mut out, "buckets", LIST_BUDGET, |b| b.get("period").cloned().unwrap_or(Value::Null));
         debug_assert!(estimate_map(&out) > 0);

@@ -9,7 +9,7 @@ use unicode_normalization::UnicodeNormalization;
 use crate::budget::{id_of, shrink_list};
 use crate::engine::{py_repr, Vine, ALPHA};
 use crate::error::{VResult, VineError};
-use crate::read::{check_lang, json_list, window_sql};
+use crate::read::{check_lang, json_list};
 use crate::window;
 
 /// Budget of a sniff payload.
@@ -152,7 +152,7 @@ impl Vine {
         let lang = check_lang(a.lang.as_deref())?;
         let (mut pred, mut args) = ("1=1".to_string(), vec![]);
         if let Some(w) = &win {
-            let (p, wa) = window_sql(w, "");
+            let (p, wa) = w.sql("");
             pred = p;
             args = wa;
         }

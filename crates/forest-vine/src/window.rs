@@ -1,20 +1,10 @@
 //! Date windows `since`/`until`/`date_field` (vine spec §1.6, C.13.1).
 
 use chrono::{Datelike, NaiveDate};
-use serde_json::{json, Value};
 
 use crate::error::{VResult, VineError};
 
-/// A normalised window: inclusive day bounds on one date column.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Window {
-    /// Lower bound `YYYY-MM-DD`, inclusive.
-    pub since: Option<String>,
-    /// Upper bound `YYYY-MM-DD`, inclusive.
-    pub until: Option<String>,
-    /// `created` or `updated`.
-    pub date_field: String,
-}
+pub use forest_catalog::Window;
 
 /// Parse `date_field` (default `created`).
 pub fn date_field(v: Option<&str>) -> VResult<String> {
@@ -72,21 +62,6 @@ fn bound(name: &str, raw: &str, upper: bool) -> VResult<String> {
 fn last_of_month(first: NaiveDate) -> Option<NaiveDate> {
     let (y, m) = if first.month() == 12 { (first.year() + 1, 1) } else { (first.year(), first.month() + 1) };
     NaiveDate::from_ymd_opt(y, m, 1)?.pred_opt()
-}
-
-impl Window {
-    /// True when a node's date value (first 10 chars compared) lies inside.
-    pub fn admits(&self, value: Option<&str>) -> bool {
-        let Some(v) = value.filter(|v| !v.is_empty()) else { return false };
-        let day: String = v.chars().take(10).collect();
-        self.since.as_ref().is_none_or(|s| day.as_str() >= s.as_str())
-            && self.until.as_ref().is_none_or(|u| day.as_str() <= u.as_str())
-    }
-
-    /// The normalised echo `{since, until, date_field}`.
-    pub fn echo(&self) -> Value {
-        json!({"since": self.since, "until": self.until, "date_field": self.date_field})
-    }
 }
 
 #[cfg(test)]

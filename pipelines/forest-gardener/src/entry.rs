@@ -176,15 +176,17 @@ pub fn sync(
 }
 
 /// After a run's commits: the canopy (when the forest has one) embeds the
-/// changed scents again, or is marked stale when the model is not there;
-/// a canopy problem never fails the run (it is disposable).
+/// changed scents again, or is marked stale when the model is not there; a
+/// forest without one gets one when a model is installed
+/// ([`forest_canopy::ensure_forest`]). A canopy problem never fails the
+/// run (it is disposable).
 fn refresh_canopy(forest: &Path, opts: &RunOptions) {
-    if opts.dry_run || !forest_canopy::Canopy::exists(&forest_canopy::canopy_dir(forest)) {
+    if opts.dry_run {
         return;
     }
     let out = crate::derived::open_catalog(forest)
         .map_err(|e| chain(&e))
-        .and_then(|c| forest_canopy::maintain_forest(forest, &c).map_err(|e| chain(&e)));
+        .and_then(|c| forest_canopy::ensure_forest(forest, &c).map_err(|e| chain(&e)));
     if let Err(e) = out {
         tracing::warn!(event = "canopy.stale", error = %e);
     }

@@ -8,6 +8,15 @@ use std::path::Path;
 /// The dialect's `.gitignore`, exactly.
 pub const GITIGNORE: &str = "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n";
 
+/// The end of the summary `forest init` gives the master, until the first
+/// batch derives one from what the forest holds.
+const FRESH_MASTER: &str = " forest. Freshly created: no branches or notes yet.";
+
+/// True for the placeholder summary `forest init` writes on the master.
+pub(crate) fn is_fresh_master_summary(summary: &str) -> bool {
+    summary.starts_with("Master branch of the ") && summary.ends_with(FRESH_MASTER)
+}
+
 /// Create a forest at `dir`: `.gitignore`, master `_index.md` with the four
 /// sections, `_meta/schema.md`, one commit. Refuses an existing forest.
 pub fn init_forest(dir: &Path, title: &str) -> Result<GitForest, GardenError> {
@@ -15,7 +24,7 @@ pub fn init_forest(dir: &Path, title: &str) -> Result<GitForest, GardenError> {
         return Err(GardenError::Schema(format!("{} already holds a forest (_index.md exists)", dir.display())));
     }
     let day = today();
-    let summary = format!("Master branch of the {title} forest. Freshly created: no branches or notes yet.");
+    let summary = format!("Master branch of the {title}{FRESH_MASTER}");
     let mut master = Node { front: Default::default(), body: String::new() };
     master.set_str("id", "_index");
     master.set_str("type", "branch");

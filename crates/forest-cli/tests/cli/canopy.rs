@@ -29,10 +29,12 @@ fn forest(root: &Path, args: &[&str], model: Option<&str>) -> std::process::Outp
     o
 }
 
-/// The maintained canopy equals a fresh build over the same catalog.
+/// The maintained canopy equals a fresh build over the same catalog (by
+/// the encoder that built it).
 fn assert_equals_rebuild(root: &Path, model: &str, step: &str) {
     let maintained = Canopy::load(&canopy_dir(root)).unwrap().unwrap();
-    forest(root, &["canopy", "build"], Some(model));
+    let encoder = if maintained.model.ends_with(forest_canopy::STATIC_SUFFIX) { "fast" } else { "full" };
+    forest(root, &["canopy", "build", "--encoder", encoder], Some(model));
     let rebuilt = Canopy::load(&canopy_dir(root)).unwrap().unwrap();
     assert_eq!(maintained.ids, rebuilt.ids, "{step}: ids");
     assert_eq!(maintained.hashes, rebuilt.hashes, "{step}: texts");
@@ -57,8 +59,10 @@ fn without_a_canopy_hybrid_locate_is_bm25_with_a_note() {
     forest(&root, &["adopt", src.to_str().unwrap()], None);
     let (plain, _) = locate(&root, "login modules", &[], None);
     let (hybrid, err) = locate(&root, "login modules", &["--hybrid"], None);
-    assert_eq!(plain, hybrid);
+    assert_eq!(plain["results"], hybrid["results"]);
     assert!(err.contains("BM25 only: no canopy"), "{err}");
+    assert_eq!(hybrid["note"], "BM25 only: no canopy (forest canopy build)", "the JSON says why too");
+    assert!(plain.get("note").is_none(), "no canopy and no fusion named: BM25, silently: {plain}");
     // `canopy search` has nothing to fall back to: one clear error
     let o = bin().args(["canopy", "search", "login", "--forest", &f(&root)]).output().unwrap();
     assert_ne!(code(&o), 0);
@@ -79,8 +83,15 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     fs::write(src.join("docs/zlib.md"), "# zlib\n\nzlib is a lossless data compression library.\n").unwrap();
     fs::write(src.join("docs/ssh.md"), "# OpenSSH\n\nSecure remote shell.\n").unwrap();
     forest(&root, &["adopt", src.to_str().unwrap()], Some(&m));
-    assert!(!Canopy::exists(&canopy_dir(&root)), "adopt makes no canopy by itself");
-    let o = forest(&root, &["canopy", "build", "--json"], Some(&m));
+    // with the model installed, adopt leaves a canopy made by the fast encoder
+    let fast = Canopy::load(&canopy_dir(&root)).unwrap().expect("adopt with a model builds the canopy");
+    assert!(fast.model.ends_with(forest_canopy::STATIC_SUFFIX), "{}", fast.model);
+    assert_eq!(fast.ids.len(), 6, "every node, branches too: {:?}", fast.ids);
+    assert_equals_rebuild(&root, &m, "adopt (fast encoder)");
+    let (_, err) = locate(&root, "shrinking files without losing data", &[], Some(&m));
+    assert!(!err.contains("BM25 only"), "the default locate reads the fast canopy: {err}");
+    // the full model, on demand
+    let o = forest(&root, &["canopy", "build", "--encoder", "full", "--json"], Some(&m));
     let b: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(b["nodes"].as_u64().unwrap() >= 5, "{b}");
     assert_eq!(b["dim"], 384);
@@ -111,7 +122,7 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
         std::env::set_var("FOREST_EMBED_MODEL", &m);
         let owner = forest_vine::Vine::open(&root, forest_vine::VineOptions::default()).unwrap();
         let mut ro = forest_vine::Vine::open_worker(&root, owner.tracer(), false).unwrap();
-        ro.set_hybrid(true);
+        ro.set_fusion(forest_catalog::Fusion::Rrf);
         let out = ro.locate(&forest_vine::LocateArgs { query: q.into(), ..Default::default() }).unwrap();
         assert!(out.get("note").is_none(), "{out}");
         assert!(!memo.exists(), "a read-only engine wrote the memo file");

@@ -48,6 +48,12 @@ pub(super) fn fixture_forest(dir: &Path) -> PathBuf {
 
 /// Run a scripted MCP session against `forest serve` over stdio.
 fn mcp_session(py: &Path, root: &Path, script: &Value, extra: &[&str]) -> Value {
+    mcp_session_with(py, root, script, extra, "")
+}
+
+/// [`mcp_session`] whose server also gets the variables named in
+/// `pass_env` (comma-separated; the SDK passes only a safe few).
+fn mcp_session_with(py: &Path, root: &Path, script: &Value, extra: &[&str], pass_env: &str) -> Value {
     let d = tempfile::tempdir().unwrap();
     let sp = d.path().join("script.json");
     fs::write(&sp, script.to_string()).unwrap();
@@ -61,7 +67,8 @@ fn mcp_session(py: &Path, root: &Path, script: &Value, extra: &[&str]) -> Value 
         root.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    let out = Command::new(py).args(&args).env("FOREST_TODAY", DAY).output().unwrap();
+    let out =
+        Command::new(py).args(&args).env("FOREST_TODAY", DAY).env("FOREST_CLIENT_PASS_ENV", pass_env).output().unwrap();
     assert!(out.status.success(), "client: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -235,4 +242,80 @@ fn readonly_http_server_answers_during_sync() {
     assert_eq!(r["torn"], json!(0), "{r}");
     let commits = git(&root, &["log", "--format=%s"]);
     assert!(commits.lines().count() >= 4, "{commits}");
+}
+
+/// One `locate`: for every question of the reference's question sets, the
+/// MCP tool (the Python SDK over stdio) and `forest locate --json` return
+/// the same ids in the same order, with the canopy (hybrid, the default
+/// fusion) and without it (BM25), and with the reference's RRF named.
+#[test]
+fn mcp_and_cli_locate_rank_every_question_alike() {
+    let Some(py) = mcp_python() else { return };
+    let Ok(model) = std::env::var("FOREST_EMBED_MODEL") else {
+        forest_testkit::skip("FOREST_EMBED_MODEL unset (bash ops/embed/install.sh)");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let root = fixture_forest(d.path());
+    let mut questions: Vec<String> = vec![];
+    for set in ["questions-demo.json", "questions-v1.json"] {
+        let qs: Value = serde_json::from_str(&fs::read_to_string(fixtures().join(set)).unwrap()).unwrap();
+        questions.extend(qs.as_array().unwrap().iter().map(|q| q["question"].as_str().unwrap().to_string()));
+    }
+    let cli_ids = |q: &str, extra: &[&str]| -> (Vec<String>, Value) {
+        let o = bin()
+            .args(["locate", "--json", "--forest", &f(&root)])
+            .args(extra)
+            .arg("--")
+            .arg(q)
+            .env("FOREST_EMBED_MODEL", &model)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect(), v)
+    };
+    let compare = |stage: &str, fusion: Option<&str>| {
+        let script: Vec<Value> = questions
+            .iter()
+            .map(|q| match fusion {
+                Some(fu) => json!({"tool": "locate", "args": {"query": q, "fusion": fu}}),
+                None => json!({"tool": "locate", "args": {"query": q}}),
+            })
+            .collect();
+        let out = mcp_session_with(&py, &root, &Value::Array(script), &[], "FOREST_EMBED_MODEL");
+        let calls = out["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), questions.len());
+        let mut notes = 0;
+        for (q, call) in questions.iter().zip(calls) {
+            let mcp = payload(call);
+            let ids: Vec<String> =
+                mcp["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+            let extra: Vec<&str> = fusion.map(|fu| vec!["--fusion", fu]).unwrap_or_default();
+            let (cli, whole) = cli_ids(q, &extra);
+            assert_eq!(ids, cli, "{stage}: {q}");
+            assert_eq!(mcp.get("note"), whole.get("note"), "{stage}: {q}");
+            notes += usize::from(mcp.get("note").is_some());
+        }
+        notes
+    };
+    assert_eq!(compare("no canopy, default", None), 0, "no canopy and no fusion named: BM25, silently");
+    for encoder in ["fast", "full"] {
+        let o = bin()
+            .args(["canopy", "build", "--encoder", encoder, "--forest", &f(&root)])
+            .env("FOREST_EMBED_MODEL", &model)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            compare(&format!("{encoder} canopy, default (blend)"), None),
+            0,
+            "the canopy answers every question"
+        );
+        assert_eq!(compare(&format!("{encoder} canopy, rrf"), Some("rrf")), 0);
+    }
+    assert_eq!(compare("canopy, bm25", Some("bm25")), 0);
+    // the canopy changes the ranking: hybrid and BM25 differ on some question
+    let differ = questions.iter().filter(|q| cli_ids(q, &[]).0 != cli_ids(q, &["--fusion", "bm25"]).0).count();
+    assert!(differ > 0, "the default ranking read the canopy");
 }

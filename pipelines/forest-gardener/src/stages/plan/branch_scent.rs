@@ -28,14 +28,19 @@ use std::collections::{BTreeSet, HashSet};
 const DEFAULTS: [&str; 3] = ["Documents adopted from source folder", "Files and folders of ", "Region '"];
 
 /// True when a machine wrote this branch's summary (so a batch may rewrite it).
+/// The master (`_index`, written by `forest init`) counts as the
+/// Gardener's too while it carries init's placeholder or a summary derived
+/// here, so after an adopt it says what the forest holds.
 pub(crate) fn machine_written(n: &Node) -> bool {
-    if n.get_str("source").as_deref() != Some("ingest") {
+    let master = n.get_str("id").as_deref() == Some("_index");
+    if !master && n.get_str("source").as_deref() != Some("ingest") {
         return false;
     }
     let summary = n.get_str("summary").unwrap_or_default();
     match n.get_str("scent").as_deref() {
         Some("derived") => n.get_str("scent_hash").as_deref() == Some(summary_fingerprint(&summary).as_str()),
         Some(_) => false,
+        None if master => crate::init::is_fresh_master_summary(&summary),
         None => DEFAULTS.iter().any(|d| summary.starts_with(d)),
     }
 }
