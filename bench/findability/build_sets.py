@@ -20,13 +20,23 @@ The questions were written by people outside this team about real files:
   long description reaches the scent), bytecode or shared objects.
   Target: the distribution's top-level packages/modules.
 
-Neither the package database nor METADATA is copied into a corpus: they
-create questions only, never scent.
+- `man` (held out: never used to choose a default): every 12th page of
+  this machine's /usr/share/man/man1 (sorted by file name), rendered to
+  text by man(1) at 80 columns, *without* its NAME section. One question
+  per every 5th page of those: the one-line description its authors wrote
+  in NAME (the words after " - "), when it has at least three words.
+  Target: the page's file.
+
+Neither the package database, METADATA nor a page's NAME line is copied
+into a corpus: they create questions only, never scent.
+
+    python3 bench/findability/build_sets.py OUT_DIR [usd] [py] [man]   (default: all three)
 """
 import csv
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -125,8 +135,58 @@ def build_py(out, pattern="/tmp/forest-ops/*-venv/lib/python3.11/site-packages")
     write_set(out, "py", questions, prov)
 
 
+def render_man(path):
+    env = {**os.environ, "MANWIDTH": "80", "MAN_KEEP_FORMATTING": "0", "LC_ALL": "C.UTF-8"}
+    r = subprocess.run(["man", "-l", "-P", "cat", path], capture_output=True, text=True, env=env, timeout=60)
+    # man(1) overstrikes bold and underline ("X\bX", "_\bX"), as col -b would not keep
+    return re.sub(".\x08", "", r.stdout) if r.returncode == 0 else ""
+
+
+def split_name(text):
+    """(description from NAME, the text without its NAME section)."""
+    lines = text.splitlines()
+    out, desc, i = [], "", 0
+    while i < len(lines):
+        if lines[i].strip() == "NAME":
+            j = i + 1
+            body = []
+            while j < len(lines) and (not lines[j].strip() or lines[j].startswith(" ")):
+                body.append(lines[j].strip())
+                j += 1
+            name_line = " ".join(b for b in body if b)
+            if " - " in name_line:
+                desc = name_line.split(" - ", 1)[1].strip()
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return desc, "\n".join(out)
+
+
+def build_man(out, root="/usr/share/man/man1", every=12, ask_every=5):
+    src = os.path.join(out, "man", "src", "man1")
+    shutil.rmtree(os.path.join(out, "man"), ignore_errors=True)
+    os.makedirs(src)
+    pages = sorted(f for f in os.listdir(root) if not os.path.islink(os.path.join(root, f)))[::every]
+    questions, prov = [], []
+    for n, f in enumerate(pages):
+        desc, text = split_name(render_man(os.path.join(root, f)))
+        if len(text.split()) < 20:
+            continue
+        name = f[:-3] if f.endswith(".gz") else f
+        rel = f"man1/{name}.txt"
+        with open(os.path.join(out, "man", "src", rel), "w") as fh:
+            fh.write(text)
+        if n % ask_every == 0 and len(desc.split()) >= 3:
+            qid = f"man-{name}"
+            questions.append({"id": qid, "question": desc, "targets": [rel]})
+            prov.append([qid, f"NAME line of {root}/{f}", rel, f"{root}/{f}"])
+    write_set(out, "man", questions, prov)
+
+
 if __name__ == "__main__":
     out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "/tmp/findability")
+    which = sys.argv[2:] or ["usd", "py", "man"]
     os.makedirs(out, exist_ok=True)
-    build_usd(out)
-    build_py(out)
+    for name in which:
+        {"usd": build_usd, "py": build_py, "man": build_man}[name](out)

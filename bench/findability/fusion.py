@@ -5,7 +5,9 @@ canopy's vector ranking (issues 26 and 31), on forests that have a canopy.
     python3 bench/findability/fusion.py FOREST_BIN FOREST QUESTIONS.json [--ref] [--depth N] [--cache FILE]
         [--half tune|report]
 
-For every question it asks the binary once for each ranking alone
+For every question it asks the binary once for each ranking alone (both
+`--depth` deep, 25 by default as the binary fuses them at k = 5, BM25
+without the token budget)
 (`forest locate --json -k N`, `forest canopy search --json -k N`; the
 embedding model from FOREST_EMBED_MODEL) and then scores, without asking
 again, each fusion of `fusions()` (`--cache` keeps the rankings between
@@ -104,7 +106,8 @@ def fusions():
 def main():
     args = sys.argv[1:]
     ref = "--ref" in args
-    depth = int(args[args.index("--depth") + 1]) if "--depth" in args else 50
+    # 25: the depth of each ranking the binary fuses at k = 5 (max(5k, 25))
+    depth = int(args[args.index("--depth") + 1]) if "--depth" in args else 25
     binary, forest, qfile = [a for a in args if not a.startswith("--") and not a.isdigit()][:3]
     qs = json.load(open(qfile))
     half = args[args.index("--half") + 1] if "--half" in args else None
@@ -118,7 +121,8 @@ def main():
     for q in qs:
         text = q["question"]
         if text not in cache:
-            b = run_json([binary, "locate", "--forest", forest, "--json", "-k", str(depth), "--fusion", "bm25", "--", text])["results"]
+            b = run_json([binary, "locate", "--forest", forest, "--json", "-k", str(depth), "--fusion", "bm25",
+                          "--budget", "0", "--", text])["results"]
             v = run_json([binary, "canopy", "search", "--forest", forest, "--json", "-k", str(depth), "--", text])
             h = run_json([binary, "locate", "--forest", forest, "--json", "-k", "10", "--", text])["results"]
             cache[text] = {"bm25": [[r["id"], r["score"]] for r in b], "vector": [[x["id"], x["similarity"]] for x in v],

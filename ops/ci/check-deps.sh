@@ -26,5 +26,15 @@ forbid forest-navigator forest-gardener forest-convert forest-ranger forest-prep
 forbid forest-vine forest-navigator
 forbid forest-canopy forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-vine forest-derived
 forbid forest-keyphrase forest-model forest-gardener forest-convert forest-catalog
+# One locate: only forest-catalog ranks (reads the FTS5 index) in library
+# code; tests may look at it.
+ranking="$(grep -rln --include=*.rs "nodes_fts" crates converters pipelines |
+  grep -v '^crates/forest-catalog/' | grep -v '/tests/' || true)"
+if [ -n "$ranking" ]; then
+  echo "check-deps: only forest-catalog may read nodes_fts (one locate); found in:" >&2
+  echo "$ranking" >&2
+  fail=1
+fi
+[ "$fail" = 0 ] && echo "check-deps: the FTS index is read by forest-catalog alone;"
 [ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog, forest-navigator, forest-canopy and forest-keyphrase keep their dependency invariants"
 exit "$fail"

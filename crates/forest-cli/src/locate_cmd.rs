@@ -6,7 +6,7 @@
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use forest_canopy::{DenseQuery, MemoMode};
-use forest_catalog::{locate_simple, Fusion, LocateQuery, Scope, Trails};
+use forest_catalog::{fit_budget, locate, Admit, Fusion, LocateHooks, LocateQuery, Scope, Trails};
 use forest_gardener::derived::{open_catalog, TRAILS_PATH};
 
 use super::{forest_root, print_json, render, ForestArg};
@@ -63,6 +63,10 @@ pub struct LocateArgs {
     /// hybrid became the default).
     #[arg(long, hide = true, conflicts_with = "fusion")]
     hybrid: bool,
+    /// Token budget of the answer, as the MCP tool's (0: none, every one of
+    /// the k results; for benches that compare whole rankings).
+    #[arg(long, default_value_t = forest_catalog::LOCATE_BUDGET)]
+    budget: usize,
     #[arg(long)]
     json: bool,
 }
@@ -88,12 +92,18 @@ pub fn run(a: LocateArgs) -> Result<u8> {
             .then(|| s.spawn(move || forest_canopy::begin_dense(at, text, depth, MemoMode::Persist)));
         let catalog = open_catalog(&root)?;
         let trails = Trails::open(&root.join(TRAILS_PATH))?;
-        Ok(locate_simple(&catalog, &trails, a.session.as_deref(), &q, || {
+        let heat = |ids: &[String]| trails.heat_map(ids, a.session.as_deref());
+        let mut admit = |_: &str| Admit::Yes;
+        let mut res = locate(&catalog, &q, LocateHooks { heat: &heat, admit: &mut admit }, || {
             let begun = dense?
                 .join()
                 .unwrap_or_else(|_| Err(forest_canopy::Fallback::Unusable("the vector search failed".into())));
             DenseQuery::answer(begun, explicit)
-        })?)
+        })?;
+        if a.budget > 0 {
+            fit_budget(&mut res, a.budget)?;
+        }
+        Ok(res)
     })?;
     if let Some(note) = &res.note {
         eprintln!("note: {note}");

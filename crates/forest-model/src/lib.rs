@@ -12,6 +12,7 @@ pub mod extract;
 pub mod health_facts;
 pub mod ids;
 pub mod index;
+pub mod kept_terms;
 pub mod lint;
 pub mod lint_cache;
 pub mod node;

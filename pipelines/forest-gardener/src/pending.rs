@@ -268,11 +268,14 @@ fn commit_batch(
 /// A curated draft's scent onto its node: summary, fingerprint, tags and
 /// the links the hook proposed.
 fn apply_draft(n: &mut Node, d: &Draft, day: &str) {
+    // The derived scent it replaces stays findable (its terms become tags).
+    let derived = n.get_str("summary").unwrap_or_default();
+    let tags = forest_model::kept_terms::kept_tags(&derived, &n.get_list("tags"), &d.summary, &d.tags);
     n.set_str("summary", &d.summary);
     n.set_str("scent", "llm");
     n.set_str("scent_hash", &summary_fingerprint(&d.summary));
-    if !d.tags.is_empty() {
-        n.set_list("tags", &d.tags);
+    if !tags.is_empty() {
+        n.set_list("tags", &tags);
     }
     if !d.links.is_empty() {
         let mut links = match n.front.get("links") {

@@ -77,9 +77,16 @@ pub(crate) fn fold_curation(
         if scent != "llm" {
             out.fallbacks.push(d.id.clone());
         }
+        // A curated scent keeps what made the derived one findable.
+        let tags = if scent == "llm" {
+            let derived = n.get_str("summary").unwrap_or_default();
+            forest_model::kept_terms::kept_tags(&derived, &n.get_list("tags"), &summary, &d.tags)
+        } else {
+            d.tags.clone()
+        };
         n.set_str("summary", &summary);
-        if !d.tags.is_empty() {
-            n.set_list("tags", &d.tags);
+        if !tags.is_empty() {
+            n.set_list("tags", &tags);
         }
         // Links the node already had stay as written; proposals append.
         let before = batch.curation_existing.remove(&d.id).unwrap_or(0);
