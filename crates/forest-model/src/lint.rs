@@ -112,13 +112,25 @@ where
 
 /// The finding of a symlink in the forest: never served (the read side
 /// refuses what leads outside the forest), so an error when it leaves.
+/// A symlink into another folder (`engineering/x.md -> ../hr/y.md`) is an
+/// error too: a token scoped to the link's branch must never read there.
 pub(crate) fn symlink_issue(root: &Path, rel: &str) -> Issue {
-    let inside = match (std::fs::canonicalize(root), std::fs::canonicalize(root.join(rel))) {
-        (Ok(r), Ok(t)) => t.starts_with(r),
-        _ => false,
+    let target = match (std::fs::canonicalize(root), std::fs::canonicalize(root.join(rel))) {
+        (Ok(r), Ok(t)) => t.strip_prefix(&r).ok().map(|t| t.to_string_lossy().replace('\\', "/")),
+        _ => None,
     };
     let id = rel.strip_suffix(".md").unwrap_or(rel).to_string();
-    if inside {
+    let link_folder = rel.rsplit_once('/').map_or("", |(f, _)| f);
+    // A directory link exposes its target itself; a file link, its folder.
+    let is_dir = root.join(rel).is_dir();
+    let target_folder = target.as_deref().map(|t| if is_dir { t } else { t.rsplit_once('/').map_or("", |(f, _)| f) });
+    if let Some(tf) = target_folder.filter(|tf| !crate::scope::within(tf, link_folder)) {
+        let place = if tf.is_empty() { "the forest root".to_string() } else { format!("'{tf}/'") };
+        let message = format!(
+            "is a symlink into another branch ({place}): a token scoped to this branch would read there; replace it with the file"
+        );
+        Issue { id, level: Level::Error, message }
+    } else if target.is_some() {
         Issue { id, level: Level::Warning, message: "is a symlink: not listed as a node; copy the file instead".into() }
     } else {
         Issue {

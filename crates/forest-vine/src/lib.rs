@@ -11,6 +11,7 @@
 pub mod access;
 pub mod audit;
 mod budget;
+mod confine;
 mod dispatch;
 mod engine;
 mod error;
