@@ -4,13 +4,21 @@
 //! - authenticates the bearer token (401 with `WWW-Authenticate: Bearer`
 //!   when missing or unknown) and hands the caller's [`Access`] to the
 //!   MCP handler through the request extensions;
-//! - caps the sessions (503 `E_BUSY`) and each client's in-flight POSTs
+//! - limits failed authentication per peer address (429 past the limit,
+//!   one aggregated line per peer per interval in the access log; see
+//!   [`crate::ratelimit`]);
+//! - binds each MCP session to the token that opened it (another token
+//!   presenting its id gets 404, as for an unknown session);
+//! - caps the sessions per token (429 `E_BUSY`) and on the whole server
+//!   (503 `E_BUSY`; never below the sum of the per-token caps, so one
+//!   token cannot lock the others out), and each client's in-flight POSTs
 //!   (429 `E_BUSY`; a client is its token, or its address without tokens);
 //! - reads the body within a deadline (408) and a size cap (413).
 //!
-//! Host and Origin are validated by rmcp against the lists
-//! [`plan_bind`] builds (loopback by default; DNS-rebinding protection), and
-//! hyper closes a connection whose headers do not arrive in time.
+//! Origin is matched exactly here ([`crate::origin`]) and Host by rmcp,
+//! against the lists [`plan_bind`] builds (loopback by default;
+//! DNS-rebinding protection); hyper closes a connection whose headers do
+//! not arrive in time; idle sessions close after `session_idle`.
 //! Without tokens the server binds loopback only.
 
 use std::collections::HashMap;
@@ -28,6 +36,8 @@ use serde_json::json;
 use crate::access::Access;
 use crate::audit::{AuditLog, Entry};
 use crate::error::VineError;
+use crate::origin::origin_allowed;
+use crate::ratelimit::{Aggregate, AuthFailures, Verdict};
 use crate::tokens::TokenSet;
 
 /// Limits and lists of the HTTP transport.
@@ -39,8 +49,18 @@ pub struct HttpOptions {
     pub allow_origins: Vec<String>,
     /// Host names clients use besides loopback (required for `0.0.0.0`).
     pub allow_hosts: Vec<String>,
-    /// Open MCP sessions at most.
+    /// Open MCP sessions at most (raised to the sum of the per-token caps
+    /// when lower; see [`effective_max_sessions`]).
     pub max_sessions: usize,
+    /// Open MCP sessions per token (per client without tokens) at most.
+    pub max_sessions_per_token: usize,
+    /// A session without a request for this long is closed.
+    pub session_idle: Duration,
+    /// Failed authentications a peer address may have per
+    /// `auth_interval` before it is answered 429.
+    pub max_auth_failures: u64,
+    /// The window of failed-authentication counting and aggregation.
+    pub auth_interval: Duration,
     /// In-flight POSTs per client at most.
     pub max_inflight: usize,
     /// Request headers must arrive within this.
@@ -49,9 +69,15 @@ pub struct HttpOptions {
     pub body_timeout: Duration,
     /// Request body bytes at most.
     pub max_body_bytes: usize,
-    /// Where writes and refusals are audited.
+    /// Where writes and refused tool calls are audited.
     pub audit: Option<Arc<AuditLog>>,
+    /// Where the guard's refusals go (failed logins aggregated, caps):
+    /// apart from `audit`, so a flood never rotates the writes away.
+    pub access_log: Option<Arc<AuditLog>>,
 }
+
+/// Peer addresses whose failed-authentication windows are kept at most.
+pub const MAX_AUTH_PEERS: usize = 4096;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -60,11 +86,16 @@ impl Default for HttpOptions {
             allow_origins: vec![],
             allow_hosts: vec![],
             max_sessions: 256,
+            max_sessions_per_token: 16,
+            session_idle: Duration::from_secs(300),
+            max_auth_failures: 20,
+            auth_interval: Duration::from_secs(10),
             max_inflight: 8,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_body_bytes: 4 << 20,
             audit: None,
+            access_log: None,
         }
     }
 }
@@ -73,6 +104,15 @@ impl HttpOptions {
     fn auth(&self) -> bool {
         self.tokens.as_ref().is_some_and(|t| !t.is_empty())
     }
+}
+
+/// The server-wide session cap: `max_sessions`, raised to the sum of the
+/// per-token caps plus one token's worth (tokenless clients) when lower,
+/// so one token at its cap never leaves the others without a session.
+pub fn effective_max_sessions(o: &HttpOptions) -> usize {
+    let tokens = o.tokens.as_ref().map_or(0, |t| t.len());
+    let per = o.max_sessions_per_token.max(1);
+    o.max_sessions.max(1).max(per.saturating_mul(tokens + 1))
 }
 
 /// The caller of one HTTP request, as the MCP handler sees it.
@@ -158,22 +198,67 @@ impl Inflight {
     }
 }
 
+type Sessions = rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+/// Which token opened each live MCP session (session id -> token name).
+#[derive(Debug, Default)]
+struct Owners(Mutex<HashMap<String, String>>);
+
+impl Owners {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Forget the sessions rmcp no longer holds (closed, idle); then the
+    /// number `who` holds.
+    fn count<V>(&self, who: &str, live: &HashMap<Arc<str>, V>) -> usize {
+        let mut m = self.lock();
+        m.retain(|sid, _| live.contains_key(sid.as_str()));
+        m.values().filter(|w| *w == who).count()
+    }
+}
+
 /// Shared state of the guard.
 pub(crate) struct Guard {
     opts: HttpOptions,
     inflight: Arc<Inflight>,
-    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    sessions: Arc<Sessions>,
+    owners: Owners,
+    failures: AuthFailures,
+    origins: Vec<String>,
+    max_sessions: usize,
+}
+
+fn busy(status: StatusCode, message: &str, retry: &str) -> Response<Body> {
+    refusal(status, "E_BUSY", message, &[("retry-after", retry.to_string())])
 }
 
 impl Guard {
     fn audit_refusal(&self, who: &str, code: &str, peer: &str) {
-        if let Some(a) = &self.opts.audit {
+        if let Some(a) = &self.opts.access_log {
             let e = Entry { who, tool: "http", ids: vec![], outcome: "refused", code, peer: Some(peer.to_string()) };
             a.record(&e);
         }
     }
 
-    fn authenticate(&self, req: &Request<hyper::body::Incoming>, peer: &str) -> Result<Access, Box<Response<Body>>> {
+    /// One aggregated access-log line per ended failed-login window.
+    fn audit_failures(&self, ended: Vec<Aggregate>) {
+        let Some(a) = &self.opts.access_log else { return };
+        for g in ended {
+            a.record_json(json!({
+                "who": "-", "tool": "http", "ids": [], "outcome": "refused", "code": "unauthenticated",
+                "peer": g.peer.to_string(), "count": g.failures, "limited": g.limited,
+                "interval_s": self.opts.auth_interval.as_secs_f64(),
+            }));
+        }
+    }
+
+    /// Write the aggregates of ended windows (all of them when `all`).
+    pub(crate) fn sweep(&self, all: bool) {
+        self.audit_failures(self.failures.sweep(std::time::Instant::now(), all));
+    }
+
+    fn authenticate(&self, req: &Request<hyper::body::Incoming>, peer: SocketAddr) -> Result<Access, Box<Response<Body>>> {
         let Some(tokens) = self.opts.tokens.as_ref().filter(|t| !t.is_empty()) else {
             return Ok(Access::owner());
         };
@@ -182,29 +267,66 @@ impl Guard {
             let (scheme, rest) = h.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim().to_string())
         });
-        let (code, challenge) = match presented {
-            None => ("unauthenticated", "Bearer realm=\"forest\"".to_string()),
+        let challenge = match presented {
+            None => "Bearer realm=\"forest\"".to_string(),
             Some(t) => match tokens.authenticate(&t) {
                 Some(a) => return Ok(a),
-                None => ("invalid_token", "Bearer realm=\"forest\", error=\"invalid_token\"".to_string()),
+                None => "Bearer realm=\"forest\", error=\"invalid_token\"".to_string(),
             },
         };
-        self.audit_refusal("-", code, peer);
-        Err(Box::new(refusal(
-            StatusCode::UNAUTHORIZED,
-            "E_UNAUTHORIZED",
-            "a valid bearer token is required (Authorization: Bearer <token>)",
-            &[("www-authenticate", challenge)],
-        )))
+        let (verdict, ended) = self.failures.fail(peer.ip(), std::time::Instant::now());
+        self.audit_failures(ended);
+        let r = match verdict {
+            Verdict::Unauthorized => refusal(
+                StatusCode::UNAUTHORIZED,
+                "E_UNAUTHORIZED",
+                "a valid bearer token is required (Authorization: Bearer <token>)",
+                &[("www-authenticate", challenge)],
+            ),
+            Verdict::Limited(wait) => refusal(
+                StatusCode::TOO_MANY_REQUESTS,
+                "E_BUSY",
+                "too many failed authentications from this address; retry later",
+                &[("retry-after", wait.as_secs().max(1).to_string()), ("www-authenticate", challenge)],
+            ),
+        };
+        Err(Box::new(r))
     }
 
-    /// One request: authenticate, cap, read the body, hand it to rmcp.
+    /// Session checks before rmcp: an existing session must be the
+    /// caller's own; a new one must fit the caller's and the server's cap.
+    async fn check_session(&self, access: &Access, sid: Option<&str>, is_post: bool, peer: &str) -> Option<Response<Body>> {
+        if let Some(sid) = sid {
+            let owner = self.owners.lock().get(sid).cloned();
+            if owner.is_some_and(|o| o != access.name) {
+                self.audit_refusal(&access.name, "session_not_owned", peer);
+                return Some(refusal(StatusCode::NOT_FOUND, "E_NOT_FOUND", "session not found", &[]));
+            }
+            return None;
+        }
+        if !is_post {
+            return None;
+        }
+        let live = self.sessions.sessions.read().await;
+        let per = self.opts.max_sessions_per_token.max(1);
+        if self.owners.count(&access.name, &live) >= per {
+            self.audit_refusal(&access.name, "E_BUSY", peer);
+            let m = format!("this token holds its maximum of {per} sessions; close one (DELETE) or let it idle out");
+            return Some(busy(StatusCode::TOO_MANY_REQUESTS, &m, "5"));
+        }
+        if live.len() >= self.max_sessions {
+            self.audit_refusal(&access.name, "E_BUSY", peer);
+            let m = format!("the server holds its maximum of {} sessions", self.max_sessions);
+            return Some(busy(StatusCode::SERVICE_UNAVAILABLE, &m, "5"));
+        }
+        None
+    }
+
+    /// One request: origin, authenticate, session, cap, read the body,
+    /// hand it to rmcp.
     pub(crate) async fn handle<S>(
         self: Arc<Self>,
-        mcp: rmcp::transport::streamable_http_server::StreamableHttpService<
-            S,
-            rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-        >,
+        mcp: rmcp::transport::streamable_http_server::StreamableHttpService<S, Sessions>,
         peer: SocketAddr,
         req: Request<hyper::body::Incoming>,
     ) -> Result<Response<Body>, Infallible>
@@ -212,20 +334,20 @@ impl Guard {
         S: rmcp::ServerHandler + Send + 'static,
     {
         let peer_s = peer.to_string();
-        let access = match self.authenticate(&req, &peer_s) {
+        if let Some(o) = req.headers().get(http::header::ORIGIN) {
+            if !o.to_str().is_ok_and(|o| origin_allowed(o, &self.origins)) {
+                self.audit_refusal("-", "origin", &peer_s);
+                return Ok(refusal(StatusCode::FORBIDDEN, "E_FORBIDDEN", "Origin not allowed", &[]));
+            }
+        }
+        let access = match self.authenticate(&req, peer) {
             Ok(a) => a,
             Err(r) => return Ok(*r),
         };
         let is_post = req.method() == http::Method::POST;
-        let new_session = is_post && !req.headers().contains_key("mcp-session-id");
-        if new_session && self.sessions.sessions.read().await.len() >= self.opts.max_sessions {
-            self.audit_refusal(&access.name, "E_BUSY", &peer_s);
-            return Ok(refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "E_BUSY",
-                &format!("the server holds its maximum of {} sessions", self.opts.max_sessions),
-                &[("retry-after", "5".into())],
-            ));
+        let sid = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from);
+        if let Some(r) = self.check_session(&access, sid.as_deref(), is_post, &peer_s).await {
+            return Ok(r);
         }
         let key = if self.opts.auth() { format!("token:{}", access.name) } else { format!("peer:{}", peer.ip()) };
         let slot = if is_post {
@@ -233,12 +355,8 @@ impl Guard {
                 Some(s) => Some(s),
                 None => {
                     self.audit_refusal(&access.name, "E_BUSY", &peer_s);
-                    return Ok(refusal(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "E_BUSY",
-                        &format!("at most {} requests in flight per client", self.opts.max_inflight),
-                        &[("retry-after", "1".into())],
-                    ));
+                    let m = format!("at most {} requests in flight per client", self.opts.max_inflight);
+                    return Ok(busy(StatusCode::TOO_MANY_REQUESTS, &m, "1"));
                 }
             }
         } else {
@@ -255,13 +373,22 @@ impl Guard {
             Ok(Err(_)) => return Ok(refusal(StatusCode::BAD_REQUEST, "E_SCHEMA", "unreadable request body", &[])),
             Ok(Ok(c)) => c.to_bytes(),
         };
+        let who = access.name.clone();
         parts.extensions.insert(Caller { access, peer: peer_s });
         let is_delete = parts.method == http::Method::DELETE;
         let mut resp = mcp.handle(Request::from_parts(parts, Full::new(bytes))).await;
+        if sid.is_none() {
+            if let Some(new) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+                self.owners.lock().insert(new.to_string(), who);
+            }
+        }
         if is_delete && resp.status() == StatusCode::ACCEPTED {
             // A closed session is done, not pending: rmcp answers 202, which
             // clients (the official Python SDK) log as a failed termination.
             *resp.status_mut() = StatusCode::OK;
+            if let Some(sid) = &sid {
+                self.owners.lock().remove(sid);
+            }
         }
         Ok(match slot {
             // The slot lives as long as the response body (an SSE stream).
@@ -277,7 +404,8 @@ impl Guard {
     }
 }
 
-/// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires.
+/// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires;
+/// the failed-login aggregates still open are written on the way out.
 pub async fn serve<S>(
     server: S,
     addr: SocketAddr,
@@ -288,24 +416,35 @@ pub async fn serve<S>(
 where
     S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
 {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     let (hosts, origins) = plan_bind(addr, &opts)?;
     let cfg = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
+        .with_allowed_origins(origins.clone())
         .with_max_request_body_bytes(opts.max_body_bytes);
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut manager = Sessions::default();
+    manager.session_config.keep_alive = Some(opts.session_idle.max(Duration::from_secs(1)));
+    let sessions = Arc::new(manager);
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), cfg);
-    let guard = Arc::new(Guard { opts: opts.clone(), inflight: Arc::default(), sessions });
+    let guard = Arc::new(Guard {
+        max_sessions: effective_max_sessions(&opts),
+        failures: AuthFailures::new(opts.auth_interval, opts.max_auth_failures, MAX_AUTH_PEERS),
+        opts: opts.clone(),
+        inflight: Arc::default(),
+        sessions,
+        owners: Owners::default(),
+        origins,
+    });
     let listener =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| VineError::internal(format!("bind {addr}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| VineError::internal(e.to_string()))?;
     on_bound(bound);
     tokio::pin!(shutdown);
+    let mut sweep = tokio::time::interval(opts.auth_interval.max(Duration::from_millis(100)));
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
+            _ = sweep.tick() => guard.sweep(false),
             acc = listener.accept() => {
                 let Ok((stream, peer)) = acc else { continue };
                 let (g, m) = (guard.clone(), mcp.clone());
@@ -322,6 +461,7 @@ where
             }
         }
     }
+    guard.sweep(true);
     Ok(())
 }
 
