@@ -130,6 +130,10 @@ fn passes(v: &Vine, r: &NodeRow, filter: &Map<String, Value>) -> VResult<bool> {
     Ok(true)
 }
 
+/// The message a scoped caller sees for a commit that also changed nodes
+/// outside its branches (its message may name or count them).
+pub const HIDDEN_COMMIT: &str = "(withheld: this commit also changed nodes outside this token's branches)";
+
 impl Vine {
     fn all_rows(&self) -> VResult<Vec<NodeRow>> {
         Ok(self.catalog.dump()?.nodes)
@@ -331,23 +335,37 @@ impl Vine {
     }
 
     /// `history(id, limit)`: the node's commits, newest first (`git log --follow`).
+    /// A scoped caller sees the message only of commits that touched
+    /// nothing outside its branches ([`HIDDEN_COMMIT`] otherwise).
     pub fn history(&mut self, id: &str, limit: Option<i64>) -> VResult<Value> {
         let row = self.row(id)?;
         let limit = limit.unwrap_or(20).clamp(1, 50) as usize;
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(&self.root)
-            .args(["log", "--follow", &format!("-n{}", limit + 1), "--format=%H%x1f%aI%x1f%B%x1e", "--"])
-            .arg(format!("{}.md", row.id))
-            .output();
+        // A scoped caller also gets the paths each commit touched: a commit
+        // that changed anything outside its branches (an adopt of the whole
+        // drive, with counts of hidden nodes) has its message withheld.
+        let scoped = self.access.scoped();
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("-C").arg(&self.root).args(["log", "--follow", &format!("-n{}", limit + 1)]);
+        cmd.arg("--format=%x1d%H%x1f%aI%x1f%B%x1e");
+        if scoped {
+            cmd.args(["--full-diff", "--name-only"]);
+        }
+        let out = cmd.arg("--").arg(format!("{}.md", row.id)).output();
         let text = match out {
             Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
             _ => String::new(),
         };
         let mut entries = vec![];
-        for rec in text.split('\u{1e}').map(str::trim).filter(|r| !r.is_empty()) {
-            let mut parts = rec.splitn(3, '\u{1f}');
+        for chunk in text.split('\u{1d}').filter(|r| !r.trim().is_empty()) {
+            let (rec, files) = chunk.split_once('\u{1e}').unwrap_or((chunk, ""));
+            let mut parts = rec.trim().splitn(3, '\u{1f}');
             let (Some(commit), Some(at), Some(msg)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            let hidden = scoped
+                && files.lines().map(str::trim).filter(|f| !f.is_empty()).any(|f| {
+                    let id = f.strip_suffix(".md").unwrap_or(f);
+                    !self.access.visible(id)
+                });
+            let msg = if hidden { HIDDEN_COMMIT } else { msg };
             let subject = msg.lines().next().unwrap_or("").to_string();
             let by = msg.lines().find_map(|l| {
                 let (k, v) = l.split_once(':')?;
