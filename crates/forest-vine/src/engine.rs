@@ -172,6 +172,11 @@ impl Vine {
     pub(crate) fn row(&mut self, id: &str) -> VResult<NodeRow> {
         let id = norm_id(id);
         if let Some(r) = self.catalog.get(&id)? {
+            // A row a scoped caller may see by its id must also lie in its
+            // branches on disk (a symlinked file catalogued before).
+            if self.access.scoped() {
+                self.node_path(&id)?;
+            }
             return Ok(r);
         }
         let path = self.node_path(&id)?;
