@@ -77,7 +77,10 @@ impl Vine {
         }
         let content = node.get_str("content");
         if !matches!(content.as_deref(), None | Some("inline" | "cached" | "reference")) {
-            return Err(forbid(format!("content '{}' is not inline, cached or reference", content.unwrap_or_default())));
+            return Err(forbid(format!(
+                "content '{}' is not inline, cached or reference",
+                content.unwrap_or_default()
+            )));
         }
         let reference = content.as_deref() == Some("reference");
         let sourced = node.front.contains_key("source_path") || node.front.contains_key("source_name");

@@ -258,7 +258,11 @@ impl Guard {
         self.audit_failures(self.failures.sweep(std::time::Instant::now(), all));
     }
 
-    fn authenticate(&self, req: &Request<hyper::body::Incoming>, peer: SocketAddr) -> Result<Access, Box<Response<Body>>> {
+    fn authenticate(
+        &self,
+        req: &Request<hyper::body::Incoming>,
+        peer: SocketAddr,
+    ) -> Result<Access, Box<Response<Body>>> {
         let Some(tokens) = self.opts.tokens.as_ref().filter(|t| !t.is_empty()) else {
             return Ok(Access::owner());
         };
@@ -295,7 +299,13 @@ impl Guard {
 
     /// Session checks before rmcp: an existing session must be the
     /// caller's own; a new one must fit the caller's and the server's cap.
-    async fn check_session(&self, access: &Access, sid: Option<&str>, is_post: bool, peer: &str) -> Option<Response<Body>> {
+    async fn check_session(
+        &self,
+        access: &Access,
+        sid: Option<&str>,
+        is_post: bool,
+        peer: &str,
+    ) -> Option<Response<Body>> {
         if let Some(sid) = sid {
             let owner = self.owners.lock().get(sid).cloned();
             if owner.is_some_and(|o| o != access.name) {

@@ -80,7 +80,15 @@ mod tests {
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
-        for ok in ["http://localhost:8000", "http://LOCALHOST:1", "http://localhost", "http://[::1]:9", "https://app.example", "https://app.example:443", "http://intranet:80"] {
+        for ok in [
+            "http://localhost:8000",
+            "http://LOCALHOST:1",
+            "http://localhost",
+            "http://[::1]:9",
+            "https://app.example",
+            "https://app.example:443",
+            "http://intranet:80",
+        ] {
             assert!(origin_allowed(ok, &allowed), "{ok}");
         }
         for bad in [

@@ -85,7 +85,9 @@ impl AuthFailures {
         w.failures += 1;
         let verdict = if w.failures > self.max_failures {
             w.limited += 1;
-            Verdict::Limited(self.interval.saturating_sub(now.saturating_duration_since(w.start)).max(Duration::from_secs(1)))
+            Verdict::Limited(
+                self.interval.saturating_sub(now.saturating_duration_since(w.start)).max(Duration::from_secs(1)),
+            )
         } else {
             Verdict::Unauthorized
         };

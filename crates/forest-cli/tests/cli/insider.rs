@@ -68,12 +68,14 @@ fn sdk(py: &Path, url: &str, tokens: &[&str], steps: Value) -> Vec<Value> {
         .args([script.to_str().unwrap(), url, &json!(tokens).to_string(), &steps.to_string()])
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
     v["results"].as_array().cloned().unwrap_or_else(|| panic!("{v}"))
 }
 
 fn plant(id: &str, extra: Value) -> Value {
-    let mut n = json!({"id": id, "type": "note", "title": "Ref", "summary": "A reference.", "parent": "engineering/_index"});
+    let mut n =
+        json!({"id": id, "type": "note", "title": "Ref", "summary": "A reference.", "parent": "engineering/_index"});
     for (k, v) in extra.as_object().unwrap() {
         n[k] = v.clone();
     }
@@ -97,10 +99,21 @@ fn insider_reads_nothing_outside_the_scope_through_references_or_symlinks() {
         &[&c.writer],
         json!([
             [0, "plant", plant("engineering/ref-leak", leak.clone())],
-            [0, "plant", plant("engineering/ref-priv", json!({"content": "reference", "source_path": "engineering-private/keys.md"}))],
+            [
+                0,
+                "plant",
+                plant(
+                    "engineering/ref-priv",
+                    json!({"content": "reference", "source_path": "engineering-private/keys.md"})
+                )
+            ],
             [0, "plant", plant("engineering/pay-leak", json!({"payload": "../hr/salary1.md", "payload_type": "pdf"}))],
             [0, "plant", plant("engineering/tiered", json!({"tier": "cold"}))],
-            [0, "plant", plant("engineering/ref-ok", json!({"content": "reference", "source_path": "engineering/build.md"}))],
+            [
+                0,
+                "plant",
+                plant("engineering/ref-ok", json!({"content": "reference", "source_path": "engineering/build.md"}))
+            ],
         ]),
     );
     for r in &w[..4] {
@@ -140,7 +153,8 @@ fn insider_reads_nothing_outside_the_scope_through_references_or_symlinks() {
     }
     assert!(r[6].to_string().contains("quince"), "a reference inside the scope is served: {}", r[6]);
     // A look on the writable server did not add the symlink to the catalog.
-    let o = sdk(&py, &url, &[&c.ops], json!([[0, "look", {"id": "engineering/hrlink"}], [0, "sniff", {"terms": SECRET}]]));
+    let o =
+        sdk(&py, &url, &[&c.ops], json!([[0, "look", {"id": "engineering/hrlink"}], [0, "sniff", {"terms": SECRET}]]));
     assert_eq!(o[0]["error"]["code"], "E_NOT_FOUND", "{}", o[0]);
     assert!(!o[1].to_string().contains("hrlink"), "{}", o[1]);
     drop(srv);
@@ -273,7 +287,10 @@ fn insider_cannot_silence_the_audit_lock_out_the_team_or_share_a_session() {
     drop((w, honest, held, other, stolen));
     assert!(srv.stop().success());
     let audit = lines(&c.root.join(".forest/audit.log"));
-    assert!(audit.iter().any(|l| l["who"] == "eng-writer" && l["tool"] == "graft" && l["outcome"] == "ok"), "{audit:?}");
+    assert!(
+        audit.iter().any(|l| l["who"] == "eng-writer" && l["tool"] == "graft" && l["outcome"] == "ok"),
+        "{audit:?}"
+    );
     assert!(!c.root.join(".forest/audit.log.1").exists(), "nothing rotated the audit log");
     let access = lines(&c.root.join(".forest/access.log"));
     let failed: Vec<&Value> = access.iter().filter(|l| l["code"] == "unauthenticated").collect();
