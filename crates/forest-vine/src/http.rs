@@ -200,21 +200,66 @@ impl Inflight {
 
 type Sessions = rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-/// Which token opened each live MCP session (session id -> token name).
+/// Which token opened each live MCP session, and the new sessions each
+/// token has on the way (counted against its cap until rmcp answers, so
+/// concurrent initializations cannot overshoot it).
 #[derive(Debug, Default)]
-struct Owners(Mutex<HashMap<String, String>>);
+struct Owners(Mutex<OwnersState>);
+
+#[derive(Debug, Default)]
+struct OwnersState {
+    /// Session id -> token name.
+    owned: HashMap<String, String>,
+    /// Token name -> sessions being opened.
+    pending: HashMap<String, usize>,
+}
+
+/// A new session on its way; dropping it frees the reservation.
+struct Pending(Arc<Owners>, String);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        if let Some(n) = st.pending.get_mut(&self.1) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                st.pending.remove(&self.1);
+            }
+        }
+    }
+}
+
+/// Why a new session was refused.
+enum Capped {
+    Token(usize),
+    Server(usize),
+}
 
 impl Owners {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, OwnersState> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Forget the sessions rmcp no longer holds (closed, idle); then the
-    /// number `who` holds.
-    fn count<V>(&self, who: &str, live: &HashMap<Arc<str>, V>) -> usize {
-        let mut m = self.lock();
-        m.retain(|sid, _| live.contains_key(sid.as_str()));
-        m.values().filter(|w| *w == who).count()
+    /// Forget the sessions rmcp no longer holds (closed, idle); then
+    /// reserve one for `who` when it and the server are under their caps.
+    fn reserve<V>(
+        self: &Arc<Self>,
+        who: &str,
+        live: &HashMap<Arc<str>, V>,
+        per: usize,
+        max: usize,
+    ) -> Result<Pending, Capped> {
+        let mut st = self.lock();
+        st.owned.retain(|sid, _| live.contains_key(sid.as_str()));
+        let mine = st.owned.values().filter(|w| *w == who).count() + st.pending.get(who).copied().unwrap_or(0);
+        if mine >= per {
+            return Err(Capped::Token(per));
+        }
+        if live.len() + st.pending.values().sum::<usize>() >= max {
+            return Err(Capped::Server(max));
+        }
+        *st.pending.entry(who.to_string()).or_insert(0) += 1;
+        Ok(Pending(self.clone(), who.to_string()))
     }
 }
 
@@ -223,7 +268,7 @@ pub(crate) struct Guard {
     opts: HttpOptions,
     inflight: Arc<Inflight>,
     sessions: Arc<Sessions>,
-    owners: Owners,
+    owners: Arc<Owners>,
     failures: AuthFailures,
     origins: Vec<String>,
     max_sessions: usize,
@@ -298,38 +343,47 @@ impl Guard {
     }
 
     /// Session checks before rmcp: an existing session must be the
-    /// caller's own; a new one must fit the caller's and the server's cap.
+    /// caller's own; a new one must fit the caller's and the server's cap
+    /// (its reservation is held until rmcp answers).
     async fn check_session(
         &self,
         access: &Access,
         sid: Option<&str>,
         is_post: bool,
         peer: &str,
-    ) -> Option<Response<Body>> {
+    ) -> Result<Option<Pending>, Response<Body>> {
         if let Some(sid) = sid {
-            let owner = self.owners.lock().get(sid).cloned();
+            let owner = self.owners.lock().owned.get(sid).cloned();
             if owner.is_some_and(|o| o != access.name) {
                 self.audit_refusal(&access.name, "session_not_owned", peer);
-                return Some(refusal(StatusCode::NOT_FOUND, "E_NOT_FOUND", "session not found", &[]));
+                return Err(refusal(StatusCode::NOT_FOUND, "E_NOT_FOUND", "session not found", &[]));
             }
-            return None;
+            return Ok(None);
         }
         if !is_post {
-            return None;
+            return Ok(None);
         }
         let live = self.sessions.sessions.read().await;
         let per = self.opts.max_sessions_per_token.max(1);
-        if self.owners.count(&access.name, &live) >= per {
-            self.audit_refusal(&access.name, "E_BUSY", peer);
-            let m = format!("this token holds its maximum of {per} sessions; close one (DELETE) or let it idle out");
-            return Some(busy(StatusCode::TOO_MANY_REQUESTS, &m, "5"));
+        match self.owners.reserve(&access.name, &live, per, self.max_sessions) {
+            Ok(p) => Ok(Some(p)),
+            Err(full) => {
+                self.audit_refusal(&access.name, "E_BUSY", peer);
+                Err(match full {
+                    Capped::Token(n) => {
+                        let m = format!(
+                            "this token holds its maximum of {n} sessions; close one (DELETE) or let it idle out"
+                        );
+                        busy(StatusCode::TOO_MANY_REQUESTS, &m, "5")
+                    }
+                    Capped::Server(n) => busy(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &format!("the server holds its maximum of {n} sessions"),
+                        "5",
+                    ),
+                })
+            }
         }
-        if live.len() >= self.max_sessions {
-            self.audit_refusal(&access.name, "E_BUSY", peer);
-            let m = format!("the server holds its maximum of {} sessions", self.max_sessions);
-            return Some(busy(StatusCode::SERVICE_UNAVAILABLE, &m, "5"));
-        }
-        None
     }
 
     /// One request: origin, authenticate, session, cap, read the body,
@@ -356,9 +410,10 @@ impl Guard {
         };
         let is_post = req.method() == http::Method::POST;
         let sid = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from);
-        if let Some(r) = self.check_session(&access, sid.as_deref(), is_post, &peer_s).await {
-            return Ok(r);
-        }
+        let pending = match self.check_session(&access, sid.as_deref(), is_post, &peer_s).await {
+            Ok(p) => p,
+            Err(r) => return Ok(r),
+        };
         let key = if self.opts.auth() { format!("token:{}", access.name) } else { format!("peer:{}", peer.ip()) };
         let slot = if is_post {
             match self.inflight.take(&key, self.opts.max_inflight) {
@@ -389,15 +444,16 @@ impl Guard {
         let mut resp = mcp.handle(Request::from_parts(parts, Full::new(bytes))).await;
         if sid.is_none() {
             if let Some(new) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
-                self.owners.lock().insert(new.to_string(), who);
+                self.owners.lock().owned.insert(new.to_string(), who);
             }
         }
+        drop(pending);
         if is_delete && resp.status() == StatusCode::ACCEPTED {
             // A closed session is done, not pending: rmcp answers 202, which
             // clients (the official Python SDK) log as a failed termination.
             *resp.status_mut() = StatusCode::OK;
             if let Some(sid) = &sid {
-                self.owners.lock().remove(sid);
+                self.owners.lock().owned.remove(sid);
             }
         }
         Ok(match slot {
@@ -442,7 +498,7 @@ where
         opts: opts.clone(),
         inflight: Arc::default(),
         sessions,
-        owners: Owners::default(),
+        owners: Arc::default(),
         origins,
     });
     let listener =
@@ -506,6 +562,21 @@ mod tests {
         let (hosts, _) = plan_bind(a("0.0.0.0:80"), &named).unwrap();
         assert!(hosts.contains(&"forest.internal".to_string()) && !hosts.contains(&"0.0.0.0".to_string()));
         assert!(plan_bind(a("10.1.2.3:80"), &with).unwrap().0.contains(&"10.1.2.3".to_string()));
+    }
+
+    #[test]
+    fn session_reservations_count_against_the_caps() {
+        let o = Arc::new(Owners::default());
+        let live: HashMap<Arc<str>, ()> = [(Arc::from("s1"), ())].into_iter().collect();
+        o.lock().owned.insert("s1".into(), "eng".into());
+        o.lock().owned.insert("gone".into(), "eng".into());
+        let p1 = o.reserve("eng", &live, 2, 10).ok().unwrap();
+        assert!(matches!(o.reserve("eng", &live, 2, 10), Err(Capped::Token(2))), "one live + one pending");
+        let _ops = o.reserve("ops", &live, 2, 10).ok().unwrap();
+        assert!(!o.lock().owned.contains_key("gone"), "closed sessions are forgotten");
+        assert!(matches!(o.reserve("x", &live, 2, 3), Err(Capped::Server(3))), "one live + two pending");
+        drop(p1);
+        assert!(o.reserve("eng", &live, 2, 10).is_ok());
     }
 
     #[test]
