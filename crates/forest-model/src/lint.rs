@@ -469,6 +469,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn symlinks_into_another_folder_are_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for dir in ["hr", "engineering/deep"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join("hr/salary.md"), "x").unwrap();
+        std::fs::write(root.join("engineering/build.md"), "x").unwrap();
+        let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, root.join(at)).unwrap();
+        link("../hr/salary.md", "engineering/hrlink.md");
+        link("../hr", "engineering/people");
+        link("../build.md", "engineering/deep/up.md");
+        link("build.md", "engineering/same.md");
+        let level = |rel: &str| symlink_issue(root, rel).level;
+        assert_eq!(level("engineering/hrlink.md"), Level::Error);
+        assert_eq!(level("engineering/people"), Level::Error);
+        assert_eq!(level("engineering/deep/up.md"), Level::Error, "up into the parent branch");
+        assert_eq!(level("engineering/same.md"), Level::Warning, "beside itself");
+        assert!(symlink_issue(root, "engineering/hrlink.md").message.contains("'hr/'"));
+    }
+
+    #[test]
     fn frontmatter_rules() {
         let d = Dialect::default();
         let base = "---\nid: a\ntype: note\ntitle: A\nsummary: S.\ncreated: '2026-01-01'\nupdated: '2026-01-01'\n";
