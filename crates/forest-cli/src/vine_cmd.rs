@@ -365,7 +365,8 @@ fn http_options(forest: &std::path::Path, h: &ServeHttp) -> Result<HttpOptions> 
 fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16, h: &ServeHttp) -> Result<u8> {
     let opts = if transport == "http" { Some(http_options(&forest, h)?) } else { None };
     let audit = opts.as_ref().and_then(|o| o.audit.clone());
-    let server = VineServer::start(&ServeOptions { forest, readonly, audit })
+    let queue_depth = opts.as_ref().map_or(0, forest_vine::http::effective_queue_depth);
+    let server = VineServer::start(&ServeOptions { forest, readonly, audit, queue_depth })
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {

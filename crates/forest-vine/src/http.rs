@@ -106,6 +106,14 @@ impl HttpOptions {
     }
 }
 
+/// The depth of the engines' queues for these options: above the sum of
+/// the per-client in-flight caps (every token plus tokenless clients), so
+/// one client at its cap never fills the server.
+pub fn effective_queue_depth(o: &HttpOptions) -> usize {
+    let tokens = o.tokens.as_ref().map_or(0, |t| t.len());
+    crate::pool::QUEUE_DEPTH.max(o.max_inflight.max(1).saturating_mul(tokens + 1) + 1)
+}
+
 /// The server-wide session cap: `max_sessions`, raised to the sum of the
 /// per-token caps plus one token's worth (tokenless clients) when lower,
 /// so one token at its cap never leaves the others without a session.
@@ -562,6 +570,24 @@ mod tests {
         let (hosts, _) = plan_bind(a("0.0.0.0:80"), &named).unwrap();
         assert!(hosts.contains(&"forest.internal".to_string()) && !hosts.contains(&"0.0.0.0".to_string()));
         assert!(plan_bind(a("10.1.2.3:80"), &with).unwrap().0.contains(&"10.1.2.3".to_string()));
+    }
+
+    #[test]
+    fn server_caps_sit_above_the_sum_of_the_client_caps() {
+        let rec = |n: &str| crate::tokens::TokenRecord {
+            name: n.into(),
+            hash: crate::tokens::hash_secret(n),
+            scope: "read".into(),
+            branches: vec![],
+            created: String::new(),
+        };
+        let recs: Vec<_> = (0..40).map(|i| rec(&format!("t{i}"))).collect();
+        let o = HttpOptions { tokens: Some(Arc::new(TokenSet::new(recs))), ..HttpOptions::default() };
+        assert_eq!(effective_max_sessions(&o), 16 * 41, "40 tokens x 16 + one token's worth");
+        assert!(effective_queue_depth(&o) > 8 * 41);
+        let small = HttpOptions::default();
+        assert_eq!(effective_max_sessions(&small), 256);
+        assert_eq!(effective_queue_depth(&small), crate::pool::QUEUE_DEPTH);
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct ServeOptions {
     pub readonly: bool,
     /// Audit writes and refused calls here (`None`: no audit log).
     pub audit: Option<Arc<AuditLog>>,
+    /// Calls waiting per worker queue before `E_BUSY` (raised to
+    /// [`crate::pool::QUEUE_DEPTH`]; see [`crate::http::effective_queue_depth`]).
+    pub queue_depth: usize,
 }
 
 /// Handle on the engines' worker pool.
@@ -50,7 +53,7 @@ impl VineServer {
     /// [`crate::Vine::open`] (`E_LOCKED`, ...).
     pub fn start(opts: &ServeOptions) -> Result<VineServer, VineError> {
         crate::sqlcap::cap_heap();
-        let pool = Pool::start(&opts.forest, !opts.readonly)?;
+        let pool = Pool::start_with(&opts.forest, !opts.readonly, opts.queue_depth)?;
         let name = pool.name().to_string();
         let tools = crate::tools::listing()
             .into_iter()

@@ -113,16 +113,24 @@ impl Pool {
     /// surfaces at once), then the read workers. A read-only pool writes
     /// nothing shared (no catalog rows, no heat in `trails.db`).
     pub fn start(root: &Path, writable: bool) -> VResult<Pool> {
+        Pool::start_with(root, writable, QUEUE_DEPTH)
+    }
+
+    /// [`Pool::start`] with `depth` calls waiting per queue before
+    /// `E_BUSY` (at least [`QUEUE_DEPTH`]; a server sizes it above the sum
+    /// of its clients' in-flight caps).
+    pub fn start_with(root: &Path, writable: bool, depth: usize) -> VResult<Pool> {
+        let depth = depth.max(QUEUE_DEPTH);
         let first = Vine::open(root, VineOptions { writable, session: None })?;
         let root: PathBuf = first.root().to_path_buf();
         let name = crate::mcp::forest_id(&root);
         // A read-only server writes nothing under the forest: no traces.
         let tracer = if writable { first.tracer().clone() } else { first.tracer().clone().without_files() };
         let slots: Vec<Slot> = (0..workers() + 1).map(|_| Arc::new(Mutex::new(None))).collect();
-        let (rtx, rrx) = mpsc::sync_channel::<Job>(QUEUE_DEPTH);
+        let (rtx, rrx) = mpsc::sync_channel::<Job>(depth);
         let rrx = Arc::new(Mutex::new(rrx));
         let writer = if writable {
-            let (wtx, wrx) = mpsc::sync_channel::<Job>(QUEUE_DEPTH);
+            let (wtx, wrx) = mpsc::sync_channel::<Job>(depth);
             let r2 = root.clone();
             let reopen = move || Vine::open(&r2, VineOptions { writable: true, session: None });
             let t2 = tracer.clone();
