@@ -14,6 +14,7 @@ mod render;
 mod schemas;
 mod snapshot_cmd;
 mod token_cmd;
+mod validate_cmd;
 mod vine_cmd;
 
 use garden_cmd::{build_curator, finish_garden, run_options, with_curation, with_curation_from};
@@ -24,7 +25,6 @@ use forest_catalog::Trails;
 use forest_gardener::derived::{open_catalog, reindex, TRAILS_PATH};
 use forest_gardener::RunOptions;
 use forest_git::{GitError, GitForest, WriterLock};
-use forest_model::lint::lint_forest;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -464,7 +464,7 @@ fn run(cli: Cli) -> Result<u8> {
 
 fn cmd_validate(f: &ForestArg, json: bool, deny_warnings: bool) -> Result<u8> {
     let root = forest_root(f)?;
-    let report = lint_forest(&root);
+    let report = validate_cmd::report(&root);
     if json {
         print_json(&report)?;
     } else {

@@ -41,15 +41,29 @@ pub struct ServeHttp {
     /// Host name clients use besides loopback (repeat; needed for --host 0.0.0.0).
     #[arg(long = "allow-host")]
     allow_hosts: Vec<String>,
-    /// Open MCP sessions at most.
+    /// Open MCP sessions at most (raised to the sum of the per-token caps
+    /// plus one when lower, so one token never locks the others out).
     #[arg(long, default_value_t = 256)]
     max_sessions: usize,
+    /// Open MCP sessions per token (tokenless: for all clients) at most.
+    #[arg(long, default_value_t = 16)]
+    max_sessions_per_token: usize,
+    /// Close a session after this many seconds without a request.
+    #[arg(long, default_value_t = 300)]
+    session_idle_secs: u64,
+    /// Failed authentications per peer address per 10 s before 429.
+    #[arg(long, default_value_t = 20)]
+    max_auth_failures: u64,
     /// Requests in flight per client (token, or address without tokens) at most.
     #[arg(long, default_value_t = 8)]
     max_inflight: usize,
     /// Audit log (writes and refused calls; default `<forest>/.forest/audit.log`, rotated).
     #[arg(long)]
     audit_log: Option<PathBuf>,
+    /// Access log (failed logins aggregated per peer per 10 s, caps;
+    /// default `<forest>/.forest/access.log`, rotated apart from the audit log).
+    #[arg(long)]
+    access_log: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -332,13 +346,18 @@ fn http_options(forest: &std::path::Path, h: &ServeHttp) -> Result<HttpOptions> 
         anyhow::bail!("E_SCHEMA: --token-file {} holds no token", store.display());
     }
     let audit = h.audit_log.clone().unwrap_or_else(|| AuditLog::default_path(forest));
+    let access = h.access_log.clone().unwrap_or_else(|| AuditLog::default_access_path(forest));
     Ok(HttpOptions {
         tokens: Some(std::sync::Arc::new(TokenSet::new(records))),
         allow_origins: h.allow_origins.clone(),
         allow_hosts: h.allow_hosts.clone(),
         max_sessions: h.max_sessions.max(1),
+        max_sessions_per_token: h.max_sessions_per_token.max(1),
+        session_idle: std::time::Duration::from_secs(h.session_idle_secs.max(1)),
+        max_auth_failures: h.max_auth_failures.max(1),
         max_inflight: h.max_inflight.max(1),
         audit: Some(std::sync::Arc::new(AuditLog::new(&audit, Rotation::default()))),
+        access_log: Some(std::sync::Arc::new(AuditLog::new(&access, Rotation::default()))),
         ..HttpOptions::default()
     })
 }
@@ -346,7 +365,8 @@ fn http_options(forest: &std::path::Path, h: &ServeHttp) -> Result<HttpOptions> 
 fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16, h: &ServeHttp) -> Result<u8> {
     let opts = if transport == "http" { Some(http_options(&forest, h)?) } else { None };
     let audit = opts.as_ref().and_then(|o| o.audit.clone());
-    let server = VineServer::start(&ServeOptions { forest, readonly, audit })
+    let queue_depth = opts.as_ref().map_or(0, forest_vine::http::effective_queue_depth);
+    let server = VineServer::start(&ServeOptions { forest, readonly, audit, queue_depth })
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
@@ -363,11 +383,19 @@ fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16
             let opts = opts.unwrap_or_default();
             let auth = if opts.tokens.as_ref().is_some_and(|t| !t.is_empty()) { "bearer tokens" } else { "no tokens" };
             let on_bound = move |a| eprintln!("forest serve: MCP streamable HTTP on http://{a}/mcp ({auth})");
-            serve_http(server, addr, opts, shutdown, on_bound)
+            let cap = forest_vine::http::effective_max_sessions(&opts);
+            if cap > opts.max_sessions {
+                eprintln!("forest serve: --max-sessions raised to {cap} (the per-token caps' sum plus one)");
+            }
+            serve_http(server.clone(), addr, opts, shutdown, on_bound)
                 .await
                 .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+            // A clean stop leaves the catalog and trails whole in their
+            // main files (write-ahead logs checkpointed).
+            server.checkpoint();
         } else {
-            serve_stdio(server).await.map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+            serve_stdio(server.clone()).await.map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+            server.checkpoint();
         }
         Ok::<u8, anyhow::Error>(0)
     })

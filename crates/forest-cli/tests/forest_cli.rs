@@ -518,6 +518,8 @@ mod hostile;
 mod hunt;
 #[path = "cli/hunt_mcp.rs"]
 mod hunt_mcp;
+#[path = "cli/insider.rs"]
+mod insider;
 #[path = "cli/interchange.rs"]
 mod interchange;
 #[allow(dead_code)]

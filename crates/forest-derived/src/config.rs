@@ -301,6 +301,18 @@ impl GardenerConfig {
         self.sources.iter().find(|s| s.name == name)
     }
 
+    /// The forest folder the file `source_path` of source `source_name`
+    /// (the first source when `None`, as `content: reference` reads it)
+    /// maps to ([`forest_model::scope::source_home`]); `None` when that
+    /// source is not configured or the path climbs out of it.
+    pub fn source_home(&self, source_name: Option<&str>, source_path: &str) -> Option<String> {
+        let src = match source_name {
+            Some(n) => self.source(n),
+            None => self.sources.first(),
+        }?;
+        forest_model::scope::source_home(src.dest.as_deref(), source_path)
+    }
+
     /// Record a source (replacing one with the same name) and, for the first
     /// local source, the dialect's `source_root`/`dest` keys so dialect
     /// readers (Ranger stale check, `content: reference`) keep working.

@@ -18,6 +18,7 @@ pub mod lint_cache;
 pub mod node;
 pub mod scent;
 pub mod schema;
+pub mod scope;
 pub mod slug;
 pub mod tokens;
 pub mod walk;

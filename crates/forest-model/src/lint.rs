@@ -112,13 +112,25 @@ where
 
 /// The finding of a symlink in the forest: never served (the read side
 /// refuses what leads outside the forest), so an error when it leaves.
+/// A symlink into another folder (`engineering/x.md -> ../hr/y.md`) is an
+/// error too: a token scoped to the link's branch must never read there.
 pub(crate) fn symlink_issue(root: &Path, rel: &str) -> Issue {
-    let inside = match (std::fs::canonicalize(root), std::fs::canonicalize(root.join(rel))) {
-        (Ok(r), Ok(t)) => t.starts_with(r),
-        _ => false,
+    let target = match (std::fs::canonicalize(root), std::fs::canonicalize(root.join(rel))) {
+        (Ok(r), Ok(t)) => t.strip_prefix(&r).ok().map(|t| t.to_string_lossy().replace('\\', "/")),
+        _ => None,
     };
     let id = rel.strip_suffix(".md").unwrap_or(rel).to_string();
-    if inside {
+    let link_folder = rel.rsplit_once('/').map_or("", |(f, _)| f);
+    // A directory link exposes its target itself; a file link, its folder.
+    let is_dir = root.join(rel).is_dir();
+    let target_folder = target.as_deref().map(|t| if is_dir { t } else { t.rsplit_once('/').map_or("", |(f, _)| f) });
+    if let Some(tf) = target_folder.filter(|tf| !crate::scope::within(tf, link_folder)) {
+        let place = if tf.is_empty() { "the forest root".to_string() } else { format!("'{tf}/'") };
+        let message = format!(
+            "is a symlink into another branch ({place}): a token scoped to this branch would read there; replace it with the file"
+        );
+        Issue { id, level: Level::Error, message }
+    } else if target.is_some() {
         Issue { id, level: Level::Warning, message: "is a symlink: not listed as a node; copy the file instead".into() }
     } else {
         Issue {
@@ -455,6 +467,28 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symlinks_into_another_folder_are_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for dir in ["hr", "engineering/deep"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join("hr/salary.md"), "x").unwrap();
+        std::fs::write(root.join("engineering/build.md"), "x").unwrap();
+        let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, root.join(at)).unwrap();
+        link("../hr/salary.md", "engineering/hrlink.md");
+        link("../hr", "engineering/people");
+        link("../build.md", "engineering/deep/up.md");
+        link("build.md", "engineering/same.md");
+        let level = |rel: &str| symlink_issue(root, rel).level;
+        assert_eq!(level("engineering/hrlink.md"), Level::Error);
+        assert_eq!(level("engineering/people"), Level::Error);
+        assert_eq!(level("engineering/deep/up.md"), Level::Error, "up into the parent branch");
+        assert_eq!(level("engineering/same.md"), Level::Warning, "beside itself");
+        assert!(symlink_issue(root, "engineering/hrlink.md").message.contains("'hr/'"));
+    }
 
     #[test]
     fn frontmatter_rules() {

@@ -2,6 +2,13 @@
 //! refused call (who = token name, what = tool + ids, when, outcome), in
 //! a size-bounded file rotated into `audit.log.1 .. audit.log.N`.
 //!
+//! Two logs, each rotated on its own, so one kind of traffic never rotates
+//! the other away: `audit.log` holds what authenticated callers did
+//! (writes, refused tool calls); `access.log` holds what the HTTP guard
+//! refused before any tool (failed logins, aggregated per peer per
+//! interval; session and in-flight caps), which unauthenticated traffic
+//! can fill.
+//!
 //! Default place: `<forest>/.forest/audit.log`, beside the token store
 //! (outside git, not a disposable cache). A failed append is reported once
 //! on the tracing log (`vine.audit.failed`) and never fails the call.
@@ -66,6 +73,11 @@ impl AuditLog {
         crate::tokens::private_dir(forest).join("audit.log")
     }
 
+    /// `<forest>/.forest/access.log` (refusals of the HTTP guard).
+    pub fn default_access_path(forest: &Path) -> PathBuf {
+        crate::tokens::private_dir(forest).join("access.log")
+    }
+
     /// The live file's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -79,6 +91,19 @@ impl AuditLog {
         if let Some(p) = &e.peer {
             line["peer"] = Value::String(p.clone());
         }
+        self.write_line(&line);
+    }
+
+    /// Append one JSON object (an aggregate line), stamped with `ts`.
+    pub fn record_json(&self, mut line: Value) {
+        if let Some(m) = line.as_object_mut() {
+            let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            m.insert("ts".into(), Value::String(ts));
+        }
+        self.write_line(&line);
+    }
+
+    fn write_line(&self, line: &Value) {
         let mut text = line.to_string();
         text.push('\n');
         if let Err(err) = self.append(text.as_bytes()) {

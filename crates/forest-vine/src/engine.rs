@@ -191,10 +191,18 @@ impl Vine {
     pub(crate) fn row(&mut self, id: &str) -> VResult<NodeRow> {
         let id = norm_id(id);
         if let Some(r) = self.catalog.get(&id)? {
+            // A row a scoped caller may see by its id must also lie in its
+            // branches on disk (a symlinked file catalogued before).
+            if self.access.scoped() {
+                self.node_path(&id)?;
+            }
             return Ok(r);
         }
         let path = self.node_path(&id)?;
-        if self.shared_writes && path.is_file() {
+        // A symlinked node file is never a node (validate says so): it is
+        // not added to the catalog, so locate and sniff never list it.
+        let plain = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+        if self.shared_writes && plain {
             if let Ok(text) = std::fs::read_to_string(&path) {
                 if let Ok(node) = Node::parse(&text) {
                     let row = forest_derived::catalog::catalog_row(&id, &node);
@@ -230,11 +238,16 @@ impl Vine {
     }
 
     /// A scoped caller's id must be visible, and so must the place its
-    /// file really lies (a directory symlink inside the forest may not
-    /// lead from a visible branch into another one).
+    /// file really lies: the file itself resolved (a symlinked node file
+    /// `engineering/x.md -> ../hr/y.md` lies in `hr/`), else its folder
+    /// (a directory symlink may not lead from a visible branch into
+    /// another one).
     fn in_scope_on_disk(&self, id: &str, path: &Path) -> bool {
         if !self.access.visible(id) {
             return false;
+        }
+        if let Ok(file) = std::fs::canonicalize(path) {
+            return self.file_in_scope(&file);
         }
         let Some(dir) = path.parent().and_then(|d| std::fs::canonicalize(d).ok()) else { return true };
         self.file_in_scope(&dir.join("x"))
@@ -252,6 +265,7 @@ impl Vine {
 
     /// The FLESH of a node: inline body, cached body or live reference.
     pub(crate) fn resolve_body(&self, id: &str, node: &Node) -> VResult<String> {
+        self.check_served(id, node)?;
         match node.get_str("content").as_deref() {
             None | Some("inline") => Ok(node.body.clone()),
             Some("cached") => {

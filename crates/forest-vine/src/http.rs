@@ -4,13 +4,21 @@
 //! - authenticates the bearer token (401 with `WWW-Authenticate: Bearer`
 //!   when missing or unknown) and hands the caller's [`Access`] to the
 //!   MCP handler through the request extensions;
-//! - caps the sessions (503 `E_BUSY`) and each client's in-flight POSTs
+//! - limits failed authentication per peer address (429 past the limit,
+//!   one aggregated line per peer per interval in the access log; see
+//!   [`crate::ratelimit`]);
+//! - binds each MCP session to the token that opened it (another token
+//!   presenting its id gets 404, as for an unknown session);
+//! - caps the sessions per token (429 `E_BUSY`) and on the whole server
+//!   (503 `E_BUSY`; never below the sum of the per-token caps, so one
+//!   token cannot lock the others out), and each client's in-flight POSTs
 //!   (429 `E_BUSY`; a client is its token, or its address without tokens);
 //! - reads the body within a deadline (408) and a size cap (413).
 //!
-//! Host and Origin are validated by rmcp against the lists
-//! [`plan_bind`] builds (loopback by default; DNS-rebinding protection), and
-//! hyper closes a connection whose headers do not arrive in time.
+//! Origin is matched exactly here ([`crate::origin`]) and Host by rmcp,
+//! against the lists [`plan_bind`] builds (loopback by default;
+//! DNS-rebinding protection); hyper closes a connection whose headers do
+//! not arrive in time; idle sessions close after `session_idle`.
 //! Without tokens the server binds loopback only.
 
 use std::collections::HashMap;
@@ -28,6 +36,8 @@ use serde_json::json;
 use crate::access::Access;
 use crate::audit::{AuditLog, Entry};
 use crate::error::VineError;
+use crate::origin::origin_allowed;
+use crate::ratelimit::{Aggregate, AuthFailures, Verdict};
 use crate::tokens::TokenSet;
 
 /// Limits and lists of the HTTP transport.
@@ -39,8 +49,18 @@ pub struct HttpOptions {
     pub allow_origins: Vec<String>,
     /// Host names clients use besides loopback (required for `0.0.0.0`).
     pub allow_hosts: Vec<String>,
-    /// Open MCP sessions at most.
+    /// Open MCP sessions at most (raised to the sum of the per-token caps
+    /// when lower; see [`effective_max_sessions`]).
     pub max_sessions: usize,
+    /// Open MCP sessions per token (per client without tokens) at most.
+    pub max_sessions_per_token: usize,
+    /// A session without a request for this long is closed.
+    pub session_idle: Duration,
+    /// Failed authentications a peer address may have per
+    /// `auth_interval` before it is answered 429.
+    pub max_auth_failures: u64,
+    /// The window of failed-authentication counting and aggregation.
+    pub auth_interval: Duration,
     /// In-flight POSTs per client at most.
     pub max_inflight: usize,
     /// Request headers must arrive within this.
@@ -49,9 +69,15 @@ pub struct HttpOptions {
     pub body_timeout: Duration,
     /// Request body bytes at most.
     pub max_body_bytes: usize,
-    /// Where writes and refusals are audited.
+    /// Where writes and refused tool calls are audited.
     pub audit: Option<Arc<AuditLog>>,
+    /// Where the guard's refusals go (failed logins aggregated, caps):
+    /// apart from `audit`, so a flood never rotates the writes away.
+    pub access_log: Option<Arc<AuditLog>>,
 }
+
+/// Peer addresses whose failed-authentication windows are kept at most.
+pub const MAX_AUTH_PEERS: usize = 4096;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -60,11 +86,16 @@ impl Default for HttpOptions {
             allow_origins: vec![],
             allow_hosts: vec![],
             max_sessions: 256,
+            max_sessions_per_token: 16,
+            session_idle: Duration::from_secs(300),
+            max_auth_failures: 20,
+            auth_interval: Duration::from_secs(10),
             max_inflight: 8,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_body_bytes: 4 << 20,
             audit: None,
+            access_log: None,
         }
     }
 }
@@ -73,6 +104,23 @@ impl HttpOptions {
     fn auth(&self) -> bool {
         self.tokens.as_ref().is_some_and(|t| !t.is_empty())
     }
+}
+
+/// The depth of the engines' queues for these options: above the sum of
+/// the per-client in-flight caps (every token plus tokenless clients), so
+/// one client at its cap never fills the server.
+pub fn effective_queue_depth(o: &HttpOptions) -> usize {
+    let tokens = o.tokens.as_ref().map_or(0, |t| t.len());
+    crate::pool::QUEUE_DEPTH.max(o.max_inflight.max(1).saturating_mul(tokens + 1) + 1)
+}
+
+/// The server-wide session cap: `max_sessions`, raised to the sum of the
+/// per-token caps plus one token's worth (tokenless clients) when lower,
+/// so one token at its cap never leaves the others without a session.
+pub fn effective_max_sessions(o: &HttpOptions) -> usize {
+    let tokens = o.tokens.as_ref().map_or(0, |t| t.len());
+    let per = o.max_sessions_per_token.max(1);
+    o.max_sessions.max(1).max(per.saturating_mul(tokens + 1))
 }
 
 /// The caller of one HTTP request, as the MCP handler sees it.
@@ -158,22 +206,116 @@ impl Inflight {
     }
 }
 
+type Sessions = rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+/// Which token opened each live MCP session, and the new sessions each
+/// token has on the way (counted against its cap until rmcp answers, so
+/// concurrent initializations cannot overshoot it).
+#[derive(Debug, Default)]
+struct Owners(Mutex<OwnersState>);
+
+#[derive(Debug, Default)]
+struct OwnersState {
+    /// Session id -> token name.
+    owned: HashMap<String, String>,
+    /// Token name -> sessions being opened.
+    pending: HashMap<String, usize>,
+}
+
+/// A new session on its way; dropping it frees the reservation.
+struct Pending(Arc<Owners>, String);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        if let Some(n) = st.pending.get_mut(&self.1) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                st.pending.remove(&self.1);
+            }
+        }
+    }
+}
+
+/// Why a new session was refused.
+enum Capped {
+    Token(usize),
+    Server(usize),
+}
+
+impl Owners {
+    fn lock(&self) -> std::sync::MutexGuard<'_, OwnersState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Forget the sessions rmcp no longer holds (closed, idle); then
+    /// reserve one for `who` when it and the server are under their caps.
+    fn reserve<V>(
+        self: &Arc<Self>,
+        who: &str,
+        live: &HashMap<Arc<str>, V>,
+        per: usize,
+        max: usize,
+    ) -> Result<Pending, Capped> {
+        let mut st = self.lock();
+        st.owned.retain(|sid, _| live.contains_key(sid.as_str()));
+        let mine = st.owned.values().filter(|w| *w == who).count() + st.pending.get(who).copied().unwrap_or(0);
+        if mine >= per {
+            return Err(Capped::Token(per));
+        }
+        if live.len() + st.pending.values().sum::<usize>() >= max {
+            return Err(Capped::Server(max));
+        }
+        *st.pending.entry(who.to_string()).or_insert(0) += 1;
+        Ok(Pending(self.clone(), who.to_string()))
+    }
+}
+
 /// Shared state of the guard.
 pub(crate) struct Guard {
     opts: HttpOptions,
     inflight: Arc<Inflight>,
-    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    sessions: Arc<Sessions>,
+    owners: Arc<Owners>,
+    failures: AuthFailures,
+    origins: Vec<String>,
+    max_sessions: usize,
+}
+
+fn busy(status: StatusCode, message: &str, retry: &str) -> Response<Body> {
+    refusal(status, "E_BUSY", message, &[("retry-after", retry.to_string())])
 }
 
 impl Guard {
     fn audit_refusal(&self, who: &str, code: &str, peer: &str) {
-        if let Some(a) = &self.opts.audit {
+        if let Some(a) = &self.opts.access_log {
             let e = Entry { who, tool: "http", ids: vec![], outcome: "refused", code, peer: Some(peer.to_string()) };
             a.record(&e);
         }
     }
 
-    fn authenticate(&self, req: &Request<hyper::body::Incoming>, peer: &str) -> Result<Access, Box<Response<Body>>> {
+    /// One aggregated access-log line per ended failed-login window.
+    fn audit_failures(&self, ended: Vec<Aggregate>) {
+        let Some(a) = &self.opts.access_log else { return };
+        for g in ended {
+            a.record_json(json!({
+                "who": "-", "tool": "http", "ids": [], "outcome": "refused", "code": "unauthenticated",
+                "peer": g.peer.to_string(), "count": g.failures, "limited": g.limited,
+                "interval_s": self.opts.auth_interval.as_secs_f64(),
+            }));
+        }
+    }
+
+    /// Write the aggregates of ended windows (all of them when `all`).
+    pub(crate) fn sweep(&self, all: bool) {
+        self.audit_failures(self.failures.sweep(std::time::Instant::now(), all));
+    }
+
+    fn authenticate(
+        &self,
+        req: &Request<hyper::body::Incoming>,
+        peer: SocketAddr,
+    ) -> Result<Access, Box<Response<Body>>> {
         let Some(tokens) = self.opts.tokens.as_ref().filter(|t| !t.is_empty()) else {
             return Ok(Access::owner());
         };
@@ -182,29 +324,81 @@ impl Guard {
             let (scheme, rest) = h.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim().to_string())
         });
-        let (code, challenge) = match presented {
-            None => ("unauthenticated", "Bearer realm=\"forest\"".to_string()),
+        let challenge = match presented {
+            None => "Bearer realm=\"forest\"".to_string(),
             Some(t) => match tokens.authenticate(&t) {
                 Some(a) => return Ok(a),
-                None => ("invalid_token", "Bearer realm=\"forest\", error=\"invalid_token\"".to_string()),
+                None => "Bearer realm=\"forest\", error=\"invalid_token\"".to_string(),
             },
         };
-        self.audit_refusal("-", code, peer);
-        Err(Box::new(refusal(
-            StatusCode::UNAUTHORIZED,
-            "E_UNAUTHORIZED",
-            "a valid bearer token is required (Authorization: Bearer <token>)",
-            &[("www-authenticate", challenge)],
-        )))
+        let (verdict, ended) = self.failures.fail(peer.ip(), std::time::Instant::now());
+        self.audit_failures(ended);
+        let r = match verdict {
+            Verdict::Unauthorized => refusal(
+                StatusCode::UNAUTHORIZED,
+                "E_UNAUTHORIZED",
+                "a valid bearer token is required (Authorization: Bearer <token>)",
+                &[("www-authenticate", challenge)],
+            ),
+            Verdict::Limited(wait) => refusal(
+                StatusCode::TOO_MANY_REQUESTS,
+                "E_BUSY",
+                "too many failed authentications from this address; retry later",
+                &[("retry-after", wait.as_secs().max(1).to_string()), ("www-authenticate", challenge)],
+            ),
+        };
+        Err(Box::new(r))
     }
 
-    /// One request: authenticate, cap, read the body, hand it to rmcp.
+    /// Session checks before rmcp: an existing session must be the
+    /// caller's own; a new one must fit the caller's and the server's cap
+    /// (its reservation is held until rmcp answers).
+    async fn check_session(
+        &self,
+        access: &Access,
+        sid: Option<&str>,
+        is_post: bool,
+        peer: &str,
+    ) -> Result<Option<Pending>, Response<Body>> {
+        if let Some(sid) = sid {
+            let owner = self.owners.lock().owned.get(sid).cloned();
+            if owner.is_some_and(|o| o != access.name) {
+                self.audit_refusal(&access.name, "session_not_owned", peer);
+                return Err(refusal(StatusCode::NOT_FOUND, "E_NOT_FOUND", "session not found", &[]));
+            }
+            return Ok(None);
+        }
+        if !is_post {
+            return Ok(None);
+        }
+        let live = self.sessions.sessions.read().await;
+        let per = self.opts.max_sessions_per_token.max(1);
+        match self.owners.reserve(&access.name, &live, per, self.max_sessions) {
+            Ok(p) => Ok(Some(p)),
+            Err(full) => {
+                self.audit_refusal(&access.name, "E_BUSY", peer);
+                Err(match full {
+                    Capped::Token(n) => {
+                        let m = format!(
+                            "this token holds its maximum of {n} sessions; close one (DELETE) or let it idle out"
+                        );
+                        busy(StatusCode::TOO_MANY_REQUESTS, &m, "5")
+                    }
+                    Capped::Server(n) => busy(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &format!("the server holds its maximum of {n} sessions"),
+                        "5",
+                    ),
+                })
+            }
+        }
+    }
+
+    /// One request: origin, authenticate, session, cap, read the body,
+    /// hand it to rmcp.
     pub(crate) async fn handle<S>(
         self: Arc<Self>,
-        mcp: rmcp::transport::streamable_http_server::StreamableHttpService<
-            S,
-            rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-        >,
+        mcp: rmcp::transport::streamable_http_server::StreamableHttpService<S, Sessions>,
         peer: SocketAddr,
         req: Request<hyper::body::Incoming>,
     ) -> Result<Response<Body>, Infallible>
@@ -212,33 +406,30 @@ impl Guard {
         S: rmcp::ServerHandler + Send + 'static,
     {
         let peer_s = peer.to_string();
-        let access = match self.authenticate(&req, &peer_s) {
+        if let Some(o) = req.headers().get(http::header::ORIGIN) {
+            if !o.to_str().is_ok_and(|o| origin_allowed(o, &self.origins)) {
+                self.audit_refusal("-", "origin", &peer_s);
+                return Ok(refusal(StatusCode::FORBIDDEN, "E_FORBIDDEN", "Origin not allowed", &[]));
+            }
+        }
+        let access = match self.authenticate(&req, peer) {
             Ok(a) => a,
             Err(r) => return Ok(*r),
         };
         let is_post = req.method() == http::Method::POST;
-        let new_session = is_post && !req.headers().contains_key("mcp-session-id");
-        if new_session && self.sessions.sessions.read().await.len() >= self.opts.max_sessions {
-            self.audit_refusal(&access.name, "E_BUSY", &peer_s);
-            return Ok(refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "E_BUSY",
-                &format!("the server holds its maximum of {} sessions", self.opts.max_sessions),
-                &[("retry-after", "5".into())],
-            ));
-        }
+        let sid = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from);
+        let pending = match self.check_session(&access, sid.as_deref(), is_post, &peer_s).await {
+            Ok(p) => p,
+            Err(r) => return Ok(r),
+        };
         let key = if self.opts.auth() { format!("token:{}", access.name) } else { format!("peer:{}", peer.ip()) };
         let slot = if is_post {
             match self.inflight.take(&key, self.opts.max_inflight) {
                 Some(s) => Some(s),
                 None => {
                     self.audit_refusal(&access.name, "E_BUSY", &peer_s);
-                    return Ok(refusal(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "E_BUSY",
-                        &format!("at most {} requests in flight per client", self.opts.max_inflight),
-                        &[("retry-after", "1".into())],
-                    ));
+                    let m = format!("at most {} requests in flight per client", self.opts.max_inflight);
+                    return Ok(busy(StatusCode::TOO_MANY_REQUESTS, &m, "1"));
                 }
             }
         } else {
@@ -255,13 +446,23 @@ impl Guard {
             Ok(Err(_)) => return Ok(refusal(StatusCode::BAD_REQUEST, "E_SCHEMA", "unreadable request body", &[])),
             Ok(Ok(c)) => c.to_bytes(),
         };
+        let who = access.name.clone();
         parts.extensions.insert(Caller { access, peer: peer_s });
         let is_delete = parts.method == http::Method::DELETE;
         let mut resp = mcp.handle(Request::from_parts(parts, Full::new(bytes))).await;
+        if sid.is_none() {
+            if let Some(new) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+                self.owners.lock().owned.insert(new.to_string(), who);
+            }
+        }
+        drop(pending);
         if is_delete && resp.status() == StatusCode::ACCEPTED {
             // A closed session is done, not pending: rmcp answers 202, which
             // clients (the official Python SDK) log as a failed termination.
             *resp.status_mut() = StatusCode::OK;
+            if let Some(sid) = &sid {
+                self.owners.lock().owned.remove(sid);
+            }
         }
         Ok(match slot {
             // The slot lives as long as the response body (an SSE stream).
@@ -277,7 +478,8 @@ impl Guard {
     }
 }
 
-/// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires.
+/// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires;
+/// the failed-login aggregates still open are written on the way out.
 pub async fn serve<S>(
     server: S,
     addr: SocketAddr,
@@ -288,24 +490,35 @@ pub async fn serve<S>(
 where
     S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
 {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     let (hosts, origins) = plan_bind(addr, &opts)?;
     let cfg = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
+        .with_allowed_origins(origins.clone())
         .with_max_request_body_bytes(opts.max_body_bytes);
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut manager = Sessions::default();
+    manager.session_config.keep_alive = Some(opts.session_idle.max(Duration::from_secs(1)));
+    let sessions = Arc::new(manager);
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), cfg);
-    let guard = Arc::new(Guard { opts: opts.clone(), inflight: Arc::default(), sessions });
+    let guard = Arc::new(Guard {
+        max_sessions: effective_max_sessions(&opts),
+        failures: AuthFailures::new(opts.auth_interval, opts.max_auth_failures, MAX_AUTH_PEERS),
+        opts: opts.clone(),
+        inflight: Arc::default(),
+        sessions,
+        owners: Arc::default(),
+        origins,
+    });
     let listener =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| VineError::internal(format!("bind {addr}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| VineError::internal(e.to_string()))?;
     on_bound(bound);
     tokio::pin!(shutdown);
+    let mut sweep = tokio::time::interval(opts.auth_interval.max(Duration::from_millis(100)));
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
+            _ = sweep.tick() => guard.sweep(false),
             acc = listener.accept() => {
                 let Ok((stream, peer)) = acc else { continue };
                 let (g, m) = (guard.clone(), mcp.clone());
@@ -322,6 +535,7 @@ where
             }
         }
     }
+    guard.sweep(true);
     Ok(())
 }
 
@@ -356,6 +570,39 @@ mod tests {
         let (hosts, _) = plan_bind(a("0.0.0.0:80"), &named).unwrap();
         assert!(hosts.contains(&"forest.internal".to_string()) && !hosts.contains(&"0.0.0.0".to_string()));
         assert!(plan_bind(a("10.1.2.3:80"), &with).unwrap().0.contains(&"10.1.2.3".to_string()));
+    }
+
+    #[test]
+    fn server_caps_sit_above_the_sum_of_the_client_caps() {
+        let rec = |n: &str| crate::tokens::TokenRecord {
+            name: n.into(),
+            hash: crate::tokens::hash_secret(n),
+            scope: "read".into(),
+            branches: vec![],
+            created: String::new(),
+        };
+        let recs: Vec<_> = (0..40).map(|i| rec(&format!("t{i}"))).collect();
+        let o = HttpOptions { tokens: Some(Arc::new(TokenSet::new(recs))), ..HttpOptions::default() };
+        assert_eq!(effective_max_sessions(&o), 16 * 41, "40 tokens x 16 + one token's worth");
+        assert!(effective_queue_depth(&o) > 8 * 41);
+        let small = HttpOptions::default();
+        assert_eq!(effective_max_sessions(&small), 256);
+        assert_eq!(effective_queue_depth(&small), crate::pool::QUEUE_DEPTH);
+    }
+
+    #[test]
+    fn session_reservations_count_against_the_caps() {
+        let o = Arc::new(Owners::default());
+        let live: HashMap<Arc<str>, ()> = [(Arc::from("s1"), ())].into_iter().collect();
+        o.lock().owned.insert("s1".into(), "eng".into());
+        o.lock().owned.insert("gone".into(), "eng".into());
+        let p1 = o.reserve("eng", &live, 2, 10).ok().unwrap();
+        assert!(matches!(o.reserve("eng", &live, 2, 10), Err(Capped::Token(2))), "one live + one pending");
+        let _ops = o.reserve("ops", &live, 2, 10).ok().unwrap();
+        assert!(!o.lock().owned.contains_key("gone"), "closed sessions are forgotten");
+        assert!(matches!(o.reserve("x", &live, 2, 3), Err(Capped::Server(3))), "one live + two pending");
+        drop(p1);
+        assert!(o.reserve("eng", &live, 2, 10).is_ok());
     }
 
     #[test]

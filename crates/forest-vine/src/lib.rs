@@ -11,14 +11,17 @@
 pub mod access;
 pub mod audit;
 mod budget;
+mod confine;
 mod dispatch;
 mod engine;
 mod error;
 mod harvest;
 pub mod http;
 pub mod mcp;
+pub mod origin;
 mod pick;
 pub mod pool;
+pub mod ratelimit;
 mod read;
 mod scan;
 mod scoped;

@@ -31,12 +31,17 @@ pub struct ServeOptions {
     pub readonly: bool,
     /// Audit writes and refused calls here (`None`: no audit log).
     pub audit: Option<Arc<AuditLog>>,
+    /// Calls waiting per worker queue before `E_BUSY` (raised to
+    /// [`crate::pool::QUEUE_DEPTH`]; see [`crate::http::effective_queue_depth`]).
+    pub queue_depth: usize,
 }
 
 /// Handle on the engines' worker pool.
 #[derive(Clone)]
 pub struct VineServer {
     pool: Arc<Pool>,
+    root: Arc<PathBuf>,
+    writable: bool,
     name: Arc<String>,
     tools: Arc<Vec<Tool>>,
     audit: Option<Arc<AuditLog>>,
@@ -48,14 +53,47 @@ impl VineServer {
     /// [`crate::Vine::open`] (`E_LOCKED`, ...).
     pub fn start(opts: &ServeOptions) -> Result<VineServer, VineError> {
         crate::sqlcap::cap_heap();
-        let pool = Pool::start(&opts.forest, !opts.readonly)?;
+        let pool = Pool::start_with(&opts.forest, !opts.readonly, opts.queue_depth)?;
         let name = pool.name().to_string();
         let tools = crate::tools::listing()
             .into_iter()
             .map(serde_json::from_value::<Tool>)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| VineError::internal(format!("tool table: {e}")))?;
-        Ok(VineServer { pool: Arc::new(pool), name: Arc::new(name), tools: Arc::new(tools), audit: opts.audit.clone() })
+        let root = std::fs::canonicalize(&opts.forest).unwrap_or_else(|_| opts.forest.clone());
+        Ok(VineServer {
+            pool: Arc::new(pool),
+            root: Arc::new(root),
+            writable: !opts.readonly,
+            name: Arc::new(name),
+            tools: Arc::new(tools),
+            audit: opts.audit.clone(),
+        })
+    }
+
+    /// On a clean stop of a writable server: checkpoint the write-ahead
+    /// logs of the catalog and the trails into their main files
+    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so a copy of `_derived/` taken
+    /// after the stop is whole. A read-only server writes nothing.
+    pub fn checkpoint(&self) {
+        if !self.writable {
+            return;
+        }
+        for rel in [forest_derived::catalog::CATALOG_PATH, forest_derived::catalog::TRAILS_PATH] {
+            let path = self.root.join(rel);
+            if !path.is_file() {
+                continue;
+            }
+            let done = rusqlite::Connection::open(&path).and_then(|c| {
+                c.busy_timeout(std::time::Duration::from_secs(2))?;
+                c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0))
+            });
+            match done {
+                Ok(0) => tracing::info!(event = "vine.checkpoint", path = %path.display()),
+                Ok(_) => tracing::warn!(event = "vine.checkpoint_busy", path = %path.display()),
+                Err(e) => tracing::warn!(event = "vine.checkpoint_failed", path = %path.display(), error = %e),
+            }
+        }
     }
 
     /// Run one primitive on the pool with `access`'s rights, under the
@@ -106,7 +144,8 @@ impl VineServer {
             }
             return text(&json!({"forests": [{"id": self.name.as_str(), "active": true}], "mode": "single"}), false);
         }
-        let out = self.call(name, args.clone(), &caller.access).await;
+        let ctx = CallCtx { access: caller.access.clone(), session: caller.session.clone(), ..CallCtx::default() };
+        let out = self.call_ctx(name, args.clone(), ctx).await;
         match &out {
             Ok(_) => self.audit(caller, name, &args, "ok", ""),
             Err(e) if e.code == "E_FORBIDDEN" => self.audit(caller, name, &args, "refused", e.code),
@@ -208,19 +247,32 @@ pub async fn serve_stdio(server: VineServer) -> Result<(), VineError> {
 /// made by the guard) get no rights beyond reading nothing.
 fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
     match ctx.extensions.get::<http::request::Parts>() {
-        None => Caller { access: Access::owner(), peer: None },
-        Some(p) => match p.extensions.get::<crate::http::Caller>() {
-            Some(c) => Caller { access: c.access.clone(), peer: Some(c.peer.clone()) },
-            None => Caller { access: Access::new("-", false, &["\u{0}/".to_string()]), peer: None },
-        },
+        None => Caller { access: Access::owner(), peer: None, session: String::new() },
+        Some(p) => {
+            let sid = p.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).unwrap_or_default();
+            match p.extensions.get::<crate::http::Caller>() {
+                Some(c) => Caller {
+                    session: format!("{}#{sid}", c.access.name),
+                    access: c.access.clone(),
+                    peer: Some(c.peer.clone()),
+                },
+                None => Caller {
+                    access: Access::new("-", false, &["\u{0}/".to_string()]),
+                    peer: None,
+                    session: format!("-#{sid}"),
+                },
+            }
+        }
     }
 }
 
-/// Who is calling, for access and audit.
+/// Who is calling, for access, audit and the session's trace.
 #[derive(Debug, Clone)]
 struct Caller {
     access: Access,
     peer: Option<String>,
+    /// Token name and MCP session id: the key of this caller's trace.
+    session: String,
 }
 
 /// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires

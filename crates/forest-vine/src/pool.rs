@@ -1,7 +1,8 @@
 //! The server's engines: a bounded pool of read workers, each its own
 //! read-only [`Vine`] (own catalog and trails connections) on a thread with
 //! a large stack, and one writer thread that serializes every write. All
-//! engines share one session ([`Tracer`]).
+//! engines share one [`Tracer`](crate::Tracer), which keeps each caller session's trace
+//! apart (the key travels in [`CallCtx`]).
 //!
 //! Every call carries a [`CallCtx`] with a deadline: long Rust loops check
 //! it, dataset SQL stops at it (progress handler), and a watchdog interrupts
@@ -41,12 +42,16 @@ pub struct CallCtx {
     pub deadline: Instant,
     /// Who calls: the rights and branches the call runs with.
     pub access: crate::access::Access,
+    /// The caller's session key (its token and MCP session; `""` = the
+    /// default session of stdio): traces, session heat and
+    /// `close_session` figures are kept per key.
+    pub session: String,
 }
 
 impl CallCtx {
     /// A context whose deadline is `timeout` from now.
     pub fn with_timeout(timeout: Duration) -> CallCtx {
-        CallCtx { deadline: Instant::now() + timeout, access: crate::access::Access::owner() }
+        CallCtx { deadline: Instant::now() + timeout, access: crate::access::Access::owner(), session: String::new() }
     }
 }
 
@@ -118,16 +123,25 @@ impl Pool {
     /// surfaces at once), then the read workers. A read-only pool writes
     /// nothing shared (no catalog rows, no heat in `trails.db`).
     pub fn start(root: &Path, writable: bool) -> VResult<Pool> {
+        Pool::start_with(root, writable, QUEUE_DEPTH)
+    }
+
+    /// [`Pool::start`] with `depth` calls waiting per queue before
+    /// `E_BUSY` (at least [`QUEUE_DEPTH`]; a server sizes it above the sum
+    /// of its clients' in-flight caps).
+    pub fn start_with(root: &Path, writable: bool, depth: usize) -> VResult<Pool> {
+        let depth = depth.max(QUEUE_DEPTH);
         let fusion = fusion_from_env()?;
         let first = Vine::open(root, VineOptions { writable, session: None })?;
         let root: PathBuf = first.root().to_path_buf();
         let name = crate::mcp::forest_id(&root);
-        let tracer = first.tracer().clone();
+        // A read-only server writes nothing under the forest: no traces.
+        let tracer = if writable { first.tracer().clone() } else { first.tracer().clone().without_files() };
         let slots: Vec<Slot> = (0..workers() + 1).map(|_| Arc::new(Mutex::new(None))).collect();
-        let (rtx, rrx) = mpsc::sync_channel::<Job>(QUEUE_DEPTH);
+        let (rtx, rrx) = mpsc::sync_channel::<Job>(depth);
         let rrx = Arc::new(Mutex::new(rrx));
         let writer = if writable {
-            let (wtx, wrx) = mpsc::sync_channel::<Job>(QUEUE_DEPTH);
+            let (wtx, wrx) = mpsc::sync_channel::<Job>(depth);
             let r2 = root.clone();
             let reopen = move || Vine::open(&r2, VineOptions { writable: true, session: None });
             let t2 = tracer.clone();
@@ -231,6 +245,7 @@ fn work<F: FnMut() -> VResult<Vine>>(mut open: F, rx: Arc<Mutex<Receiver<Job>>>,
             let _ = job.reply.send(Err(crate::engine::timeout(&job.prim)));
             continue;
         }
+        v.tracer.bind(&job.ctx.session);
         *slot.lock().unwrap_or_else(|p| p.into_inner()) =
             Some((job.ctx.deadline, v.catalog().connection().get_interrupt_handle()));
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -130,6 +130,10 @@ fn passes(v: &Vine, r: &NodeRow, filter: &Map<String, Value>) -> VResult<bool> {
     Ok(true)
 }
 
+/// The message a scoped caller sees for a commit that also changed nodes
+/// outside its branches (its message may name or count them).
+pub const HIDDEN_COMMIT: &str = "(withheld: this commit also changed nodes outside this token's branches)";
+
 impl Vine {
     fn all_rows(&self) -> VResult<Vec<NodeRow>> {
         Ok(self.catalog.dump()?.nodes)
@@ -330,7 +334,50 @@ impl Vine {
         Ok(Value::Object(out))
     }
 
+    /// The commits among `commits` that touched a path outside the
+    /// caller's branches (one `git diff-tree --stdin`); every commit when
+    /// git cannot say (withheld rather than shown).
+    fn commits_outside_scope(&self, commits: &[&str]) -> std::collections::HashSet<String> {
+        use std::io::Write as _;
+        let all = || commits.iter().map(|c| c.trim().to_string()).collect();
+        let child = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["diff-tree", "--stdin", "-r", "--root", "--name-only"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let Ok(mut child) = child else { return all() };
+        if let Some(mut stdin) = child.stdin.take() {
+            let list: String = commits.iter().map(|c| format!("{}\n", c.trim())).collect();
+            if stdin.write_all(list.as_bytes()).is_err() {
+                return all();
+            }
+        }
+        let Ok(out) = child.wait_with_output() else { return all() };
+        if !out.status.success() {
+            return all();
+        }
+        let wanted: std::collections::HashSet<&str> = commits.iter().map(|c| c.trim()).collect();
+        let mut hidden = std::collections::HashSet::new();
+        let mut current: Option<&str> = None;
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if let Some(c) = wanted.get(line) {
+                current = Some(c);
+            } else if let Some(c) = current {
+                if !self.access.visible(line.strip_suffix(".md").unwrap_or(line)) {
+                    hidden.insert(c.to_string());
+                }
+            }
+        }
+        hidden
+    }
+
     /// `history(id, limit)`: the node's commits, newest first (`git log --follow`).
+    /// A scoped caller sees the message only of commits that touched
+    /// nothing outside its branches ([`HIDDEN_COMMIT`] otherwise).
     pub fn history(&mut self, id: &str, limit: Option<i64>) -> VResult<Value> {
         let row = self.row(id)?;
         let limit = limit.unwrap_or(20).clamp(1, 50) as usize;
@@ -344,10 +391,21 @@ impl Vine {
             Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
             _ => String::new(),
         };
+        let records: Vec<&str> = text.split('\u{1e}').map(str::trim).filter(|r| !r.is_empty()).collect();
+        // A scoped caller sees the message only of commits that touched
+        // nothing outside its branches (an adopt of the whole drive names
+        // and counts hidden nodes).
+        let hidden: std::collections::HashSet<String> = if self.access.scoped() {
+            let commits: Vec<&str> = records.iter().filter_map(|r| r.split('\u{1f}').next()).collect();
+            self.commits_outside_scope(&commits)
+        } else {
+            Default::default()
+        };
         let mut entries = vec![];
-        for rec in text.split('\u{1e}').map(str::trim).filter(|r| !r.is_empty()) {
+        for rec in records {
             let mut parts = rec.splitn(3, '\u{1f}');
             let (Some(commit), Some(at), Some(msg)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            let msg = if hidden.contains(commit.trim()) { HIDDEN_COMMIT } else { msg };
             let subject = msg.lines().next().unwrap_or("").to_string();
             let by = msg.lines().find_map(|l| {
                 let (k, v) = l.split_once(':')?;

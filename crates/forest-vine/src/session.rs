@@ -42,12 +42,30 @@ pub const TRACE_ROTATE_BYTES: u64 = 4 << 20;
 /// Ids a `close_session` considers at most.
 pub const MAX_ANSWER_NODES: usize = 64;
 
-/// The trace of the current session, shared by the engines of one server
-/// (clones see the same session, events and in-memory heat).
+/// Sessions a server keeps traces of at once; the least recently used is
+/// forgotten past this (its trace file stays).
+pub const MAX_TRACED_SESSIONS: usize = 1024;
+
+/// The traces of a server's sessions, shared by its engines: each caller
+/// session (an MCP session of one token; the one session of stdio and the
+/// CLI) has its own events, in-memory heat and trace id, so no client sees
+/// or resets another's. A clone bound to a session key ([`Tracer::bind`])
+/// reads and writes that session only.
 #[derive(Debug, Clone)]
 pub struct Tracer {
-    state: Arc<Mutex<TraceState>>,
-    dir: PathBuf,
+    states: Arc<Mutex<Sessions>>,
+    /// `None`: no trace files (a `--readonly` server writes nothing).
+    dir: Option<PathBuf>,
+    key: String,
+}
+
+#[derive(Debug, Default)]
+struct Sessions {
+    map: HashMap<String, TraceState>,
+    /// Use counter (the least recently used session is dropped first).
+    tick: u64,
+    /// The trace id of the default session (key `""`).
+    first: Option<String>,
 }
 
 #[derive(Debug)]
@@ -56,6 +74,7 @@ struct TraceState {
     events: Vec<Event>,
     /// Session heat of a read-only server (never written to trails.db).
     heat: HashMap<String, f64>,
+    used: u64,
 }
 
 fn now() -> f64 {
@@ -73,37 +92,67 @@ pub fn new_session_id() -> String {
 
 impl Tracer {
     pub(crate) fn new(root: &Path, session: Option<String>) -> Tracer {
-        let session = session.filter(|s| !s.is_empty()).unwrap_or_else(new_session_id);
-        let state = TraceState { session, events: vec![], heat: HashMap::new() };
-        Tracer { state: Arc::new(Mutex::new(state)), dir: root.join("_derived/traces") }
+        let first = session.filter(|s| !s.is_empty());
+        let states = Sessions { first, ..Sessions::default() };
+        Tracer { states: Arc::new(Mutex::new(states)), dir: Some(root.join("_derived/traces")), key: String::new() }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, TraceState> {
-        // A panicking call cannot poison the trace for the others.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    /// The same sessions, writing no trace file (a `--readonly` server).
+    pub fn without_files(mut self) -> Tracer {
+        self.dir = None;
+        self
     }
 
-    /// Current session id.
+    /// This tracer bound to the session `key` (`""`: the default session).
+    pub fn bind(&mut self, key: &str) {
+        if self.key != key {
+            self.key = key.to_string();
+        }
+    }
+
+    /// Run `f` on the bound session's state (created on first use).
+    fn with<T>(&self, f: impl FnOnce(&mut TraceState) -> T) -> T {
+        // A panicking call cannot poison the traces for the others.
+        let mut g = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        g.tick += 1;
+        let tick = g.tick;
+        if !g.map.contains_key(&self.key) {
+            if g.map.len() >= MAX_TRACED_SESSIONS {
+                let oldest = g.map.iter().min_by_key(|(_, s)| s.used).map(|(k, _)| k.clone());
+                if let Some(k) = oldest {
+                    g.map.remove(&k);
+                }
+            }
+            let session = if self.key.is_empty() { g.first.take() } else { None }.unwrap_or_else(new_session_id);
+            g.map.insert(self.key.clone(), TraceState { session, events: vec![], heat: HashMap::new(), used: 0 });
+        }
+        let st = g.map.get_mut(&self.key).expect("inserted above");
+        st.used = tick;
+        f(st)
+    }
+
+    /// Current trace id of the bound session.
     pub fn session(&self) -> String {
-        self.lock().session.clone()
+        self.with(|s| s.session.clone())
     }
 
-    /// Events of this session so far.
+    /// Events of the bound session so far.
     pub fn events(&self) -> Vec<Event> {
-        self.lock().events.clone()
+        self.with(|s| s.events.clone())
     }
 
     /// In-memory session heat of `id` (read-only servers).
     pub(crate) fn memory_heat(&self, id: &str) -> f64 {
-        self.lock().heat.get(id).copied().unwrap_or(0.0)
+        self.with(|s| s.heat.get(id).copied().unwrap_or(0.0))
     }
 
     pub(crate) fn memory_deposit(&self, ids: &[String], amount: f64) {
-        let mut st = self.lock();
-        for id in ids {
-            let h = st.heat.entry(id.clone()).or_insert(0.0);
-            *h = (*h + amount).min(1.0);
-        }
+        self.with(|st| {
+            for id in ids {
+                let h = st.heat.entry(id.clone()).or_insert(0.0);
+                *h = (*h + amount).min(1.0);
+            }
+        })
     }
 
     /// Record a call that returned (a raising call records nothing).
@@ -115,38 +164,51 @@ impl Tracer {
             "tokens_in": estimate(args), "tokens_out": tokens_out, "elapsed_ms": (ms * 1000.0).round() / 1000.0,
         });
         self.append(&session, &line);
-        self.lock().events.push(Event { primitive: primitive.to_string(), id, tokens_out });
+        self.with(|s| s.events.push(Event { primitive: primitive.to_string(), id, tokens_out }));
     }
 
     /// Append one line to `<session>.jsonl`, rotating it to `.jsonl.1`
     /// past [`TRACE_ROTATE_BYTES`] (so one session's trace stays bounded).
     fn append(&self, session: &str, line: &Value) {
         // Traces are telemetry: a full disk must not fail a read.
-        if std::fs::create_dir_all(&self.dir).is_err() {
+        let Some(dir) = &self.dir else { return };
+        if std::fs::create_dir_all(dir).is_err() {
             return;
         }
-        append_rotating(&self.dir.join(format!("{session}.jsonl")), &line.to_string(), TRACE_ROTATE_BYTES);
+        append_rotating(&dir.join(format!("{session}.jsonl")), &line.to_string(), TRACE_ROTATE_BYTES);
+    }
+
+    /// Start a fresh trace id for the bound session, forgetting its events
+    /// and heat; returns the old id.
+    fn restart(&self) -> String {
+        self.with(|st| {
+            st.events.clear();
+            st.heat.clear();
+            std::mem::replace(&mut st.session, new_session_id())
+        })
     }
 
     /// Part D metrics over the events, in order.
     pub fn metrics(&self, answer_nodes: &[String]) -> Value {
-        let st = self.lock();
-        let events = &st.events;
-        let first_harvest = events.iter().position(|e| e.primitive == "pick" || e.primitive == "query");
-        let hops = first_harvest
-            .map(|i| events[..i].iter().filter(|e| e.primitive == "look" || e.primitive == "move").count());
-        let trail_len = events.iter().position(|e| {
-            (e.primitive == "pick" || e.primitive == "query")
-                && e.id.as_ref().is_some_and(|id| answer_nodes.iter().any(|a| a == id))
-        });
-        json!({
-            "hops_to_banana": hops,
-            "trail_len": trail_len,
-            "tokens_to_banana": events.iter().map(|e| e.tokens_out).sum::<usize>(),
-            "calls": events.len(),
-            "answer_nodes": answer_nodes,
-        })
+        self.with(|st| metrics_of(&st.events, answer_nodes))
     }
+}
+
+fn metrics_of(events: &[Event], answer_nodes: &[String]) -> Value {
+    let first_harvest = events.iter().position(|e| e.primitive == "pick" || e.primitive == "query");
+    let hops =
+        first_harvest.map(|i| events[..i].iter().filter(|e| e.primitive == "look" || e.primitive == "move").count());
+    let trail_len = events.iter().position(|e| {
+        (e.primitive == "pick" || e.primitive == "query")
+            && e.id.as_ref().is_some_and(|id| answer_nodes.iter().any(|a| a == id))
+    });
+    json!({
+        "hops_to_banana": hops,
+        "trail_len": trail_len,
+        "tokens_to_banana": events.iter().map(|e| e.tokens_out).sum::<usize>(),
+        "calls": events.len(),
+        "answer_nodes": answer_nodes,
+    })
 }
 
 /// Append one line to `path`; past `max` bytes (or when `path` is a
@@ -218,14 +280,10 @@ impl Vine {
             "suggest_shortcuts": suggest,
         });
         self.tracer.append(&old, &line);
+        self.tracer.restart();
         if self.shared_writes {
             self.trails.clear_session(&old)?;
         }
-        let mut st = self.tracer.lock();
-        st.session = new_session_id();
-        st.events.clear();
-        st.heat.clear();
-        drop(st);
         Ok(line)
     }
 }
@@ -251,6 +309,43 @@ mod tests {
         let lines = std::fs::read_to_string(dir.path().join("_derived/traces/s1.jsonl")).unwrap();
         assert_eq!(lines.lines().count(), 5);
         assert_ne!(new_session_id(), new_session_id());
+    }
+
+    #[test]
+    fn sessions_are_kept_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = Tracer::new(dir.path(), Some("first".into()));
+        let mut b = a.clone();
+        b.bind("eng#s2");
+        let v = json!({});
+        a.record("pick", Some("hr/x".into()), &v, &v, 0.1);
+        a.record("look", Some("hr/y".into()), &v, &v, 0.1);
+        b.record("look", Some("engineering/z".into()), &v, &v, 0.1);
+        b.memory_deposit(&["engineering/z".into()], 0.2);
+        assert_eq!(a.session(), "first");
+        assert_ne!(b.session(), a.session());
+        assert_eq!((a.events().len(), b.events().len()), (2, 1));
+        assert_eq!(a.memory_heat("engineering/z"), 0.0);
+        let old = b.restart();
+        assert_ne!(b.session(), old);
+        assert!(b.events().is_empty());
+        assert_eq!(a.events().len(), 2, "one session's close resets only its own");
+        let quiet = a.clone().without_files();
+        let mut q = quiet.clone();
+        q.bind("ro#s3");
+        q.record("look", None, &v, &v, 0.1);
+        assert!(!dir.path().join(format!("_derived/traces/{}.jsonl", q.session())).exists());
+    }
+
+    #[test]
+    fn traced_sessions_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Tracer::new(dir.path(), None).without_files();
+        for i in 0..MAX_TRACED_SESSIONS + 10 {
+            t.bind(&format!("k{i}"));
+            t.memory_deposit(&["x".into()], 0.1);
+        }
+        assert_eq!(t.states.lock().unwrap().map.len(), MAX_TRACED_SESSIONS);
     }
 
     #[test]

@@ -266,6 +266,11 @@ impl TokenSet {
         TokenSet { records }
     }
 
+    /// Number of tokens.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
     /// True when no token is configured.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()

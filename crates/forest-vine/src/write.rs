@@ -274,6 +274,7 @@ impl Vine {
         };
         let node = Node { front, body };
         confine_paths(&self.root, &id, &node)?;
+        self.check_storage_keys(&id, &node, true)?;
         forest_model::lint::validate_frontmatter(&node, &self.dialect).map_err(|e| {
             let (code, msg) = e.split_once(": ").unwrap_or(("E_FRONTMATTER", &e));
             VineError::new(if code == "E_SCHEMA" { "E_SCHEMA" } else { "E_FRONTMATTER" }, msg.to_string())
@@ -576,6 +577,9 @@ impl Vine {
             return Err(VineError::not_found(format!("parent branch not found: {new_parent}")));
         }
         let mut node = self.read_node(&old)?;
+        // A scoped writer may not move a reference away from its source's
+        // folder, nor a payload out of its branches.
+        self.check_storage_keys(&new, &node, false)?;
         node.set_str("id", &new);
         node.set_str("updated", &today());
         let mut mf = node.get_list("moved_from");

@@ -304,3 +304,99 @@ fn a_payload_path_does_not_lead_out_of_the_branch() {
     // The owner reads it (the rule is the caller's scope, not the path).
     assert!(as_(&mut v, &Access::owner(), "query", q).get("rows").is_some());
 }
+
+/// `two_branch_forest` plus a drive recorded as its source, a reference
+/// inside `engineering/`, a reference from `engineering/` into the drive's
+/// `hr/` (as an unscoped writer could plant it) and a symlinked node file.
+fn referenced_forest(dir: &Path) -> PathBuf {
+    let root = two_branch_forest(dir);
+    let drive = dir.join("drive");
+    for (rel, text) in
+        [("engineering/spec.md", "# Spec\n\nquince runners\n"), ("hr/pay.md", "# Pay\n\nzanzibar 1000000\n")]
+    {
+        std::fs::create_dir_all(drive.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(drive.join(rel), text).unwrap();
+    }
+    std::fs::write(root.join("_meta/gardener.yaml"), format!("source_root: {}\n", drive.display())).unwrap();
+    for (id, sp) in [("engineering/ref-ok", "engineering/spec.md"), ("engineering/ref-leak", "hr/pay.md")] {
+        let extra = format!("content: reference\nsource_path: {sp}\n");
+        std::fs::write(root.join(format!("{id}.md")), md(id, "note", "Ref", "A reference.", &extra, "")).unwrap();
+    }
+    std::fs::create_dir_all(root.join("engineering/deep")).unwrap();
+    let deep = md("engineering/deep/_index", "branch", "Deep", "A sub-branch.", "", "## Direct bananas\n");
+    std::fs::write(root.join("engineering/deep/_index.md"), deep).unwrap();
+    std::os::unix::fs::symlink("../hr/salaries.md", root.join("engineering/hrlink.md")).unwrap();
+    git(&root, &["-c", "user.email=t@t", "-c", "user.name=t", "add", "-A", "."]);
+    git(&root, &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "references"]);
+    root
+}
+
+#[test]
+fn references_and_symlinked_files_are_served_only_where_they_really_lie() {
+    let d = tempfile::tempdir().unwrap();
+    let root = referenced_forest(d.path());
+    let mut v = open(&root, true);
+    let eng = Access::new("eng", false, &["engineering/".into()]);
+    let ok = as_(&mut v, &eng, "pick", json!({"id": "engineering/ref-ok"}));
+    assert!(ok.to_string().contains("quince"), "{ok}");
+    // The reference node itself is in scope (look describes it); what it
+    // serves from hr/ is not. The symlinked file lies in hr/ altogether.
+    for (id, prims) in [("engineering/ref-leak", &["pick"][..]), ("engineering/hrlink", &["pick", "look"][..])] {
+        for prim in prims {
+            let a = json!({"id": id});
+            let out = as_(&mut v, &eng, prim, a.clone());
+            assert_eq!(out["error"]["code"], "E_NOT_FOUND", "{prim} {id}: {out}");
+            assert_clean(prim, &a, &out);
+        }
+    }
+    let s = as_(&mut v, &eng, "sniff", json!({"terms": SECRET}));
+    assert!(!s.to_string().contains("1000000") && !s.to_string().contains("hrlink"), "{s}");
+    // The owner reads the reference (its scope is everything), and a look
+    // of the symlink on this writable engine does not catalogue it.
+    assert!(as_(&mut v, &Access::owner(), "pick", json!({"id": "engineering/ref-leak"}))
+        .to_string()
+        .contains("1000000"));
+    let l = as_(&mut v, &Access::owner(), "look", json!({"id": "engineering/hrlink"}));
+    assert_eq!(l["error"]["code"], "E_NOT_FOUND", "{l}");
+    assert!(v.catalog().get("engineering/hrlink").unwrap().is_none());
+}
+
+#[test]
+fn scoped_writers_keep_storage_keys_in_their_branches() {
+    let d = tempfile::tempdir().unwrap();
+    let root = referenced_forest(d.path());
+    let mut v = open(&root, true);
+    let w = Access::new("eng-w", true, &["engineering/".into()]);
+    let node = |id: &str, extra: Value| {
+        let mut n =
+            json!({"id": id, "type": "note", "title": "N", "summary": "A node.", "parent": "engineering/_index"});
+        for (k, x) in extra.as_object().unwrap() {
+            n[k] = x.clone();
+        }
+        json!({"node": n})
+    };
+    for (id, extra) in [
+        ("engineering/a", json!({"content": "reference", "source_path": "hr/pay.md"})),
+        ("engineering/b", json!({"source_path": "hr/pay.md"})),
+        ("engineering/c", json!({"content": "reference", "source_path": "hr/pay.md", "source_name": "nope"})),
+        ("engineering/d", json!({"payload": "../hr/payroll.db", "payload_type": "sqlite"})),
+        ("engineering/e", json!({"payload": "s3://bucket/hr/payroll.db", "payload_type": "sqlite"})),
+        ("engineering/f", json!({"tier": "cold"})),
+        ("engineering/g", json!({"content": "elsewhere"})),
+    ] {
+        let out = as_(&mut v, &w, "plant", node(id, extra));
+        assert_eq!(out["error"]["code"], "E_FORBIDDEN", "{id}: {out}");
+    }
+    let ok = as_(
+        &mut v,
+        &w,
+        "plant",
+        node("engineering/h", json!({"content": "reference", "source_path": "engineering/spec.md"})),
+    );
+    assert!(ok.get("error").is_none(), "{ok}");
+    // Moving a reference below its source's folder would serve the
+    // source to a token scoped to the new folder alone.
+    let t = json!({"id": "engineering/ref-ok", "new_id": "engineering/deep/ref-ok"});
+    assert_eq!(as_(&mut v, &w, "transplant", t.clone())["error"]["code"], "E_FORBIDDEN");
+    assert!(as_(&mut v, &Access::owner(), "transplant", t).get("error").is_none(), "the owner may");
+}
