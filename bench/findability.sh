@@ -6,8 +6,9 @@
 # corpora and question sets, default /tmp/findability; rebuilt by
 # bench/findability/build_sets.py when absent), CORPORA (default "usd py"),
 # REUSE=1 (measure the forests already adopted under $SETS/forests/LABEL),
-# K (locate depth for MRR, default 10), HYBRID=1 (build the canopy after the
-# adopt and measure `locate --hybrid`; needs FOREST_EMBED_MODEL).
+# K (locate depth for MRR, default 10), HYBRID=1 (measure the default,
+# hybrid `locate` over a canopy built with ENCODER=fast|full, default full;
+# needs FOREST_EMBED_MODEL; else BM25 alone, `--fusion bm25`).
 # Prints a table; writes $SETS/results-LABEL.json.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -32,10 +33,10 @@ for c in ${CORPORA:-usd py}; do
   if [ "${HYBRID:-0}" = 1 ]; then
     # The canopy (issue 31): FOREST_EMBED_MODEL names the model directory.
     printf 'canopy %-4s ' "$c" >&2
-    peak "$F/$c.canopy.json" "$B" canopy build --forest "$F/$c" >&2
+    peak "$F/$c.canopy.json" "$B" canopy build --forest "$F/$c" --encoder "${ENCODER:-full}" >&2
   fi
   printf '"%s": ' "$c" >> "$RES.tmp"
-  LOCATE_EXTRA="$([ "${HYBRID:-0}" = 1 ] && echo --hybrid)" \
+  LOCATE_EXTRA="$([ "${HYBRID:-0}" = 1 ] || echo --fusion bm25)" \
     python3 bench/findability/measure.py "$B" "$F/$c" "$SETS/$c/questions.json" --k "$K" >> "$RES.tmp"
   echo "," >> "$RES.tmp"
 done

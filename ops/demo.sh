@@ -9,9 +9,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO="$PWD"
 W="${1:-$(mktemp -d /tmp/forest-demo.XXXX)}"
 mkdir -p "$W"
-echo "== building forest (release; from a fresh clone this build took 18 min 47 s on a 2-core machine with other work beside it: README.md, Measured)" >&2
-cargo build --release --locked -p forest-cli
-B="$REPO/target/release/forest"
+# The dev profile (dependencies optimised, see Cargo.toml): the same build
+# ops/test.sh uses, so the test command after this one compiles only the
+# tests. `cargo build --release -p forest-cli` is the binary to install.
+echo "== building forest (the dev profile ops/test.sh shares; a cold build takes many minutes on 2 cores)" >&2
+cargo build --locked -p forest-cli
+B="$REPO/target/debug/forest"
 rm -rf "$W/drive" "$W/forest"
 cp -r forests/sample-drive "$W/drive"
 echo "== forest init + adopt" >&2

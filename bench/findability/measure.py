@@ -149,7 +149,7 @@ def rank_metrics(ranks, n):
 
 
 def locate(binary, forest, question, k):
-    # LOCATE_EXTRA="--hybrid": the canopy's fusion (bench/findability.sh HYBRID=1).
+    # LOCATE_EXTRA="--fusion bm25": BM25 alone (bench/findability.sh without HYBRID=1).
     extra = os.environ.get("LOCATE_EXTRA", "").split()
     o = subprocess.run([binary, "locate", "--forest", forest, "--json", "-k", str(k), *extra, "--", question],
                        capture_output=True, text=True)

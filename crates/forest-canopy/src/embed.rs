@@ -165,6 +165,17 @@ impl Encoder {
         }
     }
 
+    /// BM25's share when `locate` blends this encoder's ranking with it
+    /// (`a` of `a·bm25 + (1 − a)·cos`): the weaker the vectors, the more
+    /// BM25 counts. Chosen on the tuning halves of the real question sets
+    /// (docs/decisions/locate-one-engine.md).
+    pub fn blend_bm25_weight(self) -> f64 {
+        match self {
+            Encoder::Fast => 0.6,
+            Encoder::Full => 0.4,
+        }
+    }
+
     /// The encoder a new canopy gets: `FOREST_EMBED_ENCODER`, else fast.
     pub fn from_env() -> Result<Encoder> {
         match std::env::var(ENCODER_VAR) {

@@ -229,9 +229,12 @@ impl DenseQuery {
     pub fn answer(
         begun: std::result::Result<DenseQuery, Fallback>,
         explicit: bool,
-    ) -> Option<std::result::Result<Vec<(String, f64)>, String>> {
+    ) -> Option<forest_catalog::DenseAnswer> {
         match begun {
-            Ok(q) => Some(q.finish_scored()),
+            Ok(q) => {
+                let bm25_weight = Encoder::of_model(q.searcher.model()).blend_bm25_weight();
+                Some(q.finish_scored().map(|ranked| forest_catalog::Dense { ranked, bm25_weight }))
+            }
             Err(Fallback::Absent) if !explicit => None,
             Err(why) => Some(Err(why.to_string())),
         }

@@ -3,9 +3,12 @@
 //! query (ids best first, each with its cosine similarity).
 //!
 //! - [`Fusion::Blend`], our default: CombSUM of the max-normalised BM25
-//!   score and the min-max-normalised cosine, `a·bm25 + (1 − a)·cos`, with
-//!   [`BLEND_BM25_WEIGHT`] chosen on half of the real question sets and
-//!   reported on the other half (docs/decisions/locate-fusion.md).
+//!   score and the min-max-normalised cosine, `a·bm25 + (1 − a)·cos`. The
+//!   weight `a` comes with the vector ranking ([`Dense::bm25_weight`]): the
+//!   canopy knows how good its vectors are (0.4 for the full model, 0.6 for
+//!   the fast encoder, chosen on half of the real question sets and
+//!   reported on the other half and a held-out set:
+//!   docs/decisions/locate-one-engine.md).
 //! - [`Fusion::Rrf`], the reference's arithmetic (navigator spec §4,
 //!   `Σ 1/(60 + rank + 1)` divided by the best), kept for side-by-side runs.
 //! - [`Fusion::Bm25`]: BM25 alone, as a forest without a canopy ranks.
@@ -18,8 +21,18 @@ use serde::{Deserialize, Serialize};
 /// RRF constant (navigator §4: `1 / (60 + rank + 1)`, rank 0-based).
 pub const RRF_K: f64 = 60.0;
 
-/// BM25's share in [`Fusion::Blend`] (the cosine gets the rest).
+/// BM25's share in [`Fusion::Blend`] when the vector ranking names none.
 pub const BLEND_BM25_WEIGHT: f64 = 0.4;
+
+/// A vector ranking for `locate`: ids best first with their cosine
+/// similarity, and BM25's share when [`Fusion::Blend`] fuses them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dense {
+    /// `(id, cosine)`, best first.
+    pub ranked: Vec<(String, f64)>,
+    /// `a` of `a·bm25 + (1 − a)·cos`.
+    pub bm25_weight: f64,
+}
 
 /// How `locate` ranks: see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]

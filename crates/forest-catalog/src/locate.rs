@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::fusion::{blend_fuse, rrf_fuse, Fusion, BLEND_BM25_WEIGHT};
+use crate::fusion::{blend_fuse, rrf_fuse, Dense, Fusion};
 use crate::pyjson::{dumps, round4};
 use crate::window::Window;
 use crate::{Catalog, CatalogError, Result, Trails};
@@ -238,7 +238,7 @@ pub struct LocateHooks<'a> {
 /// The vector half of a hybrid `locate`, as the canopy answers it: ids best
 /// first with their cosine similarity, or why there is none (the answer
 /// then says "BM25 only: why").
-pub type DenseAnswer = std::result::Result<Vec<(String, f64)>, String>;
+pub type DenseAnswer = std::result::Result<Dense, String>;
 
 /// Rank catalog nodes for `q` (dialect §7.3, with our defaults): expand
 /// the query (plurals, inflections, identifiers), take the BM25 top
@@ -359,10 +359,11 @@ fn bm25_strengths(hits: Vec<Hit>) -> Vec<(Hit, f64)> {
 fn fused_strengths(
     catalog: &Catalog,
     hits: Vec<Hit>,
-    dense: &[(String, f64)],
+    vectors: &Dense,
     fusion: Fusion,
     window: Option<&Window>,
 ) -> Result<Vec<(Hit, f64)>> {
+    let dense = vectors.ranked.as_slice();
     let fused = match fusion {
         Fusion::Bm25 => return Ok(bm25_strengths(hits)),
         Fusion::Rrf => {
@@ -372,7 +373,7 @@ fn fused_strengths(
         }
         Fusion::Blend => {
             let bm25: Vec<(String, f64)> = bm25_strengths_of(&hits);
-            blend_fuse(&bm25, dense, BLEND_BM25_WEIGHT)
+            blend_fuse(&bm25, dense, vectors.bm25_weight)
         }
     };
     let seen: std::collections::HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();

@@ -87,7 +87,14 @@ pub(crate) fn finish_garden(report: &GardenReport, json: bool) -> Result<u8> {
     } else {
         print_human(report);
     }
-    Ok(if report.partial() { EXIT_PARTIAL } else { 0 })
+    Ok(if report.failed() {
+        eprintln!("forest: E_NOT_FOUND: no source could be read; nothing was synced");
+        crate::EXIT_ERROR
+    } else if report.partial() {
+        EXIT_PARTIAL
+    } else {
+        0
+    })
 }
 
 fn print_human(r: &GardenReport) {

@@ -222,6 +222,9 @@ enum Cmd {
     Health {
         #[command(flatten)]
         f: ForestArg,
+        /// Exit 1 unless the forest is healthy (for CI and monitoring).
+        #[arg(long)]
+        check: bool,
         #[arg(long)]
         json: bool,
     },
@@ -438,7 +441,7 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Canopy { cmd } => canopy_cmd::run(cmd),
         Cmd::Ranger { cmd: RangerCmd::Run { f, now, json } } => cmd_ranger_run(&f, now.as_deref(), json),
         Cmd::Ranger { cmd: RangerCmd::Daemon { f, schedule } } => cmd_ranger_daemon(&f, &schedule),
-        Cmd::Health { f, json } => cmd_health(&f, json),
+        Cmd::Health { f, check, json } => cmd_health(&f, check, json),
         Cmd::Fetch { f, ids, body, json } => {
             if body {
                 fetch_cmd::cmd_fetch_bodies(&f, &ids, json)
@@ -573,14 +576,17 @@ fn cmd_ranger_run(f: &ForestArg, now: Option<&str>, json: bool) -> Result<u8> {
         print_json(&r)?;
     } else {
         println!(
-            "evaporation: {} decayed, {} removed; links: {} promoted, {} pruned; landmarks: {} (changed: {}); gc: {:?}",
+            "evaporation: {} decayed, {} removed; links: {} promoted, {} pruned; landmarks: {} (changed: {}); {}",
             r.evaporation.decayed,
             r.evaporation.removed,
             r.links.promoted.len(),
             r.links.pruned.len(),
             r.landmarks.landmarks,
             r.landmarks.changed,
-            r.gc
+            match r.gc {
+                forest_ranger::GcStatus::Ran => "git gc --auto ran",
+                forest_ranger::GcStatus::Unavailable => "git gc unavailable",
+            }
         );
         if let Some(c) = &r.curation {
             println!("curation: {}", curate_cmd::summary_line(c));
@@ -612,17 +618,28 @@ fn cmd_ranger_daemon(f: &ForestArg, schedule: &str) -> Result<u8> {
     Ok(0)
 }
 
-fn cmd_health(f: &ForestArg, json: bool) -> Result<u8> {
+fn cmd_health(f: &ForestArg, check: bool, json: bool) -> Result<u8> {
     let root = forest_root(f)?;
     let catalog = open_catalog(&root)?;
     let trails = Trails::open(&root.join(TRAILS_PATH))?;
     let h = forest_ranger::health(&root, &catalog, &trails)?;
+    // local sources whose folder is gone (a sync of them reads nothing)
+    let missing: Vec<String> = forest_gardener::config::GardenerConfig::load(&root)
+        .map(|c| c.sources)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|s| {
+            let p = forest_gardener::config::local_path(&s.uri)?;
+            (!p.exists()).then(|| format!("{} ({})", s.name, p.display()))
+        })
+        .collect();
+    let (verdict, _) = render::health_verdict(&h, &missing);
     if json {
         print_json(&h)?;
     } else {
-        print!("{}", render::health(&h));
+        print!("{}", render::health(&h, &missing));
     }
-    Ok(if h.lint.errors > 0 { EXIT_ERROR } else { 0 })
+    Ok(if h.lint.errors > 0 || (check && verdict != "healthy") { EXIT_ERROR } else { 0 })
 }
 
 fn cmd_heat_show(f: &ForestArg, json: bool) -> Result<u8> {

@@ -21,25 +21,43 @@ fn id_list(out: &mut String, label: &str, ids: &[String]) {
     }
 }
 
-/// `forest health` as text: the verdict first, then one line per check with
-/// its count and the first few ids.
-pub fn health(h: &HealthReport) -> String {
-    let mut out = String::new();
-    let problems = h.needs_split.len()
-        + h.fat_nodes.len()
-        + h.stale_passports.len()
-        + h.needs_description.len()
-        + h.summary_stale.len()
-        + h.known_problems.len()
-        + h.suspect_conversions.len();
-    let verdict = if h.lint.errors > 0 {
+/// The verdict of a health report (`healthy`, `needs attention`,
+/// `unhealthy`) and its causes, most serious first (`missing`: local
+/// sources whose folder is gone).
+pub fn health_verdict(h: &HealthReport, missing: &[String]) -> (&'static str, Vec<String>) {
+    let mut causes: Vec<String> = missing.iter().map(|m| format!("source folder missing: {m}")).collect();
+    let counts = [
+        (h.lint.errors, "lint error(s)"),
+        (h.stale_passports.len(), "stale passport(s)"),
+        (h.known_problems.len(), "file(s) that could not be planted"),
+        (h.suspect_conversions.len(), "suspect body(ies)"),
+        (h.summary_stale.len(), "stale summary(ies)"),
+        (h.needs_split.len(), "branch(es) to split"),
+        (h.fat_nodes.len(), "fat node(s)"),
+        (h.needs_description.len(), "node(s) without a description"),
+        (h.lint.warnings, "lint warning(s)"),
+    ];
+    causes.extend(counts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")));
+    let verdict = if h.lint.errors > 0 || !missing.is_empty() {
         "unhealthy"
-    } else if problems > 0 || h.lint.warnings > 0 {
+    } else if !causes.is_empty() {
         "needs attention"
     } else {
         "healthy"
     };
-    let _ = writeln!(out, "forest health: {verdict}");
+    (verdict, causes)
+}
+
+/// `forest health` as text: the verdict and its causes first, then one
+/// line per check with its count and the first few ids.
+pub fn health(h: &HealthReport, missing: &[String]) -> String {
+    let mut out = String::new();
+    let (verdict, causes) = health_verdict(h, missing);
+    if causes.is_empty() {
+        let _ = writeln!(out, "forest health: {verdict}");
+    } else {
+        let _ = writeln!(out, "forest health: {verdict} ({})", causes.join("; "));
+    }
     let _ = writeln!(out, "{:<18} {} error(s), {} warning(s)", "lint", h.lint.errors, h.lint.warnings);
     let passports: usize = h.sources.values().sum();
     let per_source: Vec<String> = h.sources.iter().map(|(s, n)| format!("{s} {n}")).collect();

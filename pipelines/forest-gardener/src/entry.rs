@@ -218,8 +218,10 @@ fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError
         return Ok(loc.to_string());
     }
     let p = local_path(source).ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
-    let canon = std::fs::canonicalize(&p)
-        .map_err(|e| GardenError::Schema(format!("source is not a directory: {source} ({e})")))?;
+    let canon = std::fs::canonicalize(&p).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => GardenError::SourceMissing { path: source.to_string(), source: e },
+        _ => GardenError::io(format!("source {source}"), e),
+    })?;
     if !canon.is_dir() {
         return Err(GardenError::Schema(format!("source is not a directory: {source}")));
     }

@@ -11,6 +11,16 @@ pub enum GardenError {
     /// Bad source or argument (the dialect's `E_SCHEMA`).
     #[error("E_SCHEMA: {0}")]
     Schema(String),
+    /// A local source path that does not exist (a typo, an unmounted
+    /// drive): `E_NOT_FOUND`, not a schema problem.
+    #[error("E_NOT_FOUND: no such source folder: {path}")]
+    SourceMissing {
+        /// The path as given.
+        path: String,
+        /// Why it could not be opened.
+        #[source]
+        source: std::io::Error,
+    },
     /// `_meta/gardener.yaml` is invalid.
     #[error("E_CONFIG: {0}")]
     Config(String),
@@ -56,6 +66,7 @@ impl GardenError {
     pub fn code(&self) -> &'static str {
         match self {
             GardenError::Schema(_) => "E_SCHEMA",
+            GardenError::SourceMissing { .. } => "E_NOT_FOUND",
             GardenError::Config(_) => "E_CONFIG",
             GardenError::Io { .. } | GardenError::Listing(_) => "E_IO",
             GardenError::Git(g) => g.code(),
@@ -102,5 +113,11 @@ mod tests {
         assert_eq!(m.code(), "E_DERIVED");
         assert_eq!(chain(&m).matches("Query is not read-only").count(), 1, "{}", chain(&m));
         assert_eq!(GardenError::Listing("the listing thread panicked".into()).code(), "E_IO");
+        let missing = GardenError::SourceMissing {
+            path: "/no/such/dir".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(missing.code(), "E_NOT_FOUND");
+        assert_eq!(missing.to_string(), "E_NOT_FOUND: no such source folder: /no/such/dir");
     }
 }

@@ -87,6 +87,10 @@ pub struct SourceReport {
     pub store_corrupt: usize,
     /// Files the store did not hold, left for the next run (`--prepared-only`).
     pub deferred: usize,
+    /// The source could not be listed at all (missing folder, unreachable
+    /// remote): nothing of it was read, planted or marked stale.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unreachable: bool,
 }
 
 /// A file planted with a suspect body.
@@ -154,6 +158,7 @@ impl SourceReport {
             store_curations,
             store_corrupt,
             deferred,
+            unreachable,
         } = part;
         for (to, from) in [(&mut self.planted, planted), (&mut self.branches, branches), (&mut self.updated, updated)] {
             from.iter().for_each(|id| to.push(id));
@@ -178,6 +183,7 @@ impl SourceReport {
         self.store_curations += store_curations;
         self.store_corrupt += store_corrupt;
         self.deferred += deferred;
+        self.unreachable |= unreachable;
     }
 }
 
@@ -210,6 +216,12 @@ impl GardenReport {
     /// True when any source reported a per-file error (exit 3).
     pub fn partial(&self) -> bool {
         self.sources.iter().any(|s| !s.errors.is_empty())
+    }
+
+    /// Every source of the run was unreachable: nothing was synced, which
+    /// is a failure, not a partial run.
+    pub fn failed(&self) -> bool {
+        !self.sources.is_empty() && self.sources.iter().all(|s| s.unreachable)
     }
 }
 

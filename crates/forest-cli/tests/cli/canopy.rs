@@ -86,7 +86,7 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     // with the model installed, adopt leaves a canopy made by the fast encoder
     let fast = Canopy::load(&canopy_dir(&root)).unwrap().expect("adopt with a model builds the canopy");
     assert!(fast.model.ends_with(forest_canopy::STATIC_SUFFIX), "{}", fast.model);
-    assert_eq!(fast.ids.len(), 6, "every node, branches too: {:?}", fast.ids);
+    assert_eq!(fast.ids.len(), 7, "every catalog node, the master and _meta too: {:?}", fast.ids);
     assert_equals_rebuild(&root, &m, "adopt (fast encoder)");
     let (_, err) = locate(&root, "shrinking files without losing data", &[], Some(&m));
     assert!(!err.contains("BM25 only"), "the default locate reads the fast canopy: {err}");

@@ -177,3 +177,42 @@ fn an_undecodable_file_is_planted_reported_suspect_and_listed_by_health() {
     let hv: Value = serde_json::from_slice(&run(&["health", "--forest", &f(&root), "--json"]).stdout).unwrap();
     assert!(hv["suspect_conversions"].as_array().unwrap().is_empty(), "{hv}");
 }
+
+/// Errors name their cause: a missing source is `E_NOT_FOUND` (not a
+/// schema problem), a sync whose every source is gone fails instead of
+/// "partial", `health` says why it needs attention and `--check` makes it
+/// an exit status, and the Ranger prints no debug labels.
+#[test]
+fn errors_name_the_cause_and_exit_accordingly() {
+    let d = tempfile::tempdir().unwrap();
+    let root = init(d.path());
+    // adopt of a folder that does not exist: one line, E_NOT_FOUND, exit 1
+    let o = run(&["adopt", "--forest", &f(&root), "/no/such/dir"]);
+    assert_eq!(code(&o), 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("E_NOT_FOUND") && err.contains("/no/such/dir"), "{err}");
+    assert!(!err.contains("E_SCHEMA"), "{err}");
+    assert_eq!(err.lines().filter(|l| !l.trim().is_empty()).count(), 1, "{err}");
+    // a sync whose only source folder is gone: an error, not a partial run
+    let src = d.path().join("drive");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("a.txt"), "Quarterly report: revenue grew in every region.\n").unwrap();
+    assert_eq!(code(&run(&["adopt", "--forest", &f(&root), src.to_str().unwrap()])), 0);
+    assert_eq!(code(&run(&["health", "--forest", &f(&root), "--check"])), 0, "a fresh forest is healthy");
+    fs::remove_dir_all(&src).unwrap();
+    let o = run(&["sync", "--forest", &f(&root), "--json"]);
+    assert_eq!(code(&o), 1, "nothing was synced: {}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["sources"][0]["unreachable"], true, "{r}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no source could be read"));
+    // health names the missing source; --check turns the verdict into an exit status
+    let h = run(&["health", "--forest", &f(&root)]);
+    assert_eq!(code(&h), 0);
+    let first = stdout(&h).lines().next().unwrap_or_default().to_string();
+    assert!(first.starts_with("forest health: unhealthy (source folder missing: default ("), "{first}");
+    assert_eq!(code(&run(&["health", "--forest", &f(&root), "--check"])), 1);
+    // the Ranger's line says what git gc did, in words
+    let o = run(&["ranger", "run", "--forest", &f(&root)]);
+    let out = stdout(&o);
+    assert!(out.contains("git gc") && !out.contains("gc: Ran"), "{out}");
+}

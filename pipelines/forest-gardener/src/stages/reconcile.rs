@@ -211,6 +211,7 @@ impl Reconciler<'_> {
                 self.report
                     .errors
                     .push(err(&self.src.uri, format!("listing failed, source skipped (nothing marked stale): {e}")));
+                self.report.unreachable = true;
                 return Ok(None);
             }
             self.report
