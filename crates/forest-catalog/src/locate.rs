@@ -227,10 +227,13 @@ pub enum Admit {
     Stop,
 }
 
+/// Ranking heat by id.
+pub type HeatMap = std::collections::HashMap<String, f64>;
+
 /// What [`locate`] asks its caller for while it ranks.
 pub struct LocateHooks<'a> {
     /// Ranking heat of ids (persistent + the caller's session).
-    pub heat: &'a dyn Fn(&[String]) -> Result<std::collections::HashMap<String, f64>>,
+    pub heat: &'a dyn Fn(&[String]) -> Result<HeatMap>,
     /// Whether a candidate may be shown (language, visibility, deadline).
     pub admit: &'a mut dyn FnMut(&str) -> Admit,
 }
