@@ -347,13 +347,15 @@ fn item(h: Hit, score: f64, heat: f64, include_outline: bool) -> Result<LocateIt
 
 /// BM25 alone: bm25 is negative (lower = better); the best hit gets 1.0.
 fn bm25_strengths(hits: Vec<Hit>) -> Vec<(Hit, f64)> {
+    let strength = strength_of(&hits);
+    hits.into_iter().map(|h| (strength(h.rank), h)).map(|(s, h)| (h, s)).collect()
+}
+
+/// Each hit's BM25 strength from its rank: rank / best rank (bm25 is
+/// negative, lower is better), 1.0 when no rank is below zero.
+fn strength_of(hits: &[Hit]) -> impl Fn(f64) -> f64 {
     let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
-    hits.into_iter()
-        .map(|h| {
-            let strength = if best < 0.0 { h.rank / best } else { 1.0 };
-            (h, strength)
-        })
-        .collect()
+    move |rank| if best < 0.0 { rank / best } else { 1.0 }
 }
 
 /// Hybrid: BM25 fused with the vector ranking by `fusion`; vector-only ids
@@ -398,8 +400,8 @@ fn fused_strengths(
 }
 
 fn bm25_strengths_of(hits: &[Hit]) -> Vec<(String, f64)> {
-    let best = hits.iter().map(|h| h.rank).fold(0.0f64, f64::min);
-    hits.iter().map(|h| (h.id.clone(), if best < 0.0 { h.rank / best } else { 1.0 })).collect()
+    let strength = strength_of(hits);
+    hits.iter().map(|h| (h.id.clone(), strength(h.rank))).collect()
 }
 
 /// The node columns a hit reads, in [`hit_row`]'s order.

@@ -88,7 +88,7 @@ pub(crate) fn finish_garden(report: &GardenReport, json: bool) -> Result<u8> {
         print_human(report);
     }
     Ok(if report.failed() {
-        eprintln!("forest: E_NOT_FOUND: no source could be read; nothing was synced");
+        eprintln!("forest: E_UNREACHABLE: no source could be read; nothing was synced (the report's errors say why)");
         crate::EXIT_ERROR
     } else if report.partial() {
         EXIT_PARTIAL

@@ -299,22 +299,24 @@ fn adopt_sync_and_failures(kind: Kind) {
     let broken = broken_rclone(d.path());
     fs::remove_file(corpus.join("team-1/minutes-07.md")).unwrap();
     let (cut, r) = sync_json(&root, &[("FOREST_RCLONE", broken.to_str().unwrap())]);
-    assert_eq!(code(&cut), 3, "{}", String::from_utf8_lossy(&cut.stderr));
+    // a listing that fails before any file is seen skips the whole source:
+    // with the only source skipped nothing is synced, an error (not partial)
+    assert_eq!(code(&cut), 1, "{}", String::from_utf8_lossy(&cut.stderr));
     assert_eq!(count(&r, "stale"), 0, "a listing cut half-way marks nothing stale: {r:#}");
     let (missing, r) = sync_json(&root, &[("FOREST_RCLONE", "/nonexistent/rclone")]);
-    assert_eq!(code(&missing), 3, "{}", String::from_utf8_lossy(&missing.stderr));
+    assert_eq!(code(&missing), 1, "{}", String::from_utf8_lossy(&missing.stderr));
     assert_eq!(count(&r, "stale"), 0);
     assert!(src(&r)["errors"].to_string().contains("rclone is not installed"), "{r:#}");
     let cfg_path = root.join("_meta/gardener.yaml");
     fs::write(&cfg_path, cfg.replace("rclone:drive:", "rclone:nosuch:")).unwrap();
     let (unknown, r) = sync_json(&root, &[]);
-    assert_eq!(code(&unknown), 3, "{}", String::from_utf8_lossy(&unknown.stderr));
+    assert_eq!(code(&unknown), 1, "{}", String::from_utf8_lossy(&unknown.stderr));
     assert_eq!(count(&r, "stale"), 0);
     assert!(src(&r)["errors"].to_string().contains("no such remote"), "{r:#}");
     fs::write(&cfg_path, &cfg).unwrap();
     drop(server); // the drive goes offline
     let (offline, r) = sync_json(&root, &[]);
-    assert_eq!(code(&offline), 3, "{}", String::from_utf8_lossy(&offline.stderr));
+    assert_eq!(code(&offline), 1, "{}", String::from_utf8_lossy(&offline.stderr));
     assert_eq!(count(&r, "stale"), 0, "{r:#}");
     assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "nothing committed");
     // The map works offline.

@@ -205,7 +205,9 @@ fn s3_listing_error_marks_nothing_stale_and_the_map_works_offline() {
     fs::write(&cfg_path, cfg.replace(&ep, dead)).unwrap();
     let o = fs3(&["sync", "--forest", &f(&root), "--json"]);
     let r = json_of(&o);
-    assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+    // its only source unreachable: nothing synced, an error (not partial)
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(src(&r)["unreachable"], true, "{r:#}");
     assert_eq!(count(&r, "stale"), 0);
     assert!(src(&r)["errors"][0]["message"].as_str().unwrap().contains("nothing marked stale"), "{r:#}");
     assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "nothing committed");
