@@ -115,6 +115,25 @@ pub fn ensure_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshR
     Ok(Some(r))
 }
 
+/// The canopy's second tier (a Ranger run): a current canopy the fast
+/// encoder built is rebuilt, streamed, with the full model when the forest
+/// has at most `max_nodes` nodes and `FOREST_EMBED_MODEL` names the model;
+/// `None` when there is nothing to do. A build that fails leaves the fast
+/// canopy as it was.
+pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Result<Option<RefreshReport>> {
+    let dir = canopy_dir(forest);
+    let fast = crate::store::read_meta(&dir).is_some_and(|m| Encoder::of_model(&m.model) == Encoder::Fast);
+    if !fast || stale_reason(&dir).is_some() || max_nodes == 0 || catalog_len(catalog)? > max_nodes {
+        return Ok(None);
+    }
+    let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
+    let t0 = std::time::Instant::now();
+    let r = refresh_rows(&dir, &CatalogRows(catalog), e.as_ref(), true, &|_| {})?;
+    let ms = t0.elapsed().as_millis() as u64;
+    tracing::info!(target: "forest_canopy", event = "canopy.upgraded", nodes = r.nodes, model = %r.model, ms);
+    Ok(Some(r))
+}
+
 /// The vector ranking for `query` (`depth` deep), or why there is none: a
 /// forest without a canopy, a stale one, an unset or other model all fall
 /// back to BM25 with a note. The query's vector comes from the memo when

@@ -40,7 +40,7 @@ pub use error::{CanopyError, Result};
 pub use fast::{StaticEmbedder, STATIC_SUFFIX};
 pub use forest::{
     begin_dense, build_forest, catalog_len, dense_ranking, dense_scored, ensure_forest, maintain_forest, query_vector,
-    CatalogRows, DenseQuery, Fallback,
+    upgrade_forest, CatalogRows, DenseQuery, Fallback,
 };
 pub use maintain::{maintain, refresh, refresh_rows, text_hash, Loader, Merge, OldIndex, RefreshReport};
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};

@@ -107,6 +107,10 @@ pub struct RangerReport {
     pub timings_ms: Timings,
     /// The run's commit id, `None` when nothing changed.
     pub commit: Option<String>,
+    /// Nodes the full model embedded when the run rebuilt a fast canopy
+    /// (`canopy_full_max_nodes` in `_meta/ranger.yaml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canopy_upgraded: Option<usize>,
     /// The budgeted curation after the pass (`curation:` in
     /// `_meta/ranger.yaml`; run by `forest ranger run`, not by this crate).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -191,6 +195,8 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     drop(rewritten);
     timings.commit = ms(t);
 
+    let canopy_upgraded = canopy_second_tier(forest, &catalog, cfg);
+
     let t = Instant::now();
     let health = health(forest, &catalog, &trails)?;
     timings.health = ms(t);
@@ -216,9 +222,23 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
         gc,
         timings_ms: timings,
         commit,
+        canopy_upgraded,
         curation: None,
         curation_skipped: None,
     })
+}
+
+/// The canopy's second tier: the full model over a fast canopy, within the
+/// node limit; the nodes it embedded. A failure never fails the run (the
+/// canopy is disposable).
+fn canopy_second_tier(forest: &Path, catalog: &Catalog, cfg: &RangerConfig) -> Option<usize> {
+    match forest_canopy::upgrade_forest(forest, catalog, cfg.canopy_full_max_nodes as usize) {
+        Ok(r) => r.map(|r| r.embedded),
+        Err(e) => {
+            tracing::warn!(event = "canopy.upgrade_failed", code = e.code(), error = %e);
+            None
+        }
+    }
 }
 
 /// Result of the lifecycle phase, before the commit.

@@ -190,3 +190,49 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     let st = forest(&root, &["canopy", "status", "--json"], Some(&m));
     assert_eq!(serde_json::from_slice::<serde_json::Value>(&st.stdout).unwrap()["state"], "active");
 }
+
+/// The canopy's two tiers: adopt builds it with the fast encoder; a Ranger
+/// run rebuilds it with the full model when the forest is within
+/// `canopy_full_max_nodes`, and not when the limit says no.
+#[test]
+fn the_ranger_upgrades_a_fast_canopy_to_the_full_model() {
+    let Some(m) = model() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("zlib.md"), "# zlib\n\nzlib is a lossless data compression library.\n").unwrap();
+    fs::write(src.join("pam.md"), "# PAM\n\nConfiguring PAM for the login service.\n").unwrap();
+    // a limit of 0: the fast canopy stays
+    let off = init(&d.path().join("off"));
+    fs::write(off.join("_meta/ranger.yaml"), "canopy_full_max_nodes: 0\n").unwrap();
+    super::git(&off, &["add", "_meta/ranger.yaml"]);
+    super::git(&off, &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "ranger: no full canopy"]);
+    forest(&off, &["adopt", src.to_str().unwrap()], Some(&m));
+    let o = forest(&off, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r.get("canopy_upgraded").is_none(), "{r}");
+    let kept = Canopy::load(&canopy_dir(&off)).unwrap().unwrap();
+    assert!(kept.model.ends_with(forest_canopy::STATIC_SUFFIX), "{}", kept.model);
+    // the default limit: the run embeds every node with the full model
+    let root = init(&d.path().join("on"));
+    forest(&root, &["adopt", src.to_str().unwrap()], Some(&m));
+    let fast = Canopy::load(&canopy_dir(&root)).unwrap().unwrap();
+    assert!(fast.model.ends_with(forest_canopy::STATIC_SUFFIX), "{}", fast.model);
+    let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["canopy_upgraded"].as_u64(), Some(fast.ids.len() as u64), "{r}");
+    let full = Canopy::load(&canopy_dir(&root)).unwrap().unwrap();
+    assert!(!full.model.ends_with(forest_canopy::STATIC_SUFFIX), "{}", full.model);
+    assert_eq!(full.ids, fast.ids);
+    assert_equals_rebuild(&root, &m, "the full tier");
+    // writers keep the full tier: a sync refreshes it with the full model
+    fs::write(src.join("zlib.md"), "# zlib\n\nThe deflate library.\n").unwrap();
+    forest(&root, &["sync"], Some(&m));
+    let after = Canopy::load(&canopy_dir(&root)).unwrap().unwrap();
+    assert_eq!(after.model, full.model);
+    assert_equals_rebuild(&root, &m, "sync over the full tier");
+    // and a second Ranger run has nothing to upgrade
+    let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-02T00:00:00Z"], Some(&m));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r.get("canopy_upgraded").is_none(), "{r}");
+}
