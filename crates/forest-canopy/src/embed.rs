@@ -195,18 +195,19 @@ static SHARED_FAST: Mutex<Option<(PathBuf, SharedEmbedder)>> = Mutex::new(None);
 /// for the fast one, distilled on first use) once per process; `None`
 /// when the variable is unset.
 pub fn shared_encoder(kind: Encoder) -> Result<Option<SharedEmbedder>> {
-    let Some(full) = shared_from_env()? else { return Ok(None) };
     if kind == Encoder::Full {
-        return Ok(Some(full as SharedEmbedder));
+        return Ok(shared_from_env()?.map(|e| e as SharedEmbedder));
     }
-    let Some(dir) = env_dir() else { return Ok(None) };
+    let (Some(dir), Some(identity)) = (env_dir(), identity_from_env()?) else { return Ok(None) };
     let mut slot = SHARED_FAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((d, e)) = slot.as_ref() {
-        if *d == dir && e.model().starts_with(full.model()) {
+        if *d == dir && e.model().starts_with(&identity) {
             return Ok(Some(Arc::clone(e)));
         }
     }
-    let e: SharedEmbedder = Arc::new(crate::fast::StaticEmbedder::load(&dir, &full)?);
+    // the transformer is loaded only when the table must be distilled
+    let full = || shared_from_env()?.ok_or_else(|| model_err(&dir, "the model directory is unset"));
+    let e: SharedEmbedder = Arc::new(crate::fast::StaticEmbedder::load(&dir, &identity, full)?);
     *slot = Some((dir, Arc::clone(&e)));
     Ok(Some(e))
 }

@@ -13,7 +13,7 @@
 //! model's directory is read-only; its identity is the model's plus
 //! [`STATIC_SUFFIX`], so a canopy records which encoder made it.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
@@ -36,11 +36,46 @@ const DISTILL_ROWS: usize = 512;
 
 /// A static token table and the tokenizer that indexes it.
 pub struct StaticEmbedder {
-    table: Vec<f32>,
+    table: Table,
     dim: usize,
     tokenizer: Tokenizer,
     name: String,
 }
+
+/// The weighted token rows: the cache file mapped in place (a query's
+/// process reads the few rows it needs, not 47 MB), or the rows a
+/// distillation just computed.
+enum Table {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<f32>),
+}
+
+impl Table {
+    /// Add row `id` (of width `dim`) into `acc`; false past the table.
+    fn add_row(&self, id: usize, dim: usize, acc: &mut [f32]) -> bool {
+        match self {
+            Table::Owned(t) => match t.get(id * dim..(id + 1) * dim) {
+                Some(row) => {
+                    acc.iter_mut().zip(row).for_each(|(a, b)| *a += b);
+                    true
+                }
+                None => false,
+            },
+            Table::Mapped(m) => match m.get(HEADER + id * dim * 4..HEADER + (id + 1) * dim * 4) {
+                Some(row) => {
+                    for (a, c) in acc.iter_mut().zip(row.chunks_exact(4)) {
+                        *a += f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+}
+
+/// Bytes before the rows in the cache file: magic, vocabulary, width.
+const HEADER: usize = 16;
 
 /// The rarity weight of vocabulary entry `id` (WordPiece: entries below
 /// the first word, 1996 in BERT's uncased vocabulary, are characters,
@@ -50,10 +85,15 @@ pub(crate) fn weight(id: usize, first_word: usize) -> f32 {
 }
 
 impl StaticEmbedder {
-    /// The fast encoder of the model in `dir`: its cached table, or a
-    /// distillation of `full` (loaded by the caller) written to the cache.
-    pub fn load(dir: &Path, full: &LocalEmbedder) -> Result<StaticEmbedder> {
-        let name = format!("{}{STATIC_SUFFIX}", full.model());
+    /// The fast encoder of the model in `dir` (whose identity is
+    /// `identity`): its cached table, mapped, or a distillation of the full
+    /// model (`full` loads it, only then) written to the cache.
+    pub fn load(
+        dir: &Path,
+        identity: &str,
+        full: impl FnOnce() -> Result<std::sync::Arc<LocalEmbedder>>,
+    ) -> Result<StaticEmbedder> {
+        let name = format!("{identity}{STATIC_SUFFIX}");
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| CanopyError::Tokenizer(format!("tokenizer.json: {e}")))?;
         tokenizer.with_padding(None);
@@ -61,13 +101,13 @@ impl StaticEmbedder {
             .with_truncation(Some(tokenizers::TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| CanopyError::Tokenizer(e.to_string()))?;
         let vocab = tokenizer.get_vocab_size(true);
-        let cached = cache_paths(dir, full.model()).into_iter().find_map(|p| read_table(&p, vocab));
+        let cached = cache_paths(dir, identity).into_iter().find_map(|p| map_table(&p, vocab));
         let (table, dim) = match cached {
-            Some(t) => t,
+            Some((m, dim)) => (Table::Mapped(m), dim),
             None => {
-                let t = distill(full, &tokenizer, vocab)?;
-                save_table(dir, full.model(), &t.0, vocab, t.1);
-                t
+                let (t, dim) = distill(full()?.as_ref(), &tokenizer, vocab)?;
+                save_table(dir, identity, &t, vocab, dim);
+                (Table::Owned(t), dim)
             }
         };
         Ok(StaticEmbedder { table, dim, tokenizer, name })
@@ -76,11 +116,6 @@ impl StaticEmbedder {
     /// Vector width.
     pub fn dim(&self) -> usize {
         self.dim
-    }
-
-    fn row(&self, id: u32) -> Option<&[f32]> {
-        let s = id as usize * self.dim;
-        self.table.get(s..s + self.dim)
     }
 }
 
@@ -96,8 +131,8 @@ impl Embedder for StaticEmbedder {
             .iter()
             .map(|e| {
                 let mut v = vec![0f32; self.dim];
-                for row in e.get_ids().iter().filter_map(|&id| self.row(id)) {
-                    v.iter_mut().zip(row).for_each(|(a, b)| *a += b);
+                for &id in e.get_ids() {
+                    self.table.add_row(id as usize, self.dim, &mut v);
                 }
                 normalize(&mut v);
                 v
@@ -153,21 +188,19 @@ fn cache_paths(dir: &Path, identity: &str) -> Vec<PathBuf> {
     vec![dir.join(&name), std::env::temp_dir().join(name)]
 }
 
-fn read_table(path: &Path, vocab: usize) -> Option<(Vec<f32>, usize)> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut head = [0u8; 16];
-    f.read_exact(&mut head).ok()?;
+/// The cache file mapped, when it is a whole table of `vocab` rows.
+fn map_table(path: &Path, vocab: usize) -> Option<(memmap2::Mmap, usize)> {
+    let f = std::fs::File::open(path).ok()?;
+    // SAFETY: the file is written once to a temporary name and renamed into
+    // place; it is never modified in place while mapped.
+    let m = unsafe { memmap2::Mmap::map(&f) }.ok()?;
+    let head = m.get(..HEADER)?;
     let rows = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
     let dim = u32::from_le_bytes(head[12..16].try_into().ok()?) as usize;
-    if &head[..8] != MAGIC || rows != vocab || dim == 0 || dim > 8192 {
+    if &head[..8] != MAGIC || rows != vocab || dim == 0 || dim > 8192 || m.len() != HEADER + rows * dim * 4 {
         return None;
     }
-    let mut bytes = Vec::with_capacity(rows * dim * 4);
-    f.read_to_end(&mut bytes).ok()?;
-    if bytes.len() != rows * dim * 4 {
-        return None;
-    }
-    Some((bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(), dim))
+    Some((m, dim))
 }
 
 /// Keep the table for the next process (best effort: a read-only model
@@ -237,11 +270,19 @@ mod tests {
         let table: Vec<f32> = (0..12).map(|i| i as f32 * 0.5).collect();
         save_table(d.path(), "m@abc", &table, 4, 3);
         let p = d.path().join("forest-static-abc.f32");
-        assert_eq!(read_table(&p, 4), Some((table.clone(), 3)));
-        assert_eq!(read_table(&p, 5), None, "another vocabulary");
+        let (m, dim) = map_table(&p, 4).unwrap();
+        assert_eq!(dim, 3);
+        let mapped = Table::Mapped(m);
+        for id in 0..4 {
+            let mut acc = vec![0f32; 3];
+            assert!(mapped.add_row(id, 3, &mut acc));
+            assert_eq!(acc, table[id * 3..id * 3 + 3], "row {id}");
+        }
+        assert!(!mapped.add_row(4, 3, &mut [0f32; 3]), "past the table");
+        assert!(map_table(&p, 5).is_none(), "another vocabulary");
         let mut bytes = std::fs::read(&p).unwrap();
         bytes.truncate(bytes.len() - 4);
         std::fs::write(&p, &bytes).unwrap();
-        assert_eq!(read_table(&p, 4), None, "a short file");
+        assert!(map_table(&p, 4).is_none(), "a short file");
     }
 }
