@@ -108,11 +108,17 @@ pub fn ensure_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshR
         return maintain_forest(forest, catalog);
     }
     let Some(e) = shared_encoder(Encoder::from_env()?)? else { return Ok(None) };
+    rebuild(&dir, catalog, e.as_ref(), "canopy.built").map(Some)
+}
+
+/// Embed every catalog row anew into `dir` with `e` (streamed), and log it
+/// under `event`.
+fn rebuild(dir: &Path, catalog: &Catalog, e: &dyn Embedder, event: &str) -> Result<RefreshReport> {
     let t0 = std::time::Instant::now();
-    let r = refresh_rows(&dir, &CatalogRows(catalog), e.as_ref(), true, &|_| {})?;
+    let r = refresh_rows(dir, &CatalogRows(catalog), e, true, &|_| {})?;
     let ms = t0.elapsed().as_millis() as u64;
-    tracing::info!(target: "forest_canopy", event = "canopy.built", nodes = r.nodes, model = %r.model, ms);
-    Ok(Some(r))
+    tracing::info!(target: "forest_canopy", event, nodes = r.nodes, model = %r.model, ms);
+    Ok(r)
 }
 
 /// The canopy's second tier (a Ranger run): a current canopy the fast
@@ -127,11 +133,7 @@ pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Res
         return Ok(None);
     }
     let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
-    let t0 = std::time::Instant::now();
-    let r = refresh_rows(&dir, &CatalogRows(catalog), e.as_ref(), true, &|_| {})?;
-    let ms = t0.elapsed().as_millis() as u64;
-    tracing::info!(target: "forest_canopy", event = "canopy.upgraded", nodes = r.nodes, model = %r.model, ms);
-    Ok(Some(r))
+    rebuild(&dir, catalog, e.as_ref(), "canopy.upgraded").map(Some)
 }
 
 /// The vector ranking for `query` (`depth` deep), or why there is none: a

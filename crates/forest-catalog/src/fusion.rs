@@ -21,9 +21,6 @@ use serde::{Deserialize, Serialize};
 /// RRF constant (navigator §4: `1 / (60 + rank + 1)`, rank 0-based).
 pub const RRF_K: f64 = 60.0;
 
-/// BM25's share in [`Fusion::Blend`] when the vector ranking names none.
-pub const BLEND_BM25_WEIGHT: f64 = 0.4;
-
 /// A vector ranking for `locate`: ids best first with their cosine
 /// similarity, and BM25's share when [`Fusion::Blend`] fuses them.
 #[derive(Debug, Clone, PartialEq)]

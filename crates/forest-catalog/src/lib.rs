@@ -21,7 +21,7 @@ pub use catalog::{
     NodeRow, RebuildReason,
 };
 pub use expand::expand_query;
-pub use fusion::{blend_fuse, rrf_fuse, Dense, Fusion, BLEND_BM25_WEIGHT, RRF_K};
+pub use fusion::{blend_fuse, rrf_fuse, Dense, Fusion, RRF_K};
 pub use locate::{
     fit_budget, locate, locate_simple, parse_coverage, sanitize_query, Admit, Coverage, DenseAnswer, LocateHooks,
     LocateItem, LocateQuery, LocateResult, Scope, TopkDump, LOCATE_BUDGET,

@@ -14,7 +14,7 @@ use super::*;
 
 const DS: &str = "sales/report-q1-2026";
 
-fn mcp_python() -> Option<PathBuf> {
+pub(super) fn mcp_python() -> Option<PathBuf> {
     match std::env::var("FOREST_TEST_MCP_PYTHON") {
         Ok(p) if Path::new(&p).is_file() => Some(PathBuf::from(p)),
         _ => {

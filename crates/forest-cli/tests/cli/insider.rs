@@ -12,20 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::hostile::mcp_python;
 use super::serve_access::{http, serve, token, Session};
 use super::*;
 
 const SECRET: &str = "zanzibar";
-
-fn mcp_python() -> Option<PathBuf> {
-    match std::env::var("FOREST_TEST_MCP_PYTHON") {
-        Ok(p) if Path::new(&p).is_file() => Some(PathBuf::from(p)),
-        _ => {
-            forest_testkit::skip("FOREST_TEST_MCP_PYTHON unset (run `bash ops/mcp/install.sh`)");
-            None
-        }
-    }
-}
 
 fn write_file(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
