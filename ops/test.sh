@@ -143,4 +143,12 @@ if [ -n "$long" ]; then
 fi
 echo "test.sh: wall time $(( $(date +%s) - t0 )) s (runner $runner, exit $rc)"
 echo "tests: ${passed:-0} passed, ${failed:-0} failed"
+# FOREST_TEST_SUMMARY=FILE: what this run measured, for ops/ci/check-figures.sh
+# (the README's figures that can go stale): the test counts and the size of
+# what the test servers installed in $FOREST_OPS_DIR (MB, 10^6 bytes).
+if [ -n "${FOREST_TEST_SUMMARY:-}" ]; then
+  ops_mb=$( (cd "$FOREST_OPS_DIR" && du -s --block-size=1000000 -c llm-venv s3-venv mcp-venv monkeyllm-venv embed-model 2>/dev/null || true) | awk 'END {print $1}')
+  printf 'passed=%s\nfailed=%s\nskipped=%s\nops_mb=%s\nrunner=%s\n' "${passed:-0}" "${failed:-0}" \
+    "$( [ -z "$skipped" ] && echo 0 || grep -c . <<<"$skipped")" "${ops_mb:-0}" "$runner" >"$FOREST_TEST_SUMMARY"
+fi
 exit "$rc"
