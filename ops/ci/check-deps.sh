@@ -35,6 +35,21 @@ if [ -n "$ranking" ]; then
   echo "$ranking" >&2
   fail=1
 fi
+# No SQL over the catalog's tables outside forest-catalog: library code
+# reaches the catalog's connection only there. The files listed in
+# CATALOG_SQL_LEFT still do (the Vine's scoped views and row scans, the
+# Ranger's degree scan); the list may only shrink.
+CATALOG_SQL_LEFT="crates/forest-vine/src/pool.rs crates/forest-vine/src/read.rs crates/forest-vine/src/scan.rs
+crates/forest-vine/src/scoped.rs crates/forest-vine/src/sniff.rs crates/forest-vine/src/write.rs
+pipelines/forest-ranger/src/degrees.rs pipelines/forest-ranger/src/run.rs"
+sqlers="$(grep -rln --include=*.rs '\.connection()' crates converters pipelines |
+  grep -v '^crates/forest-catalog/' | grep -v -e '/tests/' -e '/examples/' -e '/benches/' | sort || true)"
+for f in $sqlers; do
+  if ! grep -qxF "$f" <<<"$(tr ' ' '\n' <<<"$CATALOG_SQL_LEFT")"; then
+    echo "check-deps: $f reads the catalog's connection: add the query to forest-catalog instead" >&2
+    fail=1
+  fi
+done
 [ "$fail" = 0 ] && echo "check-deps: the FTS index is read by forest-catalog alone;"
 [ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog, forest-navigator, forest-canopy and forest-keyphrase keep their dependency invariants"
 exit "$fail"

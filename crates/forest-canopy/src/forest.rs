@@ -16,10 +16,6 @@ use crate::store::{canopy_dir, stale_reason};
 use crate::stream::Rows;
 use crate::text::scent_text;
 
-fn json_list(s: &str) -> Vec<String> {
-    serde_json::from_str(s).unwrap_or_default()
-}
-
 /// Rows read from the catalog per query: each page is its own short read,
 /// so a build that embeds for hours holds no read transaction open.
 const PAGE: usize = 4096;
@@ -30,26 +26,13 @@ pub struct CatalogRows<'a>(pub &'a Catalog);
 
 impl Rows for CatalogRows<'_> {
     fn visit(&self, f: &mut dyn FnMut(String, String) -> Result<()>) -> Result<()> {
-        let sql = "SELECT id, title, summary, aliases, tags FROM nodes WHERE id > ?1 ORDER BY id LIMIT ?2";
-        let db_err = |e: rusqlite::Error| CanopyError::Catalog(e.to_string());
         let mut last = String::new();
         loop {
-            let page = {
-                let mut st = self.0.connection().prepare_cached(sql).map_err(db_err)?;
-                let rows = st
-                    .query_map(rusqlite::params![last, PAGE as i64], |r| {
-                        let (title, summary): (String, String) = (r.get(1)?, r.get(2)?);
-                        let aliases = json_list(&r.get::<_, String>(3)?);
-                        let tags = json_list(&r.get::<_, String>(4)?);
-                        Ok((r.get::<_, String>(0)?, scent_text(&title, &summary, &aliases, &tags)))
-                    })
-                    .map_err(db_err)?;
-                rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)?
-            };
+            let page = self.0.scent_page(&last, PAGE).map_err(|e| CanopyError::Catalog(e.to_string()))?;
             let n = page.len();
-            for (id, text) in page {
-                last.clone_from(&id);
-                f(id, text)?;
+            for r in page {
+                last.clone_from(&r.id);
+                f(r.id, scent_text(&r.title, &r.summary, &r.aliases, &r.tags))?;
             }
             if n < PAGE {
                 return Ok(());
@@ -60,10 +43,7 @@ impl Rows for CatalogRows<'_> {
 
 /// Nodes in the catalog (what a build will embed).
 pub fn catalog_len(catalog: &Catalog) -> Result<usize> {
-    let n: i64 = catalog
-        .connection()
-        .query_row("SELECT count(*) FROM nodes", [], |r| r.get(0))
-        .map_err(|e| CanopyError::Catalog(e.to_string()))?;
+    let n = catalog.count_nodes().map_err(|e| CanopyError::Catalog(e.to_string()))?;
     Ok(n as usize)
 }
 

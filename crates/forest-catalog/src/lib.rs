@@ -11,6 +11,7 @@ mod expand;
 mod fusion;
 mod locate;
 pub mod pyjson;
+mod rows;
 mod topk;
 mod trails;
 pub mod verified;
@@ -26,6 +27,7 @@ pub use locate::{
     fit_budget, locate, locate_simple, parse_coverage, sanitize_query, Admit, Coverage, DenseAnswer, LocateHooks,
     LocateItem, LocateQuery, LocateResult, Scope, TopkDump, LOCATE_BUDGET,
 };
+pub use rows::{PayloadRow, ScentRow};
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
 pub use window::{Window, WindowCounts};
 

@@ -33,9 +33,6 @@ pub enum DerivedError {
     /// The catalog (`_derived/catalog.db`) failed.
     #[error("catalog {}", paths::CATALOG_PATH)]
     Catalog(#[source] forest_catalog::CatalogError),
-    /// A catalog query failed.
-    #[error("catalog query")]
-    Query(#[source] rusqlite::Error),
     /// The payload cache or its S3 client could not be set up.
     #[error("payload cache {}", paths::PAYLOADS_DIR)]
     Storage(#[source] forest_storage::StorageError),
@@ -50,7 +47,7 @@ impl DerivedError {
         match self {
             DerivedError::Config(_) => "E_CONFIG",
             DerivedError::Io { .. } => "E_IO",
-            DerivedError::Catalog(_) | DerivedError::Query(_) => "E_DERIVED",
+            DerivedError::Catalog(_) => "E_DERIVED",
             DerivedError::Storage(_) => "E_STORAGE",
             DerivedError::Git(g) => g.code(),
         }

@@ -219,18 +219,12 @@ pub fn prefetch(forest: &Path, cache: &PayloadCache, scope: &str) -> Result<Pref
     let folder = scope.trim_end_matches("/_index").trim_end_matches("_index").trim_matches('/');
     let prefix = if folder.is_empty() { String::new() } else { format!("{folder}/") };
     let cat = open_catalog(forest)?;
-    let rows: Vec<(String, String, Option<String>)> = {
-        let mut st = cat
-            .connection()
-            .prepare(
-                "SELECT id, payload, payload_hash FROM nodes WHERE payload IS NOT NULL AND payload != '' ORDER BY id",
-            )
-            .map_err(DerivedError::Query)?;
-        let it = st
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?)))
-            .map_err(DerivedError::Query)?;
-        it.filter_map(|r| r.ok()).filter(|(id, _, _)| id.starts_with(&prefix)).collect()
-    };
+    let rows: Vec<(String, String, Option<String>)> = cat
+        .payload_rows(&prefix)
+        .map_err(DerivedError::Catalog)?
+        .into_iter()
+        .map(|r| (r.id, r.payload, r.hash))
+        .collect();
     let mut report = PrefetchReport { version: 1, ..Default::default() };
     let (remote, local): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(_, p, _)| is_remote(p));
     report.already_local = local.len();

@@ -1,0 +1,97 @@
+//! Narrow reads over the catalog's rows for the crates around it (the
+//! canopy's scent pages, the payload prefetch): SQL over the catalog's
+//! tables stays in this crate (an ARCHITECTURE.md invariant, checked in CI).
+
+use crate::{Catalog, Result};
+
+/// What the canopy embeds of a node: its scent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScentRow {
+    pub id: String,
+    pub title: String,
+    pub summary: String,
+    pub aliases: Vec<String>,
+    pub tags: Vec<String>,
+}
+
+/// A node whose FLESH lives behind a payload reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayloadRow {
+    pub id: String,
+    pub payload: String,
+    /// The payload's recorded hash, when one was recorded.
+    pub hash: Option<String>,
+}
+
+fn json_list(s: &str) -> Vec<String> {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+impl Catalog {
+    /// At most `limit` nodes' scent with ids after `after`, in id order: a
+    /// page of a streamed walk (each page is its own short read, so a walk
+    /// that works for hours between pages holds no read transaction open).
+    pub fn scent_page(&self, after: &str, limit: usize) -> Result<Vec<ScentRow>> {
+        let sql = "SELECT id, title, summary, aliases, tags FROM nodes WHERE id > ?1 ORDER BY id LIMIT ?2";
+        let mut st = self.connection().prepare_cached(sql)?;
+        let rows = st.query_map(rusqlite::params![after, limit as i64], |r| {
+            Ok(ScentRow {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                summary: r.get(2)?,
+                aliases: json_list(&r.get::<_, String>(3)?),
+                tags: json_list(&r.get::<_, String>(4)?),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Every node with a payload reference whose id starts with `prefix`
+    /// (`""`: all), in id order.
+    pub fn payload_rows(&self, prefix: &str) -> Result<Vec<PayloadRow>> {
+        let mut st = self.connection().prepare(
+            "SELECT id, payload, payload_hash FROM nodes WHERE payload IS NOT NULL AND payload != '' ORDER BY id",
+        )?;
+        let rows = st.query_map([], |r| Ok(PayloadRow { id: r.get(0)?, payload: r.get(1)?, hash: r.get(2)? }))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let row = row?;
+            if row.id.starts_with(prefix) {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CatalogNode;
+
+    fn node(id: &str, payload: Option<&str>) -> CatalogNode {
+        let mut n = CatalogNode::new(id, "leaf", format!("Title {id}"), format!("About {id}."));
+        n.aliases = vec![format!("alias-{id}")];
+        n.tags = vec!["t".into()];
+        n.payload = payload.map(str::to_string);
+        n
+    }
+
+    #[test]
+    fn scent_pages_walk_every_node_in_id_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cat = Catalog::open(&dir.path().join("c.db")).unwrap();
+        cat.upsert(&[node("b", None), node("a", None), node("c", Some("s3://x/c"))]).unwrap();
+        let first = cat.scent_page("", 2).unwrap();
+        assert_eq!(first.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(first[0].aliases, ["alias-a"]);
+        assert_eq!(first[0].tags, ["t"]);
+        assert_eq!(first[0].summary, "About a.");
+        let rest = cat.scent_page("b", 2).unwrap();
+        assert_eq!(rest.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["c"]);
+        let payloads = cat.payload_rows("").unwrap();
+        assert_eq!(payloads.len(), 1);
+        assert_eq!(payloads[0].payload, "s3://x/c");
+        assert!(cat.payload_rows("d").unwrap().is_empty());
+    }
+}
