@@ -7,11 +7,11 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{json, Map, Value};
 
+use crate::args::{HarvestArgs, IdArg, LocateArgs, SectionArg, SniffArgs};
 use crate::budget::{id_of, shrink_list};
 use crate::engine::Vine;
 use crate::error::{VResult, VineError};
-use crate::read::{IdArg, LocateArgs};
-use crate::sniff::{fold, SniffArgs};
+use crate::sniff::fold;
 
 /// Budget of a harvest payload.
 pub const HARVEST_BUDGET: usize = 4000;
@@ -20,27 +20,6 @@ const STOPWORDS: [&str; 28] = [
     "qual", "quais", "como", "para", "com", "das", "dos", "uma", "que", "quando", "onde", "quem", "sobre", "foram",
     "pela", "pelo", "what", "which", "where", "when", "who", "does", "with", "from", "this", "that", "have", "about",
 ];
-
-/// Arguments of [`Vine::harvest`].
-#[derive(Debug, Clone, Default)]
-pub struct HarvestArgs {
-    /// The question.
-    pub query: String,
-    /// Literal terms (default: derived from the question).
-    pub terms: Option<Vec<String>>,
-    /// Results (clamped to 1..=cap, default 3).
-    pub k: Option<i64>,
-    /// Window bounds and field.
-    pub since: Option<String>,
-    /// Window upper bound.
-    pub until: Option<String>,
-    /// `created` | `updated`.
-    pub date_field: Option<String>,
-    /// Keep superseded notes.
-    pub include_superseded: bool,
-    /// Declared language, exact.
-    pub lang: Option<String>,
-}
 
 /// Terms from a question: code-shaped tokens first, then words ≥4 chars,
 /// stopwords dropped, at most 8, original spelling kept.
@@ -284,8 +263,7 @@ impl Vine {
         }
         let mut out = vec![];
         for s in secs {
-            if let Ok(p) = self.pick(&IdArg::One(id.to_string()), Some(&crate::pick::SectionArg::One(s.clone())), None)
-            {
+            if let Ok(p) = self.pick(&IdArg::One(id.to_string()), Some(&SectionArg::One(s.clone())), None) {
                 out.push(json!({"section": s, "body": p["body"], "body_tokens": p["body_tokens"]}));
             }
         }

@@ -6,6 +6,7 @@ use rusqlite::params_from_iter;
 use serde_json::{json, Map, Value};
 use unicode_normalization::UnicodeNormalization;
 
+use crate::args::SniffArgs;
 use crate::budget::{id_of, shrink_list};
 use crate::engine::{py_repr, Vine, ALPHA};
 use crate::error::{VResult, VineError};
@@ -16,27 +17,6 @@ use crate::window;
 pub const SNIFF_BUDGET: usize = 800;
 /// Terms per call.
 pub const MAX_TERMS: usize = 8;
-
-/// Arguments of [`Vine::sniff`].
-#[derive(Debug, Clone, Default)]
-pub struct SniffArgs {
-    /// Literal terms (a phrase may contain spaces).
-    pub terms: Vec<String>,
-    /// Branch or leaf to search under.
-    pub scope: Option<String>,
-    /// Results (clamped to 1..=20; default 5).
-    pub k: Option<i64>,
-    /// Keep only this type.
-    pub type_filter: Option<String>,
-    /// Window lower bound.
-    pub since: Option<String>,
-    /// Window upper bound.
-    pub until: Option<String>,
-    /// `created` | `updated`.
-    pub date_field: Option<String>,
-    /// Declared language, exact.
-    pub lang: Option<String>,
-}
 
 /// Per character: first code point of its NFD form, lowercased (one char
 /// per char, so positions in the folded text map back to the original).

@@ -11,6 +11,7 @@ use forest_model::scent::validate_summary;
 use forest_model::yaml::{Mapping, Value as Y};
 use serde_json::{json, Map, Value};
 
+use crate::args::NodeSpecs;
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
 use crate::yamljson::{to_json, to_yaml};
@@ -79,11 +80,11 @@ impl Vine {
     }
 
     /// `plant(node | [nodes], if_absent, dry_run)`.
-    pub fn plant(&mut self, node: &Value, if_absent: bool, dry_run: bool) -> VResult<Value> {
+    pub fn plant(&mut self, node: &NodeSpecs, if_absent: bool, dry_run: bool) -> VResult<Value> {
         self.writer()?;
-        let specs: Vec<Map<String, Value>> = match node {
-            Value::Object(m) => vec![m.clone()],
-            Value::Array(a) => {
+        let (specs, batch): (&[Map<String, Value>], bool) = match node {
+            NodeSpecs::One(m) => (std::slice::from_ref(m), false),
+            NodeSpecs::Many(a) => {
                 if a.is_empty() {
                     return Err(VineError::schema("plant batch must not be empty"));
                 }
@@ -93,15 +94,9 @@ impl Vine {
                         a.len()
                     )));
                 }
-                a.iter()
-                    .map(|v| {
-                        v.as_object().cloned().ok_or_else(|| VineError::schema("plant: every node must be an object"))
-                    })
-                    .collect::<VResult<_>>()?
+                (a, true)
             }
-            _ => return Err(VineError::schema("plant: node must be an object or a list of objects")),
         };
-        let batch = node.is_array();
         let mut planned: Vec<(String, Node)> = vec![];
         let mut created_ids = vec![];
         let mut existing = vec![];
