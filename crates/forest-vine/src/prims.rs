@@ -251,7 +251,7 @@ impl Primitive for Plant {
     type Args = PlantArgs;
     type Out = Value;
     fn run(vine: &mut Vine, a: PlantArgs) -> VResult<Value> {
-        vine.plant(&a.node, a.if_absent, a.dry_run)
+        vine.plant_specs(&a.node, a.if_absent, a.dry_run)
     }
 }
 
