@@ -59,30 +59,19 @@ pub(crate) struct SourceOpts {
 }
 
 impl From<SourceOpts> for AdoptSpec {
+    // Every flag is read here alone: one left unmapped is dead code.
     fn from(s: SourceOpts) -> AdoptSpec {
-        let SourceOpts {
-            source,
-            name,
-            dest,
-            content,
-            archive,
-            endpoint_url,
-            path_style,
-            follow_symlinks,
-            rclone_config,
-            record_only,
-        } = s;
         AdoptSpec {
-            source,
-            name,
-            dest,
-            content,
-            archive,
-            endpoint_url,
-            path_style,
-            follow_symlinks,
-            rclone_config,
-            record_only,
+            source: s.source,
+            name: s.name,
+            dest: s.dest,
+            content: s.content,
+            archive: s.archive,
+            endpoint_url: s.endpoint_url,
+            path_style: s.path_style,
+            follow_symlinks: s.follow_symlinks,
+            rclone_config: s.rclone_config,
+            record_only: s.record_only,
         }
     }
 }
