@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{forest_root, print_json, ForestArg};
+use crate::cli::{forest_root, print_json, ForestArg};
 use anyhow::{Context, Result};
 use clap::Subcommand;
 pub use forest_canopy::MemoMode;

@@ -13,8 +13,8 @@ use forest_gardener::demand::Budget;
 use forest_gardener::pending::{curate_budgeted, PendingReport};
 use forest_git::{GitForest, WriterLock};
 
+use crate::cli::{forest_root, print_json, ForestArg, EXIT_PARTIAL};
 use crate::garden_cmd::curation_parts;
-use crate::{forest_root, print_json, ForestArg, EXIT_PARTIAL};
 
 /// clap's parser of `--budget`.
 pub(crate) fn parse_budget(s: &str) -> std::result::Result<Budget, String> {

@@ -1,7 +1,8 @@
 //! `forest sync --shard I/N --store URI`: the worker of a distributed ingest
 //! (issue 16). No writer lock and no commit: it only fills the store.
 
-use crate::{print_json, progress, GardenArgs, EXIT_PARTIAL};
+use crate::cli::{print_json, GardenArgs, EXIT_PARTIAL};
+use crate::progress;
 use anyhow::{bail, Result};
 use forest_gardener::prepared::{PreparedRun, Shard};
 use forest_git::GitForest;
@@ -22,7 +23,7 @@ pub fn worker(
     let git = GitForest::open(root)?;
     let bar = progress::Bar::new();
     let report = if g.curate {
-        let curator = crate::build_curator(root)?;
+        let curator = crate::garden_cmd::build_curator(root)?;
         run.set_model(curator.model());
         let config = forest_gardener::GardenerConfig::load(root)?;
         // No candidate set: closed-catalog proposals are the committer's.

@@ -1,7 +1,7 @@
 //! `forest fetch` and `forest prefetch`: FLESH bodies and BONE payloads
 //! through the storage tiers and the hash-validated payload cache.
 
-use crate::{forest_root, print_json, ForestArg, EXIT_ERROR};
+use crate::cli::{forest_root, print_json, ForestArg, EXIT_ERROR};
 use anyhow::Result;
 
 pub(crate) fn cmd_fetch_bodies(f: &ForestArg, ids: &[String], json: bool) -> Result<u8> {

@@ -8,7 +8,7 @@ use forest_gardener::derived::open_catalog;
 use forest_gardener::{GardenReport, RunOptions};
 use forest_git::GitForest;
 
-use crate::{print_json, GardenArgs, EXIT_PARTIAL};
+use crate::cli::{print_json, GardenArgs, EXIT_PARTIAL};
 
 pub(crate) fn build_curator(root: &Path) -> Result<forest_curator::Curator> {
     let cache = forest_curator::CurationCache::open(&root.join("_derived/curation.db"))?;
@@ -89,7 +89,7 @@ pub(crate) fn finish_garden(report: &GardenReport, json: bool) -> Result<u8> {
     }
     Ok(if report.failed() {
         eprintln!("forest: E_UNREACHABLE: no source could be read; nothing was synced (the report's errors say why)");
-        crate::EXIT_ERROR
+        crate::cli::EXIT_ERROR
     } else if report.partial() {
         EXIT_PARTIAL
     } else {

@@ -186,7 +186,7 @@ pub fn run(cmd: HuntCmd) -> Result<u8> {
                 return Err(NavError::Lost(why).into());
             }
             if json {
-                crate::print_json(&report)?;
+                crate::cli::print_json(&report)?;
             } else {
                 print!("{}", render_hunt(&report));
             }
@@ -259,7 +259,7 @@ fn cmd_bench(
         results,
     };
     if json {
-        crate::print_json(&report)?;
+        crate::cli::print_json(&report)?;
     } else {
         print!("{}", render(&report));
     }

@@ -9,7 +9,8 @@ use forest_canopy::{DenseQuery, MemoMode};
 use forest_catalog::{fit_budget, locate, Admit, Fusion, LocateHooks, LocateQuery, Scope, Trails};
 use forest_gardener::derived::{open_catalog, TRAILS_PATH};
 
-use super::{forest_root, print_json, render, ForestArg};
+use crate::cli::{forest_root, print_json, ForestArg};
+use crate::render;
 
 /// `--fusion`: how BM25 and the canopy combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -2,7 +2,7 @@
 //! `forest-snapshot`. Create holds the writer lock (a sync renaming payloads
 //! mid-snapshot would tear it); restore rebuilds the derived layer after.
 
-use super::{forest_root, print_json, ForestArg};
+use crate::cli::{forest_root, print_json, ForestArg};
 use anyhow::Result;
 use clap::Subcommand;
 use std::path::PathBuf;

@@ -11,6 +11,9 @@ use forest_model::lint::{lint_forest_fold, Issue, Level, LintReport};
 use forest_model::node::Node;
 use forest_model::scope::reference_in_scope;
 
+use crate::cli::{forest_root, print_json, ForestArg, EXIT_ERROR};
+use anyhow::Result;
+
 /// The finding of one node whose reference leaves its scope, if any.
 fn cross_scope(config: Option<&GardenerConfig>, id: &str, node: &Node) -> Option<Issue> {
     if node.get_str("content").as_deref() != Some("reference") {
@@ -52,4 +55,19 @@ pub(crate) fn report(root: &Path) -> LintReport {
         report.issues.sort_by(|a, b| a.id.cmp(&b.id));
     }
     report
+}
+
+/// `forest validate`.
+pub(crate) fn run(f: &ForestArg, json: bool, deny_warnings: bool) -> Result<u8> {
+    let root = forest_root(f)?;
+    let report = report(&root);
+    if json {
+        print_json(&report)?;
+    } else {
+        for i in &report.issues {
+            println!("{i}");
+        }
+        println!("{} error(s), {} warning(s)", report.errors, report.warnings);
+    }
+    Ok(if report.errors > 0 || (deny_warnings && report.warnings > 0) { EXIT_ERROR } else { 0 })
 }

@@ -13,23 +13,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::engine::norm_id;
+pub use crate::caller::Access;
 use crate::error::VineError;
+use crate::ids::norm_id;
 
-/// The primitives that write (git, datasets or shared heat).
-pub const WRITES: [&str; 5] = ["plant", "graft", "tend", "prune", "transplant"];
-
-/// A caller's rights. `branches` empty = the whole forest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Access {
-    /// Token name (`local` for stdio and tokenless loopback HTTP).
-    pub name: String,
-    /// May write (plant, graft, tend, prune, transplant) and deposit
-    /// shared heat.
-    pub write: bool,
-    /// Branch prefixes, each ending in `/` (`engineering/`); empty = all.
-    pub branches: Vec<String>,
-}
+/// The primitives that write (git or datasets): a write token's.
+pub use crate::prims::FOREST_WRITES as WRITES;
 
 /// Why a call was refused before it ran (audited).
 #[derive(Debug, Clone, PartialEq)]
@@ -41,39 +30,6 @@ pub struct Refusal {
 }
 
 impl Access {
-    /// The owner of the process (stdio, tokenless loopback): everything.
-    pub fn owner() -> Access {
-        Access { name: "local".into(), write: true, branches: vec![] }
-    }
-
-    /// A token's access; prefixes are normalised to `a/b/`.
-    pub fn new(name: &str, write: bool, branches: &[String]) -> Access {
-        let mut b: Vec<String> = branches.iter().map(|p| norm_prefix(p)).filter(|p| !p.is_empty()).collect();
-        b.sort();
-        b.dedup();
-        Access { name: name.to_string(), write, branches: b }
-    }
-
-    /// True when the token sees only some branches.
-    pub fn scoped(&self) -> bool {
-        !self.branches.is_empty()
-    }
-
-    /// True when `id` lies under one of the branches (or the token is
-    /// unscoped). Decided from the string alone.
-    pub fn visible(&self, id: &str) -> bool {
-        if !self.scoped() {
-            return true;
-        }
-        let id = norm_id(id);
-        self.branches.iter().any(|p| id.starts_with(p.as_str()))
-    }
-
-    /// May this caller's session heat reach the shared trails?
-    pub fn may_write_heat(&self) -> bool {
-        self.write
-    }
-
     /// Check one call before it runs: read tokens may not write; every id
     /// the arguments name must be visible.
     pub fn check(&self, prim: &str, args: &Map<String, Value>) -> Result<(), Refusal> {
@@ -111,16 +67,6 @@ pub fn redact_subject(a: &Access, subject: String, action: String) -> (String, S
         (withheld.clone(), if action == subject { withheld } else { action })
     } else {
         (subject, action)
-    }
-}
-
-/// `engineering` / `/engineering/` -> `engineering/`.
-fn norm_prefix(p: &str) -> String {
-    let p = norm_id(p);
-    if p.is_empty() {
-        p
-    } else {
-        format!("{p}/")
     }
 }
 

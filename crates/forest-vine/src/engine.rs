@@ -14,8 +14,10 @@ use forest_model::node::Node;
 use forest_model::schema::Dialect;
 use serde_json::{json, Value};
 
-use crate::access::Access;
+use crate::caller::Access;
 use crate::error::{VResult, VineError};
+pub use crate::ids::norm_id;
+pub(crate) use crate::ids::not_found;
 use crate::session::Tracer;
 
 /// Pheromone weight α of locate and sniff.
@@ -352,16 +354,6 @@ impl ScopeSel {
             ScopeSel::Prefix(p) => id.starts_with(p.as_str()),
         }
     }
-}
-
-/// Strip surrounding whitespace and `/` from an id.
-pub fn norm_id(id: &str) -> String {
-    id.trim().trim_matches('/').to_string()
-}
-
-/// The catalog-path not-found envelope.
-pub(crate) fn not_found(id: &str) -> VineError {
-    VineError::not_found(format!("node not found: {id}")).hint("Use locate() to find entry points.")
 }
 
 /// The dialect of `_meta/schema.md` (defaults when absent).

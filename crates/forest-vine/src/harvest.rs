@@ -7,11 +7,11 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{json, Map, Value};
 
+use crate::args::{HarvestArgs, IdArg, LocateArgs, SectionArg, SniffArgs};
 use crate::budget::{id_of, shrink_list};
 use crate::engine::Vine;
 use crate::error::{VResult, VineError};
-use crate::read::{IdArg, LocateArgs};
-use crate::sniff::{fold, SniffArgs};
+use crate::sniff::fold;
 
 /// Budget of a harvest payload.
 pub const HARVEST_BUDGET: usize = 4000;
@@ -20,27 +20,6 @@ const STOPWORDS: [&str; 28] = [
     "qual", "quais", "como", "para", "com", "das", "dos", "uma", "que", "quando", "onde", "quem", "sobre", "foram",
     "pela", "pelo", "what", "which", "where", "when", "who", "does", "with", "from", "this", "that", "have", "about",
 ];
-
-/// Arguments of [`Vine::harvest`].
-#[derive(Debug, Clone, Default)]
-pub struct HarvestArgs {
-    /// The question.
-    pub query: String,
-    /// Literal terms (default: derived from the question).
-    pub terms: Option<Vec<String>>,
-    /// Results (clamped to 1..=cap, default 3).
-    pub k: Option<i64>,
-    /// Window bounds and field.
-    pub since: Option<String>,
-    /// Window upper bound.
-    pub until: Option<String>,
-    /// `created` | `updated`.
-    pub date_field: Option<String>,
-    /// Keep superseded notes.
-    pub include_superseded: bool,
-    /// Declared language, exact.
-    pub lang: Option<String>,
-}
 
 /// Terms from a question: code-shaped tokens first, then words ≥4 chars,
 /// stopwords dropped, at most 8, original spelling kept.
@@ -82,6 +61,14 @@ fn cap() -> VResult<i64> {
     }
 }
 
+/// How one harvested node was found.
+struct Found<'a> {
+    by_locate: bool,
+    sniffed: Option<&'a Value>,
+    score: f64,
+    superseded_by: Option<&'a Vec<String>>,
+}
+
 impl Vine {
     /// `harvest(query, terms, k, ...)`.
     pub fn harvest(&mut self, a: &HarvestArgs) -> VResult<Value> {
@@ -112,38 +99,9 @@ impl Vine {
         let empty = vec![];
         let lres = loc["results"].as_array().unwrap_or(&empty);
         let sres = sn["results"].as_array().unwrap_or(&empty);
-        let mut score: HashMap<String, f64> = HashMap::new();
-        for list in [lres, sres] {
-            for (rank, item) in list.iter().enumerate() {
-                if let Some(id) = item["id"].as_str() {
-                    *score.entry(id.to_string()).or_default() += 1.0 / (60.0 + rank as f64 + 1.0);
-                }
-            }
-        }
-        let mut ids: Vec<String> = score.keys().cloned().collect();
-        let date = |v: &Vine, id: &str| {
-            v.catalog.get(id).ok().flatten().map(|r| (r.updated.unwrap_or_default(), r.created.unwrap_or_default()))
-        };
-        let mut dates: HashMap<String, (String, String)> = HashMap::new();
-        for id in &ids {
-            dates.insert(id.clone(), date(self, id).unwrap_or_default());
-        }
-        ids.sort_by(|x, y| {
-            score[y]
-                .total_cmp(&score[x])
-                .then(dates[y].0.cmp(&dates[x].0))
-                .then(dates[y].1.cmp(&dates[x].1))
-                .then(x.cmp(y))
-        });
+        let (ids, score) = self.fused(lres, sres);
         // Superseded targets (C.6c.4), by their live successors.
-        let mut successors: HashMap<String, Vec<String>> = HashMap::new();
-        for id in &ids {
-            for e in self.catalog.edges_in(id)? {
-                if e.rel == "supersedes" {
-                    successors.entry(id.clone()).or_default().push(e.src);
-                }
-            }
-        }
+        let successors = self.successors(&ids)?;
         let mut taken = vec![];
         let mut excluded = vec![];
         for id in &ids {
@@ -162,44 +120,15 @@ impl Vine {
         let mut results = vec![];
         for id in &taken {
             self.check_deadline("harvest")?;
-            let l = lres.iter().find(|x| x["id"].as_str() == Some(id));
-            let s = sres.iter().find(|x| x["id"].as_str() == Some(id));
-            let Some(row) = self.catalog.get(id)? else { continue };
-            let mut found_by = vec![];
-            if l.is_some() {
-                found_by.push("locate");
+            let found = Found {
+                by_locate: lres.iter().any(|x| x["id"].as_str() == Some(id)),
+                sniffed: sres.iter().find(|x| x["id"].as_str() == Some(id)),
+                score: score[id],
+                superseded_by: successors.get(id),
+            };
+            if let Some(item) = self.harvest_item(id, &found, &terms)? {
+                results.push(item);
             }
-            if s.is_some() {
-                found_by.push("sniff");
-            }
-            let mut matches: Vec<Value> = s.and_then(|x| x["matches"].as_array().cloned()).unwrap_or_default();
-            if s.is_some() && !forest_model::ids::is_branch_id(id) && !terms.is_empty() {
-                matches = self.refined_matches(id, &terms).unwrap_or(matches);
-            }
-            let content = self.harvest_content(id, &matches);
-            let mut item = Map::new();
-            item.insert("id".into(), json!(id));
-            item.insert("title".into(), json!(row.title));
-            item.insert("type".into(), json!(row.node_type));
-            item.insert("trail".into(), json!(row.trail));
-            item.insert("summary".into(), json!(row.summary));
-            item.insert("score".into(), json!(forest_catalog::pyjson::round4(score[id])));
-            item.insert("found_by".into(), json!(found_by));
-            item.insert("body_tokens".into(), json!(row.body_tokens));
-            item.insert("matches".into(), Value::Array(matches));
-            item.insert("content".into(), content);
-            if let Some(c) = row.created.filter(|c| !c.is_empty()) {
-                item.insert("created".into(), json!(c));
-            }
-            if let Some(u) = row.updated.filter(|u| !u.is_empty()) {
-                item.insert("updated".into(), json!(u));
-            }
-            if let Some(by) = successors.get(id) {
-                let mut by = by.clone();
-                by.sort();
-                item.insert("superseded_by".into(), json!(by));
-            }
-            results.push(Value::Object(item));
         }
         let mut out = Map::new();
         out.insert("query".into(), json!(a.query));
@@ -223,6 +152,90 @@ impl Vine {
             out.insert("hint".into(), hint);
         }
         Ok(Value::Object(out))
+    }
+
+    /// Locate's and sniff's hits fused by reciprocal rank (k = 60), best
+    /// first; ties to the newer `updated`, then `created`, then the id.
+    fn fused(&self, lres: &[Value], sres: &[Value]) -> (Vec<String>, HashMap<String, f64>) {
+        let mut score: HashMap<String, f64> = HashMap::new();
+        for list in [lres, sres] {
+            for (rank, item) in list.iter().enumerate() {
+                if let Some(id) = item["id"].as_str() {
+                    *score.entry(id.to_string()).or_default() += 1.0 / (60.0 + rank as f64 + 1.0);
+                }
+            }
+        }
+        let mut ids: Vec<String> = score.keys().cloned().collect();
+        let date = |v: &Vine, id: &str| {
+            v.catalog.get(id).ok().flatten().map(|r| (r.updated.unwrap_or_default(), r.created.unwrap_or_default()))
+        };
+        let mut dates: HashMap<String, (String, String)> = HashMap::new();
+        for id in &ids {
+            dates.insert(id.clone(), date(self, id).unwrap_or_default());
+        }
+        ids.sort_by(|x, y| {
+            score[y]
+                .total_cmp(&score[x])
+                .then(dates[y].0.cmp(&dates[x].0))
+                .then(dates[y].1.cmp(&dates[x].1))
+                .then(x.cmp(y))
+        });
+        (ids, score)
+    }
+
+    /// The nodes that supersede each of `ids` (only those superseded).
+    fn successors(&self, ids: &[String]) -> VResult<HashMap<String, Vec<String>>> {
+        let mut successors: HashMap<String, Vec<String>> = HashMap::new();
+        for id in ids {
+            for e in self.catalog.edges_in(id)? {
+                if e.rel == "supersedes" {
+                    successors.entry(id.clone()).or_default().push(e.src);
+                }
+            }
+        }
+        Ok(successors)
+    }
+
+    /// One result: the catalog row, how it was found, its matches
+    /// (refined per term) and its content. `None` when the row is gone.
+    fn harvest_item(&mut self, id: &str, found: &Found<'_>, terms: &[String]) -> VResult<Option<Value>> {
+        let Some(row) = self.catalog.get(id)? else { return Ok(None) };
+        let s = found.sniffed;
+        let mut found_by = vec![];
+        if found.by_locate {
+            found_by.push("locate");
+        }
+        if s.is_some() {
+            found_by.push("sniff");
+        }
+        let mut matches: Vec<Value> = s.and_then(|x| x["matches"].as_array().cloned()).unwrap_or_default();
+        if s.is_some() && !forest_model::ids::is_branch_id(id) && !terms.is_empty() {
+            matches = self.refined_matches(id, terms).unwrap_or(matches);
+        }
+        let content = self.harvest_content(id, &matches);
+        let mut item = Map::new();
+        item.insert("id".into(), json!(id));
+        item.insert("title".into(), json!(row.title));
+        item.insert("type".into(), json!(row.node_type));
+        item.insert("trail".into(), json!(row.trail));
+        item.insert("summary".into(), json!(row.summary));
+        item.insert("score".into(), json!(forest_catalog::pyjson::round4(found.score)));
+        item.insert("found_by".into(), json!(found_by));
+        item.insert("body_tokens".into(), json!(row.body_tokens));
+        item.insert("matches".into(), Value::Array(matches));
+        item.insert("content".into(), content);
+        if let Some(c) = row.created.filter(|c| !c.is_empty()) {
+            item.insert("created".into(), json!(c));
+        }
+        if let Some(u) = row.updated.filter(|u| !u.is_empty()) {
+            item.insert("updated".into(), json!(u));
+        }
+        if let Some(by) = found.superseded_by {
+            let mut by = by.clone();
+            by.sort();
+            item.insert("superseded_by".into(), json!(by));
+        }
+        Ok(Some(Value::Object(item)))
     }
 
     fn refined_matches(&mut self, id: &str, terms: &[String]) -> VResult<Vec<Value>> {
@@ -284,8 +297,7 @@ impl Vine {
         }
         let mut out = vec![];
         for s in secs {
-            if let Ok(p) = self.pick(&IdArg::One(id.to_string()), Some(&crate::pick::SectionArg::One(s.clone())), None)
-            {
+            if let Ok(p) = self.pick(&IdArg::One(id.to_string()), Some(&SectionArg::One(s.clone())), None) {
                 out.push(json!({"section": s, "body": p["body"], "body_tokens": p["body_tokens"]}));
             }
         }

@@ -6,7 +6,7 @@
 //! call over with a [`CallCtx`] (deadline). Success is one compact JSON text block;
 //! an envelope is the same with `isError: true` (spec J.1.2).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -20,6 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::access::Access;
 use crate::audit::{AuditLog, Entry};
 use crate::error::VineError;
+pub use crate::pool::forest_id;
 use crate::pool::{CallCtx, Pool};
 
 /// How to serve.
@@ -285,9 +286,4 @@ pub async fn serve_http(
     on_bound: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), VineError> {
     crate::http::serve(server, addr, opts, shutdown, on_bound).await
-}
-
-/// The served forest's id (its directory name).
-pub fn forest_id(root: &Path) -> String {
-    root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default()
 }

@@ -32,7 +32,7 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Stack of a worker thread (reserved, touched only by deep work).
 pub const WORKER_STACK: usize = 64 << 20;
 /// Primitives that run on the writer of a writable server.
-pub const WRITES: [&str; 6] = ["plant", "graft", "prune", "transplant", "tend", "close_session"];
+pub use crate::prims::WRITER_CALLS as WRITES;
 
 /// What travels with one call to a worker. Opaque to the engines; the
 /// server fills it per request (the caller's access scope goes here too).
@@ -134,7 +134,7 @@ impl Pool {
         let fusion = fusion_from_env()?;
         let first = Vine::open(root, VineOptions { writable, session: None })?;
         let root: PathBuf = first.root().to_path_buf();
-        let name = crate::mcp::forest_id(&root);
+        let name = forest_id(&root);
         // A read-only server writes nothing under the forest: no traces.
         let tracer = if writable { first.tracer().clone() } else { first.tracer().clone().without_files() };
         let slots: Vec<Slot> = (0..workers() + 1).map(|_| Arc::new(Mutex::new(None))).collect();
@@ -287,4 +287,9 @@ fn watchdog(slots: Vec<Slot>) -> VResult<()> {
         })
         .map(|_| ())
         .map_err(|e| VineError::internal(format!("spawn watchdog: {e}")))
+}
+
+/// The served forest's id (its directory name).
+pub fn forest_id(root: &Path) -> String {
+    root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default()
 }

@@ -7,8 +7,10 @@ use forest_canopy::{DenseQuery, MemoMode};
 use forest_catalog::{Admit, Fusion, LocateHooks, LocateQuery, Scope};
 use serde_json::{json, Map, Value};
 
+use crate::args::{IdArg, LocateArgs};
+use crate::batch::{batch_ids, batch_shrink};
 use crate::budget::{clip, estimate_map, id_of, shrink_list};
-use crate::engine::{coverage_value, norm_id, py_list, py_repr, Vine, ALPHA};
+use crate::engine::{coverage_value, py_list, py_repr, Vine, ALPHA};
 use crate::error::{VResult, VineError};
 use crate::window::{self, Window};
 
@@ -27,32 +29,6 @@ pub const LOOK_BATCH_CAP: usize = 10;
 
 const EMPTY_HINT: &str = "No curated scent matched. locate searches titles, aliases, tags and \
      summaries only — sniff searches the bodies, where an exact term may be waiting.";
-
-/// Arguments of [`Vine::locate`].
-#[derive(Debug, Clone, Default)]
-pub struct LocateArgs {
-    /// The question.
-    pub query: String,
-    /// Results to keep (≥ 1; default 5).
-    pub k: Option<i64>,
-    /// all | branches | notes (bananas).
-    pub scope: Option<String>,
-    /// Keep only this type.
-    pub type_filter: Option<String>,
-    /// `["outline"]` adds outlines.
-    pub include: Option<Vec<String>>,
-    /// Window lower bound.
-    pub since: Option<String>,
-    /// Window upper bound.
-    pub until: Option<String>,
-    /// `created` | `updated`.
-    pub date_field: Option<String>,
-    /// BCP-47 tag the node declares (`lang:` frontmatter), exact match.
-    pub lang: Option<String>,
-    /// `blend` | `rrf` | `bm25` (not advertised: the server's default is
-    /// the one to use; this is for side-by-side runs).
-    pub fusion: Option<String>,
-}
 
 /// Validate a BCP-47-ish tag (language, optional script, optional region).
 pub(crate) fn check_lang(lang: Option<&str>) -> VResult<Option<String>> {
@@ -388,39 +364,6 @@ impl Vine {
         out.insert("truncated".into(), json!(false));
         shrink_list(&mut out, "neighbors", MOVE_BUDGET, id_of);
         Ok(Value::Object(out))
-    }
-}
-
-/// `id: str | [str]`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum IdArg {
-    /// One id: the single shape.
-    One(String),
-    /// A list: the batch shape.
-    Many(Vec<String>),
-}
-
-/// C.11 batch id rules: non-empty, capped, duplicates collapsed (first kept).
-pub(crate) fn batch_ids(prim: &str, list: &[String], cap: usize) -> VResult<Vec<String>> {
-    if list.is_empty() {
-        return Err(VineError::schema(format!("{prim} received an empty id list")));
-    }
-    if list.len() > cap {
-        return Err(VineError::schema(format!("{prim} accepts at most {cap} ids in one call; got {}", list.len())));
-    }
-    let mut seen = std::collections::HashSet::new();
-    Ok(list.iter().map(|s| norm_id(s)).filter(|s| seen.insert(s.clone())).collect())
-}
-
-/// Drop whole items from the tail of `nodes` into `dropped` (request
-/// order kept) while the batch payload is over `budget`.
-pub(crate) fn batch_shrink(out: &mut Map<String, Value>, budget: usize) {
-    while estimate_map(out) > budget {
-        let Some(item) = out.get_mut("nodes").and_then(Value::as_array_mut).and_then(|a| a.pop()) else { break };
-        if let Some(arr) = out.get_mut("dropped").and_then(Value::as_array_mut) {
-            arr.insert(0, id_of(&item));
-        }
-        out.insert("truncated".into(), json!(true));
     }
 }
 

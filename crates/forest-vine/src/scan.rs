@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use forest_catalog::NodeRow;
 use serde_json::{json, Map, Value};
 
+use crate::args::ScanArgs;
 use crate::budget::{estimate_map, id_of, shrink_list};
 use crate::engine::{coverage_value, py_list, wire_kind, ScopeSel, Vine};
 use crate::error::{VResult, VineError};
@@ -37,30 +38,6 @@ const SCAN_FIELDS: [&str; 20] = [
     "heat",
     "origin",
 ];
-
-/// Arguments of [`Vine::scan`].
-#[derive(Debug, Clone, Default)]
-pub struct ScanArgs {
-    /// The branch (or node) whose children are listed.
-    pub parent_id: String,
-    /// Filter object (`tags_any`, `*_after`, `*_before`, `min_confidence`,
-    /// `origin_prefix`, `kind`, `lang`, any catalog column by equality).
-    pub filter: Option<Map<String, Value>>,
-    /// Fields per item (default id, type, summary, body_tokens).
-    pub fields: Option<Vec<String>>,
-    /// Whole subtree instead of direct children.
-    pub recursive: bool,
-    /// Items per page (clamped 1..=50).
-    pub limit: Option<i64>,
-    /// Cursor: ids strictly after this one, in id order.
-    pub after: Option<String>,
-    /// Window lower bound.
-    pub since: Option<String>,
-    /// Window upper bound.
-    pub until: Option<String>,
-    /// `created` | `updated`.
-    pub date_field: Option<String>,
-}
 
 fn field_value(r: &NodeRow, f: &str, heat: f64) -> Option<Value> {
     Some(match f {

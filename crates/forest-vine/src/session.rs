@@ -11,12 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use forest_catalog::PERSISTENT_SCOPE;
 use serde_json::{json, Value};
 
 use crate::budget::estimate;
-use crate::engine::Vine;
-use crate::error::VResult;
 
 /// Session heat laid on `trail + [id]` by a successful pick/query (the
 /// Troop's per-harvest pheromone, vine spec §5); ranking reads it at 0.5.
@@ -77,7 +74,7 @@ struct TraceState {
     used: u64,
 }
 
-fn now() -> f64 {
+pub(crate) fn now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
@@ -169,7 +166,7 @@ impl Tracer {
 
     /// Append one line to `<session>.jsonl`, rotating it to `.jsonl.1`
     /// past [`TRACE_ROTATE_BYTES`] (so one session's trace stays bounded).
-    fn append(&self, session: &str, line: &Value) {
+    pub(crate) fn append(&self, session: &str, line: &Value) {
         // Traces are telemetry: a full disk must not fail a read.
         let Some(dir) = &self.dir else { return };
         if std::fs::create_dir_all(dir).is_err() {
@@ -180,7 +177,7 @@ impl Tracer {
 
     /// Start a fresh trace id for the bound session, forgetting its events
     /// and heat; returns the old id.
-    fn restart(&self) -> String {
+    pub(crate) fn restart(&self) -> String {
         self.with(|st| {
             st.events.clear();
             st.heat.clear();
@@ -222,69 +219,6 @@ fn append_rotating(path: &Path, line: &str, max: u64) {
     }
     if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
         let _ = writeln!(f, "{line}");
-    }
-}
-
-impl Vine {
-    /// Lay session heat on `trail(id) + [id]` after a successful harvest.
-    pub(crate) fn session_deposit(&mut self, id: &str) -> VResult<()> {
-        let mut ids = forest_model::ids::trail(id);
-        ids.push(id.to_string());
-        if !self.shared_writes {
-            self.tracer.memory_deposit(&ids, SESSION_HEAT);
-            return Ok(());
-        }
-        let session = self.tracer.session();
-        self.trails.deposit(&ids, SESSION_HEAT, &session)?;
-        Ok(())
-    }
-
-    /// `close_session(success, answer_nodes)`: on success with answers,
-    /// +0.1 persistent heat on each answer's trail and itself (two answers
-    /// under one branch give it +0.2); a trail of ≥4 calls before the answer
-    /// suggests the answer as a shortcut. The session's own heat is then
-    /// cleared and a fresh session starts (so a second close never re-counts).
-    /// Only ids the catalog knows earn heat (at most [`MAX_ANSWER_NODES`]),
-    /// and a read-only server (`shared_writes` false) deposits none: its
-    /// session heat stays in memory and is dropped here.
-    pub fn close_session(&mut self, success: bool, answer_nodes: &[String]) -> VResult<Value> {
-        if answer_nodes.len() > MAX_ANSWER_NODES {
-            return Err(crate::error::VineError::schema(format!(
-                "close_session: {} answer_nodes, at most {MAX_ANSWER_NODES}",
-                answer_nodes.len()
-            )));
-        }
-        let metrics = self.tracer.metrics(answer_nodes);
-        let mut suggest: Vec<String> = vec![];
-        // Shared heat ranks locate for everyone: only callers that may
-        // write deposit it (a read token's session heat stays its own).
-        if success && !answer_nodes.is_empty() && self.access.may_write_heat() {
-            for n in answer_nodes {
-                let n = crate::engine::norm_id(n);
-                if !self.shared_writes || self.catalog.get(&n)?.is_none() {
-                    continue;
-                }
-                let mut ids = forest_model::ids::trail(&n);
-                ids.push(n.clone());
-                self.trails.deposit(&ids, CLOSE_HEAT, PERSISTENT_SCOPE)?;
-            }
-            if metrics["trail_len"].as_i64().is_some_and(|t| t >= SHOUT_THRESHOLD) {
-                suggest = answer_nodes.to_vec();
-            }
-        }
-        let old = self.tracer.session();
-        let line = json!({
-            "ts": now(), "session": old,
-            "outcome": {"success": success, "answer_nodes": answer_nodes},
-            "metrics": metrics,
-            "suggest_shortcuts": suggest,
-        });
-        self.tracer.append(&old, &line);
-        self.tracer.restart();
-        if self.shared_writes {
-            self.trails.clear_session(&old)?;
-        }
-        Ok(line)
     }
 }
 

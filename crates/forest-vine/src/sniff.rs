@@ -6,6 +6,7 @@ use rusqlite::params_from_iter;
 use serde_json::{json, Map, Value};
 use unicode_normalization::UnicodeNormalization;
 
+use crate::args::SniffArgs;
 use crate::budget::{id_of, shrink_list};
 use crate::engine::{py_repr, Vine, ALPHA};
 use crate::error::{VResult, VineError};
@@ -16,27 +17,6 @@ use crate::window;
 pub const SNIFF_BUDGET: usize = 800;
 /// Terms per call.
 pub const MAX_TERMS: usize = 8;
-
-/// Arguments of [`Vine::sniff`].
-#[derive(Debug, Clone, Default)]
-pub struct SniffArgs {
-    /// Literal terms (a phrase may contain spaces).
-    pub terms: Vec<String>,
-    /// Branch or leaf to search under.
-    pub scope: Option<String>,
-    /// Results (clamped to 1..=20; default 5).
-    pub k: Option<i64>,
-    /// Keep only this type.
-    pub type_filter: Option<String>,
-    /// Window lower bound.
-    pub since: Option<String>,
-    /// Window upper bound.
-    pub until: Option<String>,
-    /// `created` | `updated`.
-    pub date_field: Option<String>,
-    /// Declared language, exact.
-    pub lang: Option<String>,
-}
 
 /// Per character: first code point of its NFD form, lowercased (one char
 /// per char, so positions in the folded text map back to the original).
@@ -131,45 +111,36 @@ pub fn snippet(line: &str, pos: usize) -> String {
     s
 }
 
+/// `(id, type, title, trail, body_tokens)` of a catalog row.
+type Row = (String, String, String, Option<String>, i64);
+
+/// The terms folded for matching: 1..=8 of them, each of 2 characters
+/// or more once folded.
+fn fold_terms(terms: &[String]) -> VResult<Vec<Vec<char>>> {
+    if terms.is_empty() || terms.len() > MAX_TERMS {
+        return Err(VineError::schema("terms must be 1..8 literal strings"));
+    }
+    let mut folded = vec![];
+    for t in terms {
+        let f: Vec<char> = fold(t.trim());
+        let f: Vec<char> = f.iter().collect::<String>().trim().chars().collect();
+        if f.len() < 2 {
+            return Err(VineError::schema(format!("term too short after normalization: {}", py_repr(t))));
+        }
+        folded.push(f);
+    }
+    Ok(folded)
+}
+
 impl Vine {
     /// `sniff(terms, ...)`: literal body search; index hits demoted.
     pub fn sniff(&mut self, a: &SniffArgs) -> VResult<Value> {
-        if a.terms.is_empty() || a.terms.len() > MAX_TERMS {
-            return Err(VineError::schema("terms must be 1..8 literal strings"));
-        }
-        let mut folded = vec![];
-        for t in &a.terms {
-            let f: Vec<char> = fold(t.trim());
-            let f: Vec<char> = f.iter().collect::<String>().trim().chars().collect();
-            if f.len() < 2 {
-                return Err(VineError::schema(format!("term too short after normalization: {}", py_repr(t))));
-            }
-            folded.push(f);
-        }
+        let folded = fold_terms(&a.terms)?;
         let k = a.k.unwrap_or(5).clamp(1, 20) as usize;
         let scope = self.scope(a.scope.as_deref())?;
         let win = window::parse(a.since.as_deref(), a.until.as_deref(), a.date_field.as_deref())?;
         let lang = check_lang(a.lang.as_deref())?;
-        let (mut pred, mut args) = ("1=1".to_string(), vec![]);
-        if let Some(w) = &win {
-            let (p, wa) = w.sql("");
-            pred = p;
-            args = wa;
-        }
-        if let Some(t) = &a.type_filter {
-            pred.push_str(" AND type = ?");
-            args.push(t.clone());
-        }
-        let rows: Vec<(String, String, String, Option<String>, i64)> = {
-            let mut st = self
-                .catalog
-                .connection()
-                .prepare(&format!("SELECT id, type, title, trail, body_tokens FROM nodes WHERE {pred} ORDER BY id"))?;
-            let it = st.query_map(params_from_iter(args.iter()), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, Option<i64>>(4)?.unwrap_or(0)))
-            })?;
-            it.collect::<rusqlite::Result<Vec<_>>>()?
-        };
+        let rows = self.sniff_rows(win.as_ref(), a.type_filter.as_deref())?;
         let mut scanned = 0usize;
         let mut hits = vec![];
         for (id, ty, title, trail, bt) in rows {
@@ -239,6 +210,32 @@ impl Vine {
         shrink_list(&mut out, "results", SNIFF_BUDGET, id_of);
         self.window_tail(&mut out, win.as_ref(), "results", "No body matched")?;
         Ok(Value::Object(out))
+    }
+
+    /// The catalog rows a sniff reads, in id order: inside the window, of
+    /// the type asked for.
+    fn sniff_rows(&self, win: Option<&window::Window>, type_filter: Option<&str>) -> VResult<Vec<Row>> {
+        let (mut pred, mut args) = ("1=1".to_string(), vec![]);
+        if let Some(w) = win {
+            let (p, wa) = w.sql("");
+            pred = p;
+            args = wa;
+        }
+        if let Some(t) = type_filter {
+            pred.push_str(" AND type = ?");
+            args.push(t.to_string());
+        }
+        let rows: Vec<Row> = {
+            let mut st = self
+                .catalog
+                .connection()
+                .prepare(&format!("SELECT id, type, title, trail, body_tokens FROM nodes WHERE {pred} ORDER BY id"))?;
+            let it = st.query_map(params_from_iter(args.iter()), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, Option<i64>>(4)?.unwrap_or(0)))
+            })?;
+            it.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        Ok(rows)
     }
 }
 

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::budget::{estimate, estimate_map};
 use crate::engine::Vine;
 use crate::error::{VResult, VineError};
+use crate::sqllex::{lex, Word};
 
 /// Rows a query returns at most.
 pub const ROW_CAP: usize = 200;
@@ -28,81 +29,6 @@ pub const ROW_CAP: usize = 200;
 pub const QUERY_BUDGET: usize = 2000;
 /// Statement deadline.
 pub const DEADLINE: Duration = Duration::from_secs(2);
-
-/// One lexed word (uppercased) and its parenthesis depth.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Word {
-    /// Uppercased keyword or identifier.
-    pub text: String,
-    /// Nesting depth of parentheses.
-    pub depth: usize,
-    /// Byte offset of the word in the statement.
-    pub at: usize,
-}
-
-/// Words outside string literals, quoted identifiers and comments, and
-/// whether a `;` occurs outside them.
-pub fn lex(sql: &str) -> (Vec<Word>, bool) {
-    let offs: Vec<usize> = sql.char_indices().map(|(o, _)| o).collect();
-    let c: Vec<char> = sql.chars().collect();
-    let mut words = vec![];
-    let mut semicolon = false;
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < c.len() {
-        let ch = c[i];
-        match ch {
-            '\'' | '"' | '`' | '[' => {
-                let close = if ch == '[' { ']' } else { ch };
-                i += 1;
-                while i < c.len() {
-                    if c[i] == close {
-                        if close != ']' && i + 1 < c.len() && c[i + 1] == close {
-                            i += 2;
-                            continue;
-                        }
-                        break;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            '-' if c.get(i + 1) == Some(&'-') => {
-                while i < c.len() && c[i] != '\n' {
-                    i += 1;
-                }
-            }
-            '/' if c.get(i + 1) == Some(&'*') => {
-                i += 2;
-                while i + 1 < c.len() && !(c[i] == '*' && c[i + 1] == '/') {
-                    i += 1;
-                }
-                i += 2;
-            }
-            '(' => {
-                depth += 1;
-                i += 1;
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-            }
-            ';' => {
-                semicolon = true;
-                i += 1;
-            }
-            c0 if c0.is_alphanumeric() || c0 == '_' => {
-                let s = i;
-                while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
-                    i += 1;
-                }
-                words.push(Word { text: c[s..i].iter().collect::<String>().to_uppercase(), depth, at: offs[s] });
-            }
-            _ => i += 1,
-        }
-    }
-    (words, semicolon)
-}
 
 const QUERY_FORBIDDEN: [&str; 11] =
     ["ATTACH", "DETACH", "PRAGMA", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "CREATE", "VACUUM", "REINDEX"];
@@ -474,7 +400,7 @@ pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult
     for t in &tables {
         tmap.insert(t.clone(), json!(columns_of(&conn, t)));
     }
-    let manual = crate::pick::extract_section(body, "Query manual").map(|s| s.1).unwrap_or_default();
+    let manual = crate::section::extract_section(body, "Query manual").map(|s| s.1).unwrap_or_default();
     static TICK: once_cell::sync::Lazy<regex::Regex> =
         once_cell::sync::Lazy::new(|| regex::Regex::new(r"`([^`]+)`").expect("static regex"));
     let examples: Vec<String> = TICK
@@ -496,7 +422,7 @@ pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult
         }
     };
     let notes =
-        crate::pick::extract_section(body, "Notes").map(|(_, t)| t.trim().to_string()).filter(|t| !t.is_empty());
+        crate::section::extract_section(body, "Notes").map(|(_, t)| t.trim().to_string()).filter(|t| !t.is_empty());
     let notes = notes.map(|t| {
         let clipped = forest_model::tokens::estimate_tokens(&t) > 200;
         (crate::budget::clip(&t, 200), clipped)

@@ -14,7 +14,7 @@ use rusqlite::limits::Limit;
 use rusqlite::Connection;
 
 use crate::error::{VResult, VineError};
-use crate::sql::lex;
+use crate::sqllex::lex;
 
 /// Largest string or blob a statement may build (`randomblob(5e8)` fails).
 pub const MAX_VALUE: i32 = 8 << 20;
@@ -35,7 +35,7 @@ pub const TEND_MAX_BYTES: u64 = 8 << 20;
 pub(crate) fn limit(conn: &Connection) -> VResult<()> {
     for (l, v) in [
         (Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE),
-        (Limit::SQLITE_LIMIT_SQL_LENGTH, crate::dispatch::MAX_SQL as i32 + 64),
+        (Limit::SQLITE_LIMIT_SQL_LENGTH, crate::limits::MAX_SQL as i32 + 64),
         (Limit::SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_PATTERN),
         (Limit::SQLITE_LIMIT_EXPR_DEPTH, MAX_EXPR_DEPTH),
         (Limit::SQLITE_LIMIT_COMPOUND_SELECT, 64),

@@ -1,65 +1,32 @@
 //! The MCP tool surface: names, descriptions and input schemas, rendered
 //! the way the reference server (pydantic) renders them, so an agent
-//! configured for one server works with the other. Built from this table,
-//! not copied: a test compares it with the reference's listing.
+//! configured for one server works with the other. Built from the
+//! primitives' adverts in [`crate::prims::REGISTRY`], not copied: a test
+//! compares it with the reference's listing.
 
+use once_cell::sync::Lazy;
 use serde_json::{json, Map, Value};
 
-/// Schema shape of one advertised parameter.
-#[derive(Debug, Clone, Copy)]
-pub enum P {
-    /// string, required
-    Str,
-    /// string|null = null
-    OptStr,
-    /// integer = default
-    Int(i64),
-    /// boolean = default
-    Bool(bool),
-    /// string = default
-    StrDef(&'static str),
-    /// [string], required
-    StrList,
-    /// [string]|null = null
-    OptStrList,
-    /// string|[string], required
-    StrOrList,
-    /// string|[string]|null = null
-    OptStrOrList,
-    /// object, required
-    Obj,
-    /// object|null = null
-    OptObj,
-    /// object|[object], required
-    ObjOrList,
-}
+pub use crate::primitive::P;
+use crate::prims::REGISTRY;
 
 const FOREST: (&str, P) = ("forest", P::OptStr);
 
 /// One tool: name, description, advertised parameters.
-pub type ToolDef = (&'static str, &'static str, &'static [(&'static str, P)]);
+pub type ToolDef = (&'static str, &'static str, Vec<(&'static str, P)>);
 
-/// `(tool, description, params)` in the reference's `tools/list` order.
-pub const TOOLS: &[ToolDef] = &[
-    ("forests", "List the forests this server can navigate (spec C.0).", &[]),
-    ("harvest", "One-shot evidence: ranked notes with their body or matched sections and exact snippets (locate and sniff fused, superseded notes left out unless include_superseded). lang filters both halves.", &[("query", P::Str), ("terms", P::OptStrList), ("k", P::Int(3)), ("lang", P::OptStr), ("include_superseded", P::Bool(false)), FOREST]),
-    ("locate", "Find entry points over curated metadata (titles, aliases, tags, summaries). scope: all|branches|notes. include=[\"outline\"] adds section headers; since/until (YYYY, YYYY-MM or YYYY-MM-DD) bound by date; lang filters by declared language. An empty answer points at sniff(), which searches bodies.", &[("query", P::Str), ("k", P::Int(5)), ("scope", P::StrDef("all")), ("type_filter", P::OptStr), ("include", P::OptStrList), ("since", P::OptStr), ("until", P::OptStr), ("date_field", P::OptStr), ("lang", P::OptStr), FOREST]),
-    ("sniff", "Literal search over node bodies: exact terms -> node + section + snippet. since/until bound it by date; lang narrows it to a declared language.", &[("terms", P::StrOrList), ("scope", P::OptStr), ("k", P::Int(5)), ("type_filter", P::OptStr), ("since", P::OptStr), ("until", P::OptStr), ("date_field", P::OptStr), ("lang", P::OptStr), FOREST]),
-    ("calendar", "How many nodes each period holds, most recent first; each bucket carries the since/until the windowed reads take. granularity: day|week|month|year.", &[("scope", P::OptStr), ("date_field", P::StrDef("created")), ("granularity", P::StrDef("month")), ("since", P::OptStr), ("until", P::OptStr), ("limit", P::Int(24)), FOREST]),
-    ("look", "Digest of a node (<=500 tokens): summary, outline/children, edges, provenance, stats. id may be a list of up to 10 (one 2000-token budget). fields narrows the digest; a clipped field is named in truncated_fields.", &[("id", P::StrOrList), ("fields", P::OptStrList), FOREST]),
-    ("move", "Neighbors of a node (<=600 tokens). rel='children' lists a branch's children; direction out|in|both.", &[("id", P::Str), ("rel", P::OptStr), ("direction", P::StrDef("out")), FOREST]),
-    ("pick", "The body (or sections) of a node in one 4000-token budget. id may be a list of up to 5, section a list of up to 10. A longer body comes in pages: pass next back as after.", &[("id", P::StrOrList), ("section", P::OptStrOrList), ("after", P::OptStr), FOREST]),
-    ("view", "The image behind a media node, as an MCP image block beside a JSON header (local payloads, images only, at most 6 MiB).", &[("id", P::Str), FOREST]),
-    ("query", "Read-only SELECT/WITH over a dataset node's SQLite payload (200 rows, 2 s, 2000 tokens).", &[("id", P::Str), ("sql", P::Str), FOREST]),
-    ("tend", "Write to a dataset node's SQLite payload: one INSERT/UPDATE/DELETE, WHERE required on UPDATE/DELETE; refreshes payload_hash and commits the .md.", &[("id", P::Str), ("sql", P::Str), FOREST]),
-    ("scan", "Metadata listing of a branch's children from the catalog (no file opens), <=800 tokens; fewer fields means more items per page.", &[("parent_id", P::Str), ("filter", P::OptObj), ("fields", P::OptStrList), ("recursive", P::Bool(false)), ("limit", P::Int(50)), FOREST]),
-    ("plant", "Create a node (atomic: file + parent index + one git commit). node needs id, type, title, summary (<=60 tokens), parent; a list plants up to 20 in one commit.", &[("node", P::ObjOrList), ("if_absent", P::Bool(false)), ("dry_run", P::Bool(false)), FOREST]),
-    ("graft", "Patch a node in one commit: set_frontmatter, add_links, remove_links, append_section, replace_section, replace_body. Re-adding an existing link reinforces it (heat) instead of duplicating it.", &[("id", P::Str), ("patch", P::Obj), FOREST]),
-    ("prune", "Delete a node in one commit; refused while other nodes point at it unless force=true.", &[("id", P::Str), ("force", P::Bool(false)), FOREST]),
-    ("transplant", "Move a leaf to a new id in one commit; the old id answers E_MOVED with moved_to.", &[("id", P::Str), ("new_id", P::Str), FOREST]),
-    ("history", "The commits that touched a node, newest first (<=50).", &[("id", P::Str), ("limit", P::Int(20)), FOREST]),
-    ("close_session", "End the hunt: success with answer_nodes deposits heat on their trails and may suggest shortcuts.", &[("success", P::Bool(false)), ("answer_nodes", P::StrList), FOREST]),
-];
+/// `(tool, description, params)` in the reference's `tools/list` order:
+/// `forests` (the server's own), then every advertised primitive.
+pub static TOOLS: Lazy<Vec<ToolDef>> = Lazy::new(|| {
+    let forests: ToolDef = ("forests", "List the forests this server can navigate (spec C.0).", vec![]);
+    let prims = REGISTRY.iter().filter_map(|e| {
+        let (desc, params) = e.tool?;
+        let mut p = params.to_vec();
+        p.push(FOREST);
+        Some((e.name, desc, p))
+    });
+    std::iter::once(forests).chain(prims).collect()
+});
 
 fn title(name: &str) -> String {
     name.split('_')
