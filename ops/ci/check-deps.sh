@@ -37,11 +37,9 @@ if [ -n "$ranking" ]; then
 fi
 # No SQL over the catalog's tables outside forest-catalog: library code
 # reaches the catalog's connection only there. The files listed in
-# CATALOG_SQL_LEFT still do (the Vine's scoped views and row scans, the
-# Ranger's degree scan); the list may only shrink.
-CATALOG_SQL_LEFT="crates/forest-vine/src/pool.rs crates/forest-vine/src/read.rs crates/forest-vine/src/scan.rs
-crates/forest-vine/src/scoped.rs crates/forest-vine/src/sniff.rs crates/forest-vine/src/write.rs
-pipelines/forest-ranger/src/degrees.rs pipelines/forest-ranger/src/run.rs"
+# CATALOG_SQL_LEFT still do (the Ranger's degree and link scans); the list
+# may only shrink.
+CATALOG_SQL_LEFT="pipelines/forest-ranger/src/degrees.rs pipelines/forest-ranger/src/run.rs"
 sqlers="$(grep -rln --include=*.rs '\.connection()' crates converters pipelines |
   grep -v '^crates/forest-catalog/' | grep -v -e '/tests/' -e '/examples/' -e '/benches/' | sort || true)"
 for f in $sqlers; do

@@ -12,6 +12,7 @@ mod fusion;
 mod locate;
 pub mod pyjson;
 mod rows;
+mod scope;
 mod topk;
 mod trails;
 pub mod verified;

@@ -46,6 +46,61 @@ impl Catalog {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
+    /// A handle that interrupts the query this catalog runs now (a
+    /// caller's deadline, from another thread).
+    pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
+        self.connection().get_interrupt_handle()
+    }
+
+    /// A node's children as `(id, summary)`, branches first, then by id.
+    pub fn children(&self, parent: &str) -> Result<Vec<(String, String)>> {
+        let sql = "SELECT id, summary FROM nodes WHERE parent = ?1 ORDER BY kind = 'branch' DESC, id";
+        let mut st = self.connection().prepare_cached(sql)?;
+        let rows = st.query_map([parent], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// A node's children's ids, by id.
+    pub fn child_ids(&self, parent: &str) -> Result<Vec<String>> {
+        let mut st = self.connection().prepare_cached("SELECT id FROM nodes WHERE parent = ?1 ORDER BY id")?;
+        let rows = st.query_map([parent], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The ids that start with `prefix` (a folder's `"dir/"`), by id.
+    pub fn ids_under(&self, prefix: &str) -> Result<Vec<String>> {
+        let sql = "SELECT id FROM nodes WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id";
+        let mut st = self.connection().prepare_cached(sql)?;
+        let rows = st.query_map([prefix], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Every node in the date window `win` (all without one) and of type
+    /// `node_type` (any without one), by id: what a literal body search
+    /// reads, as `(id, type, title, trail JSON, body tokens)`.
+    pub fn body_candidates(
+        &self,
+        win: Option<&crate::Window>,
+        node_type: Option<&str>,
+    ) -> Result<Vec<(String, String, String, Option<String>, i64)>> {
+        let (mut pred, mut args) = win.map_or(("1=1".to_string(), vec![]), |w| w.sql(""));
+        if let Some(t) = node_type {
+            pred.push_str(" AND type = ?");
+            args.push(t.to_string());
+        }
+        let sql = format!("SELECT id, type, title, trail, body_tokens FROM nodes WHERE {pred} ORDER BY id");
+        let mut st = self.connection().prepare(&sql)?;
+        let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, Option<i64>>(4)?.unwrap_or(0)))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// How many children a node has.
+    pub fn child_count(&self, parent: &str) -> Result<i64> {
+        Ok(self.connection().query_row("SELECT COUNT(*) FROM nodes WHERE parent = ?1", [parent], |r| r.get(0))?)
+    }
+
     /// Every node with a payload reference whose id starts with `prefix`
     /// (`""`: all), in id order.
     pub fn payload_rows(&self, prefix: &str) -> Result<Vec<PayloadRow>> {
@@ -93,5 +148,7 @@ mod tests {
         assert_eq!(payloads.len(), 1);
         assert_eq!(payloads[0].payload, "s3://x/c");
         assert!(cat.payload_rows("d").unwrap().is_empty());
+        assert_eq!(cat.ids_under("b").unwrap(), ["b"]);
+        assert!(cat.ids_under("d").unwrap().is_empty());
     }
 }

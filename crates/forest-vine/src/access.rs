@@ -9,7 +9,7 @@
 //! read token, or naming any id outside the branches, answer
 //! `E_FORBIDDEN`. Everything a primitive finds by itself (hits,
 //! neighbours, children, counts) is filtered inside the engine by the
-//! scoped catalog views of [`scope_views_sql`].
+//! scoped catalog views of `forest_catalog::Catalog::narrow_to`.
 
 use serde_json::{Map, Value};
 
@@ -129,40 +129,6 @@ fn link_targets(v: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// SQL that shadows the catalog's `nodes`, `edges` and `moves` with
-/// TEMP views of the visible rows (SQLite resolves an unqualified name
-/// in `temp` before `main`), so every query of every primitive sees only
-/// the token's branches: hits, neighbours, children and counts alike.
-/// `nodes` keeps `rowid` as a column (the top-k index finds hits by it).
-pub fn scope_views_sql(branches: &[String]) -> String {
-    let pred = |col: &str| prefix_pred(branches, col);
-    format!(
-        "{drop}\
-         CREATE TEMP VIEW nodes AS SELECT rowid AS rowid, * FROM main.nodes WHERE {n};\
-         CREATE TEMP VIEW edges AS SELECT * FROM main.edges WHERE ({s}) AND ({d});\
-         CREATE TEMP VIEW moves AS SELECT * FROM main.moves WHERE ({o}) AND ({w});",
-        drop = DROP_VIEWS_SQL,
-        n = pred("id"),
-        s = pred("src"),
-        d = pred("dst"),
-        o = pred("old_id"),
-        w = pred("new_id"),
-    )
-}
-
-/// SQL predicate: `col` starts with one of `branches` (quoted literals).
-pub fn prefix_pred(branches: &[String], col: &str) -> String {
-    branches
-        .iter()
-        .map(|p| format!("substr({col}, 1, {}) = '{}'", p.chars().count(), p.replace('\'', "''")))
-        .collect::<Vec<_>>()
-        .join(" OR ")
-}
-
-/// Removes the scoped views (the unscoped catalog shows again).
-pub const DROP_VIEWS_SQL: &str =
-    "DROP VIEW IF EXISTS temp.nodes; DROP VIEW IF EXISTS temp.edges; DROP VIEW IF EXISTS temp.moves;";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,11 +192,5 @@ mod tests {
         let keep = redact_subject(&a, "graft(engineering/x): y".into(), "graft".into());
         assert_eq!(keep.0, "graft(engineering/x): y");
         assert_eq!(redact_subject(&Access::owner(), "plant(hr/x)".into(), "plant".into()).0, "plant(hr/x)");
-    }
-
-    #[test]
-    fn views_quote_prefixes() {
-        let sql = scope_views_sql(&["it's/".into()]);
-        assert!(sql.contains("substr(id, 1, 5) = 'it''s/'"));
     }
 }

@@ -246,8 +246,7 @@ fn work<F: FnMut() -> VResult<Vine>>(mut open: F, rx: Arc<Mutex<Receiver<Job>>>,
             continue;
         }
         v.tracer.bind(&job.ctx.session);
-        *slot.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((job.ctx.deadline, v.catalog().connection().get_interrupt_handle()));
+        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((job.ctx.deadline, v.catalog().interrupt_handle()));
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             v.call_as_until(&job.ctx.access, &job.prim, &job.args, Some(job.ctx.deadline))
         }));

@@ -30,8 +30,7 @@ impl Vine {
         if is_meta(&id) {
             return Err(VineError::schema(format!("'{id}' is a system node")));
         }
-        let kids: i64 =
-            self.catalog.connection().query_row("SELECT COUNT(*) FROM nodes WHERE parent = ?1", [&id], |r| r.get(0))?;
+        let kids = self.catalog.child_count(&id)?;
         if kids > 0 {
             return Err(VineError::new("E_ANCHORED", format!("branch has {kids} children; prune them first")));
         }

@@ -299,14 +299,8 @@ impl Vine {
     /// from the tail, and by id alone the `~` buckets sorted last, so a cut
     /// digest showed leaves and hid the way down.
     fn children(&self, id: &str) -> VResult<Vec<Value>> {
-        let mut st = self
-            .catalog
-            .connection()
-            .prepare_cached("SELECT id, summary FROM nodes WHERE parent = ?1 ORDER BY kind = 'branch' DESC, id")?;
-        let rows = st.query_map([id], |r| {
-            Ok(json!({"id": r.get::<_, String>(0)?, "summary": clip(&r.get::<_, String>(1)?, 25)}))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        let kids = self.catalog.children(id)?;
+        Ok(kids.into_iter().map(|(id, summary)| json!({"id": id, "summary": clip(&summary, 25)})).collect())
     }
 
     pub(crate) fn inverse(&self, rel: &str) -> String {
@@ -326,9 +320,7 @@ impl Vine {
         let id = row.id;
         let mut raw: Vec<(String, String, &str)> = vec![];
         if rel == Some("children") {
-            let mut st =
-                self.catalog.connection().prepare_cached("SELECT id FROM nodes WHERE parent = ?1 ORDER BY id")?;
-            let kids = st.query_map([&id], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let kids = self.catalog.child_ids(&id)?;
             raw.extend(kids.into_iter().map(|k| (k, "children".to_string(), "out")));
         } else {
             if direction != "in" {

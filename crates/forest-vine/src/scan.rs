@@ -116,15 +116,8 @@ impl Vine {
         Ok(self.catalog.dump()?.nodes)
     }
 
-    fn rows_where(&self, sql_pred: &str, arg: &str) -> VResult<Vec<NodeRow>> {
-        let ids: Vec<String> = {
-            let mut st = self
-                .catalog
-                .connection()
-                .prepare_cached(&format!("SELECT id FROM nodes WHERE {sql_pred} ORDER BY id"))?;
-            let it = st.query_map([arg], |r| r.get::<_, String>(0))?;
-            it.collect::<rusqlite::Result<Vec<_>>>()?
-        };
+    /// The rows of `ids`, read one by one under the caller's deadline.
+    fn rows_of(&self, ids: Vec<String>) -> VResult<Vec<NodeRow>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             self.check_deadline("scan")?;
@@ -156,13 +149,10 @@ impl Vine {
                 self.all_rows()?.into_iter().filter(|r| r.id != "_index").collect()
             } else {
                 let prefix = format!("{}/", forest_model::ids::folder_of(&parent.id));
-                self.rows_where("substr(id, 1, length(?1)) = ?1", &prefix)?
-                    .into_iter()
-                    .filter(|r| r.id != parent.id)
-                    .collect()
+                self.rows_of(self.catalog.ids_under(&prefix)?)?.into_iter().filter(|r| r.id != parent.id).collect()
             }
         } else {
-            self.rows_where("parent = ?1", &parent.id)?
+            self.rows_of(self.catalog.child_ids(&parent.id)?)?
         };
         let empty = Map::new();
         let filter = a.filter.as_ref().unwrap_or(&empty);

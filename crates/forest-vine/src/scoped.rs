@@ -1,13 +1,13 @@
 //! Calls on behalf of a caller: [`Vine::call_as`] checks the caller's
 //! [`Access`], narrows the catalog to its branches for the call (TEMP
 //! views shadowing `nodes`, `edges`, `moves`; see
-//! [`crate::access::scope_views_sql`]) and restores the whole catalog
+//! `forest_catalog::Catalog::narrow_to`) and restores the whole catalog
 //! afterwards. Catalog writes of a scoped call go through
 //! [`Vine::catalog_unscoped`], which lifts the views around them.
 
 use serde_json::{json, Map, Value};
 
-use crate::access::{scope_views_sql, Access, DROP_VIEWS_SQL};
+use crate::access::Access;
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
 
@@ -54,14 +54,14 @@ impl Vine {
     }
 
     fn install_views(&mut self) -> VResult<()> {
-        self.catalog.connection().execute_batch(&scope_views_sql(&self.access.branches))?;
+        self.catalog.narrow_to(&self.access.branches)?;
         self.views = true;
         Ok(())
     }
 
     fn drop_views(&mut self) -> VResult<()> {
         if self.views {
-            self.catalog.connection().execute_batch(DROP_VIEWS_SQL)?;
+            self.catalog.widen()?;
             self.views = false;
         }
         Ok(())
@@ -115,12 +115,7 @@ impl Vine {
         }
         if prim == "prune" || prim == "transplant" {
             let id = ids.first().cloned().unwrap_or_default();
-            let outside = crate::access::prefix_pred(&self.access.branches, "src");
-            let n: i64 = self.catalog.connection().query_row(
-                &format!("SELECT COUNT(*) FROM main.edges WHERE dst = ?1 AND NOT ({outside})"),
-                [&id],
-                |r| r.get(0),
-            )?;
+            let n = self.catalog.links_from_outside(&id, &self.access.branches)?;
             if n > 0 {
                 return Err(forbid(format!("{prim}: nodes outside this token's branches link to '{id}'"))
                     .with("outside_links", json!(true)));

@@ -2,7 +2,6 @@
 //! complement of `locate`, which never reads a body.
 
 use forest_catalog::pyjson::round4;
-use rusqlite::params_from_iter;
 use serde_json::{json, Map, Value};
 use unicode_normalization::UnicodeNormalization;
 
@@ -215,27 +214,7 @@ impl Vine {
     /// The catalog rows a sniff reads, in id order: inside the window, of
     /// the type asked for.
     fn sniff_rows(&self, win: Option<&window::Window>, type_filter: Option<&str>) -> VResult<Vec<Row>> {
-        let (mut pred, mut args) = ("1=1".to_string(), vec![]);
-        if let Some(w) = win {
-            let (p, wa) = w.sql("");
-            pred = p;
-            args = wa;
-        }
-        if let Some(t) = type_filter {
-            pred.push_str(" AND type = ?");
-            args.push(t.to_string());
-        }
-        let rows: Vec<Row> = {
-            let mut st = self
-                .catalog
-                .connection()
-                .prepare(&format!("SELECT id, type, title, trail, body_tokens FROM nodes WHERE {pred} ORDER BY id"))?;
-            let it = st.query_map(params_from_iter(args.iter()), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, Option<i64>>(4)?.unwrap_or(0)))
-            })?;
-            it.collect::<rusqlite::Result<Vec<_>>>()?
-        };
-        Ok(rows)
+        Ok(self.catalog.body_candidates(win, type_filter)?)
     }
 }
 
