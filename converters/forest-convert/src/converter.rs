@@ -108,6 +108,11 @@ pub struct Limits {
     pub max_zip_entries: usize,
     /// Largest total uncompressed size a zip container may declare.
     pub max_unzipped_bytes: u64,
+    /// Largest size one PDF stream may inflate to (a deflate bomb); the PDF
+    /// converter never inflates image data at all.
+    pub max_inflated_bytes: u64,
+    /// Most sheets (tables) one workbook may hold.
+    pub max_sheets: usize,
     /// Wall-clock budget of one converter call.
     pub timeout: Duration,
 }
@@ -118,6 +123,8 @@ impl Default for Limits {
             max_input_bytes: 256 * 1024 * 1024,
             max_zip_entries: 10_000,
             max_unzipped_bytes: 1024 * 1024 * 1024,
+            max_inflated_bytes: 32 * 1024 * 1024,
+            max_sheets: 1000,
             timeout: Duration::from_secs(60),
         }
     }

@@ -13,7 +13,8 @@
 //! stubs saying so.
 
 use crate::converter::{Conversion, Converter, Limits};
-use crate::error::{schema, ConvertError};
+use crate::error::ConvertError;
+use crate::pdfguard;
 use crate::pdfoutline::{decode_pdf_string, outline};
 use crate::pdftext::{dehyphenate, normalise_content, TextDev};
 use crate::text::{file_name, stem};
@@ -272,12 +273,13 @@ impl Converter for Pdf {
         vec![".pdf".into()]
     }
     fn version(&self) -> u32 {
-        3
+        4
     }
-    fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, limits: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
         let bytes = std::fs::read(path)?;
-        let mut doc = Document::load_mem(&bytes).map_err(|e| schema(format!("not a readable PDF: {name}: {e}")))?;
+        let mut doc = pdfguard::load(&bytes, &name, limits)?;
+        drop(bytes);
         let stem_title = title_from_stem(&stem(path));
         if doc.is_encrypted() && doc.decrypt("").is_err() {
             let body =
