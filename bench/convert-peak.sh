@@ -1,31 +1,44 @@
 #!/usr/bin/env bash
 # Transient memory of one conversion, per file and per format: each file is
-# converted alone in a fresh process (examples/convert_peak.rs) and its peak
-# RSS (VmHWM) recorded; per extension, the largest peak and the largest
-# (peak - 6 MiB process floor) / file size. These are the figures behind
-# the Gardener's per-format transient costs (stages/transient.rs).
-#   bash bench/convert-peak.sh DIR...    (env CONVERT_PEAK: a built example)
+# adopted alone into a fresh forest (a fresh `forest` process) and its peak
+# RSS recorded (/usr/bin/time); per extension, the largest peak and the
+# largest (peak - FLOOR) / file size, FLOOR being the peak of adopting a
+# 6-byte text file. These are the figures behind the Gardener's per-format
+# transient costs (pipelines/forest-gardener/src/stages/transient.rs).
+#   bash bench/convert-peak.sh FILE_OR_DIR...    (FOREST_BIN: else a release build)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-EX="${CONVERT_PEAK:-}"
-if [ -z "$EX" ]; then cargo build --release -q -p forest-convert --example convert_peak; EX="$PWD/target/release/examples/convert_peak"; fi
-OUT="$(mktemp /tmp/forest-peak.XXXX.tsv)"
-trap 'rm -f "$OUT"' EXIT
+source bench/lib.sh
+B="$(forest_bin)"
+W="$(mktemp -d /tmp/forest-peak.XXXX)"
+trap 'rm -rf "$W"' EXIT
+one() { # file -> "ext size peak_kib name"
+  local f="$1" d="$W/one"
+  rm -rf "$d"; mkdir -p "$d/src"; cp "$f" "$d/src/"
+  "$B" init "$d/forest" --title Peak >/dev/null 2>&1
+  /usr/bin/time -f %M -o "$d/t" "$B" adopt --forest "$d/forest" "$d/src" --json >/dev/null 2>&1 || true
+  local ext="${f##*.}"
+  printf '%s\t%s\t%s\t%s\n' "${ext,,}" "$(stat -c %s "$f")" "$(tail -1 "$d/t")" "$(basename "$f")"
+}
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-find "$@" -type f -print0 | while IFS= read -r -d '' f; do "$EX" "$f" >> "$OUT" 2>/dev/null || true; done
-python3 - "$OUT" <<'PY'
+printf 'x\n' > "$W/floor.txt"
+floor=$(one "$W/floor.txt" | cut -f3)
+find "$@" -type f | while IFS= read -r f; do one "$f"; done > "$W/peaks.tsv"
+python3 - "$W/peaks.tsv" "$floor" <<'PY'
 import collections, sys
+floor = int(sys.argv[2]) / 1024
 by = collections.defaultdict(list)
 for l in open(sys.argv[1]):
-    ext, status, size, peak, path = l.rstrip("\n").split("\t", 4)
-    by[ext].append((int(size), int(peak) / 1024, status, path))
-print("| ext | files | largest file | peak RSS: median | max | max (peak-6 MiB)/size | dearest file |")
+    ext, size, peak, name = l.rstrip("\n").split("\t", 3)
+    by[ext].append((int(size), int(peak) / 1024, name))
+print(f"floor (a 6-byte text file): {floor:.0f} MiB")
+print("| ext | files | largest file | peak RSS median | max | max (peak - floor) / size | dearest file |")
 print("|---|---|---|---|---|---|---|")
 for ext, rows in sorted(by.items(), key=lambda kv: -len(kv[1])):
     peaks = sorted(r[1] for r in rows)
-    ratio = max(max(r[1] - 6, 0) * 2**20 / max(r[0], 1) for r in rows)
+    ratio = max(max(r[1] - floor, 0) * 2**20 / max(r[0], 1) for r in rows)
     top = max(rows, key=lambda r: r[1])
     print(f"| {ext} | {len(rows)} | {max(r[0] for r in rows)/1e6:.1f} MB | {peaks[len(peaks)//2]:.0f} MiB "
-          f"| {peaks[-1]:.0f} MiB | {ratio:.1f} | {top[3].rsplit('/',1)[-1]} ({top[0]/1e6:.1f} MB, {top[2]}) |")
+          f"| {peaks[-1]:.0f} MiB | {ratio:.1f} | {top[2]} ({top[0]/1e6:.2f} MB) |")
 PY
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

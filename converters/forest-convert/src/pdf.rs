@@ -288,12 +288,21 @@ impl Converter for Pdf {
             return Ok(Conversion::Markdown { title: stem_title, body, meta });
         }
         normalise_content(&mut doc);
-        let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
+        let page_ids = doc.get_pages();
+        let numbers: Vec<u32> = page_ids.keys().copied().collect();
         let mut failed = 0usize;
         let mut first_title: Option<Option<String>> = None;
         let texts: Vec<String> = numbers
             .iter()
             .map(|n| {
+                let size = pdfguard::page_content_bytes(&doc, page_ids[n]);
+                if size > limits.max_page_content_bytes {
+                    let max = limits.max_page_content_bytes;
+                    warnings.push(format!(
+                        "page {n} left out: its content inflates to {size} bytes, over the limit of {max}"
+                    ));
+                    return String::new();
+                }
                 let (t, primary_ok, title) = page_text(&doc, *n);
                 if !primary_ok {
                     failed += 1;

@@ -10,9 +10,8 @@
 //! How: lopdf's load filter sees every object once, in its raw (still
 //! compressed) form, before object streams are unpacked. Images lose their
 //! data there; every other Flate stream is inflated into a counter (nothing
-//! kept) up to [`CEILING`], and one that inflates past 1 MiB is tagged with
-//! its size under [`SIZE_KEY`]; an over-ceiling stream is emptied there too,
-//! so lopdf never unpacks it. After the load, a tagged size over the limit
+//! kept) up to [`CEILING`] and tagged with its size under [`SIZE_KEY`]; an
+//! over-ceiling stream is emptied there too, so lopdf never unpacks it. After the load, a tagged size over the limit
 //! rejects the file. The filter is a plain `fn` (lopdf runs it on its rayon
 //! threads), hence the fixed ceiling and the tag instead of captured limits.
 
@@ -21,15 +20,12 @@ use crate::error::{schema, ConvertError};
 use pdf_extract::{Document, Object, Stream};
 use std::io::Read;
 
-/// Dictionary key holding a stream's inflated size (tagged past 1 MiB).
+/// Dictionary key holding a Flate stream's inflated size.
 const SIZE_KEY: &[u8] = b"ForestInflated";
 
 /// Inflated sizes are counted up to this many bytes; a stream past it is
 /// emptied during the load (no limit may be set above it).
 pub(crate) const CEILING: u64 = 256 << 20;
-
-/// Streams smaller than this once inflated carry no size tag.
-const TAG_FROM: u64 = 1 << 20;
 
 /// lopdf's load filter: empty images, count and tag what others inflate to.
 /// Objects inside object streams are never streams; their clone is what
@@ -44,13 +40,10 @@ fn guard(id: (u32, u16), obj: &mut Object) -> Option<((u32, u16), Object)> {
         return Some((id, Object::Null));
     }
     if let Some(size) = inflated_size(stream) {
-        if size >= TAG_FROM {
-            stream.dict.set(SIZE_KEY, Object::Integer(size as i64));
-        }
         if size > CEILING {
             stream.set_plain_content(Vec::new());
-            stream.dict.set(SIZE_KEY, Object::Integer(size as i64));
         }
+        stream.dict.set(SIZE_KEY, Object::Integer(size as i64));
     }
     Some((id, Object::Null))
 }
@@ -100,6 +93,20 @@ pub(crate) fn load(bytes: &[u8], name: &str, limits: &Limits) -> Result<Document
         ))),
         None => Ok(doc),
     }
+}
+
+/// What a page's content streams inflate to (tagged size, else the bytes
+/// held): pdf-extract holds ~60 times that as parsed operators while it
+/// reads the page (a 1.2 MB drawing: 73 MiB).
+pub(crate) fn page_content_bytes(doc: &Document, page: pdf_extract::ObjectId) -> u64 {
+    doc.get_page_contents(page)
+        .into_iter()
+        .filter_map(|id| doc.get_object(id).ok()?.as_stream().ok())
+        .map(|s| match s.dict.get(SIZE_KEY).and_then(Object::as_i64) {
+            Ok(n) => n as u64,
+            Err(_) => s.content.len() as u64,
+        })
+        .sum()
 }
 
 #[cfg(test)]
