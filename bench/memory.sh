@@ -8,7 +8,11 @@
 # nightly job shares its host). The batch budget bounds what is in flight,
 # so the two peaks should be close. BATCH_MIB=M passes `--batch-mib M`.
 #
-#   bash bench/memory.sh [CORPUS_DIR...]   (default: /usr/share/doc)
+#   bash bench/memory.sh [CORPUS_DIR|pdfs...]   (default: /usr/share/doc)
+# `pdfs` is the 176 PDFs of the OCRmyPDF, pikepdf and pypdf source
+# distributions together (bench/pdf-corpus.sh downloads them once into
+# PDF_CORPUS, default /tmp/forest-pdf-corpus): page images of 243 MB,
+# deflate-heavy streams, broken files.
 # Corpora used in bench/README.md: `bench/findability/build_sets.py` builds
 # `usd` (a copy of /usr/share/doc) and `py` (installed Python
 # distributions). FOREST_BIN=path skips the release build.
@@ -44,6 +48,7 @@ PY
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); batch budget: ${BATCH_MIB:-default}"
 for corpus in "$@"; do
+  [ "$corpus" = pdfs ] && corpus="$(bash bench/pdf-corpus.sh "${PDF_CORPUS:-/tmp/forest-pdf-corpus}")"
   files=$(find "$corpus" -type f | wc -l); mb=$(du -sm "$corpus" | cut -f1)
   echo "== $corpus ($files files, $mb MB)"
   adopt "quiet" "$corpus" 0

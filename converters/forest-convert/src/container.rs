@@ -72,7 +72,7 @@ pub(crate) fn decompress(path: &Path, codec: Codec, dir: &Path, limits: &Limits)
     let n = std::io::copy(&mut r, &mut out)
         .map_err(|e| schema(format!("not a readable {} file: {name}: {e}", codec.name().to_lowercase())))?;
     if n > cap {
-        return Err(ConvertError::Zip(format!("{name} inflates beyond the limit of {cap} bytes")));
+        return Err(ConvertError::OverLimit(format!("{name} inflates beyond the limit of {cap} bytes")));
     }
     Ok(out_path)
 }
@@ -104,7 +104,7 @@ fn tar_members(r: impl Read, limits: &Limits) -> Result<(Vec<(String, u64)>, usi
         let e = e.map_err(|e| schema(format!("damaged tar archive: {e}")))?;
         total += 1;
         if total > limits.max_zip_entries {
-            return Err(ConvertError::Zip(format!("more than {} members", limits.max_zip_entries)));
+            return Err(ConvertError::OverLimit(format!("archive of more than {} members", limits.max_zip_entries)));
         }
         if e.header().entry_type().is_dir() {
             continue;

@@ -106,8 +106,17 @@ pub struct Limits {
     pub max_input_bytes: u64,
     /// Most entries a zip container (xlsx, docx, ods) may declare.
     pub max_zip_entries: usize,
-    /// Largest total uncompressed size a zip container may declare.
+    /// Largest total uncompressed size a zip container (or a `.gz`/`.bz2`/
+    /// `.xz` file) may declare or inflate to.
     pub max_unzipped_bytes: u64,
+    /// Largest size one PDF stream may inflate to (a deflate bomb); the PDF
+    /// converter never inflates image data at all.
+    pub max_inflated_bytes: u64,
+    /// Largest inflated content of one PDF page whose text is read: a page
+    /// over it (a vector drawing) is left out with a warning.
+    pub max_page_content_bytes: u64,
+    /// Most sheets (tables) one workbook may hold.
+    pub max_sheets: usize,
     /// Wall-clock budget of one converter call.
     pub timeout: Duration,
 }
@@ -117,7 +126,10 @@ impl Default for Limits {
         Limits {
             max_input_bytes: 256 * 1024 * 1024,
             max_zip_entries: 10_000,
-            max_unzipped_bytes: 1024 * 1024 * 1024,
+            max_unzipped_bytes: 256 * 1024 * 1024,
+            max_inflated_bytes: 32 * 1024 * 1024,
+            max_page_content_bytes: 4 * 1024 * 1024,
+            max_sheets: 1000,
             timeout: Duration::from_secs(60),
         }
     }

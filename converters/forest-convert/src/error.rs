@@ -22,6 +22,10 @@ pub enum ConvertError {
     /// A zip container failed the central-directory guard.
     #[error("zip container rejected: {0}")]
     Zip(String),
+    /// The input is over a decoder limit ([`crate::Limits`]: inflated size,
+    /// sheet count, ...): the registry turns it into a stub naming the reason.
+    #[error("over a decoder limit: {0}")]
+    OverLimit(String),
     /// The converter panicked (caught).
     #[error("converter panicked")]
     Panicked,

@@ -59,6 +59,7 @@ mod man;
 mod media;
 mod odf;
 mod pdf;
+mod pdfguard;
 mod pdfoutline;
 mod pdftext;
 mod registry;

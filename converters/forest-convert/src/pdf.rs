@@ -13,7 +13,8 @@
 //! stubs saying so.
 
 use crate::converter::{Conversion, Converter, Limits};
-use crate::error::{schema, ConvertError};
+use crate::error::ConvertError;
+use crate::pdfguard;
 use crate::pdfoutline::{decode_pdf_string, outline};
 use crate::pdftext::{dehyphenate, normalise_content, TextDev};
 use crate::text::{file_name, stem};
@@ -272,12 +273,13 @@ impl Converter for Pdf {
         vec![".pdf".into()]
     }
     fn version(&self) -> u32 {
-        3
+        4
     }
-    fn convert(&self, path: &Path, _: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
+    fn convert(&self, path: &Path, limits: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
         let bytes = std::fs::read(path)?;
-        let mut doc = Document::load_mem(&bytes).map_err(|e| schema(format!("not a readable PDF: {name}: {e}")))?;
+        let mut doc = pdfguard::load(&bytes, &name, limits)?;
+        drop(bytes);
         let stem_title = title_from_stem(&stem(path));
         if doc.is_encrypted() && doc.decrypt("").is_err() {
             let body =
@@ -286,12 +288,21 @@ impl Converter for Pdf {
             return Ok(Conversion::Markdown { title: stem_title, body, meta });
         }
         normalise_content(&mut doc);
-        let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
+        let page_ids = doc.get_pages();
+        let numbers: Vec<u32> = page_ids.keys().copied().collect();
         let mut failed = 0usize;
         let mut first_title: Option<Option<String>> = None;
         let texts: Vec<String> = numbers
             .iter()
             .map(|n| {
+                let size = pdfguard::page_content_bytes(&doc, page_ids[n]);
+                if size > limits.max_page_content_bytes {
+                    let max = limits.max_page_content_bytes;
+                    warnings.push(format!(
+                        "page {n} left out: its content inflates to {size} bytes, over the limit of {max}"
+                    ));
+                    return String::new();
+                }
                 let (t, primary_ok, title) = page_text(&doc, *n);
                 if !primary_ok {
                     failed += 1;

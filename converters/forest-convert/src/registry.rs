@@ -5,9 +5,11 @@ use crate::converter::{Conversion, Converter, ConverterId, Limits};
 use crate::error::{skipped, ConvertError};
 use crate::fidelity::{self, SourceFacts, Suspect, SuspectReason};
 use crate::sniff::{self, Sniffed};
+use crate::values::SourceMeta;
 use crate::{
     code, docx, epub, hook, html, json, mail, man, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text,
 };
+use forest_model::slug::title_from_stem;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -260,6 +262,7 @@ impl Registry {
                         suspect,
                     };
                 }
+                Err(ConvertError::OverLimit(reason)) => return over_limit(rel, &reason, warnings, id),
                 Err(e) if i < last && !matches!(e, ConvertError::Skipped(_)) => {
                     warnings.push(format!("{rel}: {} failed, falling back: {e}", id.name));
                 }
@@ -350,6 +353,9 @@ impl Registry {
             Ok(p) => p,
             Err(e) => {
                 let id = ConverterId { name: codec.name().into(), version: 1 };
+                if let ConvertError::OverLimit(reason) = e {
+                    return over_limit(rel, &reason, vec![], id);
+                }
                 return ConvertOutcome::failed(rel, e, vec![], Some(id));
             }
         };
@@ -358,6 +364,27 @@ impl Registry {
             c.name = format!("{}+{}", codec.name(), c.name);
         }
         out
+    }
+}
+
+/// Stub reason of a file over a decoder limit ([`Status::Stub`]).
+pub const OVER_LIMIT: &str = "over a decoder limit";
+
+/// A file over a decoder limit ([`ConvertError::OverLimit`]: a zip, deflate
+/// or XML bomb, a workbook of too many sheets): a stub naming the reason
+/// (the original stays at its source) and one warning, never the memory.
+fn over_limit(rel: &str, reason: &str, mut warnings: Vec<String>, id: ConverterId) -> ConvertOutcome {
+    let title = title_from_stem(&text::stem(Path::new(rel)));
+    warnings.push(format!("{rel}: {OVER_LIMIT}, not read: {reason}"));
+    let body = format!("# {title}\n\nNot read: {OVER_LIMIT} ({reason}). The original stays at its source.\n");
+    let meta = SourceMeta { stub: Some(OVER_LIMIT.into()), ..SourceMeta::default() };
+    ConvertOutcome {
+        result: Ok(Conversion::Markdown { title, body, meta }),
+        warnings,
+        unsupported: false,
+        status: Status::Stub(OVER_LIMIT.into()),
+        converter: Some(id),
+        suspect: None,
     }
 }
 

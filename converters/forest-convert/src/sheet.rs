@@ -81,7 +81,7 @@ impl Converter for Workbook {
         [".xlsx", ".xlsm", ".xlsb", ".xls", ".xla", ".xlam", ".ods", ".ots", ".fods"].map(String::from).to_vec()
     }
     fn version(&self) -> u32 {
-        2
+        3
     }
     fn convert(&self, path: &Path, limits: &Limits, warnings: &mut Vec<String>) -> Result<Conversion, ConvertError> {
         let name = file_name(path);
@@ -104,6 +104,11 @@ impl Converter for Workbook {
             }
             Err(e) => return Err(schema(format!("not a readable workbook: {name}: {e}"))),
         };
+        let sheets = wb.sheet_names().len();
+        if sheets > limits.max_sheets {
+            let max = limits.max_sheets;
+            return Err(ConvertError::OverLimit(format!("workbook of {sheets} sheets, over the limit of {max}")));
+        }
         let mut tables = Vec::new();
         let mut small: Vec<(String, Vec<Vec<Raw>>)> = Vec::new();
         for sheet in wb.sheet_names() {

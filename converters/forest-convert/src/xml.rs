@@ -102,6 +102,13 @@ fn parse_with(bytes: &[u8], keep_text: impl Fn(&str) -> bool, mixed: bool) -> Re
                     }
                 }
             }
+            // Office parts never declare a DTD; one that declares entities
+            // is a billion-laughs attempt (entities are never expanded here).
+            Ok(Event::DocType(d)) => {
+                if d.into_inner().as_bytes().windows(8).any(|w| w.eq_ignore_ascii_case(b"<!ENTITY")) {
+                    return Err(ConvertError::OverLimit("XML part declares entities in a DTD (entity bomb)".into()));
+                }
+            }
             Ok(Event::Eof) => break,
             Ok(_) => {}
             Err(e) => return Err(bad(&e)),

@@ -11,14 +11,18 @@ pub(crate) fn open_checked<'a>(bytes: &'a [u8], limits: &Limits) -> Result<ZipAr
     let mut zip =
         ZipArchive::new(Cursor::new(bytes)).map_err(|e| ConvertError::Zip(format!("not a readable zip: {e}")))?;
     if zip.len() > limits.max_zip_entries {
-        return Err(ConvertError::Zip(format!("{} entries exceed the limit of {}", zip.len(), limits.max_zip_entries)));
+        return Err(ConvertError::OverLimit(format!(
+            "zip of {} entries exceed the limit of {}",
+            zip.len(),
+            limits.max_zip_entries
+        )));
     }
     let mut total: u64 = 0;
     for i in 0..zip.len() {
         let size = zip.by_index_raw(i).map_err(|e| ConvertError::Zip(format!("damaged entry {i}: {e}")))?.size();
         total = total.saturating_add(size);
         if total > limits.max_unzipped_bytes {
-            return Err(ConvertError::Zip(format!(
+            return Err(ConvertError::OverLimit(format!(
                 "declared uncompressed size exceeds the limit of {} bytes",
                 limits.max_unzipped_bytes
             )));
@@ -44,7 +48,10 @@ pub(crate) fn read_entry(
         .read_to_end(&mut out)
         .map_err(|e| ConvertError::Zip(format!("cannot inflate {name}: {e}")))?;
     if out.len() as u64 > limits.max_unzipped_bytes {
-        return Err(ConvertError::Zip(format!("{name} inflates beyond the limit")));
+        return Err(ConvertError::OverLimit(format!(
+            "zip member {name} inflates beyond the limit of {} bytes",
+            limits.max_unzipped_bytes
+        )));
     }
     Ok(Some(out))
 }

@@ -1,7 +1,7 @@
 //! Integration tests for forest-convert: golden conversions, hostile
 //! inputs, command hooks, dataset databases and the sample map.
 
-use forest_convert::{Conversion, ConvertOutcome, Limits, Registry};
+use forest_convert::{Conversion, ConvertOutcome, Limits, Registry, Status};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -96,18 +96,29 @@ mod hostile {
         Registry::builtin().convert(path, &path.file_name().unwrap().to_string_lossy(), limits)
     }
 
+    /// The line a file over a decoder limit leaves: planted as a stub that
+    /// names the limit, with one warning.
+    fn over_limit(out: ConvertOutcome) -> String {
+        assert_eq!(out.status, Status::Stub("over a decoder limit".into()));
+        let Ok(Conversion::Markdown { body, .. }) = &out.result else { panic!("{:?}", out.result) };
+        assert!(body.contains("Not read: over a decoder limit ("), "{body}");
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        out.warnings[0].clone()
+    }
+
     #[test]
     fn zip_bombs_are_refused_before_parsing() {
-        let out = convert(&hostile_dir().join("declared-huge.docx"), &Limits::default());
-        let err = out.result.unwrap_err();
-        assert!(err.contains("declared uncompressed size exceeds"), "{err}");
-        let out = convert(&hostile_dir().join("many-entries.xlsx"), &Limits::default());
-        let err = out.result.unwrap_err();
-        assert!(err.contains("10001 entries exceed the limit of 10000"), "{err}");
+        let w = over_limit(convert(&hostile_dir().join("declared-huge.docx"), &Limits::default()));
+        assert!(w.contains("declared uncompressed size exceeds"), "{w}");
+        let w = over_limit(convert(&hostile_dir().join("many-entries.xlsx"), &Limits::default()));
+        assert!(w.contains("10001 entries exceed the limit of 10000"), "{w}");
         // A small limit trips on an ordinary document too.
         let tight = Limits { max_zip_entries: 3, ..Limits::default() };
-        let err = convert(&data_dir().join("quarterly-review.docx"), &tight).result.unwrap_err();
-        assert!(err.contains("entries exceed the limit of 3"), "{err}");
+        let w = over_limit(convert(&data_dir().join("quarterly-review.docx"), &tight));
+        assert!(w.contains("entries exceed the limit of 3"), "{w}");
+        let one_sheet = Limits { max_sheets: 1, ..Limits::default() };
+        let w = over_limit(convert(&data_dir().join("workbook-multi.xlsx"), &one_sheet));
+        assert!(w.contains("sheets, over the limit of 1"), "{w}");
     }
 
     #[test]

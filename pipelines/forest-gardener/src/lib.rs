@@ -40,6 +40,8 @@ pub use error::{chain as error_chain, GardenError};
 /// The on-disk layer lives in `forest-derived` (the read side uses it
 /// without the Gardener); re-exported under the Gardener's old paths.
 pub use forest_derived::{catalog as derived, config, tiers};
-pub use options::{Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES};
+pub use options::{
+    Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES, DEFAULT_CONVERT_BYTES,
+};
 pub use prepared::worker::{prepare, PrepareReport, PrepareSourceReport};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};

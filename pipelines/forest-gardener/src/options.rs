@@ -12,6 +12,11 @@ use forest_model::node::Node;
 /// 16 / 32 / 64 MiB, bench/memory.sh).
 pub const DEFAULT_BATCH_BYTES: u64 = 32 << 20;
 
+/// Default [`RunOptions::convert_bytes`]: 128 MiB of converters'
+/// transient memory at once (expected per file by format,
+/// `stages::transient`; measured per format in bench/README.md).
+pub const DEFAULT_CONVERT_BYTES: u64 = 128 << 20;
+
 /// Knobs of one run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -26,6 +31,11 @@ pub struct RunOptions {
     /// (manuals, scans, gzipped changelogs) keeps at most two batches of
     /// conversions in memory however many of them fit under `commit_every`.
     pub batch_bytes: u64,
+    /// Transient bytes of the conversions running beside each other: a
+    /// conversion waits while the others' expected cost (by format and
+    /// size, `stages::transient`) and its own would pass this; one alone
+    /// always runs.
+    pub convert_bytes: u64,
     /// Allow marking more than `max_stale_fraction` of a source stale.
     pub allow_mass_stale: bool,
     /// Distributed ingest: look files up in this prepared store before
@@ -39,6 +49,7 @@ impl Default for RunOptions {
             dry_run: false,
             commit_every: 5000,
             batch_bytes: DEFAULT_BATCH_BYTES,
+            convert_bytes: DEFAULT_CONVERT_BYTES,
             allow_mass_stale: false,
             store: None,
         }

@@ -727,6 +727,9 @@ fn a_sync_recurates_only_the_changed_document() {
 #[path = "forest_gardener/ops.rs"]
 mod ops;
 
+#[path = "forest_gardener/bombs.rs"]
+mod bombs;
+
 /// The Gardener fills the health cache as it writes: the first health pass
 /// after an adopt (and after a sync that edits, adds and deletes) re-reads
 /// only what init wrote, and its lint and facts equal a pass from scratch.

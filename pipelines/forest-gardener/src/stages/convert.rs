@@ -16,6 +16,7 @@ use crate::reconcile::HashPair;
 use crate::report::SourceReport;
 use crate::source::Access;
 use crate::stages::fetch::Window;
+use crate::stages::transient::{transient_bytes, Gate};
 use crate::stages::work::Work;
 use crate::walk::Listed;
 use forest_convert::{Conversion, Limits, Registry};
@@ -162,11 +163,12 @@ impl Converter<'_> {
         // over the pool (the `gardener.convert_time` event): which of the
         // two holds the pipeline back (bench/README.md, session 21).
         let (convert_us, scent_us) = (AtomicU64::new(0), AtomicU64::new(0));
+        let gate = Gate::new(self.opts.convert_bytes);
         let convert = |fs: &[&Listed], known: &HashMap<String, HashPair>| -> Vec<(String, Converted)> {
             fs.par_iter()
                 .map(|f| {
                     let t = Instant::now();
-                    let mut c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)));
+                    let mut c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)), &gate);
                     let converted = Instant::now();
                     c.scent =
                         c.outcome.as_ref().ok().and_then(|conv| crate::stages::scent::of_conversion(&c.rel, conv));
@@ -217,7 +219,8 @@ impl Converter<'_> {
     }
 
     /// Read, hash and convert one file; every failure is an `outcome` error.
-    pub(crate) fn convert_one(&self, f: &Listed, known: Option<&HashPair>) -> Converted {
+    /// The converter runs holding its expected transient cost from `gate`.
+    pub(crate) fn convert_one(&self, f: &Listed, known: Option<&HashPair>, gate: &Gate) -> Converted {
         let mut c = Converted {
             rel: f.rel.clone(),
             abs: f.abs.clone(),
@@ -286,7 +289,9 @@ impl Converter<'_> {
             }
         }
         c.converted_locally = true;
+        let permit = gate.take(transient_bytes(&f.rel, f.size));
         let out = self.registry.convert(&f.abs, &f.rel, self.limits);
+        drop(permit);
         c.unsupported = out.unsupported;
         c.skipped = matches!(out.status, forest_convert::Status::Skipped(_));
         c.warnings = out.warnings;

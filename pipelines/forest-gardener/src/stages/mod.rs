@@ -31,6 +31,7 @@ pub(crate) mod propose;
 pub(crate) mod reconcile;
 pub(crate) mod scent;
 pub(crate) mod text;
+pub(crate) mod transient;
 pub(crate) mod work;
 
 /// Marker: the catalog holds rows of a batch that may not have committed.
