@@ -60,8 +60,8 @@ pub struct PrepareSourceReport {
     pub curated: usize,
     /// Objects another writer stored first (same key, kept).
     pub raced: usize,
-    /// Files not stored (datasets, SQLite payloads, unsupported, empty or
-    /// failing files): the committer handles and reports them.
+    /// Files not stored (unsupported, empty or failing files): the
+    /// committer handles and reports them.
     pub left_to_committer: usize,
     /// Store objects that failed verification and were redone.
     pub redone_corrupt: usize,
@@ -231,7 +231,7 @@ fn prepare_round(env: &RunEnv, w: &Worker, round: &[Listed], out: &mut PrepareSo
             continue;
         }
         let storable = match (&c.outcome, c.unsupported) {
-            (Ok(conv), false) => PreparedConversion::of(conv),
+            (Ok(conv), false) => Some(PreparedConversion::of(conv)),
             _ => None,
         };
         let Some(pc) = storable else {
@@ -360,9 +360,10 @@ mod tests {
         fx.config.default_tags = vec!["Drive".into(), "notes".into()];
         let a = fx.write("team/a.md", "---\ntags: [notes, Budget]\n---\n# Alpha plan\n\nSome text about it.\n");
         let b = fx.write("team/untitled.txt", "plain words without a heading\n");
+        let t = fx.write("team/stock.csv", "sku,qty,price\nA-1,4,2.5\nB-2,0,10\n");
         let mut env = fx.env();
         env.curate = Some(&Recorder);
-        let work = vec![Work::Plant(a), Work::Plant(b)];
+        let work = vec![Work::Plant(a), Work::Plant(b), Work::Plant(t)];
         let converted = convert_all(&env, &work, &HashMap::new());
         let mut batch = Batch::default();
         let mut state = PlanState::default();
@@ -370,11 +371,16 @@ mod tests {
         for w in &work {
             run.apply(w, &converted, &mut batch, None);
         }
-        assert_eq!(batch.curation.len(), 2);
+        assert_eq!(batch.curation.len(), 3);
         for planted in &batch.curation {
-            let rel = if planted.id.ends_with("/a") { "team/a.md" } else { "team/untitled.txt" };
+            let rel = ["team/a.md", "team/untitled.txt", "team/stock.csv"]
+                .into_iter()
+                .find(|r| planted.id.ends_with(&format!("/{}", r.trim_start_matches("team/").split('.').next().unwrap())))
+                .unwrap();
             let c = &converted[rel];
-            let pc = PreparedConversion::of(c.outcome.as_ref().unwrap()).unwrap();
+            let pc = PreparedConversion::of(c.outcome.as_ref().unwrap());
+            // Datasets are stored too, and come back as the same conversion.
+            assert_eq!(&pc.conversion(), c.outcome.as_ref().unwrap(), "{rel}");
             let mine = draft_for(&env, c, &pc, None);
             assert_eq!(
                 (&mine.title, &mine.body, &mine.summary, &mine.tags),
