@@ -150,8 +150,12 @@ impl PreparedConversion {
     fn conversion(&self) -> Conversion {
         let title = self.title.clone();
         match &self.tables {
-            Some(PreparedTables::Dataset(t)) => Conversion::Dataset { title, tables: PreparedTables::dataset_tables(t) },
-            Some(PreparedTables::Payload(t)) => Conversion::Payload { title, tables: PreparedTables::payload_tables(t) },
+            Some(PreparedTables::Dataset(t)) => {
+                Conversion::Dataset { title, tables: PreparedTables::dataset_tables(t) }
+            }
+            Some(PreparedTables::Payload(t)) => {
+                Conversion::Payload { title, tables: PreparedTables::payload_tables(t) }
+            }
             None => Conversion::Markdown {
                 title,
                 body: self.body.clone(),

@@ -179,7 +179,8 @@ mod tests {
         // -0.0 == 0.0 under PartialEq: check the sign bit travelled.
         let Cell::Real(z) = again[0].rows[1][3] else { panic!("a real") };
         assert!(z.is_sign_negative());
-        let p = PayloadTable { name: "p".into(), columns: vec![("c".into(), String::new())], sample: rows, count: None };
+        let p =
+            PayloadTable { name: "p".into(), columns: vec![("c".into(), String::new())], sample: rows, count: None };
         let stored = PreparedTables::payload(std::slice::from_ref(&p));
         let back: PreparedTables = serde_json::from_slice(&serde_json::to_vec(&stored).unwrap()).unwrap();
         let PreparedTables::Payload(t) = back else { panic!("a payload") };

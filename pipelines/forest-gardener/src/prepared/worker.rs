@@ -375,7 +375,9 @@ mod tests {
         for planted in &batch.curation {
             let rel = ["team/a.md", "team/untitled.txt", "team/stock.csv"]
                 .into_iter()
-                .find(|r| planted.id.ends_with(&format!("/{}", r.trim_start_matches("team/").split('.').next().unwrap())))
+                .find(|r| {
+                    planted.id.ends_with(&format!("/{}", r.trim_start_matches("team/").split('.').next().unwrap()))
+                })
                 .unwrap();
             let c = &converted[rel];
             let pc = PreparedConversion::of(c.outcome.as_ref().unwrap());
