@@ -26,6 +26,7 @@ use crate::stages::list::{list_each, open_listing};
 use crate::stages::plan::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
 use crate::stages::work::Work;
 use crate::walk::Listed;
+use forest_convert::Conversion;
 use forest_git::GitForest;
 use forest_model::ids;
 use forest_model::node::{today, Node};
@@ -334,7 +335,20 @@ pub(crate) fn draft_for(env: &RunEnv, c: &Converted, pc: &PreparedConversion, ex
             new_leaf_draft(&c.rel, &conv, scent, &env.config.default_tags)
         }
     };
-    let LeafDraft { title, tags, body, summary, .. } = d;
+    let LeafDraft { title, tags, mut body, mut summary, .. } = d;
+    // A new dataset's or payload's passport carries the sample map and the
+    // table counts (the plant stage's `leaf_content`).
+    let counts: Option<Vec<(String, Option<i64>)>> = match &conv {
+        Conversion::Dataset { tables, .. } => {
+            Some(tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect())
+        }
+        Conversion::Payload { tables, .. } => Some(tables.iter().map(|t| (t.name.clone(), t.count)).collect()),
+        Conversion::Markdown { .. } => None,
+    };
+    if let (None, Some(counts)) = (existing, counts) {
+        body = conv.render();
+        summary = forest_convert::dataset_summary(&title, &counts);
+    }
     let links = existing.map(DraftLink::existing).unwrap_or_default();
     Draft { id: String::new(), parent: String::new(), title, body, summary, tags, links, scent: "derived".into() }
 }
