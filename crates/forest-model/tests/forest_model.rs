@@ -185,3 +185,49 @@ fn cached_lint_equals_fresh_lint() {
     let (report, _, stats) = lint_forest_cached(&root, &cache, "t2", |_, _| (), || (), |(), _, _| (), |(), ()| ());
     assert_eq!((stats.hits, report.errors), (0, lint_forest(&root).errors));
 }
+
+/// A pass that fills the cache while it reads every node (a catalog
+/// rebuild) leaves a cache the next cached lint answers fully from, with
+/// the same report and facts as a cold one.
+#[test]
+fn a_filling_pass_leaves_a_cache_that_answers_every_node() {
+    use forest_model::lint_cache::{lint_forest_cached, CacheFill};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("f");
+    copy_dir(&fixtures().join("lint-cases"), &root);
+    let title = |_: &str, n: &forest_model::node::Node| n.get_str("title").unwrap_or_default();
+    let titles = |cache: &Path| {
+        lint_forest_cached(
+            &root,
+            cache,
+            "t1",
+            title,
+            Vec::new,
+            |mut acc: Vec<String>, id, t: &String| {
+                acc.push(format!("{id}={t}"));
+                acc
+            },
+            |mut a, b| {
+                a.extend(b);
+                a
+            },
+        )
+    };
+    let filled = root.join("_derived/filled.db");
+    let mut fill = CacheFill::open(&root, &filled, "t1", title);
+    let paths = node_paths(&root);
+    let read: Vec<_> = paths.iter().map(|p| fill.pass().read(p)).collect();
+    assert!(read.iter().any(|(n, _)| n.is_none()), "the cases include a node that does not parse");
+    fill.put(read.into_iter().filter_map(|(_, r)| r).collect());
+    assert_eq!(fill.written(), paths.len(), "a record for every node file, broken ones included");
+    drop(fill);
+    let (cold, mut cold_facts, cold_stats) = titles(&root.join("_derived/cold.db"));
+    let (warm, mut warm_facts, warm_stats) = titles(&filled);
+    assert_eq!(cold_stats.misses, paths.len());
+    assert_eq!((warm_stats.hits, warm_stats.misses), (paths.len(), 0), "{warm_stats:?}");
+    let shown = |r: &forest_model::lint::LintReport| r.issues.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+    assert_eq!(shown(&warm), shown(&cold));
+    cold_facts.sort();
+    warm_facts.sort();
+    assert_eq!(warm_facts, cold_facts);
+}

@@ -149,7 +149,7 @@ fn branch_text(f: usize, leaves: &[(String, String)], vocab: &Vocab, rng: &mut R
 }
 
 fn master_text(folders: usize, n: usize) -> String {
-    let summary = format!("Master branch of the generated forest: {folders} folders, {n} leaves.");
+    let summary = format!("Master branch of the generated forest, {folders} folders and {n} leaves.");
     let mut subs = String::new();
     for f in 0..folders {
         subs.push_str(&format!("- [[{}/_index]] — Folder {f}.\n", folder_id(f)));

@@ -287,6 +287,41 @@ fn tampered_store_objects_are_redone_and_workers_take_no_lock() {
     assert_eq!(w["redone_corrupt"].as_u64(), Some(2));
 }
 
+/// The real 100-document dump (Markdown, text, CSV and JSON datasets): a
+/// worker prepares every file, and the committer of the unchanged source
+/// takes every one from the store (100 of 100 hits, no conversion and no
+/// summary call of its own) and commits the single-process tree.
+#[test]
+fn every_prepared_object_of_the_dump_is_reused() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("src");
+    let n = dump_all(&src) as u64;
+    let want = reference_tree(&d.path().join("ref"), &src);
+    let root = recorded(&d.path().join("dist"), &src);
+    let clone = clone_of(&root, &d.path().join("w0"));
+    let store = d.path().join("store");
+    let sync = |forest: &Path, server: &Scripted, shard: &[&str]| {
+        let o = llm_env(&mut bin(), &server.url())
+            .args(["sync", "--forest", &f(forest), "--store", store.to_str().unwrap(), "--curate", "--json"])
+            .args(shard)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        report(&o)["sources"][0].clone()
+    };
+    let worker = Scripted::start(Duration::ZERO);
+    let w = sync(&clone, &worker, &["--shard", "0/1"]);
+    assert_eq!(w["prepared"].as_u64(), Some(n), "{w:#}");
+    assert_eq!(w["left_to_committer"].as_u64(), Some(0), "{w:#}");
+    let committer = Scripted::start(Duration::ZERO);
+    let s = sync(&root, &committer, &[]);
+    assert_eq!(s["store_hits"].as_u64(), Some(n), "{s:#}");
+    assert_eq!(s["local_conversions"].as_u64(), Some(0), "{s:#}");
+    assert_eq!(s["store_curations"].as_u64(), Some(w["curated"].as_u64().unwrap()), "{s:#}");
+    assert_eq!(committer.summaries(), (n - w["curated"].as_u64().unwrap()) as usize, "only fallbacks are retried");
+    assert_eq!(tree(&root), want, "same forest as one process");
+}
+
 fn s3env<'a>(c: &'a mut Command, ep: &str) -> &'a mut Command {
     c.env("AWS_ACCESS_KEY_ID", "test")
         .env("AWS_SECRET_ACCESS_KEY", "test")

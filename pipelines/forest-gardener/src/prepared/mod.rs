@@ -24,7 +24,10 @@
 //! (worker) or conversions and summaries served from them (committer).
 //! Touches the store only; the worker also reads the clone's passports.
 
+mod tables;
 pub mod worker;
+
+pub use tables::{PreparedCell, PreparedTable, PreparedTables};
 
 use crate::error::GardenError;
 use forest_convert::{Conversion, SourceMeta};
@@ -34,8 +37,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-/// Version of the [`PreparedObject`] shape (part of every key).
-pub const OBJECT_VERSION: u32 = 1;
+/// Version of the [`PreparedObject`] shape (part of every key). 2: datasets
+/// and SQLite payloads are stored too (a version-1 committer would read
+/// their objects as empty Markdown).
+pub const OBJECT_VERSION: u32 = 2;
 
 /// Which slice of the files a worker takes: index `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +85,8 @@ pub fn shard_of(source: &str, rel: &str, count: u32) -> u32 {
     (n % u64::from(count.max(1))) as u32
 }
 
-/// A Markdown conversion as stored (forest-convert's types are not serde).
+/// A conversion as stored (forest-convert's types are not serde): a
+/// Markdown body, or the tables of a dataset or SQLite payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PreparedConversion {
     /// Node title from the converter.
@@ -103,12 +109,28 @@ pub struct PreparedConversion {
     /// Its top-level definitions.
     #[serde(default)]
     pub defines: Vec<String>,
+    /// A dataset's or payload's tables (the body and meta are then empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<PreparedTables>,
 }
 
 impl PreparedConversion {
-    fn of(c: &Conversion) -> Option<PreparedConversion> {
+    /// The stored form of a conversion, of any kind.
+    fn of(c: &Conversion) -> PreparedConversion {
+        let tabular = |title: &str, tables: PreparedTables| PreparedConversion {
+            title: title.to_string(),
+            body: String::new(),
+            meta_title: None,
+            tags: vec![],
+            aliases: vec![],
+            lang: None,
+            stub: None,
+            code: None,
+            defines: vec![],
+            tables: Some(tables),
+        };
         match c {
-            Conversion::Markdown { title, body, meta } => Some(PreparedConversion {
+            Conversion::Markdown { title, body, meta } => PreparedConversion {
                 title: title.clone(),
                 body: body.clone(),
                 meta_title: meta.title.clone(),
@@ -118,25 +140,34 @@ impl PreparedConversion {
                 stub: meta.stub.clone(),
                 code: meta.code.clone(),
                 defines: meta.defines.clone(),
-            }),
-            // Datasets and SQLite payloads write staged files beside the
-            // passport: the committer converts those itself.
-            _ => None,
+                tables: None,
+            },
+            Conversion::Dataset { title, tables } => tabular(title, PreparedTables::dataset(tables)),
+            Conversion::Payload { title, tables } => tabular(title, PreparedTables::payload(tables)),
         }
     }
 
     fn conversion(&self) -> Conversion {
-        Conversion::Markdown {
-            title: self.title.clone(),
-            body: self.body.clone(),
-            meta: SourceMeta {
-                title: self.meta_title.clone(),
-                tags: self.tags.clone(),
-                aliases: self.aliases.clone(),
-                lang: self.lang.clone(),
-                stub: self.stub.clone(),
-                code: self.code.clone(),
-                defines: self.defines.clone(),
+        let title = self.title.clone();
+        match &self.tables {
+            Some(PreparedTables::Dataset(t)) => {
+                Conversion::Dataset { title, tables: PreparedTables::dataset_tables(t) }
+            }
+            Some(PreparedTables::Payload(t)) => {
+                Conversion::Payload { title, tables: PreparedTables::payload_tables(t) }
+            }
+            None => Conversion::Markdown {
+                title,
+                body: self.body.clone(),
+                meta: SourceMeta {
+                    title: self.meta_title.clone(),
+                    tags: self.tags.clone(),
+                    aliases: self.aliases.clone(),
+                    lang: self.lang.clone(),
+                    stub: self.stub.clone(),
+                    code: self.code.clone(),
+                    defines: self.defines.clone(),
+                },
             },
         }
     }
@@ -185,10 +216,11 @@ pub struct PreparedObject {
     pub version: u32,
     /// Inputs and versions.
     pub provenance: Provenance,
-    /// The converted body; None when the worker leaves the file to the
-    /// committer (datasets, SQLite payloads, unsupported, empty or failing
-    /// files): the committer converts and reports those itself, also under
-    /// `--prepared-only` (the file was seen, nothing is waiting for it).
+    /// The conversion (a Markdown body, or a dataset's or payload's
+    /// tables); None when the worker leaves the file to the committer
+    /// (unsupported, empty or failing files): the committer converts and
+    /// reports those itself, also under `--prepared-only` (the file was
+    /// seen, nothing is waiting for it).
     pub conversion: Option<PreparedConversion>,
     /// Converter warnings.
     pub warnings: Vec<String>,
@@ -410,7 +442,7 @@ mod tests {
                 model: "m1".into(),
                 shard: "0/1".into(),
             },
-            conversion: PreparedConversion::of(&conv),
+            conversion: Some(PreparedConversion::of(&conv)),
             warnings: vec![],
             draft_title: "A".into(),
             draft_summary: "Text.".into(),

@@ -26,6 +26,7 @@ use crate::stages::list::{list_each, open_listing};
 use crate::stages::plan::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
 use crate::stages::work::Work;
 use crate::walk::Listed;
+use forest_convert::Conversion;
 use forest_git::GitForest;
 use forest_model::ids;
 use forest_model::node::{today, Node};
@@ -60,8 +61,8 @@ pub struct PrepareSourceReport {
     pub curated: usize,
     /// Objects another writer stored first (same key, kept).
     pub raced: usize,
-    /// Files not stored (datasets, SQLite payloads, unsupported, empty or
-    /// failing files): the committer handles and reports them.
+    /// Files not stored (unsupported, empty or failing files): the
+    /// committer handles and reports them.
     pub left_to_committer: usize,
     /// Store objects that failed verification and were redone.
     pub redone_corrupt: usize,
@@ -231,7 +232,7 @@ fn prepare_round(env: &RunEnv, w: &Worker, round: &[Listed], out: &mut PrepareSo
             continue;
         }
         let storable = match (&c.outcome, c.unsupported) {
-            (Ok(conv), false) => PreparedConversion::of(conv),
+            (Ok(conv), false) => Some(PreparedConversion::of(conv)),
             _ => None,
         };
         let Some(pc) = storable else {
@@ -334,7 +335,20 @@ pub(crate) fn draft_for(env: &RunEnv, c: &Converted, pc: &PreparedConversion, ex
             new_leaf_draft(&c.rel, &conv, scent, &env.config.default_tags)
         }
     };
-    let LeafDraft { title, tags, body, summary, .. } = d;
+    let LeafDraft { title, tags, mut body, mut summary, .. } = d;
+    // A new dataset's or payload's passport carries the sample map and the
+    // table counts (the plant stage's `leaf_content`).
+    let counts: Option<Vec<(String, Option<i64>)>> = match &conv {
+        Conversion::Dataset { tables, .. } => {
+            Some(tables.iter().map(|t| (t.name.clone(), Some(t.rows.len() as i64))).collect())
+        }
+        Conversion::Payload { tables, .. } => Some(tables.iter().map(|t| (t.name.clone(), t.count)).collect()),
+        Conversion::Markdown { .. } => None,
+    };
+    if let (None, Some(counts)) = (existing, counts) {
+        body = conv.render();
+        summary = forest_convert::dataset_summary(&title, &counts);
+    }
     let links = existing.map(DraftLink::existing).unwrap_or_default();
     Draft { id: String::new(), parent: String::new(), title, body, summary, tags, links, scent: "derived".into() }
 }
@@ -360,9 +374,10 @@ mod tests {
         fx.config.default_tags = vec!["Drive".into(), "notes".into()];
         let a = fx.write("team/a.md", "---\ntags: [notes, Budget]\n---\n# Alpha plan\n\nSome text about it.\n");
         let b = fx.write("team/untitled.txt", "plain words without a heading\n");
+        let t = fx.write("team/stock.csv", "sku,qty,price\nA-1,4,2.5\nB-2,0,10\n");
         let mut env = fx.env();
         env.curate = Some(&Recorder);
-        let work = vec![Work::Plant(a), Work::Plant(b)];
+        let work = vec![Work::Plant(a), Work::Plant(b), Work::Plant(t)];
         let converted = convert_all(&env, &work, &HashMap::new());
         let mut batch = Batch::default();
         let mut state = PlanState::default();
@@ -370,11 +385,18 @@ mod tests {
         for w in &work {
             run.apply(w, &converted, &mut batch, None);
         }
-        assert_eq!(batch.curation.len(), 2);
+        assert_eq!(batch.curation.len(), 3);
         for planted in &batch.curation {
-            let rel = if planted.id.ends_with("/a") { "team/a.md" } else { "team/untitled.txt" };
+            let rel = ["team/a.md", "team/untitled.txt", "team/stock.csv"]
+                .into_iter()
+                .find(|r| {
+                    planted.id.ends_with(&format!("/{}", r.trim_start_matches("team/").split('.').next().unwrap()))
+                })
+                .unwrap();
             let c = &converted[rel];
-            let pc = PreparedConversion::of(c.outcome.as_ref().unwrap()).unwrap();
+            let pc = PreparedConversion::of(c.outcome.as_ref().unwrap());
+            // Datasets are stored too, and come back as the same conversion.
+            assert_eq!(&pc.conversion(), c.outcome.as_ref().unwrap(), "{rel}");
             let mine = draft_for(&env, c, &pc, None);
             assert_eq!(
                 (&mine.title, &mine.body, &mine.summary, &mine.tags),
