@@ -72,45 +72,14 @@ pub fn stream_rows(forest: &Path) -> impl Iterator<Item = CatalogNode> {
     })
 }
 
-/// [`stream_rows`] that fills the health cache from the same read: every
-/// node is read and parsed once for its catalog row and for the record the
-/// next health pass would otherwise read it again for (so a fresh clone's
-/// first Ranger run reads the forest once, not twice).
-fn stream_rows_filling_health(forest: &Path) -> impl Iterator<Item = CatalogNode> {
-    use forest_model::health_facts::{facts, FACTS_VERSION, HEALTH_CACHE_PATH};
-    let mut fill =
-        forest_model::lint_cache::CacheFill::open(forest, &forest.join(HEALTH_CACHE_PATH), FACTS_VERSION, facts);
-    let paths = node_paths(forest);
-    let slices = paths.len().div_ceil(STREAM_SLICE);
-    (0..slices).flat_map(move |s| {
-        let end = ((s + 1) * STREAM_SLICE).min(paths.len());
-        let pass = fill.pass();
-        let read: Vec<(Option<CatalogNode>, Option<(String, String)>)> = paths[s * STREAM_SLICE..end]
-            .par_iter()
-            .map(|rel| {
-                let (node, rec) = pass.read(rel);
-                let row = node.zip(rel.strip_suffix(".md")).map(|(n, id)| catalog_row(id, &n));
-                (row, rec)
-            })
-            .collect();
-        let (rows, recs): (Vec<_>, Vec<_>) = read.into_iter().unzip();
-        fill.put(recs.into_iter().flatten().collect());
-        if s + 1 == slices {
-            tracing::info!(event = "catalog.health_filled", records = fill.written());
-        }
-        rows.into_iter().flatten().collect::<Vec<_>>()
-    })
-}
-
-/// Rebuild `_derived/catalog.db` from the Markdown (filling the health
-/// cache from the same read). Returns the node count.
+/// Rebuild `_derived/catalog.db` from the Markdown. Returns the node count.
 pub fn reindex(forest: &Path) -> Result<usize> {
     let path = forest.join(CATALOG_PATH);
     let mut cat = match Catalog::open(&path) {
         Ok(c) => c,
         Err(_) => Catalog::recreate(&path).map_err(DerivedError::Catalog)?,
     };
-    let n = cat.rebuild(stream_rows_filling_health(forest)).map_err(DerivedError::Catalog)?;
+    let n = cat.rebuild(stream_rows(forest)).map_err(DerivedError::Catalog)?;
     // A fresh rebuild is as trusted as a checked catalog.
     drop(cat);
     forest_catalog::verified::mark_verified(&path);
@@ -158,7 +127,7 @@ fn rebuild_catalog(forest: &Path) -> Result<Catalog> {
     let path = forest.join(CATALOG_PATH);
     tracing::info!(event = "catalog.rebuild", forest = %forest.display());
     let mut cat = Catalog::recreate(&path).map_err(DerivedError::Catalog)?;
-    cat.rebuild(stream_rows_filling_health(forest)).map_err(DerivedError::Catalog)?;
+    cat.rebuild(stream_rows(forest)).map_err(DerivedError::Catalog)?;
     Ok(cat)
 }
 

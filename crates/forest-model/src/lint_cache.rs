@@ -18,17 +18,14 @@
 //! walk reads them one slice (a path range) at a time, so memory holds
 //! one slice of records, not the forest's. [`record_written`] lets the
 //! Gardener add the records of the nodes it just wrote, so the first
-//! health run after an adopt of 10^6 files reads no passport, and
-//! [`CacheFill`] lets another whole-forest pass (a catalog rebuild, which
-//! reads and parses every node anyway) fill it from the same read, so the
-//! first health run on a fresh clone reads no node a second time.
+//! health run after an adopt of 10^6 files reads no passport.
 //!
 //! SQLite rather than a sorted file: writers upsert a batch's records in
 //! one transaction without rewriting the rest, and a torn or foreign file
 //! is detected on open (and replaced).
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -324,77 +321,6 @@ where
     store.apply(&[], &tail.iter().map(String::as_str).collect::<Vec<_>>());
     issues.extend(links.iter().map(|l| crate::lint::symlink_issue(root, l)));
     (finish(issues, &all_ids, &ids), acc, stats)
-}
-
-/// Fills the cache from another whole-forest pass: [`FillPass::read`]
-/// reads a node file once (stamp first, as [`lint_forest_cached`] does)
-/// and returns its parse with the record that pass would write;
-/// [`CacheFill::put`] stores a batch of records.
-pub struct CacheFill<G> {
-    pass: FillPass<G>,
-    store: Store,
-    written: usize,
-}
-
-/// The read side of a [`CacheFill`] (shared by the pass's threads).
-pub struct FillPass<G> {
-    root: PathBuf,
-    dialect: Dialect,
-    facts: G,
-}
-
-impl<T, G> FillPass<G>
-where
-    T: Serialize,
-    G: Fn(&str, &Node) -> T + Sync + Send,
-{
-    /// Read node file `rel` (forest-relative): its parse (None when it is
-    /// unreadable, not UTF-8 or does not parse) and its encoded record.
-    pub fn read(&self, rel: &str) -> (Option<Node>, Option<(String, String)>) {
-        let Some(id) = rel.strip_suffix(".md") else { return (None, None) };
-        let path = self.root.join(rel);
-        let Some(s) = stamp(&path) else { return (None, None) };
-        let node = read_node(&path);
-        let r = fresh_record(&self.root, id, s, &node, &self.dialect, &self.facts);
-        let rec = serde_json::to_string(&r).ok().map(|r| (rel.to_string(), r));
-        (node.ok(), rec)
-    }
-}
-
-impl<T, G> CacheFill<G>
-where
-    T: Serialize,
-    G: Fn(&str, &Node) -> T + Sync + Send,
-{
-    /// Open the cache at `cache_file` for the records [`lint_forest_cached`]
-    /// with the same `facts` and `facts_version` reads.
-    pub fn open(root: &Path, cache_file: &Path, facts_version: &str, facts: G) -> CacheFill<G> {
-        CacheFill {
-            pass: FillPass { root: root.to_path_buf(), dialect: forest_dialect(root), facts },
-            store: Store::open(cache_file, &Header::new(root, facts_version)),
-            written: 0,
-        }
-    }
-
-    /// The read side, for the pass's threads.
-    pub fn pass(&self) -> &FillPass<G> {
-        &self.pass
-    }
-
-    /// Store a batch of `(path, record)` from [`FillPass::read`].
-    pub fn put(&mut self, records: Vec<(String, String)>) {
-        let (paths, recs): (Vec<String>, Vec<String>) = records.into_iter().unzip();
-        let put: Vec<(&str, String)> = paths.iter().map(String::as_str).zip(recs).collect();
-        self.store.apply(&put, &[]);
-        if self.store.0.is_some() {
-            self.written += put.len();
-        }
-    }
-
-    /// Records stored so far (0 when the cache could not be written).
-    pub fn written(&self) -> usize {
-        self.written
-    }
 }
 
 /// Add the records of node files just written (forest-relative path and
