@@ -134,7 +134,9 @@ impl Access {
                 let d = rclone.download_to(&loc.target(&f.rel), &f.abs).map_err(|e| e.to_string())?;
                 Ok(HashPair { blake3: format!("blake3:{}", d.blake3_hex), sha256: d.sha256_hex })
             }
-            (Access::Git { git, .. }, Some(o)) => git.as_ref()?.read_blob_to(&o.etag, &f.abs, with_sha),
+            // Both hashes at once, as for S3: the conversion reuses the
+            // slot instead of reading the blob a second time for sha256.
+            (Access::Git { git, .. }, Some(o)) => git.as_ref()?.read_blob_to(&o.etag, &f.abs, true),
             _ => hash_file(&f.abs, with_sha),
         }
     }

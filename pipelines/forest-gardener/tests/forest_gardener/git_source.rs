@@ -108,9 +108,9 @@ fn git_sources_plant_the_same_tree_as_a_checkout() {
         assert!(s.errors.is_empty(), "{uri}: {:?}", s.errors);
         assert_eq!(s.planted.len(), 100, "{uri}");
         same_tree(&checkout, &root, &uri);
-        let n = read_node(&root, "notes/engineering-weekly-sync-04");
+        let n = read_node(&root, "notes/budget/note-05");
         assert_eq!(n.get_str("git_commit").as_deref(), Some(head.as_str()), "{uri}");
-        let blob = sh(&work, &["rev-parse", "HEAD:notes/engineering-weekly-sync-04.txt"]);
+        let blob = sh(&work, &["rev-parse", "HEAD:notes/budget/note-05.txt"]);
         assert_eq!(n.get_str("git_blob").as_deref(), Some(blob.as_str()));
         assert_eq!(n.get_str("git_author").as_deref(), Some("Ada Writer"));
         assert_eq!(n.get_str("git_date").as_deref(), Some("2026-11-20T10:00:00+01:00"));
@@ -153,7 +153,7 @@ fn git_sync_reads_only_the_changed_blobs_and_a_rename_is_a_move() {
     let r = adopt_uri(&root, &g, &format!("git:{}", work.display()));
     assert!(one(&r).errors.is_empty());
     // Two commits touching four files: edit, add, delete, rename.
-    write(&work.join("notes/engineering-weekly-sync-04.txt"), "Weekly sync, rewritten.\n\nNew agenda.\n");
+    write(&work.join("notes/budget/note-05.txt"), "Weekly sync, rewritten.\n\nNew agenda.\n");
     write(&work.join("notes/added-later.md"), "# Added later\n\nA page added after the adopt.\n");
     sh(&work, &["add", "-A"]);
     sh(&work, &["commit", "-q", "-m", "edit and add"]);
@@ -172,7 +172,7 @@ fn git_sync_reads_only_the_changed_blobs_and_a_rename_is_a_move() {
     let moved = read_node(&root, &s.moved[0].to);
     assert_eq!(moved.get_list("moved_from"), vec![old_id]);
     assert_eq!(moved.get_str("source_path").as_deref(), Some("projects/owl-inspection/moved-update.md"));
-    let edited = read_node(&root, "notes/engineering-weekly-sync-04");
+    let edited = read_node(&root, "notes/budget/note-05");
     assert_eq!(edited.get_str("git_commit").as_deref(), Some(sh(&work, &["rev-parse", "HEAD"]).as_str()));
     assert!(edited.body.contains("New agenda"));
     let quiet = one(&do_sync(&root, &g)).clone();
@@ -191,7 +191,7 @@ fn force_push_missing_ref_and_unreachable_url() {
     let uri = format!("git:file://{}#main", server.display());
     assert!(one(&adopt_uri(&root, &g, &uri)).errors.is_empty());
     // Rewrite the last commit and force-push it.
-    write(&work.join("notes/engineering-weekly-sync-04.txt"), "Rewritten history.\n");
+    write(&work.join("notes/budget/note-05.txt"), "Rewritten history.\n");
     sh(&work, &["commit", "-q", "-a", "--amend", "-m", "handbook, rewritten"]);
     sh(&work, &["push", "-q", "--force", "server", "main"]);
     let s = one(&do_sync(&root, &g)).clone();
@@ -253,12 +253,11 @@ impl Drop for Daemon {
 
 #[test]
 fn git_daemon_on_loopback() {
-    let has_daemon = Command::new("git").args(["daemon", "--help"]).output().is_ok_and(|o| o.status.success())
-        || Command::new("git")
-            .arg("--exec-path")
-            .output()
-            .is_ok_and(|o| Path::new(String::from_utf8_lossy(&o.stdout).trim()).join("git-daemon").exists());
-    if !has_daemon {
+    // The daemon binary itself: `git daemon` would run it as a child that
+    // outlives a kill of `git`.
+    let exec = Command::new("git").arg("--exec-path").output().unwrap();
+    let daemon = Path::new(String::from_utf8_lossy(&exec.stdout).trim()).join("git-daemon");
+    if !daemon.exists() {
         forest_testkit::skip("git daemon is not installed: the loopback server test did not run");
         return;
     }
@@ -268,10 +267,11 @@ fn git_daemon_on_loopback() {
     fs::create_dir_all(&base).unwrap();
     sh(dir.path(), &["clone", "-q", "--bare", work.to_str().unwrap(), base.join("handbook.git").to_str().unwrap()]);
     let port = free_port();
-    let child = Command::new("git")
-        .args(["daemon", "--export-all", "--reuseaddr", "--listen=127.0.0.1", &format!("--port={port}")])
+    let child = Command::new(&daemon)
+        .args(["--export-all", "--reuseaddr", "--listen=127.0.0.1", &format!("--port={port}")])
         .arg(format!("--base-path={}", base.display()))
         .arg(&base)
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
