@@ -188,7 +188,7 @@ fn fetch_mirror(forest: &Path, url: &str) -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot run git to fetch {url}: {e}"))?;
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
-        let line = why.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("no message").trim().to_string();
+        let line = why.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("no message").trim().to_string();
         return Err(format!("cannot fetch {url}: {line}"));
     }
     Ok(dir)
