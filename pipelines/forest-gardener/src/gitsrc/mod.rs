@@ -92,6 +92,24 @@ impl GitSource {
         Repository::open(&self.git_dir).map_err(|e| gerr(&format!("cannot open {}", self.git_dir.display()), e))
     }
 
+    /// Run `f` with this thread's handle on the repository (opened once
+    /// per thread: opening one per blob re-reads the pack indexes).
+    fn with_repo<R>(&self, f: impl FnOnce(&Repository) -> Result<R, String>) -> Result<R, String> {
+        thread_local! {
+            static HANDLE: std::cell::RefCell<Option<(PathBuf, Repository)>> = const { std::cell::RefCell::new(None) };
+        }
+        HANDLE.with(|h| {
+            let mut h = h.borrow_mut();
+            if h.as_ref().is_none_or(|(p, _)| p != &self.git_dir) {
+                *h = Some((self.git_dir.clone(), self.repo()?));
+            }
+            match h.as_ref() {
+                Some((_, repo)) => f(repo),
+                None => Err("no repository handle".into()),
+            }
+        })
+    }
+
     /// Blobs read so far (listing reads none).
     pub fn blobs_read(&self) -> u64 {
         self.blobs_read.load(Ordering::Relaxed)
@@ -119,15 +137,19 @@ impl GitSource {
         if let Some(p) = dest.parent() {
             std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
         }
-        let repo = self.repo()?;
-        let (size, kind) = repo.odb().and_then(|o| o.read_header(id)).map_err(|e| gerr("cannot read blob", e))?;
-        if kind != git2::ObjectType::Blob {
-            return Err(format!("{oid} is not a blob"));
-        }
-        if (size as u64) <= BLOB_IN_MEMORY_MAX {
+        let small = self.with_repo(|repo| {
+            let (size, kind) = repo.odb().and_then(|o| o.read_header(id)).map_err(|e| gerr("cannot read blob", e))?;
+            if kind != git2::ObjectType::Blob {
+                return Err(format!("{oid} is not a blob"));
+            }
+            if (size as u64) > BLOB_IN_MEMORY_MAX {
+                return Ok(false);
+            }
             let blob = repo.find_blob(id).map_err(|e| gerr("cannot read blob", e))?;
             std::fs::write(dest, blob.content()).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
-        } else {
+            Ok(true)
+        })?;
+        if !small {
             stream_blob(&self.git_dir, oid, dest)?;
         }
         self.blobs_read.fetch_add(1, Ordering::Relaxed);
