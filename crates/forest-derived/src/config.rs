@@ -19,8 +19,8 @@ pub const CONFIG_PATH: &str = "_meta/gardener.yaml";
 pub struct SourceConfig {
     /// Unique name (`default` for the legacy `source_root`).
     pub name: String,
-    /// Local path (absolute, POSIX), `s3://bucket/prefix` or
-    /// `rclone:REMOTE:path`.
+    /// Local path (absolute, POSIX), `s3://bucket/prefix`,
+    /// `rclone:REMOTE:path` or `git:PATH_OR_URL[#REF][:SUBDIR]`.
     pub uri: String,
     /// Branch prefix the mirror is rooted under (`None` = forest root).
     pub dest: Option<String>,
@@ -412,7 +412,7 @@ pub fn local_path(uri: &str) -> Option<PathBuf> {
     if let Some(p) = uri.strip_prefix("file://") {
         return Some(PathBuf::from(p));
     }
-    if uri.contains("://") || uri.starts_with("rclone:") {
+    if uri.contains("://") || uri.starts_with("rclone:") || uri.starts_with("git:") {
         return None;
     }
     Some(PathBuf::from(uri))

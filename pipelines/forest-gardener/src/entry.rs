@@ -200,6 +200,23 @@ fn validate_dest(d: &str) -> Result<(), GardenError> {
     Ok(())
 }
 
+/// Canonical `git:` uri: a local repository's path made absolute and
+/// checked to exist (a URL is reached by the run, which reports it
+/// unreachable); a repository inside the forest is refused.
+fn resolve_git_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
+    let spec = crate::gitsrc::GitSpec::parse(source).map_err(GardenError::Schema)?;
+    let crate::gitsrc::Locator::Path(p) = &spec.locator else {
+        return Ok(spec.to_string());
+    };
+    let canon = std::fs::canonicalize(p).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => GardenError::SourceMissing { path: p.clone(), source: e },
+        _ => GardenError::io(format!("source {p}"), e),
+    })?;
+    check_containment(forest, &canon)?;
+    let s = canon.to_str().ok_or_else(|| GardenError::Schema("source path is not valid UTF-8".into()))?;
+    Ok(spec.with_location(s.to_string()).to_string())
+}
+
 /// Canonical uri of a source argument, with the containment rules of dialect §3.2.
 /// A uri naming `${VAR}`s is checked resolved and recorded as written.
 fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
@@ -216,6 +233,9 @@ fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError
     if source.starts_with("rclone:") {
         let loc = forest_storage::RcloneLocation::parse(source).map_err(|e| GardenError::Schema(e.to_string()))?;
         return Ok(loc.to_string());
+    }
+    if crate::gitsrc::is_git(source) {
+        return resolve_git_uri(forest, source);
     }
     let p = local_path(source).ok_or_else(|| GardenError::Schema(format!("unsupported source uri: {source}")))?;
     let canon = std::fs::canonicalize(&p).map_err(|e| match e.kind() {

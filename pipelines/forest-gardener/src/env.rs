@@ -67,7 +67,9 @@ impl RunEnv<'_> {
 /// Download threads for an object-store source (`FOREST_S3_CONCURRENCY`,
 /// default 16: latency-bound, so many more than cores); none for local.
 pub(crate) fn io_pool_for(access: &Access) -> Option<rayon::ThreadPool> {
-    if !access.is_remote() {
+    // Git blobs are local reads: the conversion pool's threads suffice,
+    // and a wide pool would hold that many blobs in memory at once.
+    if !access.is_remote() || matches!(access, Access::Git { .. }) {
         return None;
     }
     let n = std::env::var("FOREST_S3_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(16usize);

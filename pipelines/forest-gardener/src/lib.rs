@@ -1,5 +1,6 @@
-//! The Gardener: `forest adopt` / `forest sync` for local folders and
-//! `s3://` prefixes ([`source`]), plus reads through the storage tiers
+//! The Gardener: `forest adopt` / `forest sync` for local folders,
+//! `s3://` prefixes, `rclone:` remotes ([`source`]) and `git:` repositories
+//! ([`gitsrc`]), plus reads through the storage tiers
 //! ([`tiers`]: fetch, prefetch, bodies).
 //!
 //! Stages (one module each under `src/stages/`, wired by `src/pipeline.rs`;
@@ -20,6 +21,7 @@ pub mod demand;
 mod entry;
 mod env;
 mod error;
+pub mod gitsrc;
 pub mod init;
 pub mod manifest;
 mod options;

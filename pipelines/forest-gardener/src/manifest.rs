@@ -196,6 +196,33 @@ impl Manifest {
         tx.commit().map_err(sq)
     }
 
+    /// A value of the `meta` table (a git source's recorded commit lives
+    /// under `git:<source>`; a rebuild from passports clears it).
+    pub fn meta(&self, key: &str) -> Result<Option<String>, GardenError> {
+        self.conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0)).optional().map_err(sq)
+    }
+
+    /// Set a value of the `meta` table.
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), GardenError> {
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", [key, value]).map_err(sq)?;
+        Ok(())
+    }
+
+    /// [`Manifest::scan_sorted`] over the rows of `paths` only (sorted,
+    /// unique): one lookup each, memory proportional to `paths`.
+    pub fn scan_paths<R>(
+        &self,
+        source: &str,
+        paths: &[String],
+        f: impl FnOnce(&mut dyn Iterator<Item = (String, ManifestEntry)>) -> R,
+    ) -> Result<R, GardenError> {
+        let mut rows = Vec::new();
+        for p in paths {
+            self.scan_sorted(source, Some(p), |it| rows.extend(it))?;
+        }
+        Ok(f(&mut rows.into_iter()))
+    }
+
     /// Record `head` without other changes.
     pub fn set_head(&mut self, head: &str) -> Result<(), GardenError> {
         self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?1)", [head]).map_err(sq)?;

@@ -245,7 +245,7 @@ fn run_source(
     let mut reconciler = Reconciler { env, outcomes: &mut state.outcomes, report: SourceReport::default() };
     let reconciled = reconciler.reconcile(manifest, path);
     state.report.absorb(reconciler.report);
-    let Some(Reconciled { mut work, to_convert, hashes, touched_up }) = reconciled? else {
+    let Some(Reconciled { mut work, to_convert, hashes, touched_up, git_record, .. }) = reconciled? else {
         return Ok(());
     };
     let mut touched_up = Some(touched_up);
@@ -284,7 +284,12 @@ fn run_source(
         );
         slice = next_slice;
     }
-    finish_source(env, state, manifest)
+    finish_source(env, state, manifest)?;
+    if let (Some((key, value)), false) = (git_record, env.opts.dry_run) {
+        // Every batch landed: the next sync diffs from this commit.
+        manifest.set_meta(&key, &value)?;
+    }
+    Ok(())
 }
 
 /// The plan stage over one slice; the slice's download slots are released.
@@ -447,6 +452,7 @@ fn finish_source(env: &RunEnv, state: &mut RunState, manifest: &mut Manifest) ->
         state.report.store_curations += curations;
     }
     state.report.known_problems = state.outcomes.known_count;
+    state.report.blobs_read = env.access.git().map_or(0, |g| g.blobs_read());
     if !env.opts.dry_run {
         state.outcomes.flush(manifest, &env.src.name)?;
     }

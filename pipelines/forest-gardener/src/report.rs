@@ -75,6 +75,10 @@ pub struct SourceReport {
     pub files_seen: usize,
     /// Bytes read for hashing and conversion.
     pub bytes_read: u64,
+    /// Git blobs read (`git:` sources: new, changed and moved files only;
+    /// a sync with no change reads none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blobs_read: u64,
     /// Conversions run by this process (distributed ingest: the files the
     /// prepared store did not hold).
     pub local_conversions: usize,
@@ -91,6 +95,10 @@ pub struct SourceReport {
     /// remote): nothing of it was read, planted or marked stale.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unreachable: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A file planted with a suspect body.
@@ -153,6 +161,7 @@ impl SourceReport {
             aliases_clipped,
             files_seen,
             bytes_read,
+            blobs_read,
             local_conversions,
             store_hits,
             store_curations,
@@ -178,6 +187,7 @@ impl SourceReport {
         self.aliases_clipped += aliases_clipped;
         self.files_seen += files_seen;
         self.bytes_read += bytes_read;
+        self.blobs_read += blobs_read;
         self.local_conversions += local_conversions;
         self.store_hits += store_hits;
         self.store_curations += store_curations;

@@ -1,7 +1,8 @@
-//! Source access (DESIGN §3): a local folder, an `s3://bucket/prefix` or
+//! Source access (DESIGN §3): a local folder, an `s3://bucket/prefix`,
 //! an `rclone:REMOTE:path` (any backend of the operator's rclone config;
 //! bytes through one `rclone copy` per window, like S3 objects into
-//! download slots).
+//! download slots) or a `git:` repository ([`crate::gitsrc`]: blobs read
+//! into download slots, the blob OID as the ETag).
 //! Everything the run does with source bytes goes through [`Access`]:
 //! listing, hashing, making a file readable by the converters, and naming
 //! its origin. S3 objects are streamed into a download slot under
@@ -10,6 +11,7 @@
 
 use crate::config::{local_path, SourceConfig};
 use crate::error::GardenError;
+use crate::gitsrc::{is_git, GitSource, GitSpec};
 use crate::reconcile::HashPair;
 use crate::walk::{FolderCensus, Listed};
 pub use forest_derived::config::s3_options;
@@ -56,6 +58,15 @@ pub enum Access {
         /// listing is read (before its first file is planned).
         census: Arc<OnceLock<FolderCensus>>,
     },
+    /// A git repository at one commit ([`GitSource`]); `Err` holds the one
+    /// line why it could not be opened (unreachable URL, missing ref),
+    /// reported by the listing as an unreachable source.
+    Git {
+        /// The opened source, or why not.
+        git: Result<Arc<GitSource>, String>,
+        /// Where blobs are written for conversion.
+        slots: PathBuf,
+    },
 }
 
 impl Access {
@@ -69,6 +80,11 @@ impl Access {
             let client = S3Client::new(&s3_options(src))
                 .map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
             return Ok(Access::S3 { loc, client: Arc::new(client), slots: forest.join(SLOTS_DIR) });
+        }
+        if is_git(&uri) {
+            let spec = GitSpec::parse(&uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
+            let git = GitSource::open(forest, &spec).map(Arc::new);
+            return Ok(Access::Git { git, slots: forest.join(SLOTS_DIR) });
         }
         if uri.starts_with("rclone:") {
             let loc =
@@ -88,7 +104,15 @@ impl Access {
 
     /// True for object-store sources.
     pub fn is_remote(&self) -> bool {
-        matches!(self, Access::S3 { .. } | Access::Rclone { .. })
+        matches!(self, Access::S3 { .. } | Access::Rclone { .. } | Access::Git { .. })
+    }
+
+    /// The git source, when this is one and it opened.
+    pub fn git(&self) -> Option<&GitSource> {
+        match self {
+            Access::Git { git: Ok(g), .. } => Some(g),
+            _ => None,
+        }
     }
 
     /// Hash a listed file (both hashes when `with_sha`). For S3 this streams
@@ -110,6 +134,9 @@ impl Access {
                 let d = rclone.download_to(&loc.target(&f.rel), &f.abs).map_err(|e| e.to_string())?;
                 Ok(HashPair { blake3: format!("blake3:{}", d.blake3_hex), sha256: d.sha256_hex })
             }
+            // Both hashes at once, as for S3: the conversion reuses the
+            // slot instead of reading the blob a second time for sha256.
+            (Access::Git { git, .. }, Some(o)) => git.as_ref()?.read_blob_to(&o.etag, &f.abs, true),
             _ => hash_file(&f.abs, with_sha),
         }
     }
@@ -177,6 +204,7 @@ impl Access {
         match (self, &f.object) {
             (Access::S3 { loc, .. }, Some(o)) => s3_uri(&loc.bucket, &o.key),
             (Access::Rclone { loc, .. }, _) => loc.object_uri(&f.rel),
+            (Access::Git { .. }, _) => self.origin_of_rel(&f.rel),
             _ => {
                 let s = f.abs.to_string_lossy();
                 format!("file://{}", percent_encoding::utf8_percent_encode(&s, PATH_SET))
@@ -189,6 +217,8 @@ impl Access {
         match self {
             Access::S3 { loc, .. } => s3_uri(&loc.bucket, &format!("{}{rel}", loc.prefix)),
             Access::Rclone { loc, .. } => loc.object_uri(rel),
+            Access::Git { git: Ok(g), .. } => g.origin(rel),
+            Access::Git { git: Err(_), .. } => format!("git:{rel}"),
             Access::Local { root, .. } => {
                 let s = root.join(rel).to_string_lossy().into_owned();
                 format!("file://{}", percent_encoding::utf8_percent_encode(&s, PATH_SET))

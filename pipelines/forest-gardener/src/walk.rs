@@ -262,6 +262,38 @@ pub(crate) fn census_s3(
     Some((dirs, listing.files))
 }
 
+/// [`census`] of a git source: folder `rel_dir` of `tree` (the source's
+/// root tree), read from the trees alone. A submodule counts as a folder,
+/// as its empty directory does in a checkout. `None` when it is missing.
+pub(crate) fn census_git(
+    repo: &git2::Repository,
+    tree: &git2::Tree<'_>,
+    rel_dir: &str,
+    extra_ignore: &[String],
+) -> Option<(Vec<String>, usize)> {
+    let ignore = Ignore::new(extra_ignore);
+    let dir = if rel_dir.is_empty() {
+        repo.find_tree(tree.id()).ok()?
+    } else {
+        repo.find_tree(tree.get_path(Path::new(rel_dir)).ok()?.id()).ok()?
+    };
+    let (mut dirs, mut files) = (vec![], 0);
+    for e in dir.iter() {
+        let Some(name) = e.name().ok().filter(|n| !census_ignored(&ignore, rel_dir, n)) else { continue };
+        match e.kind() {
+            Some(git2::ObjectType::Tree) => {
+                let nested = repo.find_tree(e.id()).is_ok_and(|t| t.get_name("_index.md").is_some());
+                if !nested {
+                    dirs.push(name.to_string());
+                }
+            }
+            Some(git2::ObjectType::Commit) => dirs.push(name.to_string()),
+            _ => files += 1,
+        }
+    }
+    Some((dirs, files))
+}
+
 /// [`census`] of an rclone source: one non-recursive listing of the
 /// folder. `None` when it fails (sub-folders then stay flat).
 pub(crate) fn census_rclone(

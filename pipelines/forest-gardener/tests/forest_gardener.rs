@@ -803,3 +803,6 @@ fn the_health_cache_knows_every_node_the_gardener_wrote() {
     assert!(one(&r).errors.is_empty(), "{:?}", one(&r).errors);
     check("after sync");
 }
+
+#[path = "forest_gardener/git_source.rs"]
+mod git_source;

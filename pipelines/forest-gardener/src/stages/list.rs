@@ -9,6 +9,8 @@
 
 use crate::env::{check_containment, RunEnv};
 use crate::error::GardenError;
+use crate::gitsrc::listing::list_tree;
+use crate::gitsrc::GitSource;
 use crate::source::Access;
 use crate::walk::{walk_source, walk_source_each, FolderCensus, Listed, Listing, ObjectStream, RawObject};
 use forest_storage::{Rclone, RcloneEntry, RcloneLocation, S3Client, S3Location};
@@ -42,6 +44,16 @@ pub(crate) enum ListSource {
         /// Where the listing's folder census is published.
         census: Arc<OnceLock<FolderCensus>>,
     },
+    /// Walk this git tree whole (blob OIDs as ETags; blobs read into `slots`).
+    GitTree {
+        /// The opened source.
+        git: Arc<GitSource>,
+        /// Where blobs are written for conversion.
+        slots: std::path::PathBuf,
+    },
+    /// The changed files of a git source since its recorded commit,
+    /// computed before the join (proportional to the changes).
+    GitDelta(Vec<Listed>, Vec<crate::walk::WalkProblem>),
     /// The source cannot be listed at all.
     Failed(String),
 }
@@ -77,6 +89,8 @@ pub(crate) fn open_listing(env: &RunEnv, path: Option<&str>) -> Result<(ListSour
             slots: slots.clone(),
             census: Arc::clone(census),
         },
+        Access::Git { git: Ok(git), slots } => ListSource::GitTree { git: Arc::clone(git), slots: slots.clone() },
+        Access::Git { git: Err(e), .. } => ListSource::Failed(e.clone()),
     };
     Ok((source, only))
 }
@@ -101,6 +115,13 @@ impl Access {
                 listing.files = files;
                 listing
             }
+            Access::Git { git: Ok(git), slots } => {
+                let mut files = Vec::new();
+                let mut listing = list_tree(git, slots, ignore, &mut |f| files.push(f));
+                listing.files = files;
+                listing
+            }
+            Access::Git { git: Err(e), .. } => Listing { listing_error: Some(e.clone()), ..Default::default() },
         }
     }
 }
@@ -123,6 +144,11 @@ pub(crate) fn list_each(
         ListSource::Objects { loc, client, slots } => list_objects(&loc, &client, &slots, ignore, &mut filtered),
         ListSource::Rclone { loc, rclone, slots, census } => {
             list_rclone(&loc, &rclone, &slots, &census, ignore, &mut filtered)
+        }
+        ListSource::GitTree { git, slots } => list_tree(&git, &slots, ignore, &mut filtered),
+        ListSource::GitDelta(files, problems) => {
+            files.into_iter().for_each(&mut filtered);
+            Listing { problems, ..Default::default() }
         }
         ListSource::Failed(e) => Listing { listing_error: Some(e), ..Default::default() },
     };

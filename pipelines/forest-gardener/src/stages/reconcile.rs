@@ -18,12 +18,14 @@
 
 use crate::env::RunEnv;
 use crate::error::GardenError;
+use crate::gitsrc::listing as gitlist;
 use crate::manifest::Manifest;
 use crate::outcomes::{converter_key, report_problem, walk_key, OutcomeKind, RunOutcomes, StatKey};
 use crate::reconcile::{self, HashPair, Joined, ManifestEntry, MergeJoin, Move};
 use crate::report::{err, SourceReport};
+use crate::source::Access;
 use crate::stages::fetch::hash_listed;
-use crate::stages::list::{list_each, open_listing};
+use crate::stages::list::{list_each, open_listing, ListSource};
 use crate::stages::work::Work;
 use crate::walk::{Listed, ObjectRef};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -62,6 +64,11 @@ pub(crate) struct Reconciled {
     pub(crate) hashes: HashMap<String, HashPair>,
     /// Manifest rows of touched files, written with the first batch.
     pub(crate) touched_up: Vec<(String, ManifestEntry)>,
+    /// The stale guard refused to mark files stale.
+    pub(crate) stale_refused: bool,
+    /// A git source's `meta` row (key, commit and rules) to record once
+    /// every batch landed: the next sync diffs from there.
+    pub(crate) git_record: Option<(String, String)>,
 }
 
 /// What the stat join kept.
@@ -147,6 +154,34 @@ impl<'r> std::ops::Deref for Reconciler<'r> {
 }
 
 impl Reconciler<'_> {
+    /// A git source whose manifest recorded the commit it mirrored, under
+    /// the same rules, lists only what changed since (a whole-source sync
+    /// only). A history rewrite is said once; a delta that cannot stand
+    /// for the listing (the commit is gone) falls back to the whole tree.
+    fn git_delta(
+        &mut self,
+        manifest: &Manifest,
+        path: Option<&str>,
+        ignore: &[String],
+    ) -> Result<Option<gitlist::Delta>, GardenError> {
+        let env = self.env;
+        let (Some(git), Access::Git { slots, .. }, None) = (env.access.git(), env.access, path) else {
+            return Ok(None);
+        };
+        let Some(rec) = manifest.meta(&gitlist::state_key(&env.src.name))? else { return Ok(None) };
+        let Some(since) = gitlist::recorded_since(&rec, &env.src.uri, ignore) else { return Ok(None) };
+        match gitlist::delta(git, since, slots, ignore) {
+            Ok(d) => {
+                self.report.warnings.extend(d.note.iter().map(|n| format!("{}: {n}", env.src.uri)));
+                Ok(Some(d))
+            }
+            Err(why) => {
+                self.report.warnings.push(format!("{}: {why}", env.src.uri));
+                Ok(None)
+            }
+        }
+    }
+
     /// Reconcile the source with the manifest (see the module doc). None
     /// when the source could not be listed at all (reported, skipped).
     pub(crate) fn reconcile(
@@ -154,8 +189,15 @@ impl Reconciler<'_> {
         manifest: &Manifest,
         path: Option<&str>,
     ) -> Result<Option<Reconciled>, GardenError> {
-        let (source, only) = open_listing(self.env, path)?;
         let ignore = self.ignore_rules();
+        let delta = self.git_delta(manifest, path, &ignore)?;
+        let (source, only, delta_paths) = match delta {
+            Some(d) => (ListSource::GitDelta(d.files, d.problems), None, Some(d.paths)),
+            None => {
+                let (source, only) = open_listing(self.env, path)?;
+                (source, only, None)
+            }
+        };
         let t = Instant::now();
         let mut new = NewFiles::new(self.forest.join(SPILL_DIR), self.opts.commit_every);
         // A targeted sync of one PATH is an operator asking: it always retries.
@@ -175,9 +217,13 @@ impl Reconciler<'_> {
                     let _ = tx.send(f);
                 })
             });
-            let scanned = manifest.scan_sorted(src_name, only_ref, |rows| {
+            let join = |rows: &mut dyn Iterator<Item = (String, ManifestEntry)>| {
                 scan_join_known(MergeJoin::new(rx.iter(), rows), &mut new, &mut known)
-            });
+            };
+            let scanned = match &delta_paths {
+                Some(paths) => manifest.scan_paths(src_name, paths, join),
+                None => manifest.scan_sorted(src_name, only_ref, join),
+            };
             // Let the walk finish even when the join stopped early.
             for _ in rx.iter() {}
             let end = lister.join().map_err(|_| GardenError::Listing("the listing thread panicked".into()))?;
@@ -201,7 +247,7 @@ impl Reconciler<'_> {
                 self.outcomes.record(&q.rel, q.kind, &q.message, q.key.clone(), &wk);
             }
         }
-        if end.listing_error.is_none() && path.is_none() {
+        if end.listing_error.is_none() && path.is_none() && delta_paths.is_none() {
             self.outcomes.forget_unseen();
         }
         self.report.files_seen = scan.files_seen;
@@ -219,9 +265,17 @@ impl Reconciler<'_> {
                 .push(err(&self.src.uri, format!("listing incomplete, nothing marked stale this run: {e}")));
             scan.vanished.clear();
         }
-        let total_entries = if only.is_some() { manifest.count(&self.src.name)? } else { scan.entries_seen };
+        let partial = only.is_some() || delta_paths.is_some();
+        let total_entries = if partial { manifest.count(&self.src.name)? } else { scan.entries_seen };
         let new = new.finish()?;
-        self.decide(scan, new, total_entries).map(Some)
+        let mut reconciled = self.decide(scan, new, total_entries)?;
+        if end.listing_error.is_none() && path.is_none() && !reconciled.stale_refused {
+            reconciled.git_record = self
+                .access
+                .git()
+                .map(|g| (gitlist::state_key(&self.src.name), gitlist::state(g, &self.src.uri, &ignore)));
+        }
+        Ok(Some(reconciled))
     }
 
     /// Hash suspects and move candidates, classify, apply the stale guard.
@@ -272,6 +326,7 @@ impl Reconciler<'_> {
         // Stale guard (DESIGN §3).
         let newly_stale = plan.vanished.iter().filter(|(_, e)| !e.vanished).count();
         let mut vanished = plan.vanished;
+        let mut stale_refused = false;
         if reconcile::exceeds_stale_guard(newly_stale, total_entries, self.config.max_stale_fraction)
             && !self.opts.allow_mass_stale
         {
@@ -283,6 +338,7 @@ impl Reconciler<'_> {
                 ),
             ));
             vanished.retain(|(_, e)| e.vanished);
+            stale_refused = true;
         }
         for (_, e) in &vanished {
             self.report.stale.push(e.id.clone());
@@ -318,7 +374,7 @@ impl Reconciler<'_> {
         let to_convert = new.count.saturating_sub(plan.moves.len()) + plan.changed.len();
         let moves = plan.moves.into_iter().map(|m| (m.to_rel.clone(), m)).collect();
         let work = WorkStream::new(new, others, moves)?;
-        Ok(Reconciled { work, to_convert, hashes, touched_up })
+        Ok(Reconciled { work, to_convert, hashes, touched_up, stale_refused, git_record: None })
     }
 }
 

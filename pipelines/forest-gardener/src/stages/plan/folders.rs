@@ -221,6 +221,12 @@ impl Planner<'_> {
                 }
                 crate::walk::census_rclone(rclone, loc, parent_rel, &self.ignore_rules())?
             }
+            Access::Git { git, .. } => {
+                let git = git.as_ref().ok()?;
+                let repo = git.repo().ok()?;
+                let tree = repo.find_tree(git.tree).ok()?;
+                crate::walk::census_git(&repo, &tree, parent_rel, &self.ignore_rules())?
+            }
         };
         if dirs.len() <= SUB_FOLDER_TRIGGER {
             return None;

@@ -232,6 +232,9 @@ impl Planner<'_> {
         if self.multi || self.src.name != "default" && self.config.sources.len() > 1 {
             n.set_str("source_name", &self.src.name);
         }
+        if let Some(git) = self.access.git() {
+            set_git_fields(n, git, &c.rel, c.etag.as_deref());
+        }
     }
 
     pub(crate) fn entry_for(&self, id: &str, c: &Converted) -> ManifestEntry {
@@ -385,6 +388,30 @@ impl Planner<'_> {
             }
         } else if derived != current {
             self.report.summary_stale.push(id.to_string());
+        }
+    }
+}
+
+/// A git source's passport fields: the blob and commit the node was read
+/// from, the file's last author and date (`unknown` beyond the history
+/// walk's bound) and its page on the forge when the remote has one.
+fn set_git_fields(n: &mut Node, git: &crate::gitsrc::GitSource, rel: &str, blob: Option<&str>) {
+    let facts = git.facts(rel);
+    if let Some(b) = blob {
+        n.set_str("git_blob", b);
+    }
+    n.set_str("git_commit", &git.commit.to_string());
+    n.set_str("git_author", facts.author.as_deref().unwrap_or("unknown"));
+    match &facts.date {
+        Some(d) => n.set_str("git_date", d),
+        None => {
+            n.remove("git_date");
+        }
+    }
+    match &facts.url {
+        Some(u) => n.set_str("git_url", u),
+        None => {
+            n.remove("git_url");
         }
     }
 }
