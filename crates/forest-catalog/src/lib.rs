@@ -28,7 +28,7 @@ pub use locate::{
     fit_budget, locate, locate_simple, parse_coverage, sanitize_query, Admit, Coverage, DenseAnswer, LocateHooks,
     LocateItem, LocateQuery, LocateResult, Scope, TopkDump, LOCATE_BUDGET,
 };
-pub use rows::{PayloadRow, ScentRow};
+pub use rows::{BodyCandidate, PayloadRow, ScentRow};
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
 pub use window::{Window, WindowCounts};
 

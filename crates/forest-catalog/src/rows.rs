@@ -23,6 +23,10 @@ pub struct PayloadRow {
     pub hash: Option<String>,
 }
 
+/// What a literal body search reads of a node: `(id, type, title, trail
+/// JSON, body tokens)`.
+pub type BodyCandidate = (String, String, String, Option<String>, i64);
+
 fn json_list(s: &str) -> Vec<String> {
     serde_json::from_str(s).unwrap_or_default()
 }
@@ -77,12 +81,12 @@ impl Catalog {
 
     /// Every node in the date window `win` (all without one) and of type
     /// `node_type` (any without one), by id: what a literal body search
-    /// reads, as `(id, type, title, trail JSON, body tokens)`.
+    /// reads.
     pub fn body_candidates(
         &self,
         win: Option<&crate::Window>,
         node_type: Option<&str>,
-    ) -> Result<Vec<(String, String, String, Option<String>, i64)>> {
+    ) -> Result<Vec<BodyCandidate>> {
         let (mut pred, mut args) = win.map_or(("1=1".to_string(), vec![]), |w| w.sql(""));
         if let Some(t) = node_type {
             pred.push_str(" AND type = ?");

@@ -111,7 +111,7 @@ pub fn snippet(line: &str, pos: usize) -> String {
 }
 
 /// `(id, type, title, trail, body_tokens)` of a catalog row.
-type Row = (String, String, String, Option<String>, i64);
+type Row = forest_catalog::BodyCandidate;
 
 /// The terms folded for matching: 1..=8 of them, each of 2 characters
 /// or more once folded.
