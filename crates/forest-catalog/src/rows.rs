@@ -82,11 +82,7 @@ impl Catalog {
     /// Every node in the date window `win` (all without one) and of type
     /// `node_type` (any without one), by id: what a literal body search
     /// reads.
-    pub fn body_candidates(
-        &self,
-        win: Option<&crate::Window>,
-        node_type: Option<&str>,
-    ) -> Result<Vec<BodyCandidate>> {
+    pub fn body_candidates(&self, win: Option<&crate::Window>, node_type: Option<&str>) -> Result<Vec<BodyCandidate>> {
         let (mut pred, mut args) = win.map_or(("1=1".to_string(), vec![]), |w| w.sql(""));
         if let Some(t) = node_type {
             pred.push_str(" AND type = ?");

@@ -23,7 +23,7 @@ pub(crate) struct AdoptArgs {
 /// The source an adopt records: the Gardener's [`AdoptSpec`] as flags.
 #[derive(Args, Clone)]
 pub(crate) struct SourceOpts {
-    /// Source folder, file:// URI or s3://bucket/prefix.
+    /// Source: a folder, file:// URI, s3://bucket/prefix, rclone:REMOTE:path or git:REPO[#REF][:SUBDIR].
     source: String,
     /// Source name (default: `default` for the first source).
     #[arg(long)]
