@@ -36,18 +36,15 @@ if [ -n "$ranking" ]; then
   fail=1
 fi
 # No SQL over the catalog's tables outside forest-catalog: library code
-# reaches the catalog's connection only there. The files listed in
-# CATALOG_SQL_LEFT still do (the Ranger's degree and link scans); the list
-# may only shrink.
-CATALOG_SQL_LEFT="pipelines/forest-ranger/src/degrees.rs pipelines/forest-ranger/src/run.rs"
+# reaches the catalog's connection only there (tests, examples and benches
+# may look).
 sqlers="$(grep -rln --include=*.rs '\.connection()' crates converters pipelines |
-  grep -v '^crates/forest-catalog/' | grep -v -e '/tests/' -e '/examples/' -e '/benches/' | sort || true)"
-for f in $sqlers; do
-  if ! grep -qxF "$f" <<<"$(tr ' ' '\n' <<<"$CATALOG_SQL_LEFT")"; then
-    echo "check-deps: $f reads the catalog's connection: add the query to forest-catalog instead" >&2
-    fail=1
-  fi
-done
-[ "$fail" = 0 ] && echo "check-deps: the FTS index is read by forest-catalog alone;"
+  grep -v '^crates/forest-catalog/' | grep -v -e '/tests/' -e '/examples/' -e '/benches/' || true)"
+if [ -n "$sqlers" ]; then
+  echo "check-deps: only forest-catalog may query the catalog (add a method there); found in:" >&2
+  echo "$sqlers" >&2
+  fail=1
+fi
+[ "$fail" = 0 ] && echo "check-deps: the FTS index and the catalog's tables are read by forest-catalog alone;"
 [ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog, forest-navigator, forest-canopy and forest-keyphrase keep their dependency invariants"
 exit "$fail"

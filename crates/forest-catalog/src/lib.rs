@@ -7,6 +7,7 @@
 //! The catalog never parses Markdown: callers hand it [`CatalogNode`]s.
 
 mod catalog;
+mod degrees;
 mod expand;
 mod fusion;
 mod locate;

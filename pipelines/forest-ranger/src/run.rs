@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::config::RANGER_CONFIG_PATH;
-use forest_catalog::{Catalog, CatalogError, Trails};
+use forest_catalog::{Catalog, Trails};
 use forest_gardener::derived::{catalog_row, open_catalog, TRAILS_PATH};
 use forest_git::{Change, GcOutcome, GitForest};
 use forest_model::ids;
@@ -122,10 +122,6 @@ pub struct RangerReport {
 
 fn ms(t: Instant) -> f64 {
     (t.elapsed().as_secs_f64() * 10_000.0).round() / 10.0
-}
-
-fn sql<T>(r: rusqlite::Result<T>) -> Result<T> {
-    r.map_err(|e| RangerError::Catalog(CatalogError::from(e)))
 }
 
 /// Mapped pack windows a Ranger process keeps (see
@@ -301,21 +297,12 @@ fn tend_links(
 ) -> Result<Tended> {
     // Catalog view of managed links per source.
     let mut by_src: BTreeMap<String, HashSet<LinkKey>> = BTreeMap::new();
-    {
-        let mut st = sql(catalog
-            .connection()
-            .prepare("SELECT src, rel, dst, confidence FROM edges WHERE confidence < 1.0 ORDER BY src"))?;
-        let rows = sql(st.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?))
-        }))?;
-        for row in rows {
-            let (src, rel, dst, c) = sql(row)?;
-            if ids::is_meta(&src) {
-                continue;
-            }
-            by_src.entry(src).or_default().insert(key(&rel, &dst, c));
+    catalog.for_each_managed_edge(|e| {
+        if !ids::is_meta(&e.src) {
+            by_src.entry(e.src).or_default().insert(key(&e.rel, &e.dst, e.confidence));
         }
-    }
+        Ok::<(), RangerError>(())
+    })?;
 
     // Pass 1: each source's managed links, one node parsed at a time per
     // thread; only the links stay (10^5 parsed passports would not fit).
