@@ -41,17 +41,7 @@ one_clone() {
   cp "$W/forest/_derived/trails.db" "$c/_derived/"
   for run in cold warm; do
     echo "$label ranger run ($run, --now $NOW, load $(cut -d' ' -f1 /proc/loadavg)): $(FOREST_LOG=off,forest_ranger=info,forest_derived=info peak "$W/$label-$run.json" "$bin" ranger run --forest "$c" --now "$NOW" --json)"
-    python3 - "$W/$label-$run.json" <<'PY'
-import json, re, sys
-out = sys.argv[1]
-r = json.load(open(out))
-t = r["timings_ms"]
-err = re.sub(r"\x1b\[[0-9;]*m", "", open(out + ".err").read())
-cache = re.findall(r"hits=(\d+) misses=(\d+)", err)
-print(f"  commit {r['commit']}  promoted {len(r['links']['promoted'])} pruned {len(r['links']['pruned'])}  "
-      f"health cache hits/misses {cache[-1] if cache else '?'}")
-print("  timings_ms " + ", ".join(f"{k} {v:.0f}" for k, v in t.items()))
-PY
+    python3 bench/ranger_summary.py "$W/$label-$run.json"
   done
   rm -rf "$c"
 }

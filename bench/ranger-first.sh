@@ -34,15 +34,5 @@ fi
 echo "nodes: $( (find "$W/forest" -name '*.md' -not -path '*/.git/*' 2>/dev/null || true) | wc -l)"
 for run in first second; do
   echo "ranger run ($run, --now $NOW): $(FOREST_LOG=off,forest_ranger=info peak "$W/ranger-$run.json" "$B" ranger run --forest "$W/forest" --now "$NOW" --json)"
-  python3 - "$W/ranger-$run.json" <<'PY'
-import json, re, sys
-out = sys.argv[1]
-r = json.load(open(out))
-t = r["timings_ms"]
-err = re.sub(r"\x1b\[[0-9;]*m", "", open(out + ".err").read())
-cache = re.findall(r"hits=(\d+) misses=(\d+)", err)
-print(f"  commit {r['commit']}  promoted {len(r['links']['promoted'])} pruned {len(r['links']['pruned'])}  "
-      f"health cache hits/misses {cache[-1] if cache else '?'}")
-print("  timings_ms " + ", ".join(f"{k} {v:.0f}" for k, v in t.items()))
-PY
+  python3 bench/ranger_summary.py "$W/ranger-$run.json"
 done
