@@ -207,11 +207,11 @@ pub fn health(forest: &Path, catalog: &Catalog, trails: &Trails) -> Result<Healt
 
 fn fat_nodes(catalog: &Catalog) -> Result<Vec<String>> {
     let mut out = vec![];
-    crate::degrees::scan(catalog, |id, degree| {
-        if degree > FAT_DEGREE && !ids::is_meta(id) && crate::degrees::row_of(catalog, id)?.is_some() {
+    catalog.scan_degrees(|id, degree| {
+        if degree > FAT_DEGREE && !ids::is_meta(id) && catalog.kind_and_summary(id)?.is_some() {
             out.push(id.to_string());
         }
-        Ok(())
+        Ok::<(), crate::RangerError>(())
     })?;
     Ok(out)
 }

@@ -19,7 +19,6 @@
 mod cache;
 mod config;
 mod daemon;
-mod degrees;
 mod health;
 mod plan;
 mod run;

@@ -439,7 +439,7 @@ fn landmark_candidates(catalog: &Catalog, keep: usize) -> Result<Vec<DegreeEntry
     // Max-heap on the ranking key: its top is the worst kept.
     let mut best: std::collections::BinaryHeap<(std::cmp::Reverse<i64>, String, Option<String>, String)> =
         Default::default();
-    crate::degrees::scan(catalog, |id, degree| {
+    catalog.scan_degrees(|id, degree| {
         if ids::is_meta(id) || ids::is_branch_id(id) {
             return Ok(());
         }
@@ -448,7 +448,7 @@ fn landmark_candidates(catalog: &Catalog, keep: usize) -> Result<Vec<DegreeEntry
         if !enters {
             return Ok(());
         }
-        match crate::degrees::row_of(catalog, id)? {
+        match catalog.kind_and_summary(id)? {
             Some((kind, summary)) if kind != "branch" => {
                 best.push((std::cmp::Reverse(degree), id.to_string(), Some(kind), summary));
                 if best.len() > keep {
@@ -457,7 +457,7 @@ fn landmark_candidates(catalog: &Catalog, keep: usize) -> Result<Vec<DegreeEntry
             }
             _ => {}
         }
-        Ok(())
+        Ok::<(), RangerError>(())
     })?;
     Ok(best.into_iter().map(|(d, id, kind, summary)| DegreeEntry { id, degree: d.0, kind, summary }).collect())
 }
