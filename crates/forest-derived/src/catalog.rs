@@ -60,16 +60,46 @@ pub fn read_all_rows(forest: &Path) -> Vec<CatalogNode> {
 const STREAM_SLICE: usize = 4096;
 
 /// Every node's row in path order (as [`read_all_rows`]), parsed in
-/// parallel one slice at a time, so a rebuild holds one slice of rows,
-/// not the forest's.
+/// parallel one slice at a time on a reader thread while the caller
+/// consumes the slice before (a rebuild's inserts are serial: reading the
+/// next slice beside them keeps both cores busy). At most three slices of
+/// rows are alive at once (one consumed, one queued, one being read), not
+/// the forest's. Dropping the iterator stops the reader after its slice.
 pub fn stream_rows(forest: &Path) -> impl Iterator<Item = CatalogNode> {
     let forest = forest.to_path_buf();
-    let paths = node_paths(&forest);
-    let slices = paths.len().div_ceil(STREAM_SLICE);
-    (0..slices).flat_map(move |s| {
-        let end = ((s + 1) * STREAM_SLICE).min(paths.len());
-        paths[s * STREAM_SLICE..end].par_iter().filter_map(|rel| read_row(&forest, rel)).collect::<Vec<_>>()
-    })
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<CatalogNode>>(1);
+    let reader = std::thread::spawn(move || {
+        let paths = node_paths(&forest);
+        for slice in paths.chunks(STREAM_SLICE) {
+            let rows = slice.par_iter().filter_map(|rel| read_row(&forest, rel)).collect::<Vec<_>>();
+            if tx.send(rows).is_err() {
+                return;
+            }
+        }
+    });
+    Slices { rx, reader: Some(reader) }.flatten()
+}
+
+/// The slices [`stream_rows`]' reader thread sends. When they end, the
+/// thread is joined and its panic, if any, goes on in the caller: a reader
+/// that died must not pass for the end of the forest (a rebuild would
+/// commit a partial catalog).
+struct Slices {
+    rx: std::sync::mpsc::Receiver<Vec<CatalogNode>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Iterator for Slices {
+    type Item = Vec<CatalogNode>;
+    fn next(&mut self) -> Option<Vec<CatalogNode>> {
+        if let Ok(rows) = self.rx.recv() {
+            return Some(rows);
+        }
+        if let Some(Err(panic)) = self.reader.take().map(std::thread::JoinHandle::join) {
+            std::panic::resume_unwind(panic);
+        }
+        None
+    }
 }
 
 /// Rebuild `_derived/catalog.db` from the Markdown. Returns the node count.

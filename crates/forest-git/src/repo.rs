@@ -340,6 +340,19 @@ impl GitForest {
         Ok(Some(blob.content().to_vec()))
     }
 
+    /// The blob id of `path` in tree `tree` (`None` if absent or not a
+    /// file): one tree lookup, no blob read (compare with [`blob_id`]).
+    pub fn tree_blob_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, GitError> {
+        let repo = self.lock_repo();
+        let tree = repo.find_tree(tree)?;
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(e) => e,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        Ok((entry.kind() == Some(ObjectType::Blob)).then(|| entry.id()))
+    }
+
     /// True when none of `paths` differs between HEAD, the index and the
     /// work tree (ignored and absent-everywhere paths count as clean).
     /// A deferred index is caught up first.
@@ -705,6 +718,12 @@ fn sync_file(path: &Path) {
     if let Some(dir) = path.parent().and_then(|d| File::open(d).ok()) {
         let _ = dir.sync_all();
     }
+}
+
+/// The id git gives `bytes` as a blob (`git hash-object`), computed without
+/// a repository: equal to a tree entry's id exactly when the contents are.
+pub fn blob_id(bytes: &[u8]) -> Result<Oid, GitError> {
+    Ok(Oid::hash_object(ObjectType::Blob, bytes)?)
 }
 
 #[cfg(test)]
