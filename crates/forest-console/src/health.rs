@@ -1,0 +1,304 @@
+//! The health page: nodes per branch and the catalog's state (`coverage`),
+//! heat over the tree (the trails store, summed per branch the caller
+//! sees), the last Gardener and Ranger runs and the nodes each source
+//! planted over time (from the commit history: every batch's subject
+//! carries its counts and source). The run history names sources across
+//! the whole forest, so only an unscoped token sees it.
+//!
+//! Gathering is dear at 10^6 nodes (coverage reads every row), so a page
+//! is kept per (HEAD, scope) for [`CACHE_TTL`].
+//!
+//! In: an access. Out: the page's context. Touches: reads the trails
+//! store, `git log`, the engines' pool.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use forest_vine::access::Access;
+use forest_vine::mcp::VineServer;
+use serde_json::{json, Value};
+
+use crate::error::ConsoleError;
+use crate::pages::call;
+use crate::svg;
+
+/// How long a gathered health page is served again (same HEAD, same scope).
+pub const CACHE_TTL: Duration = Duration::from_secs(30);
+
+/// Commits read for the run history.
+pub const RUN_COMMITS: usize = 500;
+
+/// Runs listed.
+pub const RUNS_SHOWN: usize = 20;
+
+/// Bars per plot.
+const TOP: usize = 15;
+
+/// One run, parsed from a commit subject.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Run {
+    /// Commit time (ISO 8601).
+    pub at: String,
+    /// `gardener(adopt)`, `gardener(sync)`, `ranger`, ...
+    pub kind: String,
+    /// The source a Gardener batch read.
+    pub source: String,
+    /// Counts of a Gardener batch.
+    pub planted: u64,
+    /// Updated nodes.
+    pub updated: u64,
+    /// Moved nodes.
+    pub moved: u64,
+    /// Stale nodes.
+    pub stale: u64,
+    /// The rest of the subject (a Ranger run's counts).
+    pub other: String,
+}
+
+/// A run from one commit subject; `None` for commits no run made.
+pub fn parse_run(at: &str, subject: &str) -> Option<Run> {
+    if let Some(rest) = subject.strip_prefix("ranger:") {
+        return Some(Run { at: at.into(), kind: "ranger".into(), other: rest.trim().into(), ..Run::default() });
+    }
+    let (kind, rest) = subject.split_once("): ")?;
+    if !kind.starts_with("gardener(") {
+        return None;
+    }
+    let count = |word: &str| -> u64 {
+        rest.split(',').find_map(|p| p.trim().strip_suffix(word).and_then(|n| n.trim().parse().ok())).unwrap_or(0)
+    };
+    let source = rest.split("[source=").nth(1).and_then(|s| s.split(']').next()).unwrap_or_default();
+    let rest_counts = rest.split(" [source=").next().unwrap_or(rest);
+    let stale = rest_counts
+        .split(',')
+        .find_map(|p| p.trim().strip_suffix("stale").and_then(|n| n.trim().parse().ok()))
+        .unwrap_or(0);
+    Some(Run {
+        at: at.into(),
+        kind: format!("{kind})"),
+        source: source.into(),
+        planted: count("planted"),
+        updated: count("updated"),
+        moved: count("moved"),
+        stale,
+        other: String::new(),
+    })
+}
+
+/// Runs newest first from `git log` records (`commit \x1f at \x1f subject`).
+pub fn runs_of(log: &str) -> Vec<Run> {
+    log.lines()
+        .filter_map(|l| {
+            let mut p = l.splitn(3, '\u{1f}');
+            let (_, at, subject) = (p.next()?, p.next()?, p.next()?);
+            parse_run(at, subject)
+        })
+        .collect()
+}
+
+/// Nodes planted per source over time (cumulative, by day), oldest first.
+pub fn growth(runs: &[Run]) -> (Vec<String>, Vec<(String, Vec<(String, f64)>)>) {
+    let mut per: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut days: Vec<String> = vec![];
+    for r in runs.iter().rev().filter(|r| r.kind.starts_with("gardener")) {
+        let day: String = r.at.chars().take(10).collect();
+        let src = if r.source.is_empty() { "(none)".to_string() } else { r.source.clone() };
+        let series = per.entry(src).or_default();
+        let before = series.values().last().copied().unwrap_or(0.0);
+        series.insert(day.clone(), before + r.planted as f64);
+        if !days.contains(&day) {
+            days.push(day);
+        }
+    }
+    days.sort();
+    let series = per.into_iter().map(|(k, m)| (k, m.into_iter().collect())).collect();
+    (days, series)
+}
+
+/// The top branch an id lies in, as the caller sees the tree: its first
+/// folder, or for a scoped caller the branch prefix that holds it.
+fn branch_of(access: &Access, id: &str) -> String {
+    if let Some(b) = access.branches.iter().find(|b| id.starts_with(b.as_str())) {
+        return b.trim_end_matches('/').to_string();
+    }
+    id.split_once('/').map_or_else(|| "(master)".to_string(), |(b, _)| b.to_string())
+}
+
+/// Heat summed per branch over the trails rows `access` sees.
+pub fn heat_per_branch(access: &Access, rows: &[(String, f64, f64)]) -> Vec<(String, f64)> {
+    let mut m: HashMap<String, f64> = HashMap::new();
+    for (id, heat, _) in rows.iter().filter(|r| access.visible(&r.0)) {
+        *m.entry(branch_of(access, id)).or_default() += heat;
+    }
+    let mut v: Vec<(String, f64)> = m.into_iter().filter(|r| r.1 > 0.0).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(TOP);
+    v
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// What the page reads from disk (off the async threads).
+struct Disk {
+    head: String,
+    log: String,
+    heat: Vec<(String, f64, f64)>,
+    catalog_bytes: u64,
+    canopy: String,
+}
+
+fn read_disk(root: &Path, with_log: bool) -> Disk {
+    let head = git(root, &["rev-parse", "--short=12", "HEAD"]).trim().to_string();
+    let log = if with_log {
+        git(root, &["log", &format!("-n{RUN_COMMITS}"), "--format=%H%x1f%aI%x1f%s"])
+    } else {
+        String::new()
+    };
+    // Opened only when it exists: the console never creates a store.
+    let trails = root.join(forest_derived::paths::TRAILS_PATH);
+    let heat = if trails.is_file() {
+        forest_catalog::Trails::open(&trails).and_then(|t| t.persistent_rows()).unwrap_or_default()
+    } else {
+        vec![]
+    };
+    let catalog_bytes = std::fs::metadata(root.join(forest_derived::paths::CATALOG_PATH)).map(|m| m.len()).unwrap_or(0);
+    let canopy_dir = root.join("_derived/canopy");
+    let canopy = if !canopy_dir.is_dir() {
+        "none (locate ranks by BM25 and heat)".to_string()
+    } else if canopy_dir.join("stale.json").is_file() {
+        "present, stale (the next writer or `forest canopy refresh` brings it up to date)".to_string()
+    } else {
+        "present and current".to_string()
+    };
+    Disk { head, log, heat, catalog_bytes, canopy }
+}
+
+/// Gathered pages per (HEAD, scope).
+#[derive(Default)]
+pub struct Cache(Mutex<HashMap<String, (Instant, Value)>>);
+
+/// The health page's context for `access`.
+pub async fn health(server: &VineServer, root: &Path, access: &Access, cache: &Cache) -> Result<Value, ConsoleError> {
+    let root2 = root.to_path_buf();
+    let unscoped = !access.scoped();
+    let head = {
+        let r = root.to_path_buf();
+        tokio::task::spawn_blocking(move || git(&r, &["rev-parse", "HEAD"])).await.unwrap_or_default()
+    };
+    let key = format!("{}|{}", head.trim(), access.branches.join(","));
+    if let Some((t, v)) = cache.0.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if t.elapsed() < CACHE_TTL {
+            return Ok(v.clone());
+        }
+    }
+    let disk = tokio::task::spawn_blocking(move || read_disk(&root2, unscoped))
+        .await
+        .map_err(|e| ConsoleError::Vine(forest_vine::VineError::internal(e.to_string())))?;
+    let scopes: Vec<Option<String>> =
+        if access.scoped() { access.branches.iter().map(|b| Some(format!("{b}_index"))).collect() } else { vec![None] };
+    let mut roots: Vec<(String, f64)> = vec![];
+    let (mut nodes, mut branches) = (0u64, 0u64);
+    for sc in scopes {
+        let args = match &sc {
+            Some(b) => json!({"scope": b}),
+            None => json!({}),
+        };
+        let cov = call(server, access, "coverage", args).await?;
+        let mut in_scope = 0u64;
+        for r in cov.get("roots").and_then(Value::as_array).into_iter().flatten() {
+            let n = r.get("nodes").and_then(Value::as_u64).unwrap_or(0);
+            in_scope += n;
+            branches += r.get("branches").and_then(Value::as_u64).unwrap_or(0);
+            let id = r.get("id").and_then(Value::as_str).unwrap_or_default();
+            if sc.is_none() {
+                roots.push((id.trim_end_matches("/_index").to_string(), n as f64));
+            }
+        }
+        nodes += in_scope;
+        if let Some(b) = &sc {
+            // A scoped token's bar is its branch (its children are in browse).
+            roots.push((b.trim_end_matches("/_index").to_string(), in_scope as f64));
+        }
+    }
+    roots.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    roots.truncate(TOP);
+    let runs = runs_of(&disk.log);
+    let (days, series) = growth(&runs);
+    let growth = (!series.is_empty()).then(|| svg::lines(&days, &series));
+    let v = json!({
+        "state": {
+            "nodes": nodes, "branches": branches, "head": disk.head, "canopy": disk.canopy,
+            "catalog": format!("{:.1} MiB", disk.catalog_bytes as f64 / 1048576.0),
+        },
+        "sizes": svg::bars("sizes", "Nodes per branch", &roots, |v| format!("{v}")),
+        "heat": svg::bars("heat", "Heat per branch", &heat_per_branch(access, &disk.heat), |v| format!("{v:.2}")),
+        "growth": growth,
+        "runs": runs.iter().take(RUNS_SHOWN).collect::<Vec<_>>(),
+        "runs_note": if unscoped { "No Gardener or Ranger run in the recent history." }
+                     else { "The run history names sources across the whole forest: an unscoped token sees it." },
+    });
+    let mut c = cache.0.lock().unwrap_or_else(|p| p.into_inner());
+    c.retain(|_, (t, _)| t.elapsed() < CACHE_TTL);
+    c.insert(key, (Instant::now(), v.clone()));
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_parse_from_subjects() {
+        let log = "c3\u{1f}2026-11-30T02:00:00Z\u{1f}ranger: 0 promoted, 2 pruned, landmarks refreshed\n\
+                   c2\u{1f}2026-11-29T10:00:00Z\u{1f}gardener(sync): 2 planted, 1 updated, 0 moved, 3 stale [source=docs]\n\
+                   c1\u{1f}2026-11-28T10:00:00Z\u{1f}gardener(adopt): 10 planted, 0 updated, 0 moved, 0 stale [source=docs]\n\
+                   c0\u{1f}2026-11-28T09:00:00Z\u{1f}graft(x): hand edit\n";
+        let r = runs_of(log);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0].kind, "ranger");
+        assert_eq!(r[0].other, "0 promoted, 2 pruned, landmarks refreshed");
+        assert_eq!(
+            r[1],
+            Run {
+                at: "2026-11-29T10:00:00Z".into(),
+                kind: "gardener(sync)".into(),
+                source: "docs".into(),
+                planted: 2,
+                updated: 1,
+                moved: 0,
+                stale: 3,
+                other: String::new()
+            }
+        );
+        let (days, series) = growth(&r);
+        assert_eq!(days, vec!["2026-11-28", "2026-11-29"]);
+        assert_eq!(series, vec![("docs".to_string(), vec![("2026-11-28".into(), 10.0), ("2026-11-29".into(), 12.0)])]);
+    }
+
+    #[test]
+    fn heat_sums_per_visible_branch() {
+        let rows = vec![
+            ("engineering/a".to_string(), 2.0, 0.0),
+            ("engineering/b".to_string(), 1.0, 0.0),
+            ("hr/salaries".to_string(), 9.0, 0.0),
+            ("_index".to_string(), 0.5, 0.0),
+        ];
+        let all = heat_per_branch(&Access::owner(), &rows);
+        assert_eq!(all[0], ("hr".to_string(), 9.0));
+        assert_eq!(all.len(), 3);
+        let eng = heat_per_branch(&Access::new("e", false, &["engineering".into()]), &rows);
+        assert_eq!(eng, vec![("engineering".to_string(), 3.0)], "hr/ never reaches an engineering token");
+    }
+}
