@@ -105,7 +105,13 @@ impl Console {
             "E_FORBIDDEN" | "E_UNAUTHORIZED" => "Refused",
             _ => "Error",
         };
-        let ctx = json!({"code": e.code(), "heading": heading, "message": e.to_string()});
+        // Not found names nothing: not even the id asked for (an id
+        // outside the token's branches reads exactly like a missing one).
+        let message = match e.code() {
+            "E_NOT_FOUND" => "no such node or page for this token".to_string(),
+            _ => e.to_string(),
+        };
+        let ctx = json!({"code": e.code(), "heading": heading, "message": message});
         let html = self.render("error.html", "", access, ctx).unwrap_or_else(|_| e.to_string());
         web::html(e.status(), html)
     }

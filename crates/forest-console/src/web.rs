@@ -50,7 +50,8 @@ fn with_headers(status: StatusCode, ctype: &str) -> http::response::Builder {
         .header("content-security-policy", CSP)
         .header("x-content-type-options", "nosniff")
         .header("x-frame-options", "DENY")
-        .header("referrer-policy", "no-referrer")
+        // Not no-referrer: with it, Chromium sends `Origin: null` on a same-origin form POST.
+        .header("referrer-policy", "same-origin")
         .header("cache-control", "no-store")
 }
 

@@ -144,7 +144,7 @@ impl<'a> Session<'a> {
 }
 
 /// The fixture forest plus `engineering/` and `hr/` (the secret only in hr/).
-fn company(dir: &Path) -> PathBuf {
+pub(super) fn company(dir: &Path) -> PathBuf {
     let root = dir.join("company");
     copy_dir(&fixtures().join("fixture-forest"), &root);
     let note = |id: &str, title: &str, summary: &str, ty: &str| {
