@@ -54,7 +54,10 @@ def result_ids(d):
 def shot(d, shots, name):
     if shots:
         os.makedirs(shots, exist_ok=True)
+        height = d.execute_script("return document.documentElement.scrollHeight")
+        d.set_window_size(1200, max(600, min(int(height) + 200, 2600)))
         d.save_screenshot(os.path.join(shots, f"console-{name}.png"))
+        d.set_window_size(1200, 900)
 
 
 def main():

@@ -99,7 +99,7 @@ pub fn runs_of(log: &str) -> Vec<Run> {
 }
 
 /// Nodes planted per source over time (cumulative, by day), oldest first.
-pub fn growth(runs: &[Run]) -> (Vec<String>, Vec<(String, Vec<(String, f64)>)>) {
+pub fn growth(runs: &[Run]) -> (Vec<String>, Vec<svg::Series>) {
     let mut per: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     let mut days: Vec<String> = vec![];
     for r in runs.iter().rev().filter(|r| r.kind.starts_with("gardener")) {

@@ -86,9 +86,12 @@ pub struct Lines {
     pub top: String,
 }
 
+/// A named series of (x label, y) points, x sorted.
+pub type Series = (String, Vec<(String, f64)>);
+
 /// Lines of `series` (name, [(x label, y)]) over the x labels `xs`
 /// (sorted); a series holds its last value between its points (a step).
-pub fn lines(xs: &[String], series: &[(String, Vec<(String, f64)>)]) -> Lines {
+pub fn lines(xs: &[String], series: &[Series]) -> Lines {
     let height = 200.0;
     let max = series.iter().flat_map(|s| s.1.iter().map(|p| p.1)).fold(0.0_f64, f64::max);
     let n = xs.len().max(2) - 1;
@@ -107,6 +110,10 @@ pub fn lines(xs: &[String], series: &[(String, Vec<(String, f64)>)]) -> Lines {
                     j += 1;
                 }
                 out.push(format!("{:.1},{:.1}", x_of(i), y_of(cur)));
+            }
+            if xs.len() == 1 {
+                // One day: a level line across the plot (a point draws nothing).
+                out.push(format!("{:.1},{:.1}", x_of(1), y_of(cur)));
             }
             Line { name: name.clone(), points: out.join(" "), last: format!("{cur}"), color: c % 6 }
         })
@@ -146,5 +153,7 @@ mod tests {
         assert_eq!(pts[2], "560.0,10.0", "the maximum at the top");
         assert_eq!(l.lines[0].last, "20");
         assert_eq!((l.from.as_str(), l.to.as_str()), ("d1", "d3"));
+        let one = lines(&xs[..1], &[("docs".into(), vec![("d1".into(), 5.0)])]);
+        assert_eq!(one.lines[0].points, "40.0,10.0 560.0,10.0", "one day is still a line");
     }
 }

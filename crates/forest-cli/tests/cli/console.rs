@@ -82,6 +82,12 @@ fn console_forest(dir: &Path) -> PathBuf {
     fs::write(src.join("runbook.md"), "# Runbook\n\nHow to restart the build farm.\n").unwrap();
     let o = run(&["adopt", "--forest", &f(&root), src.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // Walked trails: heat over the tree on the health page.
+    for (ids, amount) in [(vec!["engineering/build", "engineering/_index"], "0.8"), (vec!["hr/salaries"], "0.5")] {
+        let mut a = vec!["heat", "deposit", "--forest", root.to_str().unwrap(), "--amount", amount];
+        a.extend(ids);
+        assert_eq!(code(&run(&a)), 0);
+    }
     root
 }
 
@@ -161,8 +167,11 @@ fn console_pages_follow_the_token_and_refuse_hostile_requests() {
     // Health: the owner sees the adopt run; the scoped token its branch only.
     let (_, h) = page(a, &co, "/ui/health");
     assert!(h.contains("gardener(adopt)") && h.contains("<svg"), "{h}");
+    assert!(h.contains("<title id=\"heat-t\">"), "heat over the tree: {h}");
     let (_, h) = page(a, &ce, "/ui/health");
     assert!(!h.contains("gardener(adopt)") && h.contains("engineering"), "{h}");
+    assert!(h.contains("<title id=\"heat-t\">") && h.contains(">1.60<"), "engineering's heat alone: {h}");
+    assert!(!h.contains(">hr<") && !h.contains(">0.50<"), "no bar of hr: {h}");
 
     // Hostile text in titles and bodies is escaped on every page.
     for p in ["/ui/node/engineering/xss", "/ui/search?q=zebra", "/ui/browse/engineering/_index"] {
@@ -267,4 +276,43 @@ fn console_in_a_headless_browser() {
     }
     assert_eq!(v["owner_sees_hr"], true, "{v}");
     assert_eq!(v["keyboard_focus"], "q", "the search box takes the keyboard: {v}");
+}
+
+/// The hostile-forest suite's forest (a node symlinked out of the forest,
+/// a linked directory) under a `--readonly` tokenless server: the console
+/// serves nothing from outside, refuses hostile URLs and writes nothing.
+#[test]
+fn console_on_a_hostile_forest_leaks_nothing_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let root = super::hostile::hostile_forest(d.path());
+    let srv = serve(&root, &["--readonly"]);
+    let a = srv.addr.as_str();
+    let before = super::hostile::shared_state(&root);
+    // Tokenless loopback: no sign-in, like MCP.
+    let (st, body) = page(a, "", "/ui/search?q=zebra-salary");
+    assert_eq!(st, 200, "{body}");
+    for p in [
+        "/ui/search?q=zebra-salary",
+        "/ui/api/locate?q=salary+sheet",
+        "/ui/node/sales/leak",
+        "/ui/node/linked/secret",
+        "/ui/browse/linked/_index",
+        "/ui/node/sales%2fleak",
+        "/ui/node/..%2foutside%2fsecret",
+        "/ui/health",
+        "/ui/browse",
+    ] {
+        let (st, body) = page(a, "", p);
+        assert!(st < 500, "{p}: {st} {body}");
+        assert!(!body.contains("zebra-salary 1000000") && !body.contains("Salary sheet"), "{p}: {body}");
+    }
+    assert!([403, 404].contains(&page(a, "", "/ui/node/sales/leak").0));
+    // Every page once more with the server still answering.
+    for p in ["/ui/search?q=revenue", "/ui/node/_index", "/ui/browse/sales/_index", "/ui/health"] {
+        assert_eq!(page(a, "", p).0, 200, "{p}");
+    }
+    let after = super::hostile::shared_state(&root);
+    for ((name, x), (_, y)) in before.iter().zip(after.iter()) {
+        assert!(x == y, "{name} changed under a --readonly server's console");
+    }
 }
