@@ -4,36 +4,10 @@
 //! page, CSRF and Origin/Host checks, hostile node text escaped, path
 //! traversal and oversized queries refused with one clear error.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
-use super::serve_access::{company, serve, token, Session};
+use super::serve_access::{company, request as req, serve, token, Session};
 use super::*;
-
-/// One raw HTTP request (the path is sent as given, unnormalised).
-fn req(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut r = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        r.push_str(&format!("Host: {addr}\r\n"));
-    }
-    for (k, v) in headers {
-        r.push_str(&format!("{k}: {v}\r\n"));
-    }
-    r.push_str("\r\n");
-    r.push_str(body);
-    s.write_all(r.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).to_string();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, head.to_lowercase(), body.to_string())
-}
 
 /// Sign in with `tok`: the session cookie (`name=value`).
 fn login(addr: &str, tok: &str) -> String {
@@ -164,6 +138,10 @@ fn console_pages_follow_the_token_and_refuse_hostile_requests() {
     let (st, node) = page(a, &ce, "/ui/node/engineering/build");
     assert_eq!(st, 200);
     assert!(node.contains("Build pipeline") && node.contains("How the build pipeline runs."), "{node}");
+    // An adopted node names the file it came from.
+    let (st, node) = page(a, &co, "/ui/node/runbook");
+    assert_eq!(st, 200);
+    assert!(node.contains("id=\"origin\">file:&#x2f;&#x2f;") && node.contains("handbook&#x2f;runbook.md"), "{node}");
     // Health: the owner sees the adopt run; the scoped token its branch only.
     let (_, h) = page(a, &co, "/ui/health");
     assert!(h.contains("gardener(adopt)") && h.contains("<svg"), "{h}");
