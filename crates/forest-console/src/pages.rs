@@ -85,8 +85,12 @@ pub async fn node(server: &VineServer, access: &Access, id: &str) -> Result<Valu
     }
     let look = call(server, access, "look", json!({"id": id})).await?;
     let id = s(&look, "id");
-    let pick = call(server, access, "pick", json!({"id": id})).await?;
-    let hist = call(server, access, "history", json!({"id": id, "limit": 20})).await.unwrap_or(Value::Null);
+    // The body and the history side by side (two pool workers).
+    let (pick, hist) = tokio::join!(
+        call(server, access, "pick", json!({"id": id})),
+        call(server, access, "history", json!({"id": id, "limit": 20}))
+    );
+    let (pick, hist) = (pick?, hist.unwrap_or(Value::Null));
     let edge = |e: &Value, k: &str| {
         let to = s(e, k);
         json!({"rel": s(e, "rel"), "id": to, "href": node_href("node", &to)})
