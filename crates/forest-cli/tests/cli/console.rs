@@ -180,6 +180,10 @@ fn console_pages_follow_the_token_and_refuse_hostile_requests() {
     let (st, body) = page(a, &ce, &format!("/ui/node/{}", "a/".repeat(400)));
     assert!([400, 414].contains(&st), "{st} {body}");
 
+    // Guessing tokens on the form is limited per address, as bearer tokens are.
+    let codes: Vec<u16> = (0..25).map(|_| req(a, "POST", "/ui/login", &ok, "token=fst_guess").0).collect();
+    assert_eq!(codes[0], 401);
+    assert_eq!(codes[24], 429, "{codes:?}");
     // Sign out: the session is gone server-side.
     let (st, _, _) = req(a, "POST", "/ui/logout", &[("Cookie", &ce), ("Origin", &origin)], "");
     assert_eq!(st, 303);
