@@ -5,8 +5,9 @@
 //! carries its counts and source). The run history names sources across
 //! the whole forest, so only an unscoped token sees it.
 //!
-//! Gathering is dear at 10^6 nodes (coverage reads every row), so a page
-//! is kept per (HEAD, scope) for [`CACHE_TTL`].
+//! Gathering is dear at 10^6 nodes (coverage reads every row), so what
+//! changes only with a commit is kept per (HEAD, scope) while HEAD stays,
+//! and the heat per scope for [`CACHE_TTL`].
 //!
 //! In: an access. Out: the page's context. Touches: reads the trails
 //! store, `git log`, the engines' pool.
@@ -24,7 +25,7 @@ use crate::error::ConsoleError;
 use crate::pages::call;
 use crate::svg;
 
-/// How long a gathered health page is served again (same HEAD, same scope).
+/// How long the heat plot of a scope is served again.
 pub const CACHE_TTL: Duration = Duration::from_secs(30);
 
 /// Commits read for the run history.
@@ -150,11 +151,11 @@ fn git(root: &Path, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// What the page reads from disk (off the async threads).
+/// The parts of the page that change only with a commit (read off the
+/// async threads): HEAD, the run history, the catalog's and the canopy's state.
 struct Disk {
     head: String,
     log: String,
-    heat: Vec<(String, f64, f64)>,
     catalog_bytes: u64,
     canopy: String,
 }
@@ -166,13 +167,6 @@ fn read_disk(root: &Path, with_log: bool) -> Disk {
     } else {
         String::new()
     };
-    // Opened only when it exists: the console never creates a store.
-    let trails = root.join(forest_derived::paths::TRAILS_PATH);
-    let heat = if trails.is_file() {
-        forest_catalog::Trails::open(&trails).and_then(|t| t.persistent_rows()).unwrap_or_default()
-    } else {
-        vec![]
-    };
     let catalog_bytes = std::fs::metadata(root.join(forest_derived::paths::CATALOG_PATH)).map(|m| m.len()).unwrap_or(0);
     let canopy_dir = root.join("_derived/canopy");
     let canopy = if !canopy_dir.is_dir() {
@@ -182,30 +176,37 @@ fn read_disk(root: &Path, with_log: bool) -> Disk {
     } else {
         "present and current".to_string()
     };
-    Disk { head, log, heat, catalog_bytes, canopy }
+    Disk { head, log, catalog_bytes, canopy }
 }
 
-/// Gathered pages per (HEAD, scope).
-#[derive(Default)]
-pub struct Cache(Mutex<HashMap<String, (Instant, Value)>>);
-
-/// The health page's context for `access`.
-pub async fn health(server: &VineServer, root: &Path, access: &Access, cache: &Cache) -> Result<Value, ConsoleError> {
-    let root2 = root.to_path_buf();
-    let unscoped = !access.scoped();
-    let head = {
-        let r = root.to_path_buf();
-        tokio::task::spawn_blocking(move || git(&r, &["rev-parse", "HEAD"])).await.unwrap_or_default()
-    };
-    let key = format!("{}|{}", head.trim(), access.branches.join(","));
-    if let Some((t, v)) = cache.0.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-        if t.elapsed() < CACHE_TTL {
-            return Ok(v.clone());
-        }
+/// The persistent heat rows (the store is opened only when it exists:
+/// the console never creates one).
+fn read_heat(root: &Path) -> Vec<(String, f64, f64)> {
+    let trails = root.join(forest_derived::paths::TRAILS_PATH);
+    if !trails.is_file() {
+        return vec![];
     }
-    let disk = tokio::task::spawn_blocking(move || read_disk(&root2, unscoped))
-        .await
-        .map_err(|e| ConsoleError::Vine(forest_vine::VineError::internal(e.to_string())))?;
+    forest_catalog::Trails::open(&trails).and_then(|t| t.persistent_rows()).unwrap_or_default()
+}
+
+/// Gathered pages: the commit-bound part per (HEAD, scope), kept while
+/// HEAD stays; the heat per scope, for [`CACHE_TTL`].
+#[derive(Default)]
+pub struct Cache {
+    by_head: Mutex<HashMap<String, Value>>,
+    heat: Mutex<HashMap<String, (Instant, Value)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn blocking_failed(e: tokio::task::JoinError) -> ConsoleError {
+    ConsoleError::Vine(forest_vine::VineError::internal(e.to_string()))
+}
+
+/// Nodes and branches per root the caller sees (`coverage`).
+async fn sizes(server: &VineServer, access: &Access) -> Result<(Vec<(String, f64)>, u64, u64), ConsoleError> {
     let scopes: Vec<Option<String>> =
         if access.scoped() { access.branches.iter().map(|b| Some(format!("{b}_index"))).collect() } else { vec![None] };
     let mut roots: Vec<(String, f64)> = vec![];
@@ -234,25 +235,66 @@ pub async fn health(server: &VineServer, root: &Path, access: &Access, cache: &C
     }
     roots.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     roots.truncate(TOP);
+    Ok((roots, nodes, branches))
+}
+
+/// The commit-bound part of the page.
+async fn by_commit(server: &VineServer, root: &Path, access: &Access) -> Result<Value, ConsoleError> {
+    let unscoped = !access.scoped();
+    let r = root.to_path_buf();
+    let disk = tokio::task::spawn_blocking(move || read_disk(&r, unscoped)).await.map_err(blocking_failed)?;
+    let (roots, nodes, branches) = sizes(server, access).await?;
     let runs = runs_of(&disk.log);
     let (days, series) = growth(&runs);
-    let growth = (!series.is_empty()).then(|| svg::lines(&days, &series));
-    let v = json!({
+    Ok(json!({
         "state": {
             "nodes": nodes, "branches": branches, "head": disk.head, "canopy": disk.canopy,
             "catalog": format!("{:.1} MiB", disk.catalog_bytes as f64 / 1048576.0),
         },
         "sizes": svg::bars("sizes", "Nodes per branch", &roots, |v| format!("{v}")),
-        "heat": svg::bars("heat", "Heat per branch", &heat_per_branch(access, &disk.heat), |v| format!("{v:.2}")),
-        "growth": growth,
+        "growth": (!series.is_empty()).then(|| svg::lines(&days, &series)),
         "runs": runs.iter().take(RUNS_SHOWN).collect::<Vec<_>>(),
         "runs_note": if unscoped { "No Gardener or Ranger run in the recent history." }
                      else { "The run history names sources across the whole forest: an unscoped token sees it." },
-    });
-    let mut c = cache.0.lock().unwrap_or_else(|p| p.into_inner());
-    c.retain(|_, (t, _)| t.elapsed() < CACHE_TTL);
-    c.insert(key, (Instant::now(), v.clone()));
-    Ok(v)
+    }))
+}
+
+/// The health page's context for `access`.
+pub async fn health(server: &VineServer, root: &Path, access: &Access, cache: &Cache) -> Result<Value, ConsoleError> {
+    let r = root.to_path_buf();
+    let head = tokio::task::spawn_blocking(move || git(&r, &["rev-parse", "HEAD"])).await.map_err(blocking_failed)?;
+    let scope = access.branches.join(",");
+    let key = format!("{}|{scope}", head.trim());
+    let cached = lock(&cache.by_head).get(&key).cloned();
+    let mut page = match cached {
+        Some(v) => v,
+        None => {
+            let v = by_commit(server, root, access).await?;
+            let mut c = lock(&cache.by_head);
+            // Pages of an older HEAD are never served again.
+            c.retain(|k, _| k.starts_with(&format!("{}|", head.trim())));
+            if c.len() >= 64 {
+                c.clear();
+            }
+            c.insert(key, v.clone());
+            v
+        }
+    };
+    let heat = lock(&cache.heat).get(&scope).filter(|(t, _)| t.elapsed() < CACHE_TTL).map(|(_, v)| v.clone());
+    let heat = match heat {
+        Some(v) => v,
+        None => {
+            let r = root.to_path_buf();
+            let rows = tokio::task::spawn_blocking(move || read_heat(&r)).await.map_err(blocking_failed)?;
+            let v = json!(svg::bars("heat", "Heat per branch", &heat_per_branch(access, &rows), |v| format!("{v:.2}")));
+            let mut c = lock(&cache.heat);
+            c.retain(|_, (t, _)| t.elapsed() < CACHE_TTL);
+            c.insert(scope, (Instant::now(), v.clone()));
+            v
+        }
+    };
+    page["heat"] = heat;
+    Ok(page)
 }
 
 #[cfg(test)]
