@@ -1,13 +1,14 @@
-//! The health page: nodes per branch and the catalog's state (`coverage`),
+//! The health page: nodes per branch and the catalog's state (ranges of
+//! the catalog's id index, read-only),
 //! heat over the tree (the trails store, summed per branch the caller
 //! sees), the last Gardener and Ranger runs and the nodes each source
 //! planted over time (from the commit history: every batch's subject
 //! carries its counts and source). The run history names sources across
 //! the whole forest, so only an unscoped token sees it.
 //!
-//! Gathering is dear at 10^6 nodes (coverage reads every row), so what
-//! changes only with a commit is kept per (HEAD, scope) while HEAD stays,
-//! and the heat per scope for [`CACHE_TTL`].
+//! What changes only with a commit is kept per (HEAD, scope) while HEAD
+//! stays, and the heat per scope for [`CACHE_TTL`] (reading every heat
+//! row is dear at 10^6 rows).
 //!
 //! In: an access. Out: the page's context. Touches: reads the trails
 //! store, `git log`, the engines' pool.
@@ -18,11 +19,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use forest_vine::access::Access;
-use forest_vine::mcp::VineServer;
 use serde_json::{json, Value};
 
 use crate::error::ConsoleError;
-use crate::pages::call;
 use crate::svg;
 
 /// How long the heat plot of a scope is served again.
@@ -205,45 +204,59 @@ fn blocking_failed(e: tokio::task::JoinError) -> ConsoleError {
     ConsoleError::Vine(forest_vine::VineError::internal(e.to_string()))
 }
 
-/// Nodes and branches per root the caller sees (`coverage`).
-async fn sizes(server: &VineServer, access: &Access) -> Result<(Vec<(String, f64)>, u64, u64), ConsoleError> {
-    let scopes: Vec<Option<String>> =
-        if access.scoped() { access.branches.iter().map(|b| Some(format!("{b}_index"))).collect() } else { vec![None] };
+/// Nodes and branches per root the caller sees: the master's folders for
+/// an unscoped token, its branches for a scoped one. Each count is a range
+/// of the catalog's id index (read-only handle), never a table scan.
+/// Nodes per root (largest first), nodes and branches in all.
+struct Sizes {
+    roots: Vec<(String, f64)>,
+    nodes: u64,
+    branches: u64,
+}
+
+fn sizes(root: &Path, access: &Access) -> Result<Sizes, ConsoleError> {
+    let path = root.join(forest_derived::paths::CATALOG_PATH);
+    let cat = forest_catalog::Catalog::open_read_only(&path).map_err(catalog_failed)?;
+    let prefixes: Vec<String> = if access.scoped() {
+        access.branches.clone()
+    } else {
+        let top = cat.child_ids("_index").map_err(catalog_failed)?;
+        let mut p: Vec<String> =
+            top.iter().filter_map(|id| id.strip_suffix("_index").filter(|f| !f.is_empty())).map(String::from).collect();
+        p.dedup();
+        p
+    };
     let mut roots: Vec<(String, f64)> = vec![];
     let (mut nodes, mut branches) = (0u64, 0u64);
-    for sc in scopes {
-        let args = match &sc {
-            Some(b) => json!({"scope": b}),
-            None => json!({}),
-        };
-        let cov = call(server, access, "coverage", args).await?;
-        let mut in_scope = 0u64;
-        for r in cov.get("roots").and_then(Value::as_array).into_iter().flatten() {
-            let n = r.get("nodes").and_then(Value::as_u64).unwrap_or(0);
-            in_scope += n;
-            branches += r.get("branches").and_then(Value::as_u64).unwrap_or(0);
-            let id = r.get("id").and_then(Value::as_str).unwrap_or_default();
-            if sc.is_none() {
-                roots.push((id.trim_end_matches("/_index").to_string(), n as f64));
-            }
-        }
-        nodes += in_scope;
-        if let Some(b) = &sc {
-            // A scoped token's bar is its branch (its children are in browse).
-            roots.push((b.trim_end_matches("/_index").to_string(), in_scope as f64));
-        }
+    for prefix in &prefixes {
+        let (n, b) = cat.count_under(prefix).map_err(catalog_failed)?;
+        nodes += n as u64;
+        branches += b as u64;
+        roots.push((prefix.trim_end_matches('/').to_string(), n as f64));
+    }
+    if !access.scoped() {
+        // The master itself and its direct leaves.
+        let all = cat.count_nodes().map_err(catalog_failed)? as u64;
+        nodes = all;
+        branches += 1;
     }
     roots.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     roots.truncate(TOP);
-    Ok((roots, nodes, branches))
+    Ok(Sizes { roots, nodes, branches })
+}
+
+fn catalog_failed(e: forest_catalog::CatalogError) -> ConsoleError {
+    ConsoleError::Vine(forest_vine::VineError::internal(format!("catalog: {e}")))
 }
 
 /// The commit-bound part of the page.
-async fn by_commit(server: &VineServer, root: &Path, access: &Access) -> Result<Value, ConsoleError> {
+async fn by_commit(root: &Path, access: &Access) -> Result<Value, ConsoleError> {
     let unscoped = !access.scoped();
     let r = root.to_path_buf();
-    let disk = tokio::task::spawn_blocking(move || read_disk(&r, unscoped)).await.map_err(blocking_failed)?;
-    let (roots, nodes, branches) = sizes(server, access).await?;
+    let a = access.clone();
+    let (disk, sized) =
+        tokio::task::spawn_blocking(move || (read_disk(&r, unscoped), sizes(&r, &a))).await.map_err(blocking_failed)?;
+    let Sizes { roots, nodes, branches } = sized?;
     let runs = runs_of(&disk.log);
     let (days, series) = growth(&runs);
     Ok(json!({
@@ -260,7 +273,7 @@ async fn by_commit(server: &VineServer, root: &Path, access: &Access) -> Result<
 }
 
 /// The health page's context for `access`.
-pub async fn health(server: &VineServer, root: &Path, access: &Access, cache: &Cache) -> Result<Value, ConsoleError> {
+pub async fn health(root: &Path, access: &Access, cache: &Cache) -> Result<Value, ConsoleError> {
     let r = root.to_path_buf();
     let head = tokio::task::spawn_blocking(move || git(&r, &["rev-parse", "HEAD"])).await.map_err(blocking_failed)?;
     let scope = access.branches.join(",");
@@ -269,7 +282,7 @@ pub async fn health(server: &VineServer, root: &Path, access: &Access, cache: &C
     let mut page = match cached {
         Some(v) => v,
         None => {
-            let v = by_commit(server, root, access).await?;
+            let v = by_commit(root, access).await?;
             let mut c = lock(&cache.by_head);
             // Pages of an older HEAD are never served again.
             c.retain(|k, _| k.starts_with(&format!("{}|", head.trim())));

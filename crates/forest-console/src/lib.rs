@@ -173,7 +173,7 @@ impl Console {
                 ok(self.render("node.html", "search", Some(access), ctx)?)
             }
             Route::Health => {
-                let ctx = health::health(&self.server, &self.root, access, &self.health).await?;
+                let ctx = health::health(&self.root, access, &self.health).await?;
                 ok(self.render("health.html", "health", Some(access), ctx)?)
             }
             Route::LoginForm | Route::Login | Route::Logout | Route::Static { .. } => {
