@@ -172,6 +172,10 @@ impl Console {
                 let ctx = pages::node(&self.server, access, &id).await?;
                 ok(self.render("node.html", "search", Some(access), ctx)?)
             }
+            Route::History { id } => {
+                let ctx = pages::history(&self.server, access, &id).await?;
+                ok(self.render("history.html", "search", Some(access), ctx)?)
+            }
             Route::Health => {
                 let ctx = health::health(&self.root, access, &self.health).await?;
                 ok(self.render("health.html", "health", Some(access), ctx)?)

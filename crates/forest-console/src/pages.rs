@@ -78,19 +78,14 @@ pub async fn search(server: &VineServer, access: &Access, q: &str) -> Result<Vec
         .collect())
 }
 
-/// The node page: scent (`look`), body (`pick`), links, history.
+/// The node page: scent (`look`), body (`pick`), links, heat, trail.
 pub async fn node(server: &VineServer, access: &Access, id: &str) -> Result<Value, ConsoleError> {
     if !access.visible(id) {
         return Err(ConsoleError::Vine(forest_vine::VineError::not_found(format!("node not found: {id}"))));
     }
     let look = call(server, access, "look", json!({"id": id})).await?;
     let id = s(&look, "id");
-    // The body and the history side by side (two pool workers).
-    let (pick, hist) = tokio::join!(
-        call(server, access, "pick", json!({"id": id})),
-        call(server, access, "history", json!({"id": id, "limit": 20}))
-    );
-    let (pick, hist) = (pick?, hist.unwrap_or(Value::Null));
+    let pick = call(server, access, "pick", json!({"id": id})).await?;
     let edge = |e: &Value, k: &str| {
         let to = s(e, k);
         json!({"rel": s(e, "rel"), "id": to, "href": node_href("node", &to)})
@@ -109,9 +104,24 @@ pub async fn node(server: &VineServer, access: &Access, id: &str) -> Result<Valu
         "links_in": list("edges_in", "source"),
         "body": s(&pick, "body"),
         "body_truncated": pick.get("truncated") == Some(&json!(true)),
-        "history": hist.get("entries").cloned().unwrap_or(json!([])),
+        "history_href": node_href("history", &id),
         "trail_items": trail_of(access, &id),
         "browse_href": if branch { Some(node_href("browse", &id)) } else { None },
+    }))
+}
+
+/// The history page: the `history` primitive (git log of the node's file).
+pub async fn history(server: &VineServer, access: &Access, id: &str) -> Result<Value, ConsoleError> {
+    if !access.visible(id) {
+        return Err(ConsoleError::Vine(forest_vine::VineError::not_found(format!("node not found: {id}"))));
+    }
+    let look = call(server, access, "look", json!({"id": id, "fields": ["id", "title", "type"]})).await?;
+    let id = s(&look, "id");
+    let hist = call(server, access, "history", json!({"id": id, "limit": 50})).await?;
+    Ok(json!({
+        "node": look, "node_href": node_href("node", &id), "trail_items": trail_of(access, &id),
+        "history": hist.get("entries").cloned().unwrap_or(json!([])),
+        "truncated": hist.get("truncated") == Some(&json!(true)),
     }))
 }
 

@@ -41,6 +41,9 @@ pub enum Route {
     Browse { id: Option<String>, after: Option<String> },
     /// `GET /ui/node/ID`.
     Node { id: String },
+    /// `GET /ui/history/ID` (the file's git history: apart, as `git log
+    /// --follow` reads the whole tree).
+    History { id: String },
     /// `GET /ui/health`.
     Health,
     /// `GET /ui/static/NAME`.
@@ -120,6 +123,7 @@ pub fn route(method: &http::Method, path: &str, query: Option<&str>) -> Result<R
             Route::Browse { id: Some(id_of(rest)?), after }
         }
         (["node", rest @ ..], true, _) if !rest.is_empty() => Route::Node { id: id_of(rest)? },
+        (["history", rest @ ..], true, _) if !rest.is_empty() => Route::History { id: id_of(rest)? },
         (["static", name], true, _) => Route::Static { name: segment(name)? },
         (_, false, false) => return Err(ConsoleError::Method),
         _ => return Err(ConsoleError::NotFound),
@@ -159,6 +163,7 @@ mod tests {
             get("/ui/browse/people/_index", Some("after=people%2Fb")).unwrap(),
             Route::Browse { id: Some("people/_index".into()), after: Some("people/b".into()) }
         );
+        assert_eq!(get("/ui/history/a/b", None).unwrap(), Route::History { id: "a/b".into() });
         assert_eq!(route(&Method::POST, "/ui/login", None).unwrap(), Route::Login);
         assert!(matches!(route(&Method::DELETE, "/ui/login", None), Err(ConsoleError::Method)));
         assert!(matches!(get("/ui/nope", None), Err(ConsoleError::NotFound)));

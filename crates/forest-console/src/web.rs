@@ -24,6 +24,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("search.html", include_str!("../templates/search.html")),
     ("browse.html", include_str!("../templates/browse.html")),
     ("node.html", include_str!("../templates/node.html")),
+    ("history.html", include_str!("../templates/history.html")),
     ("health.html", include_str!("../templates/health.html")),
     ("bars.html", include_str!("../templates/bars.html")),
 ];

@@ -114,16 +114,27 @@ fn console_pages_follow_the_token_and_refuse_hostile_requests() {
     // Scope: the engineering token never sees hr/ on any page.
     let (_, hits) = page(a, &co, "/ui/search?q=zanzibar");
     assert!(hits.contains("hr&#x2f;salaries"), "the unscoped token finds it: {hits}");
-    for p in
-        ["/ui/search?q=zanzibar", "/ui/search?q=salaries", "/ui/browse", "/ui/health", "/ui/node/engineering/build"]
-    {
+    for p in [
+        "/ui/search?q=zanzibar",
+        "/ui/search?q=salaries",
+        "/ui/browse",
+        "/ui/health",
+        "/ui/node/engineering/build",
+        "/ui/history/engineering/build",
+    ] {
         let (st, body) = page(a, &ce, p);
         assert_eq!(st, 200, "{p}: {body}");
         // (The query itself is echoed: the secret's own words are not looked for.)
         assert!(!body.contains("hr&#x2f;") && !body.contains("hr/") && !body.contains("Salaries"), "{p}: {body}");
         assert!(!body.contains("salary sheet") && !body.contains("People operations"), "{p}: {body}");
     }
-    for p in ["/ui/node/hr/salaries", "/ui/browse/hr/_index", "/ui/node/_index", "/ui/browse/_index"] {
+    for p in [
+        "/ui/node/hr/salaries",
+        "/ui/browse/hr/_index",
+        "/ui/node/_index",
+        "/ui/browse/_index",
+        "/ui/history/hr/salaries",
+    ] {
         let (st, body) = page(a, &ce, p);
         assert_eq!(st, 404, "{p}: {body}");
         assert!(!body.contains("Salaries") && !body.contains("salary sheet"), "{p}");
@@ -138,6 +149,13 @@ fn console_pages_follow_the_token_and_refuse_hostile_requests() {
     let (st, node) = page(a, &ce, "/ui/node/engineering/build");
     assert_eq!(st, 200);
     assert!(node.contains("Build pipeline") && node.contains("How the build pipeline runs."), "{node}");
+    // The history: the owner reads the commit; the scoped token not its
+    // subject, which also names hr/.
+    let (st, h) = page(a, &co, "/ui/history/engineering/build");
+    assert_eq!(st, 200);
+    assert!(h.contains("init: company"), "{h}");
+    let (_, h) = page(a, &ce, "/ui/history/engineering/build");
+    assert!(!h.contains("init: company") && h.contains("withheld"), "{h}");
     // An adopted node names the file it came from.
     let (st, node) = page(a, &co, "/ui/node/runbook");
     assert_eq!(st, 200);
