@@ -7,8 +7,8 @@
 //! the whole forest, so only an unscoped token sees it.
 //!
 //! What changes only with a commit is kept per (HEAD, scope) while HEAD
-//! stays, and the heat per scope for [`CACHE_TTL`] (reading every heat
-//! row is dear at 10^6 rows).
+//! stays, and the heat per scope while the trails store's files are
+//! unchanged (reading every heat row is dear at 10^6 rows).
 //!
 //! In: an access. Out: the page's context. Touches: reads the trails
 //! store, `git log`, the engines' pool.
@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use crate::error::ConsoleError;
 use crate::svg;
 
-/// How long the heat plot of a scope is served again.
+/// A changed trails store is re-read at most this often.
 pub const CACHE_TTL: Duration = Duration::from_secs(30);
 
 /// Commits read for the run history.
@@ -189,11 +189,26 @@ fn read_heat(root: &Path) -> Vec<(String, f64, f64)> {
 }
 
 /// Gathered pages: the commit-bound part per (HEAD, scope), kept while
-/// HEAD stays; the heat per scope, for [`CACHE_TTL`].
+/// HEAD stays; the heat per scope, kept while the trails store is unchanged.
 #[derive(Default)]
 pub struct Cache {
     by_head: Mutex<HashMap<String, Value>>,
-    heat: Mutex<HashMap<String, (Instant, Value)>>,
+    heat: Mutex<HashMap<String, (Instant, String, Value)>>,
+}
+
+/// The trails store's files as they are now (sizes and modification
+/// times): equal stamps, equal heat.
+fn trails_stamp(root: &Path) -> String {
+    let base = root.join(forest_derived::paths::TRAILS_PATH);
+    let wal = base.with_extension("db-wal");
+    [base, wal]
+        .iter()
+        .map(|p| match std::fs::metadata(p) {
+            Ok(m) => format!("{}:{:?}", m.len(), m.modified().ok()),
+            Err(_) => "-".to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -293,7 +308,13 @@ pub async fn health(root: &Path, access: &Access, cache: &Cache) -> Result<Value
             v
         }
     };
-    let heat = lock(&cache.heat).get(&scope).filter(|(t, _)| t.elapsed() < CACHE_TTL).map(|(_, v)| v.clone());
+    // The heat is re-read when the store changed (its files' sizes and
+    // times), at most every CACHE_TTL.
+    let stamp = trails_stamp(root);
+    let heat = lock(&cache.heat)
+        .get(&scope)
+        .filter(|(t, st, _)| *st == stamp || t.elapsed() < CACHE_TTL)
+        .map(|(_, _, v)| v.clone());
     let heat = match heat {
         Some(v) => v,
         None => {
@@ -301,8 +322,10 @@ pub async fn health(root: &Path, access: &Access, cache: &Cache) -> Result<Value
             let rows = tokio::task::spawn_blocking(move || read_heat(&r)).await.map_err(blocking_failed)?;
             let v = json!(svg::bars("heat", "Heat per branch", &heat_per_branch(access, &rows), |v| format!("{v:.2}")));
             let mut c = lock(&cache.heat);
-            c.retain(|_, (t, _)| t.elapsed() < CACHE_TTL);
-            c.insert(scope, (Instant::now(), v.clone()));
+            if c.len() >= 64 {
+                c.clear();
+            }
+            c.insert(scope, (Instant::now(), stamp, v.clone()));
             v
         }
     };
