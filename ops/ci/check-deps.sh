@@ -26,6 +26,10 @@ forbid forest-navigator forest-gardener forest-convert forest-ranger forest-prep
 forbid forest-vine forest-navigator
 forbid forest-canopy forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-vine forest-derived
 forbid forest-keyphrase forest-model forest-gardener forest-convert forest-catalog
+# The web console is read side only: never the ingest pipeline, the
+# converters, the curator, the Ranger or the agent.
+forbid forest-console forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-navigator
+forbid forest-vine forest-console
 # One locate: only forest-catalog ranks (reads the FTS5 index) in library
 # code; tests may look at it.
 ranking="$(grep -rln --include=*.rs "nodes_fts" crates converters pipelines |
@@ -46,5 +50,5 @@ if [ -n "$sqlers" ]; then
   fail=1
 fi
 [ "$fail" = 0 ] && echo "check-deps: the FTS index and the catalog's tables are read by forest-catalog alone;"
-[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-derived, forest-catalog, forest-navigator, forest-canopy and forest-keyphrase keep their dependency invariants"
+[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-console, forest-derived, forest-catalog, forest-navigator, forest-canopy and forest-keyphrase keep their dependency invariants"
 exit "$fail"

@@ -371,6 +371,15 @@ impl Catalog {
         Ok(Catalog { conn })
     }
 
+    /// Open an existing catalog for reading only (a reader beside the
+    /// server's engines: never creates, migrates or writes the file).
+    pub fn open_read_only(path: &Path) -> Result<Catalog> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        Ok(Catalog { conn })
+    }
+
     /// Open an existing catalog and verify it: SQLite `quick_check`, the
     /// FTS5 `integrity-check`, row-count agreement, non-emptiness. Never
     /// creates the file.

@@ -96,6 +96,16 @@ impl Catalog {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
+    /// How many nodes, and of them branches, have an id under `prefix`
+    /// (a folder's `"dir/"`): a range of the id index, not a table scan.
+    pub fn count_under(&self, prefix: &str) -> Result<(i64, i64)> {
+        // Every id under "dir/" sorts in ["dir/", "dir0"): '0' follows '/'.
+        let end = format!("{}0", prefix.strip_suffix('/').unwrap_or(prefix));
+        let sql = "SELECT COUNT(*), COALESCE(SUM(kind = 'branch'), 0) FROM nodes WHERE id >= ?1 AND id < ?2";
+        let mut st = self.connection().prepare_cached(sql)?;
+        Ok(st.query_row([prefix, end.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    }
+
     /// How many children a node has.
     pub fn child_count(&self, parent: &str) -> Result<i64> {
         Ok(self.connection().query_row("SELECT COUNT(*) FROM nodes WHERE parent = ?1", [parent], |r| r.get(0))?)
@@ -150,5 +160,23 @@ mod tests {
         assert!(cat.payload_rows("d").unwrap().is_empty());
         assert_eq!(cat.ids_under("b").unwrap(), ["b"]);
         assert!(cat.ids_under("d").unwrap().is_empty());
+    }
+
+    #[test]
+    fn counts_under_a_folder_read_a_range_of_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let mut cat = Catalog::open(&path).unwrap();
+        let branch = CatalogNode::new("eng/_index", "branch", "Eng", "Eng.");
+        let nodes =
+            [node("eng/a", None), node("eng/b/c", None), node("eng.x", None), node("eng0", None), node("engx/a", None)];
+        cat.upsert(&nodes).unwrap();
+        cat.upsert(&[branch]).unwrap();
+        assert_eq!(cat.count_under("eng/").unwrap(), (3, 1));
+        assert_eq!(cat.count_under("hr/").unwrap(), (0, 0));
+        drop(cat);
+        let ro = Catalog::open_read_only(&path).unwrap();
+        assert_eq!(ro.count_under("eng/").unwrap(), (3, 1));
+        assert!(Catalog::open_read_only(&dir.path().join("missing.db")).is_err(), "never creates");
     }
 }

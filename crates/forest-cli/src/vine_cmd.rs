@@ -64,6 +64,13 @@ pub struct ServeHttp {
     /// default `<forest>/.forest/access.log`, rotated apart from the audit log).
     #[arg(long)]
     access_log: Option<PathBuf>,
+    /// Serve no web console (by default a read-only console is served under
+    /// `/ui/` on the same port, behind the same tokens).
+    #[arg(long)]
+    no_ui: bool,
+    /// Mark the console's session cookie `Secure` (when a TLS proxy fronts the server).
+    #[arg(long)]
+    secure_cookie: bool,
 }
 
 #[derive(Subcommand)]
@@ -366,7 +373,7 @@ fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16
     let opts = if transport == "http" { Some(http_options(&forest, h)?) } else { None };
     let audit = opts.as_ref().and_then(|o| o.audit.clone());
     let queue_depth = opts.as_ref().map_or(0, forest_vine::http::effective_queue_depth);
-    let server = VineServer::start(&ServeOptions { forest, readonly, audit, queue_depth })
+    let server = VineServer::start(&ServeOptions { forest: forest.clone(), readonly, audit, queue_depth })
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
@@ -380,9 +387,23 @@ fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16
                     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                 }
             };
-            let opts = opts.unwrap_or_default();
+            let mut opts = opts.unwrap_or_default();
             let auth = if opts.tokens.as_ref().is_some_and(|t| !t.is_empty()) { "bearer tokens" } else { "no tokens" };
-            let on_bound = move |a| eprintln!("forest serve: MCP streamable HTTP on http://{a}/mcp ({auth})");
+            let ui = !h.no_ui;
+            if ui {
+                let console = forest_console::Console::new(forest_console::ConsoleOptions {
+                    server: server.clone(),
+                    root: forest.clone(),
+                    tokens: opts.tokens.clone(),
+                    secure_cookie: h.secure_cookie,
+                })
+                .map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?;
+                opts.extra = Some(forest_vine::http::ExtraHandler(std::sync::Arc::new(console)));
+            }
+            let on_bound = move |a| {
+                let console = if ui { format!("; web console on http://{a}/ui/") } else { String::new() };
+                eprintln!("forest serve: MCP streamable HTTP on http://{a}/mcp ({auth}){console}")
+            };
             let cap = forest_vine::http::effective_max_sessions(&opts);
             if cap > opts.max_sessions {
                 eprintln!("forest serve: --max-sessions raised to {cap} (the per-token caps' sum plus one)");

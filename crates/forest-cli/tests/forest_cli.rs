@@ -508,6 +508,8 @@ mod snapshot;
 mod branch_scent;
 #[path = "cli/canopy.rs"]
 mod canopy;
+#[path = "cli/console.rs"]
+mod console;
 #[path = "cli/curate_budget.rs"]
 mod curate_budget;
 #[path = "cli/curation.rs"]

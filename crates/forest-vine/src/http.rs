@@ -20,6 +20,11 @@
 //! DNS-rebinding protection); hyper closes a connection whose headers do
 //! not arrive in time; idle sessions close after `session_idle`.
 //! Without tokens the server binds loopback only.
+//!
+//! Paths an [`Extra`] handler claims (the web console under `/ui/`) pass
+//! the same Origin check, a Host check against the same list and the same
+//! body deadline and cap, then go to that handler instead of rmcp; it
+//! authenticates its own callers with the same [`TokenSet`].
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -74,6 +79,35 @@ pub struct HttpOptions {
     /// Where the guard's refusals go (failed logins aggregated, caps):
     /// apart from `audit`, so a flood never rotates the writes away.
     pub access_log: Option<Arc<AuditLog>>,
+    /// A handler for the paths it claims (not MCP), e.g. the web console.
+    pub extra: Option<ExtraHandler>,
+}
+
+/// The body of every response of the server.
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// A response being made by an [`Extra`] handler.
+pub type ExtraFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send + 'a>>;
+
+/// What the HTTP server hands a request it does not serve as MCP: the
+/// caller composes it (the CLI mounts the web console), so the Vine never
+/// depends on what is mounted.
+pub trait Extra: Send + Sync + 'static {
+    /// Whether this handler serves `path` (checked before MCP).
+    fn claims(&self, path: &str) -> bool;
+    /// Answer one request whose Origin and Host passed and whose body was
+    /// read within the server's deadline and cap.
+    fn handle(&self, req: Request<Bytes>, peer: SocketAddr) -> ExtraFuture<'_>;
+}
+
+/// A shared [`Extra`] handler (for [`HttpOptions`]).
+#[derive(Clone)]
+pub struct ExtraHandler(pub Arc<dyn Extra>);
+
+impl std::fmt::Debug for ExtraHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExtraHandler")
+    }
 }
 
 /// Peer addresses whose failed-authentication windows are kept at most.
@@ -96,6 +130,7 @@ impl Default for HttpOptions {
             max_body_bytes: 4 << 20,
             audit: None,
             access_log: None,
+            extra: None,
         }
     }
 }
@@ -163,8 +198,6 @@ pub fn plan_bind(addr: SocketAddr, o: &HttpOptions) -> Result<(Vec<String>, Vec<
     origins.extend(o.allow_origins.iter().cloned());
     Ok((hosts, origins))
 }
-
-type Body = BoxBody<Bytes, Infallible>;
 
 fn refusal(status: StatusCode, code: &str, message: &str, extra: &[(&'static str, String)]) -> Response<Body> {
     let body = json!({"error": {"code": code, "message": message}}).to_string();
@@ -279,6 +312,7 @@ pub(crate) struct Guard {
     owners: Arc<Owners>,
     failures: AuthFailures,
     origins: Vec<String>,
+    hosts: Vec<String>,
     max_sessions: usize,
 }
 
@@ -394,6 +428,33 @@ impl Guard {
         }
     }
 
+    /// A request for the [`Extra`] handler: Host checked (DNS rebinding),
+    /// body read within the deadline and cap.
+    async fn handle_extra(
+        &self,
+        extra: Arc<dyn Extra>,
+        peer: SocketAddr,
+        req: Request<hyper::body::Incoming>,
+    ) -> Response<Body> {
+        let host = req.headers().get(http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        if !host_allowed(host, &self.hosts) {
+            self.audit_refusal("-", "host", &peer.to_string());
+            return refusal(StatusCode::FORBIDDEN, "E_FORBIDDEN", "Host not allowed", &[]);
+        }
+        let (parts, body) = req.into_parts();
+        let read = tokio::time::timeout(self.opts.body_timeout, Limited::new(body, self.opts.max_body_bytes).collect());
+        let bytes = match read.await {
+            Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, "E_TIMEOUT", "request body too slow", &[]),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+                let m = format!("request body over {} bytes", self.opts.max_body_bytes);
+                return refusal(StatusCode::PAYLOAD_TOO_LARGE, "E_SCHEMA", &m, &[]);
+            }
+            Ok(Err(_)) => return refusal(StatusCode::BAD_REQUEST, "E_SCHEMA", "unreadable request body", &[]),
+            Ok(Ok(c)) => c.to_bytes(),
+        };
+        extra.handle(Request::from_parts(parts, bytes), peer).await
+    }
+
     /// One request: origin, authenticate, session, cap, read the body,
     /// hand it to rmcp.
     pub(crate) async fn handle<S>(
@@ -411,6 +472,9 @@ impl Guard {
                 self.audit_refusal("-", "origin", &peer_s);
                 return Ok(refusal(StatusCode::FORBIDDEN, "E_FORBIDDEN", "Origin not allowed", &[]));
             }
+        }
+        if let Some(extra) = self.opts.extra.as_ref().filter(|x| x.0.claims(req.uri().path())) {
+            return Ok(self.handle_extra(extra.0.clone(), peer, req).await);
         }
         let access = match self.authenticate(&req, peer) {
             Ok(a) => a,
@@ -478,6 +542,17 @@ impl Guard {
     }
 }
 
+/// Whether a Host header names one of `hosts` (any port; `[::1]` for `::1`).
+pub fn host_allowed(host: &str, hosts: &[String]) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => {
+            host.rsplit_once(':').map_or(host, |(h, p)| if p.bytes().all(|b| b.is_ascii_digit()) { h } else { host })
+        }
+    };
+    !name.is_empty() && hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
+}
+
 /// Serve MCP streamable HTTP at `http://{addr}/mcp` until `shutdown` fires;
 /// the failed-login aggregates still open are written on the way out.
 pub async fn serve<S>(
@@ -493,7 +568,7 @@ where
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     let (hosts, origins) = plan_bind(addr, &opts)?;
     let cfg = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins.clone())
         .with_max_request_body_bytes(opts.max_body_bytes);
     let mut manager = Sessions::default();
@@ -508,6 +583,7 @@ where
         sessions,
         owners: Arc::default(),
         origins,
+        hosts: hosts.clone(),
     });
     let listener =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| VineError::internal(format!("bind {addr}: {e}")))?;
@@ -603,6 +679,18 @@ mod tests {
         assert!(matches!(o.reserve("x", &live, 2, 3), Err(Capped::Server(3))), "one live + two pending");
         drop(p1);
         assert!(o.reserve("eng", &live, 2, 10).is_ok());
+    }
+
+    #[test]
+    fn hosts_match_by_name_with_any_port() {
+        let hosts: Vec<String> = vec!["localhost".into(), "::1".into(), "forest.internal".into()];
+        assert!(host_allowed("localhost:8000", &hosts));
+        assert!(host_allowed("LOCALHOST", &hosts));
+        assert!(host_allowed("[::1]:80", &hosts));
+        assert!(host_allowed("forest.internal", &hosts));
+        assert!(!host_allowed("evil.example:8000", &hosts));
+        assert!(!host_allowed("localhost.evil.example", &hosts));
+        assert!(!host_allowed("", &hosts));
     }
 
     #[test]

@@ -141,7 +141,8 @@ fn branch_text(f: usize, leaves: &[(String, String)], vocab: &Vocab, rng: &mut R
         body.push_str(&format!("- [[{id}]] — {s}\n"));
     }
     format!(
-        "---\nid: {}/_index\ntype: branch\ntitle: {title}\nsummary: {summary}\ncoverage: {} bananas, 0 \
+        // The summary holds ": " (quoted: YAML would read a mapping).
+        "---\nid: {}/_index\ntype: branch\ntitle: {title}\nsummary: '{summary}'\ncoverage: {} bananas, 0 \
          sub-branches\ncreated: '2026-01-01'\nupdated: '2026-01-01'\n---\n\n{body}",
         folder_id(f),
         leaves.len()

@@ -30,7 +30,7 @@ fn repo() -> PathBuf {
 
 /// The fixture forest in git plus a node symlink and a directory symlink
 /// to outside.
-fn hostile_forest(dir: &Path) -> PathBuf {
+pub(super) fn hostile_forest(dir: &Path) -> PathBuf {
     let root = fixture_forest_in_git(dir);
     let outside = dir.join("outside");
     fs::create_dir_all(&outside).unwrap();
@@ -42,7 +42,7 @@ fn hostile_forest(dir: &Path) -> PathBuf {
     root
 }
 
-fn shared_state(root: &Path) -> Vec<(String, Vec<u8>)> {
+pub(super) fn shared_state(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = ["catalog.db", "catalog.db-wal", "trails.db", "trails.db-wal"]
         .iter()
         .map(|n| (n.to_string(), fs::read(root.join("_derived").join(n)).unwrap_or_default()))

@@ -58,13 +58,28 @@ pub(super) fn serve(root: &Path, extra: &[&str]) -> Server {
     }
 }
 
-/// One HTTP request; returns (status, headers lower-cased, body).
+/// One MCP HTTP request; returns (status, headers lower-cased, body).
 pub(super) fn http(addr: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut h = vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    h.extend_from_slice(headers);
+    request(addr, method, "/mcp", &h, body)
+}
+
+/// One raw HTTP request (the path sent as given, unnormalised; `Host` the
+/// address unless given); returns (status, headers lower-cased, body).
+pub(super) fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req =
-        format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-    req.push_str("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -144,7 +159,7 @@ impl<'a> Session<'a> {
 }
 
 /// The fixture forest plus `engineering/` and `hr/` (the secret only in hr/).
-fn company(dir: &Path) -> PathBuf {
+pub(super) fn company(dir: &Path) -> PathBuf {
     let root = dir.join("company");
     copy_dir(&fixtures().join("fixture-forest"), &root);
     let note = |id: &str, title: &str, summary: &str, ty: &str| {

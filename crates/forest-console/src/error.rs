@@ -1,0 +1,89 @@
+//! The console's errors: each one page (or JSON envelope) with a status
+//! and a stable code.
+
+use forest_vine::VineError;
+
+/// Why a console request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    /// No such page.
+    #[error("no such page")]
+    NotFound,
+    /// A method the page does not take.
+    #[error("method not allowed")]
+    Method,
+    /// A path or parameter that could name something else.
+    #[error("refused path: {0}")]
+    BadPath(String),
+    /// A parameter over its cap.
+    #[error("too long: {0}")]
+    TooLong(String),
+    /// No session, or an expired one.
+    #[error("sign in with a token first")]
+    Unauthenticated,
+    /// A bad token on the login form.
+    #[error("unknown token")]
+    BadToken,
+    /// Too many failed logins from this address.
+    #[error("too many failed sign-ins from this address; retry in {0} s")]
+    Limited(u64),
+    /// A POST without this server's Origin (CSRF).
+    #[error("a form must come from this console (Origin missing or foreign)")]
+    CrossSite,
+    /// The engine's answer (not found, out of scope, busy, timeout...).
+    #[error("{}", .0.message)]
+    Vine(#[source] VineError),
+    /// A template failed (a bug).
+    #[error("page could not be rendered")]
+    Render(#[source] minijinja::Error),
+}
+
+impl ConsoleError {
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConsoleError::NotFound => "E_NOT_FOUND",
+            ConsoleError::Method | ConsoleError::BadPath(_) | ConsoleError::TooLong(_) => "E_SCHEMA",
+            ConsoleError::Unauthenticated | ConsoleError::BadToken => "E_UNAUTHORIZED",
+            ConsoleError::Limited(_) => "E_BUSY",
+            ConsoleError::CrossSite => "E_FORBIDDEN",
+            ConsoleError::Vine(e) => match e.code {
+                "E_NOT_FOUND" => "E_NOT_FOUND",
+                "E_FORBIDDEN" => "E_FORBIDDEN",
+                "E_BUSY" => "E_BUSY",
+                "E_TIMEOUT" => "E_TIMEOUT",
+                "E_SCHEMA" => "E_SCHEMA",
+                _ => "E_INTERNAL",
+            },
+            ConsoleError::Render(_) => "E_INTERNAL",
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> http::StatusCode {
+        use http::StatusCode as S;
+        match self.code() {
+            "E_NOT_FOUND" => S::NOT_FOUND,
+            "E_UNAUTHORIZED" => S::UNAUTHORIZED,
+            "E_FORBIDDEN" => S::FORBIDDEN,
+            "E_BUSY" => S::TOO_MANY_REQUESTS,
+            "E_TIMEOUT" => S::GATEWAY_TIMEOUT,
+            _ if matches!(self, ConsoleError::Method) => S::METHOD_NOT_ALLOWED,
+            _ if matches!(self, ConsoleError::TooLong(_)) => S::URI_TOO_LONG,
+            "E_SCHEMA" => S::BAD_REQUEST,
+            _ => S::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<VineError> for ConsoleError {
+    fn from(e: VineError) -> Self {
+        ConsoleError::Vine(e)
+    }
+}
+
+impl From<minijinja::Error> for ConsoleError {
+    fn from(e: minijinja::Error) -> Self {
+        ConsoleError::Render(e)
+    }
+}
