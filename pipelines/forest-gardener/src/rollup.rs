@@ -6,10 +6,10 @@
 //! ([`changed_branches`]): the ancestors of what it planted, updated,
 //! moved or marked stale.
 
-use crate::derived::catalog_row;
 use crate::error::GardenError;
 use crate::stages::plan::branch_scent::{derived_summary, Row};
 use forest_curator::Curator;
+use forest_derived::catalog::catalog_row;
 use forest_git::{Change, GitForest};
 use forest_model::ids;
 use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
@@ -165,7 +165,7 @@ pub fn rollup(
     }
     let msg = format!("gardener(rollup): {} branch summaries\n\n{}\n", report.rolled.len(), report.rolled.join("\n"));
     report.commit = git.commit_batch(&changes, &msg)?.map(|o| o.to_string());
-    if let Ok(mut cat) = crate::derived::open_catalog(forest) {
+    if let Ok(mut cat) = forest_derived::catalog::open_catalog(forest) {
         let _ = cat.upsert(&rows);
     }
     Ok(report)

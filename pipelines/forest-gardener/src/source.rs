@@ -9,12 +9,12 @@
 //! `_derived/tmp/` (hashed on the way in, never buffered whole) and removed
 //! once their batch is planted.
 
-use crate::config::{local_path, SourceConfig};
 use crate::error::GardenError;
 use crate::gitsrc::{is_git, GitSource, GitSpec};
 use crate::reconcile::HashPair;
 use crate::walk::{FolderCensus, Listed};
 pub use forest_derived::config::s3_options;
+use forest_derived::config::{local_path, SourceConfig};
 pub use forest_derived::paths::s3_uri;
 use forest_derived::paths::URI_PATH_SET as PATH_SET;
 use forest_storage::{Rclone, RcloneLocation, S3Client, S3Location};

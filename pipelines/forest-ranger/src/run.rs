@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::config::RANGER_CONFIG_PATH;
 use forest_catalog::{Catalog, Trails};
-use forest_gardener::derived::{catalog_row, open_catalog, TRAILS_PATH};
+use forest_derived::catalog::{catalog_row, open_catalog, TRAILS_PATH};
 use forest_git::{Change, GcOutcome, GitForest};
 use forest_model::ids;
 use forest_model::index::{entry_line, replace_section, section_entries, LANDMARKS};
@@ -114,7 +114,7 @@ pub struct RangerReport {
     /// The budgeted curation after the pass (`curation:` in
     /// `_meta/ranger.yaml`; run by `forest ranger run`, not by this crate).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub curation: Option<forest_gardener::pending::PendingReport>,
+    pub curation: Option<forest_derived::curation::PendingReport>,
     /// Why a configured curation did not run (no LLM endpoint, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub curation_skipped: Option<String>,
@@ -151,7 +151,7 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     let t = Instant::now();
     // Chain of trust (forest_catalog::verified): only a run that found the
     // catalog as a verified run left it may vouch for what it leaves.
-    let catalog_path = forest.join(forest_gardener::derived::CATALOG_PATH);
+    let catalog_path = forest.join(forest_derived::catalog::CATALOG_PATH);
     let trusted = forest_catalog::verified::is_verified(&catalog_path);
     let mut catalog = open_catalog(forest)?;
     let tended = tend_links(forest, git, &mut catalog, &trails, cfg)?;
@@ -567,7 +567,7 @@ fn settle<'a>(forest: &Path, catalog: &mut Catalog, committed: impl Iterator<Ite
         drop(stale);
         drop(rows);
         let written: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        forest_gardener::derived::record_health_texts(forest, &written);
+        forest_derived::catalog::record_health_texts(forest, &written);
     }
     Ok(())
 }
