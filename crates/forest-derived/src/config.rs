@@ -52,28 +52,52 @@ impl SourceConfig {
     }
 }
 
+/// A `${NAME}` reference that cannot be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvRefError {
+    /// `${` without its `}`.
+    #[error("unterminated ${{ in the uri")]
+    Unterminated,
+    /// Not `[A-Za-z_][A-Za-z0-9_]*`.
+    #[error("'${{{0}}}' is not a valid environment variable reference")]
+    BadName(String),
+    /// Set, but empty.
+    #[error("environment variable {0} is empty")]
+    Empty(String),
+    /// Not set.
+    #[error("environment variable {0} is not set (export {0}=... before the run)")]
+    Unset(String),
+}
+
+impl EnvRefError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        "E_CONFIG"
+    }
+}
+
 /// Replace every `${NAME}` in `uri` with `lookup(NAME)`. `NAME` is
 /// `[A-Za-z_][A-Za-z0-9_]*`; a bare `$` is kept as written. Errors name an
 /// unset variable, an empty value, or a malformed reference.
-pub fn expand_env(uri: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand_env(uri: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, EnvRefError> {
     let mut out = String::with_capacity(uri.len());
     let mut rest = uri;
     while let Some(i) = rest.find("${") {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
         let Some(end) = after.find('}') else {
-            return Err("unterminated ${ in the uri".into());
+            return Err(EnvRefError::Unterminated);
         };
         let name = &after[..end];
         let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!("'${{{name}}}' is not a valid environment variable reference"));
+            return Err(EnvRefError::BadName(name.to_string()));
         }
         match lookup(name) {
             Some(v) if !v.is_empty() => out.push_str(&v),
-            Some(_) => return Err(format!("environment variable {name} is empty")),
-            None => return Err(format!("environment variable {name} is not set (export {name}=... before the run)")),
+            Some(_) => return Err(EnvRefError::Empty(name.to_string())),
+            None => return Err(EnvRefError::Unset(name.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -460,11 +484,11 @@ mod tests {
         };
         assert_eq!(expand_env("file://${DRIVE_ROOT}/shared", env).unwrap(), "file:///mnt/drive/shared");
         assert_eq!(expand_env("/plain/$HOME/x", env).unwrap(), "/plain/$HOME/x");
-        let unset = expand_env("file://${NOPE}/x", env).unwrap_err();
+        let unset = expand_env("file://${NOPE}/x", env).unwrap_err().to_string();
         assert!(unset.contains("NOPE") && unset.contains("not set"), "{unset}");
-        assert!(expand_env("${EMPTY}/x", env).unwrap_err().contains("empty"));
-        assert!(expand_env("${DRIVE_ROOT/x", env).unwrap_err().contains("unterminated"));
-        assert!(expand_env("${1X}/x", env).unwrap_err().contains("not a valid"));
+        assert!(expand_env("${EMPTY}/x", env).unwrap_err().to_string().contains("empty"));
+        assert!(expand_env("${DRIVE_ROOT/x", env).unwrap_err().to_string().contains("unterminated"));
+        assert!(expand_env("${1X}/x", env).unwrap_err().to_string().contains("not a valid"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub mod walk;
 pub use entry::{adopt, sync, AdoptSpec};
 pub use error::{chain as error_chain, GardenError};
 pub use options::{
-    Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES, DEFAULT_CONVERT_BYTES,
+    Curate, CurateError, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES, DEFAULT_CONVERT_BYTES,
 };
 pub use prepared::worker::{prepare, PrepareReport, PrepareSourceReport};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};

@@ -620,7 +620,7 @@ struct SlowCurator {
 }
 
 impl forest_gardener::Curate for SlowCurator {
-    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), String> {
+    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), forest_gardener::CurateError> {
         use std::sync::atomic::Ordering::SeqCst;
         let t0 = std::time::Instant::now();
         let now = self.inflight.fetch_add(1, SeqCst) + 1;
@@ -676,7 +676,7 @@ fn curate_stage_overlaps_the_next_conversion_at_endpoint_concurrency() {
 struct CountingCurator(std::sync::Mutex<Vec<String>>);
 
 impl forest_gardener::Curate for CountingCurator {
-    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), String> {
+    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), forest_gardener::CurateError> {
         self.0.lock().unwrap().push(d.id.clone());
         d.summary = format!("Model scent of {} written on call {}.", d.title, self.0.lock().unwrap().len());
         d.scent = "llm".into();

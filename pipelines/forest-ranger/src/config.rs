@@ -135,7 +135,7 @@ impl RangerConfig {
 
     /// Parse and validate the YAML text of `_meta/ranger.yaml`.
     pub fn from_yaml(text: &str) -> Result<RangerConfig> {
-        let map = yaml::parse_mapping(text).map_err(|e| bad("<root>", e))?;
+        let map = yaml::parse_mapping(text).map_err(|e| bad("<root>", e.to_string()))?;
         let mut cfg = RangerConfig::default();
         for (k, v) in &map {
             let Some(key) = k.as_str() else {

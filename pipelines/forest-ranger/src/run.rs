@@ -252,7 +252,7 @@ struct Tended {
 type LinkKey = (String, String, u64);
 /// A source's id with its text and parse, or why it could not be read.
 /// A source's managed links and, when the catalog disagreed, its row.
-type Scanned = (String, std::result::Result<(Vec<ManagedLink>, Option<forest_catalog::CatalogNode>), String>);
+type Scanned = (String, std::result::Result<(Vec<ManagedLink>, Option<forest_catalog::CatalogNode>), NodeReadError>);
 
 fn key(rel: &str, target: &str, confidence: f64) -> LinkKey {
     (rel.to_string(), target.to_string(), confidence.to_bits())
@@ -269,11 +269,22 @@ fn managed_of(id: &str, node: &Node) -> Vec<ManagedLink> {
         .collect()
 }
 
+/// Why a node file the run must read cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum NodeReadError {
+    /// The file could not be read (or is not UTF-8).
+    #[error("unreadable: {0}")]
+    Unreadable(std::io::Error),
+    /// Its frontmatter does not parse.
+    #[error(transparent)]
+    Parse(#[from] forest_model::node::ParseError),
+}
+
 /// A node file's text and its parse.
-fn read_node(forest: &Path, id: &str) -> std::result::Result<(String, Node), String> {
+fn read_node(forest: &Path, id: &str) -> std::result::Result<(String, Node), NodeReadError> {
     let p = forest.join(ids::id_to_path(id));
-    let text = std::fs::read_to_string(&p).map_err(|e| format!("unreadable: {e}"))?;
-    let node = Node::parse(&text).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&p).map_err(NodeReadError::Unreadable)?;
+    let node = Node::parse(&text)?;
     Ok((text, node))
 }
 
@@ -496,8 +507,8 @@ fn refresh_landmarks(
         }
         None => {
             let path = ids::id_to_path(master);
-            let (text, node) =
-                read_node(forest, master).map_err(|reason| RangerError::Node { id: master.into(), reason })?;
+            let (text, node) = read_node(forest, master)
+                .map_err(|e| RangerError::Node { id: master.into(), reason: e.to_string() })?;
             if !committed(git, git.head_tree_id()?, &path, &text)? {
                 return Ok(LandmarksReport {
                     landmarks: n,

@@ -361,7 +361,7 @@ mod tests {
 
     struct Recorder;
     impl Curate for Recorder {
-        fn curate(&self, _d: &mut Draft) -> Result<(), String> {
+        fn curate(&self, _d: &mut Draft) -> Result<(), crate::options::CurateError> {
             Ok(())
         }
     }

@@ -258,7 +258,7 @@ impl Converter<'_> {
         match hash {
             Ok(h) => c.hash = h,
             Err(e) => {
-                c.outcome = Err(e);
+                c.outcome = Err(crate::error::chain(&e));
                 return c;
             }
         }
