@@ -159,6 +159,51 @@ pub fn rclone_options(src: &SourceConfig) -> Result<forest_storage::RcloneOption
     Ok(o)
 }
 
+/// One entry of `sources:` (`content` and `archive` are the file-wide
+/// defaults).
+fn source_entry(m: &Mapping, content: &str, archive: &str) -> Result<SourceConfig> {
+    let name = get_str(m, "name").ok_or_else(|| DerivedError::Config("sources: entry without name".into()))?;
+    let uri = get_str(m, "uri").ok_or_else(|| DerivedError::Config(format!("sources: '{name}' has no uri")))?;
+    let follow_symlinks = match m.get("follow_symlinks") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(DerivedError::Config(format!("sources: '{name}': follow_symlinks must be true or false")))
+        }
+    };
+    Ok(SourceConfig {
+        name,
+        uri,
+        dest: get_str(m, "dest").filter(|d| !d.is_empty()),
+        content: get_str(m, "content").unwrap_or_else(|| content.to_string()),
+        archive: get_str(m, "archive").unwrap_or_else(|| archive.to_string()),
+        ignore: str_list(m.get("ignore")),
+        endpoint_url: get_str(m, "endpoint_url").filter(|e| !e.is_empty()),
+        path_style: m.get("path_style").and_then(|v| v.as_bool()),
+        rclone_config: get_str(m, "rclone_config").filter(|c| !c.is_empty()),
+        follow_symlinks,
+    })
+}
+
+/// Every source passes its policies, has a name of its own and a uri of
+/// valid syntax.
+fn check_sources(sources: &[SourceConfig]) -> Result<()> {
+    let mut names = std::collections::HashSet::new();
+    for s in sources {
+        check_policies(s)?;
+        if !names.insert(s.name.as_str()) {
+            return Err(DerivedError::Config(format!("sources: the name '{}' is used twice", s.name)));
+        }
+        if s.uri.trim().is_empty() {
+            return Err(DerivedError::Config(format!("sources: '{}' has an empty uri", s.name)));
+        }
+        // Syntax only: the variables themselves are resolved at run time.
+        expand_env(&s.uri, |_| Some("x".into()))
+            .map_err(|e| DerivedError::Config(format!("sources: '{}': uri {}: {e}", s.name, s.uri)))?;
+    }
+    Ok(())
+}
+
 /// Parsed gardener config.
 #[derive(Debug, Clone)]
 pub struct GardenerConfig {
@@ -216,31 +261,7 @@ impl GardenerConfig {
                 let Some(m) = s.as_mapping() else {
                     return Err(DerivedError::Config("sources: every entry must be a mapping".into()));
                 };
-                let name =
-                    get_str(m, "name").ok_or_else(|| DerivedError::Config("sources: entry without name".into()))?;
-                let uri =
-                    get_str(m, "uri").ok_or_else(|| DerivedError::Config(format!("sources: '{name}' has no uri")))?;
-                let follow_symlinks = match m.get("follow_symlinks") {
-                    None | Some(Value::Null) => false,
-                    Some(Value::Bool(b)) => *b,
-                    Some(_) => {
-                        return Err(DerivedError::Config(format!(
-                            "sources: '{name}': follow_symlinks must be true or false"
-                        )))
-                    }
-                };
-                sources.push(SourceConfig {
-                    name,
-                    uri,
-                    dest: get_str(m, "dest").filter(|d| !d.is_empty()),
-                    content: get_str(m, "content").unwrap_or_else(|| content.clone()),
-                    archive: get_str(m, "archive").unwrap_or_else(|| archive.clone()),
-                    ignore: str_list(m.get("ignore")),
-                    endpoint_url: get_str(m, "endpoint_url").filter(|e| !e.is_empty()),
-                    path_style: m.get("path_style").and_then(|v| v.as_bool()),
-                    rclone_config: get_str(m, "rclone_config").filter(|c| !c.is_empty()),
-                    follow_symlinks,
-                });
+                sources.push(source_entry(m, &content, &archive)?);
             }
         }
         if let Some(root) = get_str(&raw, "source_root") {
@@ -271,19 +292,7 @@ impl GardenerConfig {
                 );
             }
         }
-        let mut names = std::collections::HashSet::new();
-        for s in &sources {
-            check_policies(s)?;
-            if !names.insert(s.name.as_str()) {
-                return Err(DerivedError::Config(format!("sources: the name '{}' is used twice", s.name)));
-            }
-            if s.uri.trim().is_empty() {
-                return Err(DerivedError::Config(format!("sources: '{}' has an empty uri", s.name)));
-            }
-            // Syntax only: the variables themselves are resolved at run time.
-            expand_env(&s.uri, |_| Some("x".into()))
-                .map_err(|e| DerivedError::Config(format!("sources: '{}': uri {}: {e}", s.name, s.uri)))?;
-        }
+        check_sources(&sources)?;
         let mut converters = BTreeMap::new();
         if let Some(Value::Mapping(m)) = raw.get("converters") {
             for (k, v) in m {

@@ -315,39 +315,8 @@ fn tend_links(
         Ok::<(), RangerError>(())
     })?;
 
-    // Pass 1: each source's managed links, one node parsed at a time per
-    // thread; only the links stay (10^5 parsed passports would not fit).
     let mut report = LinksReport::default();
-    let scanned: Vec<Scanned> = by_src
-        .iter()
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .map(|(id, keys)| {
-            let read = read_node(forest, id).map(|(_, node)| {
-                let links = managed_of(id, &node);
-                let file_keys: HashSet<LinkKey> = links.iter().map(|l| key(&l.rel, &l.target, l.confidence)).collect();
-                // The catalog disagreed with the file (e.g. a run killed
-                // between its commit and its catalog upsert): its row.
-                let heal = (keys != &file_keys).then(|| catalog_row(id, &node));
-                (links, heal)
-            });
-            (id.clone(), read)
-        })
-        .collect();
-    let mut managed: Vec<ManagedLink> = vec![];
-    let mut heal = vec![];
-    for (id, read) in scanned {
-        match read {
-            Ok((links, row)) => {
-                managed.extend(links);
-                heal.extend(row);
-            }
-            Err(reason) => report.skipped.push(format!("{id}: {reason}")),
-        }
-    }
-    if !heal.is_empty() {
-        catalog.upsert(&heal)?;
-    }
+    let managed = scan_managed(forest, &by_src, catalog, &mut report)?;
 
     let mut endpoints: Vec<String> =
         managed.iter().flat_map(|l| [l.src.clone(), l.target.clone()]).collect::<HashSet<_>>().into_iter().collect();
@@ -407,6 +376,48 @@ fn tend_links(
         rewritten.insert(src.to_string(), git.write_blob(node.to_text().as_bytes())?);
     }
     Ok(Tended { report, actions: applied, rewritten, pruned_edges })
+}
+
+/// Pass 1 of [`tend_links`]: each source's managed links, one node parsed
+/// at a time per thread; only the links stay (10^5 parsed passports would
+/// not fit). A source the catalog disagrees with gets its row back.
+fn scan_managed(
+    forest: &Path,
+    by_src: &BTreeMap<String, HashSet<LinkKey>>,
+    catalog: &mut Catalog,
+    report: &mut LinksReport,
+) -> Result<Vec<ManagedLink>> {
+    let scanned: Vec<Scanned> = by_src
+        .iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(id, keys)| {
+            let read = read_node(forest, id).map(|(_, node)| {
+                let links = managed_of(id, &node);
+                let file_keys: HashSet<LinkKey> = links.iter().map(|l| key(&l.rel, &l.target, l.confidence)).collect();
+                // The catalog disagreed with the file (e.g. a run killed
+                // between its commit and its catalog upsert): its row.
+                let heal = (keys != &file_keys).then(|| catalog_row(id, &node));
+                (links, heal)
+            });
+            (id.clone(), read)
+        })
+        .collect();
+    let mut managed: Vec<ManagedLink> = vec![];
+    let mut heal = vec![];
+    for (id, read) in scanned {
+        match read {
+            Ok((links, row)) => {
+                managed.extend(links);
+                heal.extend(row);
+            }
+            Err(reason) => report.skipped.push(format!("{id}: {reason}")),
+        }
+    }
+    if !heal.is_empty() {
+        catalog.upsert(&heal)?;
+    }
+    Ok(managed)
 }
 
 /// Rewrite the node's `links` per `actions`; drop the key when empty.
