@@ -2,7 +2,9 @@
 # The dependency invariants of ARCHITECTURE.md, checked on the resolved
 # graph (all edges: normal, build and dev): the read side (forest-vine)
 # links neither the ingest pipeline nor the converters nor the curator, and
-# the on-disk layer (forest-derived) depends on no pipeline.
+# the on-disk layer (forest-derived) depends on no pipeline; the Ranger
+# links neither the Gardener nor the converters nor the curator; no crate
+# depends on the binary; the test kit is a dev-dependency only.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 fail=0
@@ -30,6 +32,20 @@ forbid forest-keyphrase forest-model forest-gardener forest-convert forest-catal
 # converters, the curator, the Ranger or the agent.
 forbid forest-console forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-navigator
 forbid forest-vine forest-console
+forbid forest-ranger forest-gardener forest-convert forest-curator forest-vine forest-navigator
+# nobody CRATE EDGES: fail when any other workspace member's tree over EDGES
+# contains CRATE.
+nobody() {
+  local crate="$1" edges="$2" tree
+  tree="$(cargo tree --locked -q --workspace --exclude "$crate" --prefix none -e "$edges")"
+  if grep -q "^$crate v" <<<"$tree"; then
+    echo "check-deps: a workspace crate depends on $crate over $edges edges (see ARCHITECTURE.md, Invariants)" >&2
+    cargo tree --locked -q --workspace -e "$edges" -i "$crate" >&2 || true
+    fail=1
+  fi
+}
+nobody forest-cli normal,build,dev
+nobody forest-testkit normal,build
 # One locate: only forest-catalog ranks (reads the FTS5 index) in library
 # code; tests may look at it.
 ranking="$(grep -rln --include=*.rs "nodes_fts" crates converters pipelines |
@@ -49,6 +65,18 @@ if [ -n "$sqlers" ]; then
   echo "$sqlers" >&2
   fail=1
 fi
+# No import circle inside a crate (file graph of `crate::`/`super::` paths,
+# following re-exports; see check-cycles.py). forest-vine and
+# forest-catalog are not checked yet: each still has one circle
+# (vine: access -> prims -> scan -> access; catalog: catalog.rs <-> topk.rs
+# through CatalogNode, and <-> locate.rs through sanitize_query).
+cycle_crates=()
+for d in crates/* pipelines/* converters/*; do
+  case "$d" in crates/forest-vine | crates/forest-catalog) continue ;; esac
+  [ -f "$d/src/lib.rs" ] || [ -f "$d/src/main.rs" ] && cycle_crates+=("$d")
+done
+python3 ops/ci/check-cycles.py "${cycle_crates[@]}" || fail=1
 [ "$fail" = 0 ] && echo "check-deps: the FTS index and the catalog's tables are read by forest-catalog alone;"
-[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-console, forest-derived, forest-catalog, forest-navigator, forest-canopy and forest-keyphrase keep their dependency invariants"
+[ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-console, forest-derived, forest-catalog, forest-navigator, forest-canopy, forest-keyphrase and forest-ranger keep their dependency invariants;"
+[ "$fail" = 0 ] && echo "check-deps: no crate depends on forest-cli, and forest-testkit is a dev-dependency only"
 exit "$fail"

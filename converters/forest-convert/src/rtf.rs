@@ -71,14 +71,7 @@ pub(crate) fn rtf_text(src: &[u8]) -> (Option<String>, Vec<String>) {
         match src[i] {
             b'{' => {
                 flush_bytes(&mut pending_bytes, target(top.title, &mut title, &mut cur));
-                if stack.len() < 512 {
-                    stack.push(top.clone());
-                }
-                if src.get(i + 1..i + 3) == Some(b"\\*") {
-                    if let Some(g) = stack.last_mut() {
-                        g.skip = true;
-                    }
-                }
+                open_group(&mut stack, &top, src.get(i + 1..i + 3) == Some(b"\\*"));
                 i += 1;
             }
             b'}' => {
@@ -91,8 +84,7 @@ pub(crate) fn rtf_text(src: &[u8]) -> (Option<String>, Vec<String>) {
             b'\\' => {
                 let c = src.get(i + 1).copied().unwrap_or(b' ');
                 if c == b'\'' {
-                    let hex = src.get(i + 2..i + 4).and_then(|h| std::str::from_utf8(h).ok());
-                    if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    if let Some(b) = hex_byte(src, i) {
                         if skip_chars > 0 {
                             skip_chars -= 1;
                         } else if !top.skip {
@@ -104,55 +96,20 @@ pub(crate) fn rtf_text(src: &[u8]) -> (Option<String>, Vec<String>) {
                 }
                 flush_bytes(&mut pending_bytes, target(top.title, &mut title, &mut cur));
                 if !c.is_ascii_alphabetic() {
-                    if !top.skip {
-                        match c {
-                            b'\\' | b'{' | b'}' => target(top.title, &mut title, &mut cur).push(c as char),
-                            b'~' => target(top.title, &mut title, &mut cur).push(' '),
-                            b'_' => target(top.title, &mut title, &mut cur).push('-'),
-                            b'\n' | b'\r' => {
-                                paras.push(std::mem::take(&mut cur));
-                            }
-                            _ => {}
-                        }
+                    if !top.skip && matches!(c, b'\n' | b'\r') {
+                        paras.push(std::mem::take(&mut cur));
+                    } else if let Some(ch) = escaped_char(c).filter(|_| !top.skip) {
+                        target(top.title, &mut title, &mut cur).push(ch);
                     }
                     i += 2;
                     continue;
                 }
-                let ws = i + 1;
-                let mut j = ws;
-                while j < src.len() && src[j].is_ascii_alphabetic() {
-                    j += 1;
-                }
-                let word = std::str::from_utf8(&src[ws..j]).unwrap_or("");
-                let ns = j;
-                if j < src.len() && (src[j] == b'-' || src[j].is_ascii_digit()) {
-                    j += 1;
-                    while j < src.len() && src[j].is_ascii_digit() {
-                        j += 1;
-                    }
-                }
-                let num: Option<i64> = std::str::from_utf8(&src[ns..j]).ok().and_then(|s| s.parse().ok());
-                if j < src.len() && src[j] == b' ' {
-                    j += 1;
-                }
-                i = j;
-                if SKIP.contains(&word) {
-                    if let Some(g) = stack.last_mut() {
-                        g.skip = true;
-                    }
+                let (word, num, next) = control_word(src, i);
+                i = next;
+                if set_group_flag(&mut stack, word, num) {
                     continue;
                 }
                 match word {
-                    "title" => {
-                        if let Some(g) = stack.last_mut() {
-                            g.title = true;
-                        }
-                    }
-                    "uc" => {
-                        if let Some(g) = stack.last_mut() {
-                            g.uc = num.unwrap_or(1).clamp(0, 8) as usize;
-                        }
-                    }
                     "u" if !top.skip => {
                         let n = num.unwrap_or(0);
                         let n = if n < 0 { n + 65536 } else { n };
@@ -162,16 +119,12 @@ pub(crate) fn rtf_text(src: &[u8]) -> (Option<String>, Vec<String>) {
                     "par" | "line" | "sect" | "page" if !top.skip && !top.title => {
                         paras.push(std::mem::take(&mut cur));
                     }
-                    "tab" | "cell" if !top.skip => target(top.title, &mut title, &mut cur).push(' '),
                     "row" if !top.skip && !top.title => paras.push(std::mem::take(&mut cur)),
-                    "emdash" if !top.skip => target(top.title, &mut title, &mut cur).push('—'),
-                    "endash" if !top.skip => target(top.title, &mut title, &mut cur).push('–'),
-                    "lquote" if !top.skip => target(top.title, &mut title, &mut cur).push('‘'),
-                    "rquote" if !top.skip => target(top.title, &mut title, &mut cur).push('’'),
-                    "ldblquote" if !top.skip => target(top.title, &mut title, &mut cur).push('“'),
-                    "rdblquote" if !top.skip => target(top.title, &mut title, &mut cur).push('”'),
-                    "bullet" if !top.skip => target(top.title, &mut title, &mut cur).push('•'),
-                    "info" => {}
+                    w if !top.skip => {
+                        if let Some(ch) = symbol_of(w) {
+                            target(top.title, &mut title, &mut cur).push(ch);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -188,6 +141,11 @@ pub(crate) fn rtf_text(src: &[u8]) -> (Option<String>, Vec<String>) {
     }
     flush_bytes(&mut pending_bytes, &mut cur);
     paras.push(cur);
+    tidy(&title, paras)
+}
+
+/// Whitespace collapsed; empty paragraphs and an empty title dropped.
+fn tidy(title: &str, paras: Vec<String>) -> (Option<String>, Vec<String>) {
     let paras: Vec<String> = paras
         .into_iter()
         .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
@@ -195,6 +153,91 @@ pub(crate) fn rtf_text(src: &[u8]) -> (Option<String>, Vec<String>) {
         .collect();
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     ((!title.is_empty()).then_some(title), paras)
+}
+
+/// A `{` opens a group that inherits its parent's state (at most 512
+/// deep); `{\*` starts an ignorable destination.
+fn open_group(stack: &mut Vec<Group>, top: &Group, ignorable: bool) {
+    if stack.len() < 512 {
+        stack.push(top.clone());
+    }
+    if ignorable {
+        if let Some(g) = stack.last_mut() {
+            g.skip = true;
+        }
+    }
+}
+
+/// The byte of a `\'hh` escape at `src[i]`.
+fn hex_byte(src: &[u8], i: usize) -> Option<u8> {
+    let hex = src.get(i + 2..i + 4).and_then(|h| std::str::from_utf8(h).ok());
+    hex.and_then(|h| u8::from_str_radix(h, 16).ok())
+}
+
+/// The character a control symbol (`\` and one non-letter) stands for.
+fn escaped_char(c: u8) -> Option<char> {
+    match c {
+        b'\\' | b'{' | b'}' => Some(c as char),
+        b'~' => Some(' '),
+        b'_' => Some('-'),
+        _ => None,
+    }
+}
+
+/// The control word whose backslash is `src[i]`: its letters, its numeric
+/// parameter, and where the next token starts (a delimiting space is part
+/// of the word).
+fn control_word(src: &[u8], i: usize) -> (&str, Option<i64>, usize) {
+    let ws = i + 1;
+    let mut j = ws;
+    while j < src.len() && src[j].is_ascii_alphabetic() {
+        j += 1;
+    }
+    let word = std::str::from_utf8(&src[ws..j]).unwrap_or("");
+    let ns = j;
+    if j < src.len() && (src[j] == b'-' || src[j].is_ascii_digit()) {
+        j += 1;
+        while j < src.len() && src[j].is_ascii_digit() {
+            j += 1;
+        }
+    }
+    let num: Option<i64> = std::str::from_utf8(&src[ns..j]).ok().and_then(|s| s.parse().ok());
+    if j < src.len() && src[j] == b' ' {
+        j += 1;
+    }
+    (word, num, j)
+}
+
+/// Apply a control word that sets the current group's state (a skipped
+/// destination, `\title`, `\ucN`); true for a skipped destination, whose
+/// word has nothing more to say.
+fn set_group_flag(stack: &mut [Group], word: &str, num: Option<i64>) -> bool {
+    let Some(g) = stack.last_mut() else { return SKIP.contains(&word) };
+    match word {
+        w if SKIP.contains(&w) => {
+            g.skip = true;
+            return true;
+        }
+        "title" => g.title = true,
+        "uc" => g.uc = num.unwrap_or(1).clamp(0, 8) as usize,
+        _ => {}
+    }
+    false
+}
+
+/// The character a symbol control word stands for (`\tab`, `\emdash`, ...).
+fn symbol_of(word: &str) -> Option<char> {
+    Some(match word {
+        "tab" | "cell" => ' ',
+        "emdash" => '—',
+        "endash" => '–',
+        "lquote" => '‘',
+        "rquote" => '’',
+        "ldblquote" => '“',
+        "rdblquote" => '”',
+        "bullet" => '•',
+        _ => return None,
+    })
 }
 
 impl Converter for Rtf {

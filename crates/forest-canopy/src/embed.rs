@@ -109,7 +109,7 @@ pub struct LocalEmbedder {
 /// The model loaded once per process, with the directory it came from.
 static SHARED: Mutex<Option<(PathBuf, Arc<LocalEmbedder>)>> = Mutex::new(None);
 
-fn env_dir() -> Option<PathBuf> {
+pub(crate) fn env_dir() -> Option<PathBuf> {
     std::env::var_os(MODEL_VAR).filter(|d| !d.is_empty()).map(PathBuf::from)
 }
 
@@ -133,93 +133,6 @@ pub fn shared_from_env() -> Result<Option<Arc<LocalEmbedder>>> {
 
 /// An embedder shared between threads (the full model or the fast one).
 pub type SharedEmbedder = Arc<dyn Embedder + Send + Sync>;
-
-/// Environment variable choosing the encoder of a new canopy.
-pub const ENCODER_VAR: &str = "FOREST_EMBED_ENCODER";
-
-/// Which encoder embeds a canopy's texts and its queries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoder {
-    /// The static distillation ([`crate::StaticEmbedder`]): drive speed.
-    Fast,
-    /// The sentence-transformer itself.
-    Full,
-}
-
-impl Encoder {
-    /// Parse `fast` | `full`.
-    pub fn parse(s: &str) -> Option<Encoder> {
-        match s {
-            "fast" => Some(Encoder::Fast),
-            "full" => Some(Encoder::Full),
-            _ => None,
-        }
-    }
-
-    /// The encoder of a canopy recorded under `model` (an identity).
-    pub fn of_model(model: &str) -> Encoder {
-        if model.ends_with(crate::fast::STATIC_SUFFIX) {
-            Encoder::Fast
-        } else {
-            Encoder::Full
-        }
-    }
-
-    /// BM25's share when `locate` blends this encoder's ranking with it
-    /// (`a` of `a·bm25 + (1 − a)·cos`): the weaker the vectors, the more
-    /// BM25 counts. Chosen on the tuning halves of the real question sets
-    /// (docs/decisions/locate-one-engine.md).
-    pub fn blend_bm25_weight(self) -> f64 {
-        match self {
-            Encoder::Fast => 0.6,
-            Encoder::Full => 0.4,
-        }
-    }
-
-    /// The encoder a new canopy gets: `FOREST_EMBED_ENCODER`, else fast.
-    pub fn from_env() -> Result<Encoder> {
-        match std::env::var(ENCODER_VAR) {
-            Err(_) => Ok(Encoder::Fast),
-            Ok(v) => Encoder::parse(v.trim()).ok_or_else(|| CanopyError::Model {
-                dir: PathBuf::new(),
-                what: format!("{ENCODER_VAR} expects fast or full, got '{}'", v.chars().take(40).collect::<String>()),
-            }),
-        }
-    }
-}
-
-/// The fast encoder loaded once per process, with the directory it came from.
-static SHARED_FAST: Mutex<Option<(PathBuf, SharedEmbedder)>> = Mutex::new(None);
-
-/// The `kind` encoder of the model `FOREST_EMBED_MODEL` names, loaded (and,
-/// for the fast one, distilled on first use) once per process; `None`
-/// when the variable is unset.
-pub fn shared_encoder(kind: Encoder) -> Result<Option<SharedEmbedder>> {
-    if kind == Encoder::Full {
-        return Ok(shared_from_env()?.map(|e| e as SharedEmbedder));
-    }
-    let (Some(dir), Some(identity)) = (env_dir(), identity_from_env()?) else { return Ok(None) };
-    let mut slot = SHARED_FAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((d, e)) = slot.as_ref() {
-        if *d == dir && e.model().starts_with(&identity) {
-            return Ok(Some(Arc::clone(e)));
-        }
-    }
-    // the transformer is loaded only when the table must be distilled
-    let full = || shared_from_env()?.ok_or_else(|| model_err(&dir, "the model directory is unset"));
-    let e: SharedEmbedder = Arc::new(crate::fast::StaticEmbedder::load(&dir, &identity, full)?);
-    *slot = Some((dir, Arc::clone(&e)));
-    Ok(Some(e))
-}
-
-/// The identity a `kind` canopy of the model `FOREST_EMBED_MODEL` names
-/// records (without loading the model); `None` when the variable is unset.
-pub fn identity_for(kind: Encoder) -> Result<Option<String>> {
-    Ok(identity_from_env()?.map(|id| match kind {
-        Encoder::Full => id,
-        Encoder::Fast => format!("{id}{}", crate::fast::STATIC_SUFFIX),
-    }))
-}
 
 /// Model identities computed in this process, by directory.
 static IDENTITY: Mutex<Option<(PathBuf, String)>> = Mutex::new(None);
@@ -259,7 +172,7 @@ pub(crate) fn plan_batches(sorted_lens: &[usize]) -> Vec<usize> {
     ends
 }
 
-fn model_err(dir: &Path, what: impl Into<String>) -> CanopyError {
+pub(crate) fn model_err(dir: &Path, what: impl Into<String>) -> CanopyError {
     CanopyError::Model { dir: dir.to_path_buf(), what: what.into() }
 }
 

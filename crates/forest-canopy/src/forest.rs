@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use forest_catalog::Catalog;
 
-use crate::embed::{identity_for, shared_encoder, Embedder, Encoder};
+use crate::embed::Embedder;
+use crate::encoder::{identity_for, shared_encoder, Encoder};
 use crate::error::{CanopyError, Result};
 use crate::maintain::{maintain, refresh_rows, RefreshReport};
 use crate::memo::{collapse, recall, remember, MemoMode};
@@ -126,7 +127,7 @@ pub fn dense_ranking(
     query: &str,
     depth: usize,
     memo: MemoMode,
-) -> std::result::Result<Vec<String>, String> {
+) -> std::result::Result<Vec<String>, Fallback> {
     Ok(dense_scored(root, query, depth, memo)?.into_iter().map(|(id, _)| id).collect())
 }
 
@@ -136,9 +137,9 @@ pub fn dense_scored(
     query: &str,
     depth: usize,
     memo: MemoMode,
-) -> std::result::Result<Vec<(String, f64)>, String> {
+) -> std::result::Result<Vec<(String, f64)>, Fallback> {
     let (searcher, model) = usable(root)?;
-    let q = query_vector(root, query, &model, memo).map_err(|e| e.to_string())?;
+    let q = query_vector(root, query, &model, memo).map_err(|e| Fallback::Unusable(e.to_string()))?;
     Ok(searcher.search(&q, depth))
 }
 
@@ -168,6 +169,8 @@ pub enum Fallback {
     Unusable(String),
 }
 
+impl std::error::Error for Fallback {}
+
 impl std::fmt::Display for Fallback {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -186,7 +189,7 @@ pub fn begin_dense(
     depth: usize,
     memo: MemoMode,
 ) -> std::result::Result<DenseQuery, Fallback> {
-    let (searcher, model) = usable_typed(root)?;
+    let (searcher, model) = usable(root)?;
     let text = collapse(query);
     let vector = match recall(root, memo, &model, &text) {
         Some(v) => Pending::Ready(v),
@@ -209,15 +212,15 @@ pub fn begin_dense(
 
 impl DenseQuery {
     /// The ranked ids, best first (as [`dense_ranking`]).
-    pub fn finish(self) -> std::result::Result<Vec<String>, String> {
+    pub fn finish(self) -> std::result::Result<Vec<String>, Fallback> {
         Ok(self.finish_scored()?.into_iter().map(|(id, _)| id).collect())
     }
 
     /// The ranked ids with their cosine similarity to the query.
-    pub fn finish_scored(self) -> std::result::Result<Vec<(String, f64)>, String> {
+    pub fn finish_scored(self) -> std::result::Result<Vec<(String, f64)>, Fallback> {
         let q = match self.vector {
             Pending::Ready(v) => v,
-            Pending::Embedding(job) => job.wait().map_err(|e| e.to_string())?,
+            Pending::Embedding(job) => job.wait().map_err(|e| Fallback::Unusable(e.to_string()))?,
         };
         Ok(self.searcher.search(&q, self.depth))
     }
@@ -234,21 +237,17 @@ impl DenseQuery {
         match begun {
             Ok(q) => {
                 let bm25_weight = Encoder::of_model(q.searcher.model()).blend_bm25_weight();
-                Some(q.finish_scored().map(|ranked| forest_catalog::Dense { ranked, bm25_weight }))
+                Some(q.finish_scored().map(|ranked| forest_catalog::Dense { ranked, bm25_weight }).map_err(Into::into))
             }
             Err(Fallback::Absent) if !explicit => None,
-            Err(why) => Some(Err(why.to_string())),
+            Err(why) => Some(Err(why.into())),
         }
     }
 }
 
 /// The forest's canopy searcher and the model identity, when the canopy
 /// can answer (else why not).
-fn usable(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, String), String> {
-    usable_typed(root).map_err(|f| f.to_string())
-}
-
-fn usable_typed(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, String), Fallback> {
+fn usable(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, String), Fallback> {
     let dir = canopy_dir(root);
     let searcher = match open_shared(&dir) {
         Ok(Some(s)) if !s.is_empty() => s,

@@ -22,6 +22,7 @@
 mod bert;
 mod binary;
 mod embed;
+mod encoder;
 mod error;
 mod fast;
 mod forest;
@@ -32,10 +33,8 @@ mod store;
 mod stream;
 mod text;
 
-pub use embed::{
-    identity_for, identity_from_env, normalize, shared_encoder, shared_from_env, Embedder, Encoder, LocalEmbedder,
-    SharedEmbedder, ENCODER_VAR, MODEL_VAR,
-};
+pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, SharedEmbedder, MODEL_VAR};
+pub use encoder::{identity_for, shared_encoder, Encoder, ENCODER_VAR};
 pub use error::{CanopyError, Result};
 pub use fast::{StaticEmbedder, STATIC_SUFFIX};
 pub use forest::{
@@ -44,7 +43,7 @@ pub use forest::{
 };
 pub use maintain::{maintain, refresh, refresh_rows, text_hash, Loader, Merge, OldIndex, RefreshReport};
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
-pub use search::{open_shared, quantize, Searcher, BINARY_FROM};
-pub use store::{canopy_dir, mark_stale, stale_reason, Canopy};
+pub use search::{open_shared, Searcher, BINARY_FROM};
+pub use store::{canopy_dir, mark_stale, quantize, stale_reason, Canopy};
 pub use stream::{OldRows, Rows, SortedRows, Writer, Written};
 pub use text::scent_text;

@@ -10,21 +10,7 @@ use memmap2::Mmap;
 
 use crate::binary;
 use crate::error::{CanopyError, Result};
-use crate::store::{self, Canopy, IDS_MAGIC, QUANT_MAGIC};
-
-/// Quantise a unit vector to int8: returns `scale` with `v ≈ scale × q`.
-pub fn quantize(v: &[f32], q: &mut [i8]) -> f32 {
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 {
-        q.iter_mut().for_each(|x| *x = 0);
-        return 0.0;
-    }
-    let s = 127.0 / max;
-    for (o, x) in q.iter_mut().zip(v) {
-        *o = (x * s).round().clamp(-127.0, 127.0) as i8;
-    }
-    max / 127.0
-}
+use crate::store::{self, quantize, Canopy, IDS_MAGIC, QUANT_MAGIC};
 
 /// Integer dot product, written so the compiler vectorises it (i8 -> i32
 /// lanes, 32 at a time).

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CanopyError, Result};
-use crate::search::quantize;
 
 pub(crate) const INDEX: &str = "index.json";
 pub(crate) const VECTORS: &str = "vectors.f32";
@@ -152,17 +151,6 @@ impl Canopy {
         Ok(Some(Canopy { model: idx.model, dim: idx.dim, built_at: idx.built_at, ids: idx.ids, vectors, hashes }))
     }
 
-    /// Write every file (sidecars first, `forest.json` last) and clear the
-    /// stale marker, streamed as a build writes them.
-    pub fn save(&mut self, dir: &Path) -> Result<()> {
-        let mut w = crate::stream::Writer::create(dir, &self.model, self.dim)?;
-        for r in 0..self.len() {
-            w.push(self.ids[r].clone(), self.hashes[r], self.vector(r))?;
-        }
-        self.built_at = w.finish()?.built_at;
-        Ok(())
-    }
-
     /// `quant.i8`: 16-byte header (magic, dim u32, rows u32), then per row
     /// an f32 scale and `dim` int8 values (row ≈ scale × int8).
     pub(crate) fn quant_bytes(&self) -> Vec<u8> {
@@ -184,6 +172,20 @@ impl Canopy {
         }
         Ok(())
     }
+}
+
+/// Quantise a unit vector to int8: returns `scale` with `v ≈ scale × q`.
+pub fn quantize(v: &[f32], q: &mut [i8]) -> f32 {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        q.iter_mut().for_each(|x| *x = 0);
+        return 0.0;
+    }
+    let s = 127.0 / max;
+    for (o, x) in q.iter_mut().zip(v) {
+        *o = (x * s).round().clamp(-127.0, 127.0) as i8;
+    }
+    max / 127.0
 }
 
 /// Append one row of `quant.i8` (f32 scale, then `v` as int8) to `out`;

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::binary;
 use crate::error::{CanopyError, Result};
-use crate::store::{self, read_meta, IDS_MAGIC, QUANT_MAGIC};
+use crate::store::{self, read_meta, Canopy, IDS_MAGIC, QUANT_MAGIC};
 
 /// A source of `(id, text)` rows, visited in ascending id order (byte
 /// order, as SQLite's `ORDER BY` on a text key), each id once.
@@ -368,6 +368,20 @@ impl OldRows {
         self.at = r + 1;
         out.clear();
         out.extend(self.buf.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        Ok(())
+    }
+}
+
+/// Saving a whole in-memory canopy is a stream of its rows.
+impl Canopy {
+    /// Write every file (sidecars first, `forest.json` last) and clear the
+    /// stale marker, streamed as a build writes them.
+    pub fn save(&mut self, dir: &Path) -> Result<()> {
+        let mut w = Writer::create(dir, &self.model, self.dim)?;
+        for r in 0..self.len() {
+            w.push(self.ids[r].clone(), self.hashes[r], self.vector(r))?;
+        }
+        self.built_at = w.finish()?.built_at;
         Ok(())
     }
 }

@@ -241,7 +241,7 @@ pub struct LocateHooks<'a> {
 /// The vector half of a hybrid `locate`, as the canopy answers it: ids best
 /// first with their cosine similarity, or why there is none (the answer
 /// then says "BM25 only: why").
-pub type DenseAnswer = std::result::Result<Dense, String>;
+pub type DenseAnswer = std::result::Result<Dense, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Rank catalog nodes for `q` (dialect §7.3, with our defaults): expand
 /// the query (plurals, inflections, identifiers), take the BM25 top

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 pub use forest_canopy::MemoMode;
 use forest_canopy::{canopy_dir, stale_reason, Embedder, Encoder, LocalEmbedder, Searcher};
-use forest_gardener::derived::open_catalog;
+use forest_derived::catalog::open_catalog;
 use serde::Serialize;
 
 /// `forest canopy ...`.

@@ -3,21 +3,22 @@
 //!
 //! The Ranger crate never builds a Curator (the endpoint comes from the
 //! environment, which is this binary's business): `forest ranger run` and
-//! the daemon call the Gardener's budgeted curation here, after the
+//! the daemon call the Gardener's budgeted curation here (its report is
+//! `forest_derived::curation::PendingReport`, which the Ranger's report holds), after the
 //! Ranger's pass and its commit, under the same writer lock.
 
 use std::path::Path;
 
 use anyhow::Result;
-use forest_gardener::demand::Budget;
-use forest_gardener::pending::{curate_budgeted, PendingReport};
+use forest_derived::curation::{Budget, BudgetError, PendingReport};
+use forest_gardener::pending::curate_budgeted;
 use forest_git::{GitForest, WriterLock};
 
 use crate::cli::{forest_root, print_json, ForestArg, EXIT_PARTIAL};
 use crate::garden_cmd::curation_parts;
 
 /// clap's parser of `--budget`.
-pub(crate) fn parse_budget(s: &str) -> std::result::Result<Budget, String> {
+pub(crate) fn parse_budget(s: &str) -> std::result::Result<Budget, BudgetError> {
     Budget::parse(s)
 }
 
@@ -43,7 +44,7 @@ pub(crate) fn cmd_curate(f: &ForestArg, budget: Option<Budget>, json: bool) -> R
     } else {
         println!("{}", summary_line(&r));
     }
-    let offline = r.stopped_by == forest_gardener::demand::StoppedBy::Offline;
+    let offline = r.stopped_by == forest_derived::curation::StoppedBy::Offline;
     Ok(if r.kept_derived.is_empty() && !offline { 0 } else { EXIT_PARTIAL })
 }
 

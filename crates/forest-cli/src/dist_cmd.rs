@@ -25,7 +25,7 @@ pub fn worker(
     let report = if g.curate {
         let curator = crate::garden_cmd::build_curator(root)?;
         run.set_model(curator.model());
-        let config = forest_gardener::GardenerConfig::load(root)?;
+        let config = forest_derived::config::GardenerConfig::load(root)?;
         // No candidate set: closed-catalog proposals are the committer's.
         let hook = forest_gardener::curate::CuratorHook::new(&curator, None, &config.directives);
         let mut r = forest_gardener::prepare(root, &git, source, shard, &run, Some(&hook), &bar)?;

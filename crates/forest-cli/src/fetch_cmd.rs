@@ -6,10 +6,10 @@ use anyhow::Result;
 
 pub(crate) fn cmd_fetch_bodies(f: &ForestArg, ids: &[String], json: bool) -> Result<u8> {
     let root = forest_root(f)?;
-    let cache = forest_gardener::tiers::open_cache(&root)?;
+    let cache = forest_derived::tiers::open_cache(&root)?;
     let mut failed = false;
     for id in ids {
-        match forest_gardener::tiers::read_body(&root, Some(&cache), id) {
+        match forest_derived::tiers::read_body(&root, Some(&cache), id) {
             Ok(b) if json => println!("{}", serde_json::json!({"id": id, "body": b})),
             Ok(b) => print!("{b}"),
             Err(e) => {
@@ -23,11 +23,11 @@ pub(crate) fn cmd_fetch_bodies(f: &ForestArg, ids: &[String], json: bool) -> Res
 
 pub(crate) fn cmd_fetch_payloads(f: &ForestArg, ids: &[String], json: bool) -> Result<u8> {
     let root = forest_root(f)?;
-    let cache = forest_gardener::tiers::open_cache(&root)?;
-    let items: Vec<_> = ids.iter().map(|id| forest_gardener::tiers::fetch_payload(&root, &cache, id)).collect();
+    let cache = forest_derived::tiers::open_cache(&root)?;
+    let items: Vec<_> = ids.iter().map(|id| forest_derived::tiers::fetch_payload(&root, &cache, id)).collect();
     let failed = items.iter().any(|i| i.error.is_some());
     if json {
-        print_json(&forest_gardener::tiers::FetchReport { version: 1, items })?;
+        print_json(&forest_derived::tiers::FetchReport { version: 1, items })?;
     } else {
         for i in &items {
             match (&i.path, &i.error) {
@@ -42,8 +42,8 @@ pub(crate) fn cmd_fetch_payloads(f: &ForestArg, ids: &[String], json: bool) -> R
 
 pub(crate) fn cmd_prefetch(f: &ForestArg, scope: &str, json: bool) -> Result<u8> {
     let root = forest_root(f)?;
-    let cache = forest_gardener::tiers::open_cache(&root)?;
-    let r = forest_gardener::tiers::prefetch(&root, &cache, scope)?;
+    let cache = forest_derived::tiers::open_cache(&root)?;
+    let r = forest_derived::tiers::prefetch(&root, &cache, scope)?;
     if json {
         print_json(&r)?;
     } else {

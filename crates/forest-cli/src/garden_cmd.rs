@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use forest_gardener::derived::open_catalog;
+use forest_derived::catalog::open_catalog;
 use forest_gardener::{GardenReport, RunOptions};
 use forest_git::GitForest;
 
@@ -21,10 +21,10 @@ pub(crate) fn curation_parts(
     root: &Path,
 ) -> Result<(forest_curator::Curator, forest_gardener::curate::CatalogCandidates, String)> {
     let curator = build_curator(root)?;
-    let config = forest_gardener::GardenerConfig::load(root)?;
+    let config = forest_derived::config::GardenerConfig::load(root)?;
     open_catalog(root)?;
     let cands = forest_gardener::curate::CatalogCandidates::new(forest_catalog::Catalog::open(
-        &root.join(forest_gardener::derived::CATALOG_PATH),
+        &root.join(forest_derived::catalog::CATALOG_PATH),
     )?);
     Ok((curator, cands, config.directives))
 }

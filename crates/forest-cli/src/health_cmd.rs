@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use forest_catalog::Trails;
-use forest_gardener::derived::{open_catalog, TRAILS_PATH};
+use forest_derived::catalog::{open_catalog, TRAILS_PATH};
 
 use crate::cli::{forest_root, print_json, ForestArg, EXIT_ERROR};
 use crate::render;
@@ -15,12 +15,12 @@ pub(crate) fn run(f: &ForestArg, check: bool, json: bool) -> Result<u8> {
     let trails = Trails::open(&root.join(TRAILS_PATH))?;
     let h = forest_ranger::health(&root, &catalog, &trails)?;
     // local sources whose folder is gone (a sync of them reads nothing)
-    let missing: Vec<String> = forest_gardener::config::GardenerConfig::load(&root)
+    let missing: Vec<String> = forest_derived::config::GardenerConfig::load(&root)
         .map(|c| c.sources)
         .unwrap_or_default()
         .into_iter()
         .filter_map(|s| {
-            let p = forest_gardener::config::local_path(&s.uri)?;
+            let p = forest_derived::config::local_path(&s.uri)?;
             (!p.exists()).then(|| format!("{} ({})", s.name, p.display()))
         })
         .collect();

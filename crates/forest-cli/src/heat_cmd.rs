@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Subcommand;
 use forest_catalog::Trails;
-use forest_gardener::derived::TRAILS_PATH;
+use forest_derived::catalog::TRAILS_PATH;
 use serde::Serialize;
 
 use crate::cli::{forest_root, print_json, ForestArg};

@@ -15,7 +15,7 @@ struct InitReport {
 
 /// `forest init`.
 pub(crate) fn run(dir: &Path, title: &str, json: bool) -> Result<u8> {
-    let git = forest_gardener::init::init_forest(dir, title).context("init")?;
+    let git = forest_derived::init::init_forest(dir, title).context("init")?;
     let head = git.head_oid()?.map(|o| o.to_string()).unwrap_or_default();
     if json {
         print_json(&InitReport { version: 1, forest: dir.display().to_string(), commit: head })?;

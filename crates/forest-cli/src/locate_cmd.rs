@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use forest_canopy::{DenseQuery, MemoMode};
 use forest_catalog::{fit_budget, locate, Admit, Fusion, LocateHooks, LocateQuery, Scope, Trails};
-use forest_gardener::derived::{open_catalog, TRAILS_PATH};
+use forest_derived::catalog::{open_catalog, TRAILS_PATH};
 
 use crate::cli::{forest_root, print_json, ForestArg};
 use crate::render;

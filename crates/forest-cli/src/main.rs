@@ -80,7 +80,7 @@ enum Cmd {
         /// Stop after N documents (`40`) or once a duration has elapsed
         /// (`90s`, `15m`, `1h30m`); the next run continues. No limit when absent.
         #[arg(long, value_name = "N|DURATION", value_parser = curate_cmd::parse_budget)]
-        budget: Option<forest_gardener::demand::Budget>,
+        budget: Option<forest_derived::curation::Budget>,
         #[arg(long)]
         json: bool,
     },

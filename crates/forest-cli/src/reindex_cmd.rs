@@ -1,7 +1,7 @@
 //! `forest reindex`: `_derived/catalog.db` rebuilt from the Markdown.
 
 use anyhow::Result;
-use forest_gardener::derived::reindex;
+use forest_derived::catalog::reindex;
 use serde::Serialize;
 
 use crate::cli::{forest_root, print_json, ForestArg};

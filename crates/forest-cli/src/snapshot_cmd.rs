@@ -73,7 +73,7 @@ pub fn run(cmd: SnapshotCmd) -> Result<u8> {
             let root = PathBuf::from(&r.forest);
             // The derived layer is disposable and never travels: rebuild it.
             if root.join("_index.md").is_file() {
-                forest_gardener::derived::reindex(&root)?;
+                forest_derived::catalog::reindex(&root)?;
             } else {
                 eprintln!("warning: {} has no _index.md; restored as a plain git repository", root.display());
             }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use forest_gardener::GardenerConfig;
+use forest_derived::config::GardenerConfig;
 use forest_model::lint::{lint_forest_fold, Issue, Level, LintReport};
 use forest_model::node::Node;
 use forest_model::scope::reference_in_scope;

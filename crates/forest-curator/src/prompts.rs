@@ -1,8 +1,6 @@
 //! The Curator's prompts (dialect §4.2, §4.4, §4.6) and content clipping.
 
 use forest_model::tokens::estimate_tokens;
-use once_cell::sync::Lazy;
-use regex::Regex;
 use serde_json::{json, Value};
 
 /// Bumped whenever a prompt or schema changes: part of every cache key.
@@ -191,34 +189,6 @@ pub fn proposal_schema(offered_ids: &[&str]) -> Value {
     )
 }
 
-static HSPACE: Lazy<Regex> = Lazy::new(|| Regex::new(r"[ \t\x0B\x0C\r\u{A0}]+").expect("static regex"));
-
-/// Clip a body to `budget` tokens by lines (§4.2): collapse horizontal
-/// whitespace per line, keep the first ¾ of the lines while over budget,
-/// then the first ¾ of the words of a lone line, then hard-slice. The
-/// input of a body without structure ([`crate::select::select_content`]).
-pub fn clip_to(body: &str, budget: usize) -> String {
-    let mut lines: Vec<String> = body.split('\n').map(|l| HSPACE.replace_all(l, " ").trim().to_string()).collect();
-    let mut text = lines.join("\n");
-    while estimate_tokens(&text) > budget && lines.len() > 1 {
-        lines.truncate((lines.len() * 3 / 4).max(1));
-        text = lines.join("\n");
-    }
-    if estimate_tokens(&text) > budget {
-        let line = std::mem::take(&mut text);
-        let mut words: Vec<&str> = line.split(' ').collect();
-        text = line.clone();
-        while estimate_tokens(&text) > budget && words.len() > 1 {
-            words.truncate((words.len() * 3 / 4).max(1));
-            text = words.join(" ");
-        }
-    }
-    if text.chars().count() > budget * 4 {
-        text = text.chars().take(budget * 4).collect();
-    }
-    text
-}
-
 /// Clip branch entries by whole lines to [`ENTRIES_BUDGET_TOKENS`] (first line always
 /// kept), then `(... N more entries)` (§4.6).
 pub fn clip_entries(entries: &[String]) -> String {
@@ -241,6 +211,7 @@ pub fn clip_entries(entries: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::clip_to;
 
     #[test]
     fn short_body_only_collapses_whitespace() {

@@ -14,8 +14,10 @@
 //! Pure: no I/O; linear in the body.
 
 use forest_model::extract::{blocks, sentence_weight, BlockKind};
-use forest_model::scent::split_sentences;
+use forest_model::sentences::split_sentences;
 use forest_model::tokens::estimate_tokens;
+use once_cell::sync::Lazy;
+use regex::Regex;
 
 /// Deepest heading level of the outline the model sees.
 pub const OUTLINE_DEPTH: usize = 3;
@@ -90,7 +92,7 @@ pub fn select_content(title: &str, body: &str, budget: usize) -> String {
     if estimate_tokens(&text) >= MIN_SELECTED.min(budget) {
         return text;
     }
-    crate::prompts::clip_to(strip_front_matter(body), budget)
+    clip_to(strip_front_matter(body), budget)
 }
 
 /// Skip a leading YAML block (`---` ... `---`).
@@ -318,6 +320,34 @@ fn clip_para(text: &str, max: usize) -> Option<String> {
     Some(out)
 }
 
+static HSPACE: Lazy<Regex> = Lazy::new(|| Regex::new(r"[ \t\x0B\x0C\r\u{A0}]+").expect("static regex"));
+
+/// Clip a body to `budget` tokens by lines (§4.2): collapse horizontal
+/// whitespace per line, keep the first ¾ of the lines while over budget,
+/// then the first ¾ of the words of a lone line, then hard-slice. The
+/// input of a body without structure ([`select_content`]).
+pub fn clip_to(body: &str, budget: usize) -> String {
+    let mut lines: Vec<String> = body.split('\n').map(|l| HSPACE.replace_all(l, " ").trim().to_string()).collect();
+    let mut text = lines.join("\n");
+    while estimate_tokens(&text) > budget && lines.len() > 1 {
+        lines.truncate((lines.len() * 3 / 4).max(1));
+        text = lines.join("\n");
+    }
+    if estimate_tokens(&text) > budget {
+        let line = std::mem::take(&mut text);
+        let mut words: Vec<&str> = line.split(' ').collect();
+        text = line.clone();
+        while estimate_tokens(&text) > budget && words.len() > 1 {
+            words.truncate((words.len() * 3 / 4).max(1));
+            text = words.join(" ");
+        }
+    }
+    if text.chars().count() > budget * 4 {
+        text = text.chars().take(budget * 4).collect();
+    }
+    text
+}
+
 /// `text` cut to at most `max` characters at a word boundary, `…` appended
 /// when cut.
 pub fn clip_chars(text: &str, max: usize) -> String {
@@ -535,7 +565,7 @@ mod tests {
     #[test]
     fn code_and_unstructured_bodies_fall_back_to_the_lead() {
         let code = "```python\ndef f(x):\n    return x + 1\n```\n";
-        assert_eq!(select_content("f.py", code, 512), crate::prompts::clip_to(code, 512));
+        assert_eq!(select_content("f.py", code, 512), clip_to(code, 512));
         let script = "# Page\n\nfunction toggle(nm) { var w = document.getElementById(nm); if (w.style.display==\"block\") { w.style.display = \"none\"; } }\n\n\
                       The page explains how window functions compute running totals over partitions.\n";
         let s = select_content("Page", script, 512);

@@ -52,28 +52,52 @@ impl SourceConfig {
     }
 }
 
+/// A `${NAME}` reference that cannot be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvRefError {
+    /// `${` without its `}`.
+    #[error("unterminated ${{ in the uri")]
+    Unterminated,
+    /// Not `[A-Za-z_][A-Za-z0-9_]*`.
+    #[error("'${{{0}}}' is not a valid environment variable reference")]
+    BadName(String),
+    /// Set, but empty.
+    #[error("environment variable {0} is empty")]
+    Empty(String),
+    /// Not set.
+    #[error("environment variable {0} is not set (export {0}=... before the run)")]
+    Unset(String),
+}
+
+impl EnvRefError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        "E_CONFIG"
+    }
+}
+
 /// Replace every `${NAME}` in `uri` with `lookup(NAME)`. `NAME` is
 /// `[A-Za-z_][A-Za-z0-9_]*`; a bare `$` is kept as written. Errors name an
 /// unset variable, an empty value, or a malformed reference.
-pub fn expand_env(uri: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand_env(uri: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, EnvRefError> {
     let mut out = String::with_capacity(uri.len());
     let mut rest = uri;
     while let Some(i) = rest.find("${") {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
         let Some(end) = after.find('}') else {
-            return Err("unterminated ${ in the uri".into());
+            return Err(EnvRefError::Unterminated);
         };
         let name = &after[..end];
         let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!("'${{{name}}}' is not a valid environment variable reference"));
+            return Err(EnvRefError::BadName(name.to_string()));
         }
         match lookup(name) {
             Some(v) if !v.is_empty() => out.push_str(&v),
-            Some(_) => return Err(format!("environment variable {name} is empty")),
-            None => return Err(format!("environment variable {name} is not set (export {name}=... before the run)")),
+            Some(_) => return Err(EnvRefError::Empty(name.to_string())),
+            None => return Err(EnvRefError::Unset(name.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -135,6 +159,51 @@ pub fn rclone_options(src: &SourceConfig) -> Result<forest_storage::RcloneOption
     Ok(o)
 }
 
+/// One entry of `sources:` (`content` and `archive` are the file-wide
+/// defaults).
+fn source_entry(m: &Mapping, content: &str, archive: &str) -> Result<SourceConfig> {
+    let name = get_str(m, "name").ok_or_else(|| DerivedError::Config("sources: entry without name".into()))?;
+    let uri = get_str(m, "uri").ok_or_else(|| DerivedError::Config(format!("sources: '{name}' has no uri")))?;
+    let follow_symlinks = match m.get("follow_symlinks") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(DerivedError::Config(format!("sources: '{name}': follow_symlinks must be true or false")))
+        }
+    };
+    Ok(SourceConfig {
+        name,
+        uri,
+        dest: get_str(m, "dest").filter(|d| !d.is_empty()),
+        content: get_str(m, "content").unwrap_or_else(|| content.to_string()),
+        archive: get_str(m, "archive").unwrap_or_else(|| archive.to_string()),
+        ignore: str_list(m.get("ignore")),
+        endpoint_url: get_str(m, "endpoint_url").filter(|e| !e.is_empty()),
+        path_style: m.get("path_style").and_then(|v| v.as_bool()),
+        rclone_config: get_str(m, "rclone_config").filter(|c| !c.is_empty()),
+        follow_symlinks,
+    })
+}
+
+/// Every source passes its policies, has a name of its own and a uri of
+/// valid syntax.
+fn check_sources(sources: &[SourceConfig]) -> Result<()> {
+    let mut names = std::collections::HashSet::new();
+    for s in sources {
+        check_policies(s)?;
+        if !names.insert(s.name.as_str()) {
+            return Err(DerivedError::Config(format!("sources: the name '{}' is used twice", s.name)));
+        }
+        if s.uri.trim().is_empty() {
+            return Err(DerivedError::Config(format!("sources: '{}' has an empty uri", s.name)));
+        }
+        // Syntax only: the variables themselves are resolved at run time.
+        expand_env(&s.uri, |_| Some("x".into()))
+            .map_err(|e| DerivedError::Config(format!("sources: '{}': uri {}: {e}", s.name, s.uri)))?;
+    }
+    Ok(())
+}
+
 /// Parsed gardener config.
 #[derive(Debug, Clone)]
 pub struct GardenerConfig {
@@ -192,31 +261,7 @@ impl GardenerConfig {
                 let Some(m) = s.as_mapping() else {
                     return Err(DerivedError::Config("sources: every entry must be a mapping".into()));
                 };
-                let name =
-                    get_str(m, "name").ok_or_else(|| DerivedError::Config("sources: entry without name".into()))?;
-                let uri =
-                    get_str(m, "uri").ok_or_else(|| DerivedError::Config(format!("sources: '{name}' has no uri")))?;
-                let follow_symlinks = match m.get("follow_symlinks") {
-                    None | Some(Value::Null) => false,
-                    Some(Value::Bool(b)) => *b,
-                    Some(_) => {
-                        return Err(DerivedError::Config(format!(
-                            "sources: '{name}': follow_symlinks must be true or false"
-                        )))
-                    }
-                };
-                sources.push(SourceConfig {
-                    name,
-                    uri,
-                    dest: get_str(m, "dest").filter(|d| !d.is_empty()),
-                    content: get_str(m, "content").unwrap_or_else(|| content.clone()),
-                    archive: get_str(m, "archive").unwrap_or_else(|| archive.clone()),
-                    ignore: str_list(m.get("ignore")),
-                    endpoint_url: get_str(m, "endpoint_url").filter(|e| !e.is_empty()),
-                    path_style: m.get("path_style").and_then(|v| v.as_bool()),
-                    rclone_config: get_str(m, "rclone_config").filter(|c| !c.is_empty()),
-                    follow_symlinks,
-                });
+                sources.push(source_entry(m, &content, &archive)?);
             }
         }
         if let Some(root) = get_str(&raw, "source_root") {
@@ -247,19 +292,7 @@ impl GardenerConfig {
                 );
             }
         }
-        let mut names = std::collections::HashSet::new();
-        for s in &sources {
-            check_policies(s)?;
-            if !names.insert(s.name.as_str()) {
-                return Err(DerivedError::Config(format!("sources: the name '{}' is used twice", s.name)));
-            }
-            if s.uri.trim().is_empty() {
-                return Err(DerivedError::Config(format!("sources: '{}' has an empty uri", s.name)));
-            }
-            // Syntax only: the variables themselves are resolved at run time.
-            expand_env(&s.uri, |_| Some("x".into()))
-                .map_err(|e| DerivedError::Config(format!("sources: '{}': uri {}: {e}", s.name, s.uri)))?;
-        }
+        check_sources(&sources)?;
         let mut converters = BTreeMap::new();
         if let Some(Value::Mapping(m)) = raw.get("converters") {
             for (k, v) in m {
@@ -460,11 +493,11 @@ mod tests {
         };
         assert_eq!(expand_env("file://${DRIVE_ROOT}/shared", env).unwrap(), "file:///mnt/drive/shared");
         assert_eq!(expand_env("/plain/$HOME/x", env).unwrap(), "/plain/$HOME/x");
-        let unset = expand_env("file://${NOPE}/x", env).unwrap_err();
+        let unset = expand_env("file://${NOPE}/x", env).unwrap_err().to_string();
         assert!(unset.contains("NOPE") && unset.contains("not set"), "{unset}");
-        assert!(expand_env("${EMPTY}/x", env).unwrap_err().contains("empty"));
-        assert!(expand_env("${DRIVE_ROOT/x", env).unwrap_err().contains("unterminated"));
-        assert!(expand_env("${1X}/x", env).unwrap_err().contains("not a valid"));
+        assert!(expand_env("${EMPTY}/x", env).unwrap_err().to_string().contains("empty"));
+        assert!(expand_env("${DRIVE_ROOT/x", env).unwrap_err().to_string().contains("unterminated"));
+        assert!(expand_env("${1X}/x", env).unwrap_err().to_string().contains("not a valid"));
     }
 
     #[test]

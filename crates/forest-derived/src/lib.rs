@@ -3,14 +3,20 @@
 //! ([`paths`]), Markdown node -> catalog row and opening/rebuilding the
 //! catalog ([`catalog`]), the versioned `_meta/gardener.yaml`
 //! ([`config`]), content hashes ([`hash`]), and reading through the
-//! storage tiers: FLESH bodies and BONE payloads ([`tiers`]).
+//! storage tiers: FLESH bodies and BONE payloads ([`tiers`]); the dialect
+//! skeleton of `forest init` ([`init`]), the remembered outcomes of files
+//! that were not planted ([`outcomes`]) and the contract of a budgeted
+//! curation run ([`curation`]), which the Ranger reads without the Gardener.
 //!
 //! Invariant: nothing here converts, curates or plans; this crate depends
 //! on no pipeline and no converter, so the read side links none of them.
 
 pub mod catalog;
 pub mod config;
+pub mod curation;
 pub mod hash;
+pub mod init;
+pub mod outcomes;
 pub mod paths;
 pub mod tiers;
 
@@ -21,6 +27,21 @@ pub enum DerivedError {
     /// `_meta/gardener.yaml` (or a source recorded in it) is invalid.
     #[error("E_CONFIG: {0}")]
     Config(String),
+    /// `forest init` on a folder that already holds a forest.
+    #[error("E_SCHEMA: {path} already holds a forest (_index.md exists)")]
+    AlreadyForest {
+        /// The folder.
+        path: String,
+    },
+    /// The manifest (`_derived/manifest.db`, its `outcomes` table) failed.
+    #[error("derived layer: {table}")]
+    Manifest {
+        /// The table read.
+        table: &'static str,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
     /// A file of the forest could not be read or written.
     #[error("cannot access {path}")]
     Io {
@@ -46,6 +67,8 @@ impl DerivedError {
     pub fn code(&self) -> &'static str {
         match self {
             DerivedError::Config(_) => "E_CONFIG",
+            DerivedError::AlreadyForest { .. } => "E_SCHEMA",
+            DerivedError::Manifest { .. } => "E_DERIVED",
             DerivedError::Io { .. } => "E_IO",
             DerivedError::Catalog(_) => "E_DERIVED",
             DerivedError::Storage(_) => "E_STORAGE",

@@ -431,25 +431,7 @@ impl GitForest {
         if changes.is_empty() {
             return Ok(None);
         }
-        // Last change of a path wins; BTreeMap also gives a stable order.
-        let mut latest: BTreeMap<&str, Wanted<'_>> = BTreeMap::new();
-        for change in changes {
-            let path = change.path();
-            if !(path.ends_with(".md") || VERSIONED_CONFIG.contains(&path) || (allow_gitignore && path == ".gitignore"))
-            {
-                continue;
-            }
-            check_path(path)?;
-            let content = match change {
-                Change::Write { bytes, .. } => Wanted::Bytes(bytes),
-                Change::Stored { blob, .. } => Wanted::Blob(*blob),
-                Change::Delete { .. } => Wanted::Gone,
-            };
-            latest.insert(path, content);
-        }
-        if latest.is_empty() {
-            return Err(GitError::NothingToCommit);
-        }
+        let latest = latest_changes(changes, allow_gitignore)?;
 
         let repo = self.lock_repo();
         // An earlier commit of this process may have failed mid work tree.
@@ -469,20 +451,7 @@ impl GitForest {
             None => None,
         };
         let parent = old.map(|id| w.find_commit(id)).transpose()?;
-        let base_tree = match &parent {
-            Some(c) => c.tree()?,
-            None => {
-                // libgit2 knows the empty tree without it being stored: no
-                // dangling object is left behind (fall back to writing it).
-                match Oid::from_str(EMPTY_TREE).ok().and_then(|id| w.find_tree(id).ok()) {
-                    Some(t) => t,
-                    None => {
-                        let empty = w.treebuilder(None)?.write()?;
-                        w.find_tree(empty)?
-                    }
-                }
-            }
-        };
+        let base_tree = base_tree_of(w, parent.as_ref())?;
 
         // Blobs first, on several threads when there are many (a loose
         // object is a zlib pass plus a file create each).
@@ -493,47 +462,11 @@ impl GitForest {
                 _ => None,
             })
             .collect();
-        let mut blob_ids = match &mempack {
+        let blob_ids = match &mempack {
             Some(_) => contents.iter().map(|b| w_odb.write(ObjectType::Blob, b)).collect::<Result<Vec<_>, _>>()?,
             None => write_blobs(&repo, &w_odb, &contents)?,
-        }
-        .into_iter();
-        let mut update = TreeUpdateBuilder::new();
-        let mut targets: Vec<Target<'_>> = Vec::new();
-        for (&path, content) in &latest {
-            let existing = match base_tree.get_path(Path::new(path)) {
-                Ok(e) => Some(e.id()),
-                Err(e) if e.code() == ErrorCode::NotFound => None,
-                Err(e) => return Err(e.into()),
-            };
-            match *content {
-                Wanted::Bytes(bytes) => {
-                    let id =
-                        blob_ids.next().ok_or_else(|| GitError::io("write blobs", std::io::ErrorKind::Other.into()))?;
-                    if existing != Some(id) {
-                        update.upsert(path, id, FileMode::Blob);
-                        targets.push((path, Some((id, Content::Bytes(bytes)))));
-                    }
-                }
-                Wanted::Blob(id) => {
-                    if !w_odb.exists(id) {
-                        return Err(GitError::Git(git2::Error::from_str(&format!(
-                            "blob {id} for {path} is not stored"
-                        ))));
-                    }
-                    if existing != Some(id) {
-                        update.upsert(path, id, FileMode::Blob);
-                        targets.push((path, Some((id, Content::Stored))));
-                    }
-                }
-                Wanted::Gone => {
-                    if existing.is_some() {
-                        update.remove(path);
-                        targets.push((path, None));
-                    }
-                }
-            }
-        }
+        };
+        let (mut update, targets) = tree_update(&base_tree, &w_odb, &latest, blob_ids)?;
         if targets.is_empty() {
             return Ok(None);
         }
@@ -547,14 +480,7 @@ impl GitForest {
         // No ref is updated here: the commit stays unreachable until the CAS.
         let commit = w.commit(None, &sig, &sig, message, &tree, &parents)?;
         if let Some(mp) = &mempack {
-            let mut pack = git2::Buf::new();
-            mp.dump(w, &mut pack)?;
-            let odb = repo.odb()?;
-            let mut writer = odb.packwriter()?;
-            writer.write_all(&pack).map_err(|e| GitError::io("write pack", e))?;
-            writer.commit()?;
-            // Free the in-memory objects now (they are in the pack file).
-            mp.reset()?;
+            land_pack(&repo, w, mp)?;
         }
         observer(CommitStage::ObjectsWritten { commit });
 
@@ -570,21 +496,7 @@ impl GitForest {
         // Durability barrier: objects must be on disk before a ref names them.
         sync_fs(repo.path());
 
-        let subject = message.lines().next().unwrap_or("");
-        let reflog = match old {
-            Some(_) => format!("commit: {subject}"),
-            None => format!("commit (initial): {subject}"),
-        };
-        // Zero oid = "the ref must not exist yet" (unborn branch).
-        let expected = old.unwrap_or(Oid::ZERO_SHA1);
-        if let Err(e) = repo.reference_matching(&branch, commit, true, expected, &reflog) {
-            worktree::remove_journal(&repo)?;
-            return Err(match e.code() {
-                ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked => GitError::Concurrent(branch),
-                _ => GitError::Git(e),
-            });
-        }
-        sync_file(&repo.path().join(&branch));
+        move_branch(&repo, &branch, old, commit, message)?;
         observer(CommitStage::RefUpdated { commit });
 
         let total = targets.len();
@@ -605,6 +517,129 @@ impl GitForest {
         worktree::remove_journal(&repo)?;
         Ok(Some(commit))
     }
+}
+
+/// The versioned changes of a batch, the last change of a path winning
+/// (a `BTreeMap`, so the order is stable); an error when none is left.
+fn latest_changes(changes: &[Change], allow_gitignore: bool) -> Result<BTreeMap<&str, Wanted<'_>>, GitError> {
+    let mut latest: BTreeMap<&str, Wanted<'_>> = BTreeMap::new();
+    for change in changes {
+        let path = change.path();
+        if !(path.ends_with(".md") || VERSIONED_CONFIG.contains(&path) || (allow_gitignore && path == ".gitignore")) {
+            continue;
+        }
+        check_path(path)?;
+        let content = match change {
+            Change::Write { bytes, .. } => Wanted::Bytes(bytes),
+            Change::Stored { blob, .. } => Wanted::Blob(*blob),
+            Change::Delete { .. } => Wanted::Gone,
+        };
+        latest.insert(path, content);
+    }
+    if latest.is_empty() {
+        return Err(GitError::NothingToCommit);
+    }
+    Ok(latest)
+}
+
+/// The tree a commit starts from: its parent's, or the empty tree.
+fn base_tree_of<'r>(w: &'r Repository, parent: Option<&git2::Commit<'r>>) -> Result<git2::Tree<'r>, GitError> {
+    Ok(match parent {
+        Some(c) => c.tree()?,
+        None => {
+            // libgit2 knows the empty tree without it being stored: no
+            // dangling object is left behind (fall back to writing it).
+            match Oid::from_str(EMPTY_TREE).ok().and_then(|id| w.find_tree(id).ok()) {
+                Some(t) => t,
+                None => {
+                    let empty = w.treebuilder(None)?.write()?;
+                    w.find_tree(empty)?
+                }
+            }
+        }
+    })
+}
+
+/// The tree edits of a batch over `base_tree` and the work-tree targets
+/// they imply; `blob_ids` are the ids of the `Wanted::Bytes` contents, in
+/// `latest`'s order. Paths whose blob does not change are left out.
+fn tree_update<'p>(
+    base_tree: &git2::Tree<'_>,
+    w_odb: &git2::Odb<'_>,
+    latest: &BTreeMap<&'p str, Wanted<'p>>,
+    blob_ids: Vec<Oid>,
+) -> Result<(TreeUpdateBuilder, Vec<Target<'p>>), GitError> {
+    let mut blob_ids = blob_ids.into_iter();
+    let mut update = TreeUpdateBuilder::new();
+    let mut targets: Vec<Target<'p>> = Vec::new();
+    for (&path, content) in latest {
+        let existing = match base_tree.get_path(Path::new(path)) {
+            Ok(e) => Some(e.id()),
+            Err(e) if e.code() == ErrorCode::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        match *content {
+            Wanted::Bytes(bytes) => {
+                let id =
+                    blob_ids.next().ok_or_else(|| GitError::io("write blobs", std::io::ErrorKind::Other.into()))?;
+                if existing != Some(id) {
+                    update.upsert(path, id, FileMode::Blob);
+                    targets.push((path, Some((id, Content::Bytes(bytes)))));
+                }
+            }
+            Wanted::Blob(id) => {
+                if !w_odb.exists(id) {
+                    return Err(GitError::Git(git2::Error::from_str(&format!("blob {id} for {path} is not stored"))));
+                }
+                if existing != Some(id) {
+                    update.upsert(path, id, FileMode::Blob);
+                    targets.push((path, Some((id, Content::Stored))));
+                }
+            }
+            Wanted::Gone => {
+                if existing.is_some() {
+                    update.remove(path);
+                    targets.push((path, None));
+                }
+            }
+        }
+    }
+    Ok((update, targets))
+}
+
+/// The compare-and-swap that publishes a batch: `branch` moves from `old`
+/// (or is born) to `commit`, or nothing moves and the journal goes
+/// (`E_CONCURRENT` when another writer moved it first).
+fn move_branch(repo: &Repository, branch: &str, old: Option<Oid>, commit: Oid, message: &str) -> Result<(), GitError> {
+    let subject = message.lines().next().unwrap_or("");
+    let reflog = match old {
+        Some(_) => format!("commit: {subject}"),
+        None => format!("commit (initial): {subject}"),
+    };
+    // Zero oid = "the ref must not exist yet" (unborn branch).
+    let expected = old.unwrap_or(Oid::ZERO_SHA1);
+    if let Err(e) = repo.reference_matching(branch, commit, true, expected, &reflog) {
+        worktree::remove_journal(repo)?;
+        return Err(match e.code() {
+            ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked => GitError::Concurrent(branch.to_string()),
+            _ => GitError::Git(e),
+        });
+    }
+    sync_file(&repo.path().join(branch));
+    Ok(())
+}
+
+/// Write the in-memory objects of a big batch as one pack file, then free them.
+fn land_pack(repo: &Repository, w: &Repository, mp: &git2::Mempack<'_>) -> Result<(), GitError> {
+    let mut pack = git2::Buf::new();
+    mp.dump(w, &mut pack)?;
+    let odb = repo.odb()?;
+    let mut writer = odb.packwriter()?;
+    writer.write_all(&pack).map_err(|e| GitError::io("write pack", e))?;
+    writer.commit()?;
+    // Free the in-memory objects now (they are in the pack file).
+    mp.reset()?;
+    Ok(())
 }
 
 /// Blobs written per thread before another one is worth starting.

@@ -5,12 +5,11 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use git2::{IndexEntry, IndexTime, Oid, Repository};
+use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 use crate::GitError;
@@ -212,57 +211,6 @@ pub(crate) fn update_index_sized<S: AsRef<str>>(
         Ok(())
     })?;
     Ok(())
-}
-
-/// Set one path's index entry to `target` (blob id, size) or remove it.
-pub(crate) fn set_index_entry(
-    index: &mut git2::Index,
-    root: &Path,
-    rel: &str,
-    target: Option<(Oid, u64)>,
-) -> Result<(), GitError> {
-    match target {
-        Some((oid, len)) => index.add(&index_entry(root, rel, oid, len))?,
-        None => {
-            if index.get_path(Path::new(rel), 0).is_some() {
-                index.remove_path(Path::new(rel))?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// An index entry carrying the file's stat data, so `git status` sees the
-/// path clean without re-hashing it.
-fn index_entry(root: &Path, rel: &str, id: Oid, len: u64) -> IndexEntry {
-    // Truncations below follow git's own index format (32-bit fields).
-    let (ctime, mtime, dev, ino, uid, gid, size) = match fs::metadata(root.join(rel)) {
-        Ok(m) => (
-            IndexTime::new(m.ctime() as i32, m.ctime_nsec() as u32),
-            IndexTime::new(m.mtime() as i32, m.mtime_nsec() as u32),
-            m.dev() as u32,
-            m.ino() as u32,
-            m.uid(),
-            m.gid(),
-            m.size() as u32,
-        ),
-        // Zero stat data only makes git re-hash the file: still correct.
-        Err(_) => (IndexTime::new(0, 0), IndexTime::new(0, 0), 0, 0, 0, 0, len as u32),
-    };
-    IndexEntry {
-        ctime,
-        mtime,
-        dev,
-        ino,
-        mode: 0o100644,
-        uid,
-        gid,
-        file_size: size,
-        id,
-        flags: 0,
-        flags_extended: 0,
-        path: rel.as_bytes().to_vec(),
-    }
 }
 
 /// Restore `paths` from HEAD (work tree and index), then delete orphaned

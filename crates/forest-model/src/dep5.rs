@@ -10,7 +10,7 @@ use once_cell::sync::Lazy;
 use regex::Regex;
 
 use crate::extract::{clean_inline, lead, SCAN_BYTES};
-use crate::scent::split_sentences;
+use crate::sentences::split_sentences;
 
 /// Names that are a template's placeholder, not a name.
 const NOT_A_NAME: [&str; 7] = ["package", "software", "unknown", "none", "n/a", "upstream", "name"];

@@ -19,6 +19,7 @@ pub mod node;
 pub mod scent;
 pub mod schema;
 pub mod scope;
+pub mod sentences;
 pub mod slug;
 pub mod tokens;
 pub mod walk;

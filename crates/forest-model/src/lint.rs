@@ -268,7 +268,7 @@ pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, String>, dia
         }
     }
     if let Err(m) = validate_frontmatter(&node, dialect) {
-        out.head.push(err(m));
+        out.head.push(err(m.to_string()));
         return out;
     }
     let fid = node.get_str("id").unwrap_or_default();
@@ -367,20 +367,53 @@ fn is_date_like(v: &Value) -> bool {
     }
 }
 
+/// The first problem [`validate_frontmatter`] finds: a dialect code
+/// (`E_FRONTMATTER`, `E_SCHEMA`) and what is wrong, printed `CODE: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct FrontmatterError {
+    code: &'static str,
+    message: String,
+}
+
+impl FrontmatterError {
+    fn new(code: &'static str, message: impl Into<String>) -> Self {
+        FrontmatterError { code, message: message.into() }
+    }
+
+    /// The dialect's error code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// What is wrong, without the code.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
 /// Frontmatter validation (non-strict: the summary is checked separately).
 /// Returns the first problem as `CODE: message`.
-pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String> {
+pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), FrontmatterError> {
     let f = &node.front;
     for key in ["id", "type", "title", "summary", "created", "updated"] {
         match f.get(key) {
-            None | Some(Value::Null) => return Err(format!("E_FRONTMATTER: {key}: Field required")),
+            None | Some(Value::Null) => {
+                return Err(FrontmatterError::new("E_FRONTMATTER", format!("{key}: Field required")))
+            }
             Some(v) => {
                 if key == "created" || key == "updated" {
                     if !is_date_like(v) {
-                        return Err(format!("E_FRONTMATTER: {key}: Input should be a valid date"));
+                        return Err(FrontmatterError::new(
+                            "E_FRONTMATTER",
+                            format!("{key}: Input should be a valid date"),
+                        ));
                     }
                 } else if !matches!(v, Value::String(_)) {
-                    return Err(format!("E_FRONTMATTER: {key}: Input should be a valid string, got {}", type_name(v)));
+                    return Err(FrontmatterError::new(
+                        "E_FRONTMATTER",
+                        format!("{key}: Input should be a valid string, got {}", type_name(v)),
+                    ));
                 }
             }
         }
@@ -390,75 +423,95 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), String
             match v {
                 Value::Sequence(s) if s.iter().all(|x| matches!(x, Value::String(_))) => {}
                 Value::Null => {}
-                _ => return Err(format!("E_FRONTMATTER: {key}: Input should be a list of strings")),
+                _ => {
+                    return Err(FrontmatterError::new(
+                        "E_FRONTMATTER",
+                        format!("{key}: Input should be a list of strings"),
+                    ))
+                }
             }
         }
     }
     if let Some(v) = f.get("confidence") {
         match v.as_f64() {
             Some(c) if (0.0..=1.0).contains(&c) => {}
-            Some(_) => return Err("E_FRONTMATTER: confidence: Value error, confidence must be in [0.0, 1.0]".into()),
-            None => return Err("E_FRONTMATTER: confidence: Input should be a valid number".into()),
+            Some(_) => {
+                return Err(FrontmatterError::new(
+                    "E_FRONTMATTER",
+                    "confidence: Value error, confidence must be in [0.0, 1.0]",
+                ))
+            }
+            None => return Err(FrontmatterError::new("E_FRONTMATTER", "confidence: Input should be a valid number")),
         }
     }
     for (key, allowed) in [("source", &SOURCES[..]), ("payload_type", &PAYLOAD_TYPES[..])] {
         if let Some(v) = f.get(key) {
             if !matches!(v, Value::Null) && !v.as_str().is_some_and(|s| allowed.contains(&s)) {
-                return Err(format!("E_FRONTMATTER: {key}: must be one of {allowed:?}"));
+                return Err(FrontmatterError::new("E_FRONTMATTER", format!("{key}: must be one of {allowed:?}")));
             }
         }
     }
     let ty = node.get_str("type").unwrap_or_default();
     if !dialect.has_type(&ty) {
-        return Err(format!("E_SCHEMA: unknown node type '{ty}'"));
+        return Err(FrontmatterError::new("E_SCHEMA", format!("unknown node type '{ty}'")));
     }
     if ty == "entity" && !node.get_str("entity_kind").is_some_and(|k| ENTITY_KINDS.contains(&k.as_str())) {
-        return Err(format!("E_FRONTMATTER: entity_kind: must be one of {ENTITY_KINDS:?}"));
+        return Err(FrontmatterError::new("E_FRONTMATTER", format!("entity_kind: must be one of {ENTITY_KINDS:?}")));
     }
     match f.get("links") {
         None | Some(Value::Null) => {}
         Some(Value::Sequence(links)) => {
             for l in links {
                 let Some(m) = l.as_mapping() else {
-                    return Err("E_FRONTMATTER: links: each link must be a mapping with rel and target".into());
+                    return Err(FrontmatterError::new(
+                        "E_FRONTMATTER",
+                        "links: each link must be a mapping with rel and target",
+                    ));
                 };
                 let (Some(rel), Some(target)) =
                     (m.get("rel").and_then(|v| v.as_str()), m.get("target").and_then(|v| v.as_str()))
                 else {
-                    return Err("E_FRONTMATTER: links: each link needs string rel and target".into());
+                    return Err(FrontmatterError::new("E_FRONTMATTER", "links: each link needs string rel and target"));
                 };
                 if !dialect.has_rel(rel) {
-                    return Err(format!("E_SCHEMA: unknown rel '{rel}' (links -> {target})"));
+                    return Err(FrontmatterError::new("E_SCHEMA", format!("unknown rel '{rel}' (links -> {target})")));
                 }
                 if let Some(c) = m.get("confidence") {
                     if !c.as_f64().is_some_and(|c| (0.0..=1.0).contains(&c)) {
-                        return Err(format!(
-                            "E_FRONTMATTER: links: confidence of {rel} -> {target} must be in [0.0, 1.0]"
+                        return Err(FrontmatterError::new(
+                            "E_FRONTMATTER",
+                            format!("links: confidence of {rel} -> {target} must be in [0.0, 1.0]"),
                         ));
                     }
                 }
             }
             if links.len() > MAX_LINKS {
-                return Err(format!("E_SCHEMA: node has {} links (max {MAX_LINKS})", links.len()));
+                return Err(FrontmatterError::new(
+                    "E_SCHEMA",
+                    format!("node has {} links (max {MAX_LINKS})", links.len()),
+                ));
             }
         }
-        Some(_) => return Err("E_FRONTMATTER: links: Input should be a valid list".into()),
+        Some(_) => return Err(FrontmatterError::new("E_FRONTMATTER", "links: Input should be a valid list")),
     }
     if let Some(v) = f.get("origin") {
         match v {
             Value::Null => {}
             Value::String(s) => {
                 if s.trim().is_empty() {
-                    return Err("E_SCHEMA: origin must be a non-empty string".into());
+                    return Err(FrontmatterError::new("E_SCHEMA", "origin must be a non-empty string"));
                 }
                 if s.chars().count() > 2048 {
-                    return Err("E_SCHEMA: origin exceeds 2048 chars".into());
+                    return Err(FrontmatterError::new("E_SCHEMA", "origin exceeds 2048 chars"));
                 }
                 if s.chars().any(|c| (c as u32) <= 0x20 || c as u32 == 0x7f) {
-                    return Err("E_SCHEMA: origin must be one URI without whitespace or control characters".into());
+                    return Err(FrontmatterError::new(
+                        "E_SCHEMA",
+                        "origin must be one URI without whitespace or control characters",
+                    ));
                 }
             }
-            _ => return Err("E_SCHEMA: origin must be a non-empty string".into()),
+            _ => return Err(FrontmatterError::new("E_SCHEMA", "origin must be a non-empty string")),
         }
     }
     Ok(())
@@ -497,13 +550,13 @@ mod tests {
         let ok = Node::parse(&format!("{base}---\n")).unwrap();
         assert!(validate_frontmatter(&ok, &d).is_ok());
         let n = Node::parse(&format!("{base}confidence: 1.5\n---\n")).unwrap();
-        assert!(validate_frontmatter(&n, &d).unwrap_err().contains("confidence must be in"));
+        assert!(validate_frontmatter(&n, &d).unwrap_err().to_string().contains("confidence must be in"));
         let n = Node::parse("---\nid: a\ntype: note\ntitle: A\nsummary: S\nupdated: '2026-01-01'\n---\n").unwrap();
-        assert_eq!(validate_frontmatter(&n, &d).unwrap_err(), "E_FRONTMATTER: created: Field required");
+        assert_eq!(validate_frontmatter(&n, &d).unwrap_err().to_string(), "E_FRONTMATTER: created: Field required");
         let n = Node::parse(&format!("{base}links:\n- rel: likes\n  target: b\n---\n")).unwrap();
-        assert_eq!(validate_frontmatter(&n, &d).unwrap_err(), "E_SCHEMA: unknown rel 'likes' (links -> b)");
+        assert_eq!(validate_frontmatter(&n, &d).unwrap_err().to_string(), "E_SCHEMA: unknown rel 'likes' (links -> b)");
         let n = Node::parse(&format!("{}---\n", base.replace("type: note", "type: entity"))).unwrap();
-        assert!(validate_frontmatter(&n, &d).unwrap_err().contains("entity_kind"));
+        assert!(validate_frontmatter(&n, &d).unwrap_err().to_string().contains("entity_kind"));
         assert!(valid_source_hash(&format!("blake3:{}", "a".repeat(64))));
         assert!(!valid_source_hash("blake3:zz"));
         assert!(is_remote("s3://b/k") && !is_remote("a.db"));

@@ -41,7 +41,7 @@ impl Node {
             Some(i) => &after[i + 1..],
             None => "",
         };
-        let front = yaml::parse_mapping(yaml_text).map_err(ParseError::Yaml)?;
+        let front = yaml::parse_mapping(yaml_text).map_err(|e| ParseError::Yaml(e.to_string()))?;
         let body = after.trim_start_matches(['\n', '\r']).to_string();
         Ok(Node { front, body })
     }

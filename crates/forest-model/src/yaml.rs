@@ -7,16 +7,27 @@
 
 pub use yaml_serde::{Mapping, Value};
 
+/// A frontmatter or config document that is not a YAML mapping.
+#[derive(Debug, thiserror::Error)]
+pub enum YamlError {
+    /// Not YAML (the parser's message says where).
+    #[error(transparent)]
+    Syntax(#[from] yaml_serde::Error),
+    /// YAML, but a list or a scalar.
+    #[error("frontmatter is not a mapping")]
+    NotMapping,
+}
+
 /// Parse a YAML document that must be a mapping.
-pub fn parse_mapping(text: &str) -> Result<Mapping, String> {
+pub fn parse_mapping(text: &str) -> Result<Mapping, YamlError> {
     if text.trim().is_empty() {
         return Ok(Mapping::new());
     }
-    let v: Value = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
+    let v: Value = yaml_serde::from_str(text)?;
     match v {
         Value::Mapping(m) => Ok(m),
         Value::Null => Ok(Mapping::new()),
-        _ => Err("frontmatter is not a mapping".into()),
+        _ => Err(YamlError::NotMapping),
     }
 }
 

@@ -174,7 +174,7 @@ pub fn topk(index: &ChunkIndex, llm: &dyn Chat, question: &str) -> ArmAnswer {
             }
             None => out.answer = Some(reply),
         },
-        Err(e) => out.detail = json!({"error": e}),
+        Err(e) => out.detail = json!({"error": e.to_string()}),
     }
     out.detail["retrieval"] = json!("bm25");
     out.detail["chunks"] = json!(hits.iter().map(|c| c.id.clone()).collect::<Vec<_>>());
@@ -194,7 +194,7 @@ pub fn iterative(index: &ChunkIndex, llm: &dyn Chat, question: &str) -> ArmAnswe
         let reply = match llm.chat(&messages) {
             Ok(r) => r,
             Err(e) => {
-                out.detail = json!({"error": e});
+                out.detail = json!({"error": e.to_string()});
                 break;
             }
         };

@@ -54,15 +54,18 @@ impl Forest for InProcess {
     }
 }
 
+/// Why a chat model gave no reply: the model client's own error.
+pub type ChatError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A chat model: messages in, the reply text out, or why not.
 pub trait Chat {
     /// One completion.
-    fn chat(&self, messages: &[Value]) -> Result<String, String>;
+    fn chat(&self, messages: &[Value]) -> Result<String, ChatError>;
 
     /// One completion constrained by `schema` (an OpenAI `response_format`
     /// value, e.g. [`crate::protocol::action_schema`]) when the model can
     /// honour it; the default ignores it (the text protocol).
-    fn chat_with(&self, messages: &[Value], schema: Option<&Value>) -> Result<String, String> {
+    fn chat_with(&self, messages: &[Value], schema: Option<&Value>) -> Result<String, ChatError> {
         let _ = schema;
         self.chat(messages)
     }
@@ -75,12 +78,12 @@ pub trait Chat {
 }
 
 impl Chat for Curator {
-    fn chat(&self, messages: &[Value]) -> Result<String, String> {
-        Curator::chat(self, messages).map_err(|e| e.to_string())
+    fn chat(&self, messages: &[Value]) -> Result<String, ChatError> {
+        Ok(Curator::chat(self, messages)?)
     }
 
-    fn chat_with(&self, messages: &[Value], schema: Option<&Value>) -> Result<String, String> {
-        Curator::chat_with_schema(self, messages, schema).map_err(|e| e.to_string())
+    fn chat_with(&self, messages: &[Value], schema: Option<&Value>) -> Result<String, ChatError> {
+        Ok(Curator::chat_with_schema(self, messages, schema)?)
     }
 
     fn structured(&self) -> bool {

@@ -32,7 +32,7 @@ pub mod report;
 pub mod troop;
 
 pub use error::NavError;
-pub use forest::{Chat, Forest, InProcess};
+pub use forest::{Chat, ChatError, Forest, InProcess};
 pub use mcp::McpForest;
 pub use navigator::{hunt, HuntOptions};
 pub use report::{Cost, HuntResult, Step};

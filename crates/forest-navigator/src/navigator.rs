@@ -4,7 +4,7 @@
 //! gate and forced synthesis. Every tool result is a primitive's own
 //! budgeted answer; a bad call gets the error envelope, never a panic.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
@@ -13,8 +13,8 @@ use crate::audit::{accept, audit, repair_ids, with_evidence, Seen, RELOCATE_AFTE
 use crate::forest::{msg, Chat, Forest};
 use crate::observe::{absorb, hits};
 use crate::protocol::{
-    action_schema, answer_schema, estimate_str, nudge, opening_message, parse_action, system_prompt, unknown_tool,
-    visited_key, Actions, READ_TOOLS,
+    action_schema, answer_schema, estimate_str, nudge, opening_message, parse_action, sorted_json, system_prompt,
+    unknown_tool, visited_key, Actions, READ_TOOLS,
 };
 use crate::report::{part_d, Cost, HuntResult, Step};
 
@@ -88,7 +88,7 @@ pub(crate) struct Hunt<'a> {
     pub(crate) error: Option<String>,
     deadline_sent: bool,
     /// Troop: results shared between monkeys (`tool + sorted JSON` → result).
-    pub(crate) shared: Option<&'a mut crate::troop::SharedCache>,
+    pub(crate) shared: Option<&'a mut SharedCache>,
     /// The prompt budget (our estimate) learnt from a context refusal.
     ctx_limit: Option<usize>,
     /// The opening message as first sent (index and question).
@@ -194,7 +194,7 @@ impl<'a> Hunt<'a> {
                     self.cost.completion_tokens_est += estimate_str(&r);
                     return Some(r);
                 }
-                Err(e) => e,
+                Err(e) => e.to_string(),
             };
             let learnt = crate::context::overflow(&e).and_then(|o| crate::context::budget_after(o, estimated));
             match learnt {
@@ -623,6 +623,26 @@ pub fn hunt(forest: &mut dyn Forest, llm: &dyn Chat, question: &str, opts: HuntO
     let mut r = h.result(question, f, stop, forced, started);
     h.close(&mut r);
     r
+}
+
+/// Successful results shared by the monkeys (key: tool + sorted JSON).
+#[derive(Debug, Default)]
+pub struct SharedCache {
+    map: HashMap<String, Value>,
+}
+
+impl SharedCache {
+    fn key(tool: &str, args: &Map<String, Value>) -> String {
+        format!("{tool}:{}", sorted_json(&Value::Object(args.clone())))
+    }
+    /// A cached result.
+    pub fn get(&self, tool: &str, args: &Map<String, Value>) -> Option<Value> {
+        self.map.get(&Self::key(tool, args)).cloned()
+    }
+    /// Remember a successful result.
+    pub fn put(&mut self, tool: &str, args: &Map<String, Value>, v: &Value) {
+        self.map.insert(Self::key(tool, args), v.clone());
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! the harvests. Monkeys take turns on one thread (round-robin over
 //! entries): the chat endpoint's slots, not threads, bound parallelism.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use schemars::JsonSchema;
@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::forest::{msg, Chat, Forest};
-use crate::navigator::{salvage, Hunt, HuntOptions, Want};
-use crate::protocol::{answer_schema, estimate_str, sorted_json, Actions, BASE_STEPS};
+use crate::navigator::{salvage, Hunt, HuntOptions, SharedCache, Want};
+use crate::protocol::{answer_schema, estimate_str, Actions, BASE_STEPS};
 use crate::report::{part_d, Cost, HuntResult};
 
 /// Default troop size.
@@ -90,26 +90,6 @@ impl StopState {
             StopPolicy::Patience => self.dry_run >= PATIENCE,
             StopPolicy::None => false,
         }
-    }
-}
-
-/// Successful results shared by the monkeys (key: tool + sorted JSON).
-#[derive(Debug, Default)]
-pub struct SharedCache {
-    map: HashMap<String, Value>,
-}
-
-impl SharedCache {
-    fn key(tool: &str, args: &Map<String, Value>) -> String {
-        format!("{tool}:{}", sorted_json(&Value::Object(args.clone())))
-    }
-    /// A cached result.
-    pub fn get(&self, tool: &str, args: &Map<String, Value>) -> Option<Value> {
-        self.map.get(&Self::key(tool, args)).cloned()
-    }
-    /// Remember a successful result.
-    pub fn put(&mut self, tool: &str, args: &Map<String, Value>, v: &Value) {
-        self.map.insert(Self::key(tool, args), v.clone());
     }
 }
 

@@ -54,8 +54,9 @@ impl Vine {
         }
         node.set_str("updated", &today());
         confine_paths(&self.root, &id, &node)?;
-        forest_model::lint::validate_frontmatter(&node, &self.dialect)
-            .map_err(|e| VineError::new("E_FRONTMATTER", e.trim_start_matches("E_FRONTMATTER: ").to_string()))?;
+        forest_model::lint::validate_frontmatter(&node, &self.dialect).map_err(|e| {
+            VineError::new("E_FRONTMATTER", e.to_string().trim_start_matches("E_FRONTMATTER: ").to_string())
+        })?;
         let mut writes = vec![(id.clone(), node.clone())];
         if g.summary_changed {
             writes.extend(self.reindexed_parent(&id, &node));

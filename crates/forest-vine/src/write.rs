@@ -219,6 +219,7 @@ impl Vine {
         confine_paths(&self.root, &id, &node)?;
         self.check_storage_keys(&id, &node, true)?;
         forest_model::lint::validate_frontmatter(&node, &self.dialect).map_err(|e| {
+            let e = e.to_string();
             let (code, msg) = e.split_once(": ").unwrap_or(("E_FRONTMATTER", &e));
             VineError::new(if code == "E_SCHEMA" { "E_SCHEMA" } else { "E_FRONTMATTER" }, msg.to_string())
         })?;

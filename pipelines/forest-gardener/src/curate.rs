@@ -59,7 +59,7 @@ impl Curate for CuratorHook<'_> {
         self.curator.config().concurrency
     }
 
-    fn curate(&self, d: &mut Draft) -> Result<(), String> {
+    fn curate(&self, d: &mut Draft) -> Result<(), crate::options::CurateError> {
         let stored = self
             .prepared
             .as_ref()

@@ -7,12 +7,12 @@
 //! source before its first batch) and hands everything else to
 //! [`crate::pipeline`].
 
-use crate::config::{local_path, GardenerConfig, SourceConfig};
 use crate::env::check_containment;
 use crate::error::{chain, GardenError};
 use crate::options::{Curate, Progress, RunOptions};
 use crate::pipeline::run_sources;
 use crate::report::GardenReport;
+use forest_derived::config::{local_path, GardenerConfig, SourceConfig};
 use forest_git::GitForest;
 use forest_model::slug::slugify;
 use std::path::Path;
@@ -97,7 +97,7 @@ pub fn adopt(
                 rclone_config: spec.rclone_config.clone(),
                 follow_symlinks: spec.follow_symlinks,
             };
-            crate::config::check_policies(&src)?;
+            forest_derived::config::check_policies(&src)?;
             src
         }
     };
@@ -133,8 +133,8 @@ fn record_only(
     if opts.dry_run {
         return Ok(report);
     }
-    if let Some(change) = crate::config::versioned_change(forest, git)? {
-        let msg = format!("gardener(adopt): record {} [source={}]\n", crate::config::CONFIG_PATH, src.name);
+    if let Some(change) = forest_derived::config::versioned_change(forest, git)? {
+        let msg = format!("gardener(adopt): record {} [source={}]\n", forest_derived::config::CONFIG_PATH, src.name);
         if let Some(oid) = git.commit_batch(&[change], &msg)? {
             report.commits.push(oid.to_string());
         }
@@ -184,7 +184,7 @@ fn refresh_canopy(forest: &Path, opts: &RunOptions) {
     if opts.dry_run {
         return;
     }
-    let out = crate::derived::open_catalog(forest)
+    let out = forest_derived::catalog::open_catalog(forest)
         .map_err(|e| chain(&e))
         .and_then(|c| forest_canopy::ensure_forest(forest, &c).map_err(|e| chain(&e)));
     if let Err(e) = out {
@@ -220,8 +220,8 @@ fn resolve_git_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
 /// Canonical uri of a source argument, with the containment rules of dialect §3.2.
 /// A uri naming `${VAR}`s is checked resolved and recorded as written.
 fn resolve_source_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
-    if crate::config::names_env(source) {
-        let resolved = crate::config::expand_env(source, |k| std::env::var(k).ok())
+    if forest_derived::config::names_env(source) {
+        let resolved = forest_derived::config::expand_env(source, |k| std::env::var(k).ok())
             .map_err(|e| GardenError::Config(format!("source uri {source}: {e}")))?;
         resolve_source_uri(forest, &resolved)?;
         return Ok(source.to_string());

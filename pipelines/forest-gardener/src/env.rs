@@ -7,12 +7,12 @@
 //! Low in the module order: imports the options, the source access and the
 //! outcome keys, never a stage, `pipeline.rs` or `entry.rs`.
 
-use crate::config::{GardenerConfig, SourceConfig};
 use crate::error::GardenError;
 use crate::options::{Curate, Progress, RunOptions};
 use crate::outcomes::{converter_key, StatKey};
 use crate::source::Access;
 use forest_convert::{Limits, Registry};
+use forest_derived::config::{GardenerConfig, SourceConfig};
 use forest_git::GitForest;
 use std::path::Path;
 use std::time::Duration;
@@ -148,7 +148,7 @@ pub(crate) mod testing {
             let forest = dir.path().join("forest");
             let source = dir.path().join("docs");
             std::fs::create_dir_all(&source).expect("source dir");
-            let git = crate::init::init_forest(&forest, "Test").expect("init");
+            let git = forest_derived::init::init_forest(&forest, "Test").expect("init");
             let config = GardenerConfig::load(&forest).expect("config");
             let src = SourceConfig {
                 name: "default".into(),

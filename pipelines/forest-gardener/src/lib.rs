@@ -1,7 +1,7 @@
 //! The Gardener: `forest adopt` / `forest sync` for local folders,
 //! `s3://` prefixes, `rclone:` remotes ([`source`]) and `git:` repositories
 //! ([`gitsrc`]), plus reads through the storage tiers
-//! ([`tiers`]: fetch, prefetch, bodies).
+//! (`forest_derived::tiers`: fetch, prefetch, bodies).
 //!
 //! Stages (one module each under `src/stages/`, wired by `src/pipeline.rs`;
 //! each takes the read-only `RunEnv` of `src/env.rs` and its input value,
@@ -22,7 +22,6 @@ mod entry;
 mod env;
 mod error;
 pub mod gitsrc;
-pub mod init;
 pub mod manifest;
 mod options;
 pub mod outcomes;
@@ -36,14 +35,10 @@ pub mod source;
 mod stages;
 pub mod walk;
 
-pub use config::{GardenerConfig, SourceConfig};
 pub use entry::{adopt, sync, AdoptSpec};
 pub use error::{chain as error_chain, GardenError};
-/// The on-disk layer lives in `forest-derived` (the read side uses it
-/// without the Gardener); re-exported under the Gardener's old paths.
-pub use forest_derived::{catalog as derived, config, tiers};
 pub use options::{
-    Curate, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES, DEFAULT_CONVERT_BYTES,
+    Curate, CurateError, Draft, DraftLink, NoProgress, Progress, RunOptions, DEFAULT_BATCH_BYTES, DEFAULT_CONVERT_BYTES,
 };
 pub use prepared::worker::{prepare, PrepareReport, PrepareSourceReport};
 pub use report::{FileError, GardenReport, MoveRecord, SourceReport};

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Manifest path inside a forest.
-pub const MANIFEST_PATH: &str = "_derived/manifest.db";
+pub use forest_derived::paths::MANIFEST_PATH;
 
 /// The table of [`crate::outcomes`] (created by [`Manifest::open`]; here so
 /// the manifest imports nothing of the outcomes module that uses it).

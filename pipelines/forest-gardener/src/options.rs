@@ -115,10 +115,14 @@ impl DraftLink {
     }
 }
 
+/// Why a curate hook failed on one draft: whatever the plug-in's own error
+/// is (reported per file with its causes, never fatal).
+pub type CurateError = Box<dyn std::error::Error + Send + Sync>;
+
 /// The curate hook (the Curator plugs in here; deterministic runs pass None).
 pub trait Curate: Sync {
     /// Enrich a draft in place; errors are reported per file, never fatal.
-    fn curate(&self, draft: &mut Draft) -> Result<(), String>;
+    fn curate(&self, draft: &mut Draft) -> Result<(), CurateError>;
     /// Requests worth keeping in flight (the curate stage runs this many
     /// drafts at once on its own threads, independent of the CPU pool).
     fn concurrency(&self) -> usize {

@@ -17,41 +17,9 @@
 
 use crate::error::GardenError;
 use crate::manifest::Manifest;
-use rusqlite::{params, Connection};
-use schemars::JsonSchema;
-use serde::Serialize;
+pub use forest_derived::outcomes::OutcomeKind;
+use rusqlite::params;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
-
-/// What became of a file that was not planted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OutcomeKind {
-    /// No converter claims its extension.
-    Unsupported,
-    /// Deliberately left out with a reason (empty, over the size limit,
-    /// a symlink policy, an unusable name): never makes a run partial.
-    Skipped,
-    /// A converter or the file system failed on it (partial when new).
-    Failed,
-}
-
-impl OutcomeKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            OutcomeKind::Unsupported => "unsupported",
-            OutcomeKind::Skipped => "skipped",
-            OutcomeKind::Failed => "failed",
-        }
-    }
-    fn parse(s: &str) -> OutcomeKind {
-        match s {
-            "unsupported" => OutcomeKind::Unsupported,
-            "skipped" => OutcomeKind::Skipped,
-            _ => OutcomeKind::Failed,
-        }
-    }
-}
 
 /// The stat key a file had when its outcome was recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,21 +44,6 @@ pub struct Outcome {
     /// [`converter_key`] at the time.
     pub converter: String,
     /// Day (`YYYY-MM-DD`) the problem was first met with this stat key.
-    pub since: String,
-}
-
-/// A known problem as `forest health` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct KnownProblem {
-    /// Source name.
-    pub source: String,
-    /// Source-relative path.
-    pub path: String,
-    /// `unsupported`, `skipped` or `failed`.
-    pub kind: OutcomeKind,
-    /// Why.
-    pub reason: String,
-    /// Day first met (with the current bytes).
     pub since: String,
 }
 
@@ -337,39 +290,6 @@ impl Manifest {
     }
 }
 
-/// Every remembered problem of a forest, for `forest health` (read-only;
-/// empty when the forest has no manifest yet).
-pub fn known_problems(forest: &Path) -> Result<Vec<KnownProblem>, GardenError> {
-    let path = forest.join(crate::manifest::MANIFEST_PATH);
-    if !path.exists() {
-        return Ok(vec![]);
-    }
-    let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sq)?;
-    let has: bool = conn
-        .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='outcomes'", [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .map_err(sq)?
-        > 0;
-    if !has {
-        return Ok(vec![]);
-    }
-    let mut st =
-        conn.prepare("SELECT source, path, kind, reason, since FROM outcomes ORDER BY source, path").map_err(sq)?;
-    let rows = st
-        .query_map([], |r| {
-            Ok(KnownProblem {
-                source: r.get(0)?,
-                path: r.get(1)?,
-                kind: OutcomeKind::parse(&r.get::<_, String>(2)?),
-                reason: r.get(3)?,
-                since: r.get(4)?,
-            })
-        })
-        .map_err(sq)?;
-    rows.collect::<Result<Vec<_>, _>>().map_err(sq)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,7 +320,7 @@ mod tests {
         // A manifest rebuild from passports keeps the outcomes.
         m.replace_all(&[], None).unwrap();
         assert_eq!(m.outcomes("s").unwrap().len(), 1);
-        let listed = known_problems(forest).unwrap();
+        let listed = forest_derived::outcomes::known_problems(forest).unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!((listed[0].path.as_str(), listed[0].kind), ("a.pdf", OutcomeKind::Failed));
         m.apply_outcomes("s", &[], &["a.pdf".into()]).unwrap();

@@ -13,10 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::demand::attempts::Attempts;
-use crate::demand::{self, Budget, Demand, StoppedBy};
-use crate::derived::catalog_row;
+use crate::demand::{self, Demand};
 use crate::error::GardenError;
 use crate::options::{Curate, Draft, DraftLink};
+use forest_derived::catalog::catalog_row;
+use forest_derived::curation::{stopped_by, Budget, PendingReport};
 use forest_git::{Change, GitForest};
 use forest_model::ids;
 use forest_model::index::{self, entry_line, DIRECT_BANANAS};
@@ -28,35 +29,6 @@ use rayon::prelude::*;
 
 /// Curated documents per commit.
 pub const COMMIT_EVERY: usize = 64;
-
-/// `forest curate --pending --json`.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
-pub struct PendingReport {
-    /// Report shape version (2: `kept_derived`, `left`, `stopped_by`, `commits`).
-    pub version: u32,
-    /// Leaves pending when the run started.
-    pub pending: usize,
-    /// Leaves now carrying an LLM summary.
-    pub curated: Vec<String>,
-    /// Leaves handed to the model whose derived scent stays (no candidate
-    /// passed validate-and-retry, or none said more); still pending.
-    pub kept_derived: Vec<String>,
-    /// The same list under its version-1 name.
-    pub still_pending: Vec<String>,
-    /// Leaves pending after the run (kept derived, and those the budget
-    /// did not reach): what the next run works on.
-    pub left: usize,
-    /// `done` (every pending leaf was handed to the model), `budget` (the
-    /// document budget was spent), `time` (the time budget ran out) or
-    /// `offline` (the endpoint went down; the rest waits for the next run).
-    pub stopped_by: StoppedBy,
-    /// The last commit, when anything changed.
-    pub commit: Option<String>,
-    /// Every commit of the run, oldest first.
-    pub commits: Vec<String>,
-    /// Wall time of the run.
-    pub elapsed_ms: u64,
-}
 
 /// Curate every pending leaf (no budget), in order of demand.
 pub fn curate_pending(forest: &Path, git: &GitForest, hook: &dyn Curate) -> Result<PendingReport, GardenError> {
@@ -124,7 +96,7 @@ pub fn curate_budgeted(
     })?;
     let taken = next.load(Ordering::SeqCst).min(limit);
     let (time_up, went_offline) = (time_up.load(Ordering::SeqCst), went_offline.load(Ordering::SeqCst));
-    report.stopped_by = demand::stopped_by(taken, total, budget, time_up, went_offline);
+    report.stopped_by = stopped_by(taken, total, budget, time_up, went_offline);
     report.curated.sort();
     report.kept_derived.sort();
     report.still_pending = report.kept_derived.clone();
@@ -257,7 +229,7 @@ fn commit_batch(
     if let Some(oid) = git.commit_batch(&changes, &msg)? {
         report.commits.push(oid.to_string());
     }
-    if let Ok(mut cat) = crate::derived::open_catalog(forest) {
+    if let Ok(mut cat) = forest_derived::catalog::open_catalog(forest) {
         let rows: Vec<_> = dirty.iter().map(|(id, n)| catalog_row(id, n)).collect();
         let _ = cat.upsert(&rows);
     }

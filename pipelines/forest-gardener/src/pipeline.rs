@@ -9,8 +9,6 @@
 //! input value and exactly the pieces of state it updates, and returns its
 //! output value (and its part of the report, folded here).
 
-use crate::config::{GardenerConfig, SourceConfig};
-use crate::derived::open_catalog_checked;
 use crate::env::{converters_of, curate_pool_for, io_pool_for, rss_mib, RunEnv};
 use crate::error::GardenError;
 use crate::manifest::Manifest;
@@ -29,6 +27,8 @@ use crate::stages::reconcile::{Reconciled, Reconciler, WorkStream};
 use crate::stages::work::Work;
 use crate::stages::CATALOG_DIRTY;
 use forest_catalog::Catalog;
+use forest_derived::catalog::open_catalog_checked;
+use forest_derived::config::{GardenerConfig, SourceConfig};
 use forest_git::GitForest;
 use forest_model::node::today;
 use std::collections::{HashMap, HashSet};
@@ -117,7 +117,7 @@ pub(crate) fn run_sources(
     // (it started from a full check or from a verified catalog).
     drop(catalog);
     if !opts.dry_run {
-        forest_catalog::verified::mark_verified(&forest.join(crate::derived::CATALOG_PATH));
+        forest_catalog::verified::mark_verified(&forest.join(forest_derived::catalog::CATALOG_PATH));
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)

@@ -6,10 +6,10 @@
 //! ([`changed_branches`]): the ancestors of what it planted, updated,
 //! moved or marked stale.
 
-use crate::derived::catalog_row;
 use crate::error::GardenError;
 use crate::stages::plan::branch_scent::{derived_summary, Row};
 use forest_curator::Curator;
+use forest_derived::catalog::catalog_row;
 use forest_git::{Change, GitForest};
 use forest_model::ids;
 use forest_model::index::{self, entry_line, DIRECT_BANANAS, SUB_BRANCHES};
@@ -103,19 +103,7 @@ pub fn rollup(
         let (summary, scent) = match llm {
             Some(s) => (s, "llm"),
             None => {
-                let mut titles: Vec<String> = vec![];
-                let mut rows: Vec<Row> = vec![];
-                for cid in entries.iter().filter_map(|l| index::entry_id(l)) {
-                    let child = load(forest, cid, &mut cache);
-                    let branch = ids::is_branch_id(cid);
-                    let path = if branch { ids::folder_of(cid) } else { cid };
-                    let name = path.rsplit('/').next().unwrap_or(path).to_string();
-                    let t = child.as_ref().and_then(Node::title);
-                    titles.push(t.clone().unwrap_or_else(|| name.clone()));
-                    let summary = child.as_ref().and_then(|n| n.get_str("summary")).unwrap_or_default();
-                    let tags = child.as_ref().map(|n| n.get_list("tags")).unwrap_or_default();
-                    rows.push((name, branch, t, summary, tags));
-                }
+                let (titles, rows) = child_rows(forest, &entries, &mut cache);
                 report.fallbacks.push(bid.clone());
                 // The summary each batch derives; the older listing when
                 // that derivation has nothing to say.
@@ -135,22 +123,7 @@ pub fn rollup(
         cache.insert(bid.clone(), node);
         dirty.insert(bid.clone(), ());
         report.rolled.push(bid.clone());
-        // Verbatim propagation into the parent's Sub-branches line, keeping a coverage suffix.
-        if let Some(parent) = ids::parent_index(bid) {
-            if let Some(mut p) = load(forest, &parent, &mut cache) {
-                let old =
-                    index::section_entries(&p.body, SUB_BRANCHES).into_iter().find(|l| index::entry_id(l) == Some(bid));
-                let suffix = old.as_deref().and_then(crate::stages::text::coverage_suffix);
-                let line = entry_line(bid, &summary, suffix.as_deref());
-                let body = index::upsert_entry(&p.body, SUB_BRANCHES, bid, &line);
-                if body != p.body {
-                    p.body = body;
-                    p.set_str("updated", &day);
-                    cache.insert(parent.clone(), p);
-                    dirty.insert(parent, ());
-                }
-            }
-        }
+        propagate_to_parent(forest, bid, &summary, &day, &mut cache, &mut dirty);
     }
     if dry_run || dirty.is_empty() {
         return Ok(report);
@@ -165,10 +138,54 @@ pub fn rollup(
     }
     let msg = format!("gardener(rollup): {} branch summaries\n\n{}\n", report.rolled.len(), report.rolled.join("\n"));
     report.commit = git.commit_batch(&changes, &msg)?.map(|o| o.to_string());
-    if let Ok(mut cat) = crate::derived::open_catalog(forest) {
+    if let Ok(mut cat) = forest_derived::catalog::open_catalog(forest) {
         let _ = cat.upsert(&rows);
     }
     Ok(report)
+}
+
+/// The children an entry list names, as the derived branch summary reads
+/// them: each one's display title, and its row (name, branch or not,
+/// title, summary, tags).
+fn child_rows(forest: &Path, entries: &[String], cache: &mut HashMap<String, Node>) -> (Vec<String>, Vec<Row>) {
+    let mut titles: Vec<String> = vec![];
+    let mut rows: Vec<Row> = vec![];
+    for cid in entries.iter().filter_map(|l| index::entry_id(l)) {
+        let child = load(forest, cid, cache);
+        let branch = ids::is_branch_id(cid);
+        let path = if branch { ids::folder_of(cid) } else { cid };
+        let name = path.rsplit('/').next().unwrap_or(path).to_string();
+        let t = child.as_ref().and_then(Node::title);
+        titles.push(t.clone().unwrap_or_else(|| name.clone()));
+        let summary = child.as_ref().and_then(|n| n.get_str("summary")).unwrap_or_default();
+        let tags = child.as_ref().map(|n| n.get_list("tags")).unwrap_or_default();
+        rows.push((name, branch, t, summary, tags));
+    }
+    (titles, rows)
+}
+
+/// Verbatim propagation of a branch's new summary into its parent's
+/// Sub-branches line, keeping a coverage suffix.
+fn propagate_to_parent(
+    forest: &Path,
+    bid: &str,
+    summary: &str,
+    day: &str,
+    cache: &mut HashMap<String, Node>,
+    dirty: &mut BTreeMap<String, ()>,
+) {
+    let Some(parent) = ids::parent_index(bid) else { return };
+    let Some(mut p) = load(forest, &parent, cache) else { return };
+    let old = index::section_entries(&p.body, SUB_BRANCHES).into_iter().find(|l| index::entry_id(l) == Some(bid));
+    let suffix = old.as_deref().and_then(crate::stages::text::coverage_suffix);
+    let line = entry_line(bid, summary, suffix.as_deref());
+    let body = index::upsert_entry(&p.body, SUB_BRANCHES, bid, &line);
+    if body != p.body {
+        p.body = body;
+        p.set_str("updated", day);
+        cache.insert(parent.clone(), p);
+        dirty.insert(parent, ());
+    }
 }
 
 fn replace_blockquote(body: &str, summary: &str) -> String {

@@ -9,12 +9,12 @@
 //! `_derived/tmp/` (hashed on the way in, never buffered whole) and removed
 //! once their batch is planted.
 
-use crate::config::{local_path, SourceConfig};
 use crate::error::GardenError;
 use crate::gitsrc::{is_git, GitSource, GitSpec};
 use crate::reconcile::HashPair;
 use crate::walk::{FolderCensus, Listed};
 pub use forest_derived::config::s3_options;
+use forest_derived::config::{local_path, SourceConfig};
 pub use forest_derived::paths::s3_uri;
 use forest_derived::paths::URI_PATH_SET as PATH_SET;
 use forest_storage::{Rclone, RcloneLocation, S3Client, S3Location};
@@ -118,25 +118,31 @@ impl Access {
     /// Hash a listed file (both hashes when `with_sha`). For S3 this streams
     /// the object into its download slot, so a later conversion reads it
     /// from disk without a second download.
-    pub fn hash(&self, f: &Listed, with_sha: bool) -> Result<HashPair, String> {
+    pub fn hash(&self, f: &Listed, with_sha: bool) -> Result<HashPair, FetchError> {
         match (self, &f.object) {
             (Access::S3 { loc, client, .. }, Some(o)) => {
                 if let Some(p) = f.abs.parent() {
-                    std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+                    std::fs::create_dir_all(p)
+                        .map_err(|source| FetchError::Slot { path: p.display().to_string(), source })?;
                 }
-                let d = client.download_to(&loc.bucket, &o.key, &f.abs).map_err(|e| e.to_string())?;
+                let d = client.download_to(&loc.bucket, &o.key, &f.abs)?;
                 Ok(HashPair { blake3: format!("blake3:{}", d.blake3_hex), sha256: d.sha256_hex })
             }
             (Access::Rclone { loc, rclone, .. }, Some(_)) => {
                 if let Some(p) = f.abs.parent() {
-                    std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+                    std::fs::create_dir_all(p)
+                        .map_err(|source| FetchError::Slot { path: p.display().to_string(), source })?;
                 }
-                let d = rclone.download_to(&loc.target(&f.rel), &f.abs).map_err(|e| e.to_string())?;
+                let d = rclone.download_to(&loc.target(&f.rel), &f.abs)?;
                 Ok(HashPair { blake3: format!("blake3:{}", d.blake3_hex), sha256: d.sha256_hex })
             }
             // Both hashes at once, as for S3: the conversion reuses the
             // slot instead of reading the blob a second time for sha256.
-            (Access::Git { git, .. }, Some(o)) => git.as_ref()?.read_blob_to(&o.etag, &f.abs, true),
+            (Access::Git { git, .. }, Some(o)) => git
+                .as_ref()
+                .map_err(|e| FetchError::Git(e.clone()))?
+                .read_blob_to(&o.etag, &f.abs, true)
+                .map_err(FetchError::Git),
             _ => hash_file(&f.abs, with_sha),
         }
     }
@@ -181,7 +187,7 @@ impl Access {
 
     /// Make sure `f.abs` holds the bytes (S3: download when the hash pass
     /// did not already), returning fresh hashes when it had to read.
-    pub fn ensure_local(&self, f: &Listed, known: Option<&HashPair>, with_sha: bool) -> Result<HashPair, String> {
+    pub fn ensure_local(&self, f: &Listed, known: Option<&HashPair>, with_sha: bool) -> Result<HashPair, FetchError> {
         match known {
             Some(h) if (!with_sha || !h.sha256.is_empty()) && (!self.is_remote() || f.abs.exists()) => Ok(h.clone()),
             _ => self.hash(f, with_sha),
@@ -232,7 +238,31 @@ impl Access {
     }
 }
 
+/// Why one listed file could not be fetched or hashed (a per-file
+/// problem: its report line is the message and its causes).
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The download slot's folder could not be made.
+    #[error("cannot create {path}")]
+    Slot {
+        /// The folder.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The S3 or rclone download failed.
+    #[error(transparent)]
+    Storage(#[from] forest_storage::StorageError),
+    /// The git source could not be opened or its blob read.
+    #[error("{0}")]
+    Git(String),
+    /// The local file could not be read.
+    #[error("cannot read")]
+    Read(#[source] std::io::Error),
+}
+
 /// blake3 (and sha256 when asked) of a local file in one read pass.
-pub fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, String> {
-    forest_derived::hash::hash_file(path, with_sha).map_err(|e| format!("cannot read: {e}"))
+pub fn hash_file(path: &Path, with_sha: bool) -> Result<HashPair, FetchError> {
+    forest_derived::hash::hash_file(path, with_sha).map_err(FetchError::Read)
 }

@@ -1,8 +1,8 @@
 //! Integration tests of the Gardener against real git repositories, real
 //! SQLite and temp source trees.
 
-use forest_gardener::derived::{read_all_rows, reindex, CATALOG_PATH, TRAILS_PATH};
-use forest_gardener::init::init_forest;
+use forest_derived::catalog::{read_all_rows, reindex, CATALOG_PATH, TRAILS_PATH};
+use forest_derived::init::init_forest;
 use forest_gardener::{adopt, sync, AdoptSpec, GardenReport, NoProgress, RunOptions, SourceReport};
 use forest_git::GitForest;
 use forest_model::lint::lint_forest;
@@ -136,7 +136,7 @@ fn readopt_is_a_sync_and_plants_no_duplicates() {
     let s = one(&r);
     assert!(s.planted.is_empty());
     assert_eq!(s.unchanged, 1);
-    let cfg = forest_gardener::GardenerConfig::load(&root).unwrap();
+    let cfg = forest_derived::config::GardenerConfig::load(&root).unwrap();
     assert_eq!(cfg.sources.len(), 1);
 }
 
@@ -508,11 +508,11 @@ fn content_cached_moves_flesh_out_of_git_and_sync_regenerates_it() {
     assert!(!git(&root, &["ls-files"]).contains("_derived"), "FLESH cache is never in git");
     // Summary still derived from the full text.
     assert!(n.get_str("summary").unwrap().contains("conveyor"), "{:?}", n.get_str("summary"));
-    let body = forest_gardener::tiers::read_body(&root, None, "ops/runbook").unwrap();
+    let body = forest_derived::tiers::read_body(&root, None, "ops/runbook").unwrap();
     assert!(body.contains("Restart the conveyor"));
     // A purged cache is a clear error; the map keeps working.
     fs::remove_dir_all(root.join("_derived/bodies")).unwrap();
-    let e = forest_gardener::tiers::read_body(&root, None, "ops/runbook").unwrap_err().to_string();
+    let e = forest_derived::tiers::read_body(&root, None, "ops/runbook").unwrap_err().to_string();
     assert!(e.contains("E_NOT_FOUND") && e.contains("forest sync"), "{e}");
     assert_eq!(lint_forest(&root).errors, 0);
     // An edit at the source rewrites the cached body, never the stub.
@@ -538,13 +538,13 @@ fn content_reference_reads_live_text_and_detects_drift() {
     assert_eq!(read_node(&root, "notes/shift").get_str("content").as_deref(), Some("reference"));
     // Only passthrough text can be read live; the rest falls back to cached.
     assert_eq!(read_node(&root, "notes/page").get_str("content").as_deref(), Some("cached"));
-    let body = forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap();
+    let body = forest_derived::tiers::read_body(&root, None, "notes/shift").unwrap();
     assert!(body.contains("pallet jack 4"));
     write(&src.path().join("notes/shift.txt"), "Edited after the sync.\n");
-    let e = forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err().to_string();
+    let e = forest_derived::tiers::read_body(&root, None, "notes/shift").unwrap_err().to_string();
     assert!(e.contains("changed since the last sync"), "{e}");
     fs::remove_file(src.path().join("notes/shift.txt")).unwrap();
-    assert_eq!(forest_gardener::tiers::read_body(&root, None, "notes/shift").unwrap_err().code(), "E_NOT_FOUND");
+    assert_eq!(forest_derived::tiers::read_body(&root, None, "notes/shift").unwrap_err().code(), "E_NOT_FOUND");
 }
 
 #[test]
@@ -562,21 +562,21 @@ fn bone_stays_at_source_and_is_fetched_through_the_verified_cache() {
     assert!(payload.starts_with("file://") && payload.ends_with("Dock%20Cam.png"), "{payload}");
     assert_eq!(n.get_str("payload_type").as_deref(), Some("image"));
     assert_eq!(lint_forest(&root).errors, 0);
-    let cache = forest_gardener::tiers::open_cache(&root).unwrap();
-    let item = forest_gardener::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
+    let cache = forest_derived::tiers::open_cache(&root).unwrap();
+    let item = forest_derived::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
     let path = PathBuf::from(item.path.expect("fetched"));
     assert!(path.starts_with(root.join("_derived/payloads")));
     assert_eq!(fs::read(&path).unwrap(), png);
     // Changed behind the forest's back: refused, not served.
     fs::remove_dir_all(root.join("_derived/payloads")).unwrap();
     fs::write(src.path().join("photos/Dock Cam.png"), b"not the same bytes").unwrap();
-    let item = forest_gardener::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
+    let item = forest_derived::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
     assert!(item.path.is_none());
     let e = item.error.unwrap();
     assert!(e.contains("hash mismatch"), "{e}");
     // A sync follows the new bytes (payload_hash refreshed), and the fetch works again.
     do_sync(&root, &g);
-    let item = forest_gardener::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
+    let item = forest_derived::tiers::fetch_payload(&root, &cache, "photos/dock-cam");
     assert!(item.error.is_none(), "{:?}", item.error);
 }
 
@@ -620,7 +620,7 @@ struct SlowCurator {
 }
 
 impl forest_gardener::Curate for SlowCurator {
-    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), String> {
+    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), forest_gardener::CurateError> {
         use std::sync::atomic::Ordering::SeqCst;
         let t0 = std::time::Instant::now();
         let now = self.inflight.fetch_add(1, SeqCst) + 1;
@@ -676,7 +676,7 @@ fn curate_stage_overlaps_the_next_conversion_at_endpoint_concurrency() {
 struct CountingCurator(std::sync::Mutex<Vec<String>>);
 
 impl forest_gardener::Curate for CountingCurator {
-    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), String> {
+    fn curate(&self, d: &mut forest_gardener::Draft) -> Result<(), forest_gardener::CurateError> {
         self.0.lock().unwrap().push(d.id.clone());
         d.summary = format!("Model scent of {} written on call {}.", d.title, self.0.lock().unwrap().len());
         d.scent = "llm".into();

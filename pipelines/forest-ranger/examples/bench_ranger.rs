@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use forest_catalog::Trails;
-use forest_gardener::derived::{reindex, TRAILS_PATH};
-use forest_gardener::init::init_forest;
+use forest_derived::catalog::{reindex, TRAILS_PATH};
+use forest_derived::init::init_forest;
 use forest_git::{Change, GitForest, WriterLock};
 use forest_ranger::{run, RangerConfig};
 

@@ -32,8 +32,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use forest_catalog::Trails;
-use forest_gardener::derived::TRAILS_PATH;
-use forest_gardener::init::init_forest;
+use forest_derived::catalog::TRAILS_PATH;
+use forest_derived::init::init_forest;
 use forest_model::scent::summary_fingerprint;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;

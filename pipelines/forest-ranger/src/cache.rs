@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::{RangerError, Result};
 
 /// Cache directory inside a forest.
-pub use forest_gardener::tiers::PAYLOADS_DIR;
+pub use forest_derived::tiers::PAYLOADS_DIR;
 
 /// `{evicted, kept_bytes}` of one eviction pass.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use forest_gardener::demand::{parse_duration, Budget};
+use forest_derived::curation::{parse_duration, Budget};
 use forest_model::yaml::{self, Value};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -67,7 +67,7 @@ impl CurationConfig {
             return Err(bad("curation.budget", "must be > 0"));
         }
         let time = match &self.duration {
-            Some(d) => Some(parse_duration(d).map_err(|e| bad("curation.duration", e))?),
+            Some(d) => Some(parse_duration(d).map_err(|e| bad("curation.duration", e.to_string()))?),
             None => None,
         };
         Ok(Budget { docs: self.budget, time })
@@ -135,7 +135,7 @@ impl RangerConfig {
 
     /// Parse and validate the YAML text of `_meta/ranger.yaml`.
     pub fn from_yaml(text: &str) -> Result<RangerConfig> {
-        let map = yaml::parse_mapping(text).map_err(|e| bad("<root>", e))?;
+        let map = yaml::parse_mapping(text).map_err(|e| bad("<root>", e.to_string()))?;
         let mut cfg = RangerConfig::default();
         for (k, v) in &map {
             let Some(key) = k.as_str() else {

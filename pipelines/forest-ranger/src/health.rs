@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use forest_catalog::{Catalog, HeatStats, Trails};
-use forest_gardener::config::{local_path, GardenerConfig};
-use forest_gardener::outcomes::{known_problems, KnownProblem};
+use forest_derived::config::{local_path, GardenerConfig};
+use forest_derived::outcomes::{known_problems, KnownProblem};
 use forest_model::health_facts::{facts, NodeFacts, FACTS_VERSION, LEGACY_HEALTH_CACHE_PATH};
 pub use forest_model::health_facts::{HEALTH_CACHE_PATH, MEDIA_STUB_SENTENCE};
 use forest_model::ids;

@@ -75,9 +75,6 @@ pub enum RangerError {
     /// Catalog or trails failure.
     #[error("derived layer: {0}")]
     Catalog(#[from] forest_catalog::CatalogError),
-    /// Gardener glue failure.
-    #[error(transparent)]
-    Garden(#[from] forest_gardener::GardenError),
     /// The on-disk layer (opening / rebuilding the catalog, the config).
     #[error(transparent)]
     Derived(#[from] forest_derived::DerivedError),
@@ -91,7 +88,6 @@ impl RangerError {
             RangerError::Schedule { .. } => "E_SCHEMA",
             RangerError::Git(e) => e.code(),
             RangerError::Catalog(e) => e.code(),
-            RangerError::Garden(e) => e.code(),
             RangerError::Derived(e) => e.code(),
             _ => "E_INTERNAL",
         }

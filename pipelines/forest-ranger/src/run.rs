@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::config::RANGER_CONFIG_PATH;
 use forest_catalog::{Catalog, Trails};
-use forest_gardener::derived::{catalog_row, open_catalog, TRAILS_PATH};
+use forest_derived::catalog::{catalog_row, open_catalog, TRAILS_PATH};
 use forest_git::{Change, GcOutcome, GitForest};
 use forest_model::ids;
 use forest_model::index::{entry_line, replace_section, section_entries, LANDMARKS};
@@ -114,7 +114,7 @@ pub struct RangerReport {
     /// The budgeted curation after the pass (`curation:` in
     /// `_meta/ranger.yaml`; run by `forest ranger run`, not by this crate).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub curation: Option<forest_gardener::pending::PendingReport>,
+    pub curation: Option<forest_derived::curation::PendingReport>,
     /// Why a configured curation did not run (no LLM endpoint, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub curation_skipped: Option<String>,
@@ -151,7 +151,7 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     let t = Instant::now();
     // Chain of trust (forest_catalog::verified): only a run that found the
     // catalog as a verified run left it may vouch for what it leaves.
-    let catalog_path = forest.join(forest_gardener::derived::CATALOG_PATH);
+    let catalog_path = forest.join(forest_derived::catalog::CATALOG_PATH);
     let trusted = forest_catalog::verified::is_verified(&catalog_path);
     let mut catalog = open_catalog(forest)?;
     let tended = tend_links(forest, git, &mut catalog, &trails, cfg)?;
@@ -252,7 +252,7 @@ struct Tended {
 type LinkKey = (String, String, u64);
 /// A source's id with its text and parse, or why it could not be read.
 /// A source's managed links and, when the catalog disagreed, its row.
-type Scanned = (String, std::result::Result<(Vec<ManagedLink>, Option<forest_catalog::CatalogNode>), String>);
+type Scanned = (String, std::result::Result<(Vec<ManagedLink>, Option<forest_catalog::CatalogNode>), NodeReadError>);
 
 fn key(rel: &str, target: &str, confidence: f64) -> LinkKey {
     (rel.to_string(), target.to_string(), confidence.to_bits())
@@ -269,11 +269,22 @@ fn managed_of(id: &str, node: &Node) -> Vec<ManagedLink> {
         .collect()
 }
 
+/// Why a node file the run must read cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum NodeReadError {
+    /// The file could not be read (or is not UTF-8).
+    #[error("unreadable: {0}")]
+    Unreadable(std::io::Error),
+    /// Its frontmatter does not parse.
+    #[error(transparent)]
+    Parse(#[from] forest_model::node::ParseError),
+}
+
 /// A node file's text and its parse.
-fn read_node(forest: &Path, id: &str) -> std::result::Result<(String, Node), String> {
+fn read_node(forest: &Path, id: &str) -> std::result::Result<(String, Node), NodeReadError> {
     let p = forest.join(ids::id_to_path(id));
-    let text = std::fs::read_to_string(&p).map_err(|e| format!("unreadable: {e}"))?;
-    let node = Node::parse(&text).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&p).map_err(NodeReadError::Unreadable)?;
+    let node = Node::parse(&text)?;
     Ok((text, node))
 }
 
@@ -305,39 +316,8 @@ fn tend_links(
         Ok::<(), RangerError>(())
     })?;
 
-    // Pass 1: each source's managed links, one node parsed at a time per
-    // thread; only the links stay (10^5 parsed passports would not fit).
     let mut report = LinksReport::default();
-    let scanned: Vec<Scanned> = by_src
-        .iter()
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .map(|(id, keys)| {
-            let read = read_node(forest, id).map(|(_, node)| {
-                let links = managed_of(id, &node);
-                let file_keys: HashSet<LinkKey> = links.iter().map(|l| key(&l.rel, &l.target, l.confidence)).collect();
-                // The catalog disagreed with the file (e.g. a run killed
-                // between its commit and its catalog upsert): its row.
-                let heal = (keys != &file_keys).then(|| catalog_row(id, &node));
-                (links, heal)
-            });
-            (id.clone(), read)
-        })
-        .collect();
-    let mut managed: Vec<ManagedLink> = vec![];
-    let mut heal = vec![];
-    for (id, read) in scanned {
-        match read {
-            Ok((links, row)) => {
-                managed.extend(links);
-                heal.extend(row);
-            }
-            Err(reason) => report.skipped.push(format!("{id}: {reason}")),
-        }
-    }
-    if !heal.is_empty() {
-        catalog.upsert(&heal)?;
-    }
+    let managed = scan_managed(forest, &by_src, catalog, &mut report)?;
 
     let mut endpoints: Vec<String> =
         managed.iter().flat_map(|l| [l.src.clone(), l.target.clone()]).collect::<HashSet<_>>().into_iter().collect();
@@ -415,7 +395,7 @@ fn rewrite_source<'a>(
 ) -> Result<Pass2<'a>> {
     let (text, mut node) = match read_node(forest, src) {
         Ok(n) => n,
-        Err(reason) => return Ok(Pass2::Skipped(reason)),
+        Err(e) => return Ok(Pass2::Skipped(e.to_string())),
     };
     let path = ids::id_to_path(src);
     // Never sweep someone's uncommitted edit into the Ranger's commit.
@@ -434,6 +414,48 @@ fn rewrite_source<'a>(
     let kept: HashSet<(String, String)> = node.links().into_iter().map(|l| (l.rel, l.target)).collect();
     let blob = git.write_blob(node.to_text().as_bytes())?;
     Ok(Pass2::Rewritten { acts, kept, blob })
+}
+
+/// Pass 1 of [`tend_links`]: each source's managed links, one node parsed
+/// at a time per thread; only the links stay (10^5 parsed passports would
+/// not fit). A source the catalog disagrees with gets its row back.
+fn scan_managed(
+    forest: &Path,
+    by_src: &BTreeMap<String, HashSet<LinkKey>>,
+    catalog: &mut Catalog,
+    report: &mut LinksReport,
+) -> Result<Vec<ManagedLink>> {
+    let scanned: Vec<Scanned> = by_src
+        .iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(id, keys)| {
+            let read = read_node(forest, id).map(|(_, node)| {
+                let links = managed_of(id, &node);
+                let file_keys: HashSet<LinkKey> = links.iter().map(|l| key(&l.rel, &l.target, l.confidence)).collect();
+                // The catalog disagreed with the file (e.g. a run killed
+                // between its commit and its catalog upsert): its row.
+                let heal = (keys != &file_keys).then(|| catalog_row(id, &node));
+                (links, heal)
+            });
+            (id.clone(), read)
+        })
+        .collect();
+    let mut managed: Vec<ManagedLink> = vec![];
+    let mut heal = vec![];
+    for (id, read) in scanned {
+        match read {
+            Ok((links, row)) => {
+                managed.extend(links);
+                heal.extend(row);
+            }
+            Err(reason) => report.skipped.push(format!("{id}: {reason}")),
+        }
+    }
+    if !heal.is_empty() {
+        catalog.upsert(&heal)?;
+    }
+    Ok(managed)
 }
 
 /// Rewrite the node's `links` per `actions`; drop the key when empty.
@@ -534,8 +556,8 @@ fn refresh_landmarks(
         }
         None => {
             let path = ids::id_to_path(master);
-            let (text, node) =
-                read_node(forest, master).map_err(|reason| RangerError::Node { id: master.into(), reason })?;
+            let (text, node) = read_node(forest, master)
+                .map_err(|e| RangerError::Node { id: master.into(), reason: e.to_string() })?;
             if !committed(git, git.head_tree_id()?, &path, &text)? {
                 return Ok(LandmarksReport {
                     landmarks: n,
@@ -605,7 +627,7 @@ fn settle<'a>(forest: &Path, catalog: &mut Catalog, committed: impl Iterator<Ite
         drop(stale);
         drop(rows);
         let written: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        forest_gardener::derived::record_health_texts(forest, &written);
+        forest_derived::catalog::record_health_texts(forest, &written);
     }
     Ok(())
 }

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use forest_catalog::Trails;
-use forest_gardener::derived::{open_catalog, reindex, TRAILS_PATH};
-use forest_gardener::init::{init_forest, GITIGNORE};
+use forest_derived::catalog::{open_catalog, reindex, TRAILS_PATH};
+use forest_derived::init::{init_forest, GITIGNORE};
 use forest_git::{Change, GitForest, WriterLock};
 use forest_model::index::{section_entries, LANDMARKS};
 use forest_model::node::{today, Node};

@@ -11,7 +11,7 @@ mod sweep;
 fn every_node_of_an_adopted_dump_within_budget() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("adopted");
-    let git = forest_gardener::init::init_forest(&root, "Toucan").unwrap();
+    let git = forest_derived::init::init_forest(&root, "Toucan").unwrap();
     let spec = forest_gardener::AdoptSpec {
         source: fixtures().join("dump-ingest").display().to_string(),
         name: None,

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use crate::derived::TRAILS_PATH;
 use forest_catalog::Trails;
+use forest_derived::catalog::TRAILS_PATH;
 use serde_json::Value;
 
 use super::attempts::Attempts;

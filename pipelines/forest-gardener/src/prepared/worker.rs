@@ -12,7 +12,6 @@
 use super::{
     draft_key, PreparedConversion, PreparedCuration, PreparedObject, PreparedRun, Provenance, Shard, StoreWriteError,
 };
-use crate::config::{GardenerConfig, SourceConfig};
 use crate::env::{converters_of, curate_pool_for, io_pool_for, RunEnv};
 use crate::error::{chain, GardenError};
 use crate::options::{Curate, Draft, DraftLink, Progress, RunOptions};
@@ -27,6 +26,7 @@ use crate::stages::plan::draft::{changed_leaf_draft, new_leaf_draft, LeafDraft};
 use crate::stages::work::Work;
 use crate::walk::Listed;
 use forest_convert::Conversion;
+use forest_derived::config::{GardenerConfig, SourceConfig};
 use forest_git::GitForest;
 use forest_model::ids;
 use forest_model::node::{today, Node};
@@ -361,7 +361,7 @@ mod tests {
 
     struct Recorder;
     impl Curate for Recorder {
-        fn curate(&self, _d: &mut Draft) -> Result<(), String> {
+        fn curate(&self, _d: &mut Draft) -> Result<(), crate::options::CurateError> {
             Ok(())
         }
     }

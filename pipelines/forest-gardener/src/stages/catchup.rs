@@ -6,13 +6,13 @@
 //! [`Manifest`] at HEAD and a [`Refresh`] saying what the catalog must
 //! re-read. Touches only `_derived/` (manifest, catalog); reads passports.
 
-use crate::config::GardenerConfig;
-use crate::derived::catalog_row;
 use crate::error::GardenError;
 use crate::manifest::Manifest;
 use crate::reconcile::ManifestEntry;
 use crate::stages::MANIFEST_PATH;
 use forest_catalog::Catalog;
+use forest_derived::catalog::catalog_row;
+use forest_derived::config::GardenerConfig;
 use forest_git::GitForest;
 use forest_model::node::Node;
 use rayon::prelude::*;
@@ -35,7 +35,7 @@ pub(crate) fn refresh_catalog(forest: &Path, cat: &mut Catalog, refresh: &Refres
     match refresh {
         Refresh::Nothing => Ok(()),
         Refresh::Full => {
-            let rows = crate::derived::read_all_rows(forest);
+            let rows = forest_derived::catalog::read_all_rows(forest);
             cat.rebuild(rows).map(|_| ()).map_err(d)
         }
         Refresh::Paths(paths) => {

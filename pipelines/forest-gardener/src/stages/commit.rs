@@ -9,7 +9,6 @@
 //! Touches git,
 //! the work tree (through the git layer), `_derived/` and staged payloads.
 
-use crate::derived::{catalog_row, TRAILS_PATH};
 use crate::env::{rss_mib, RunEnv};
 use crate::error::GardenError;
 use crate::manifest::Manifest;
@@ -18,6 +17,7 @@ use crate::stages::plan::Batch;
 use crate::stages::{CATALOG_DIRTY, PAYLOAD_JOURNAL};
 use forest_catalog::Catalog;
 use forest_catalog::CatalogNode;
+use forest_derived::catalog::{catalog_row, TRAILS_PATH};
 use forest_git::Change;
 use forest_model::ids;
 use forest_model::index;
@@ -67,7 +67,7 @@ impl HealthRecords {
             .name("forest-health-records".into())
             .spawn(move || {
                 let t = Instant::now();
-                let rows = crate::derived::record_health(&forest, &changes);
+                let rows = forest_derived::catalog::record_health(&forest, &changes);
                 tracing::info!(event = "gardener.health_records", rows, ms = t.elapsed().as_millis() as u64);
             })
             .ok();
@@ -190,7 +190,7 @@ fn commit_changes(
     let config_change = if changes.is_empty() && env.command != "adopt" {
         None
     } else {
-        crate::config::versioned_change(env.forest, env.git)?
+        forest_derived::config::versioned_change(env.forest, env.git)?
     };
     let config_only = changes.is_empty() && config_change.is_some();
     changes.extend(config_change);
@@ -205,7 +205,7 @@ fn commit_changes(
         return Ok(None);
     }
     let msg = if config_only {
-        format!("gardener({}): record {} [source={}]\n", env.command, crate::config::CONFIG_PATH, env.src.name)
+        format!("gardener({}): record {} [source={}]\n", env.command, forest_derived::config::CONFIG_PATH, env.src.name)
     } else {
         commit_message(env, batch)
     };

@@ -8,7 +8,6 @@
 //! manifest). Touches the source (reads) and S3 download slots; never the
 //! forest.
 
-use crate::config::{GardenerConfig, SourceConfig};
 use crate::env::RunEnv;
 use crate::options::{Progress, RunOptions};
 use crate::outcomes::converter_key;
@@ -20,6 +19,7 @@ use crate::stages::transient::{transient_bytes, Gate};
 use crate::stages::work::Work;
 use crate::walk::Listed;
 use forest_convert::{Conversion, Limits, Registry};
+use forest_derived::config::{GardenerConfig, SourceConfig};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -258,7 +258,7 @@ impl Converter<'_> {
         match hash {
             Ok(h) => c.hash = h,
             Err(e) => {
-                c.outcome = Err(e);
+                c.outcome = Err(crate::error::chain(&e));
                 return c;
             }
         }

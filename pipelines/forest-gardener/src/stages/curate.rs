@@ -23,10 +23,11 @@ pub(crate) fn curate_drafts(
     hook: Option<&dyn Curate>,
     pool: Option<&rayon::ThreadPool>,
     mut drafts: Vec<Draft>,
-) -> (Vec<Draft>, Vec<Result<(), String>>) {
+) -> (Vec<Draft>, Vec<Result<(), crate::options::CurateError>>) {
     match (hook, pool) {
         (Some(h), Some(p)) if !drafts.is_empty() => {
-            let r: Vec<Result<(), String>> = p.install(|| drafts.par_iter_mut().map(|d| h.curate(d)).collect());
+            let r: Vec<Result<(), crate::options::CurateError>> =
+                p.install(|| drafts.par_iter_mut().map(|d| h.curate(d)).collect());
             (drafts, r)
         }
         _ => (drafts, vec![]),
@@ -56,17 +57,17 @@ impl CurateReport {
 pub(crate) fn fold_curation(
     env: &RunEnv,
     drafts: Vec<Draft>,
-    results: Vec<Result<(), String>>,
+    results: Vec<Result<(), crate::options::CurateError>>,
     batch: &mut Batch,
 ) -> CurateReport {
     let mut out = CurateReport::default();
     if env.curate.is_none() || drafts.is_empty() {
         return out;
     }
-    let results = results.into_iter().map(Some).chain(std::iter::repeat(None));
+    let results = results.into_iter().map(Some).chain(std::iter::repeat_with(|| None));
     for (d, r) in drafts.into_iter().zip(results) {
         match r {
-            Some(Err(e)) => out.errors.push(err(&d.id, format!("curate: {e}"))),
+            Some(Err(e)) => out.errors.push(err(&d.id, format!("curate: {}", crate::error::chain(&*e)))),
             None => out.errors.push(err(&d.id, "curate: the curate stage did not finish")),
             Some(Ok(())) => {}
         }
@@ -107,7 +108,7 @@ mod tests {
 
     struct Upper;
     impl Curate for Upper {
-        fn curate(&self, d: &mut Draft) -> Result<(), String> {
+        fn curate(&self, d: &mut Draft) -> Result<(), crate::options::CurateError> {
             if d.id == "bad" {
                 return Err("model down".into());
             }

@@ -9,7 +9,7 @@
 //! `_derived/tmp/objects` download slots only.
 
 use crate::reconcile::HashPair;
-use crate::source::{hash_file, Access};
+use crate::source::{hash_file, Access, FetchError};
 use crate::stages::text::{ext_of, payload_type_of};
 use crate::walk::Listed;
 use forest_convert::Registry;
@@ -22,7 +22,7 @@ const BATCH: usize = 64;
 /// Hash listed files in parallel; `(file, sha)` asks for sha256 too
 /// (a stored hash from another engine, or a move candidate that may
 /// pair with one). BONE payloads always get sha256.
-pub(crate) fn hash_listed(access: &Access, to_hash: &[(&Listed, bool)]) -> Vec<(String, Result<HashPair, String>)> {
+pub(crate) fn hash_listed(access: &Access, to_hash: &[(&Listed, bool)]) -> Vec<(String, Result<HashPair, FetchError>)> {
     let mut out = Vec::with_capacity(to_hash.len());
     for chunk in to_hash.chunks(BATCH) {
         let files: Vec<&Listed> = chunk.iter().map(|(f, _)| *f).collect();

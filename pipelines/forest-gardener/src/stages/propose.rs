@@ -7,7 +7,6 @@
 //! the commit lands) and merged `links:` values. Touches the catalog and
 //! the `_derived/catalog.dirty` marker.
 
-use crate::derived::catalog_row;
 use crate::env::RunEnv;
 use crate::error::GardenError;
 use crate::options::{Draft, DraftLink};
@@ -15,6 +14,7 @@ use crate::stages::plan::Batch;
 use crate::stages::text::links_value;
 use crate::stages::CATALOG_DIRTY;
 use forest_catalog::Catalog;
+use forest_derived::catalog::catalog_row;
 use forest_model::node::Node;
 use forest_model::yaml::Value;
 use std::collections::HashSet;

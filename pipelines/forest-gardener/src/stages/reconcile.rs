@@ -305,6 +305,7 @@ impl Reconciler<'_> {
                     hashes.insert(rel, h);
                 }
                 Err(e) => {
+                    let e = crate::error::chain(&e);
                     let key = to_hash.iter().find(|(f, _)| f.rel == rel).map(|(f, _)| self.stat_key(f));
                     let ck = self.converter_key(&rel);
                     self.outcomes.record(&rel, OutcomeKind::Failed, &e, key, &ck);

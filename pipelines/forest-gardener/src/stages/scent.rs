@@ -18,7 +18,8 @@
 use crate::stages::text::{clean_tag, normalize_body, stem_of};
 use forest_convert::Conversion;
 use forest_model::extract::{blocks, changelog_source, title_line, BlockKind};
-use forest_model::scent::{derive_summary, split_sentences};
+use forest_model::scent::derive_summary;
+use forest_model::sentences::split_sentences;
 use forest_model::slug::title_from_stem;
 use once_cell::sync::Lazy;
 use regex::Regex;

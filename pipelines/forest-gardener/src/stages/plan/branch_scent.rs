@@ -40,7 +40,7 @@ pub(crate) fn machine_written(n: &Node) -> bool {
     match n.get_str("scent").as_deref() {
         Some("derived") => n.get_str("scent_hash").as_deref() == Some(summary_fingerprint(&summary).as_str()),
         Some(_) => false,
-        None if master => crate::init::is_fresh_master_summary(&summary),
+        None if master => forest_derived::init::is_fresh_master_summary(&summary),
         None => DEFAULTS.iter().any(|d| summary.starts_with(d)),
     }
 }

@@ -316,7 +316,7 @@ fn lead(summary: &str, max: usize) -> Option<String> {
         return None;
     }
     // The first sentence that states something: not a question or a lead-in.
-    let sentences = forest_model::scent::split_sentences(s);
+    let sentences = forest_model::sentences::split_sentences(s);
     let first = sentences
         .iter()
         .find(|x| !x.trim_end().ends_with(['?', ':']))

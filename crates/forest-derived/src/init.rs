@@ -1,6 +1,7 @@
-//! `forest init`: the dialect skeleton in its own git repository.
+//! `forest init`: the dialect skeleton in its own git repository (the
+//! Gardener plants into it; tests and benchmarks of every side start from it).
 
-use crate::error::GardenError;
+use crate::DerivedError;
 use forest_git::GitForest;
 use forest_model::node::{today, Node};
 use std::path::Path;
@@ -13,15 +14,15 @@ pub const GITIGNORE: &str = "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n";
 const FRESH_MASTER: &str = " forest. Freshly created: no branches or notes yet.";
 
 /// True for the placeholder summary `forest init` writes on the master.
-pub(crate) fn is_fresh_master_summary(summary: &str) -> bool {
+pub fn is_fresh_master_summary(summary: &str) -> bool {
     summary.starts_with("Master branch of the ") && summary.ends_with(FRESH_MASTER)
 }
 
 /// Create a forest at `dir`: `.gitignore`, master `_index.md` with the four
 /// sections, `_meta/schema.md`, one commit. Refuses an existing forest.
-pub fn init_forest(dir: &Path, title: &str) -> Result<GitForest, GardenError> {
+pub fn init_forest(dir: &Path, title: &str) -> crate::Result<GitForest> {
     if dir.join("_index.md").exists() {
-        return Err(GardenError::Schema(format!("{} already holds a forest (_index.md exists)", dir.display())));
+        return Err(DerivedError::AlreadyForest { path: dir.display().to_string() });
     }
     let day = today();
     let summary = format!("Master branch of the {title}{FRESH_MASTER}");
