@@ -4,6 +4,7 @@
 //! In: a forest root. Touches: `_derived/` (catalog auto-reindex, traces,
 //! heat) even when read-only; `.md` files and git only through `write`.
 
+use forest_model::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -216,7 +217,7 @@ impl Vine {
             }
         }
         if let Some(new) = self.catalog.moved_to(&id)? {
-            return Err(VineError::new("E_MOVED", format!("node moved: {id}"))
+            return Err(VineError::new(ErrorCode::Moved, format!("node moved: {id}"))
                 .hint(format!("It now lives at '{new}'; use that id."))
                 .with("moved_to", json!(new)));
         }
@@ -262,7 +263,7 @@ impl Vine {
             VineError::not_found(format!("node not found: {}", norm_id(id)))
                 .hint("Use locate() to find entry points; ids are canonical paths.")
         })?;
-        Node::parse(&text).map_err(|e| VineError::new("E_FRONTMATTER", format!("{}: {e}", norm_id(id))))
+        Node::parse(&text).map_err(|e| VineError::new(ErrorCode::Frontmatter, format!("{}: {e}", norm_id(id))))
     }
 
     /// The FLESH of a node: inline body, cached body or live reference.
@@ -319,7 +320,7 @@ pub(crate) fn confined(root: &Path, path: &Path) -> VResult<()> {
             Ok(_) => {
                 let rel = path.strip_prefix(root).unwrap_or(path);
                 return Err(VineError::new(
-                    "E_FORBIDDEN",
+                    ErrorCode::Forbidden,
                     format!("{} is a symlink that leaves the forest", rel.display()),
                 )
                 .hint("Nothing outside the forest is served; replace the symlink with the file (forest validate lists them)."));
@@ -334,7 +335,7 @@ pub(crate) fn confined(root: &Path, path: &Path) -> VResult<()> {
 
 /// The `E_TIMEOUT` envelope of a call past its deadline.
 pub(crate) fn timeout(what: &str) -> VineError {
-    VineError::new("E_TIMEOUT", format!("{what} exceeded its deadline"))
+    VineError::new(ErrorCode::Timeout, format!("{what} exceeded its deadline"))
         .hint("Narrow the call (a scope, fewer or shorter terms, a smaller k) and retry.")
 }
 

@@ -9,6 +9,7 @@
 use forest_model::ids::{self, is_branch_id, parent_index};
 use forest_model::index::{entry_line, upsert_entry, DIRECT_BANANAS, SUB_BRANCHES};
 use forest_model::node::{today, Node};
+use forest_model::ErrorCode;
 use serde_json::{json, Map, Value};
 
 use crate::engine::{norm_id, Vine};
@@ -55,7 +56,7 @@ impl Vine {
         node.set_str("updated", &today());
         confine_paths(&self.root, &id, &node)?;
         forest_model::lint::validate_frontmatter(&node, &self.dialect)
-            .map_err(|e| VineError::new("E_FRONTMATTER", e.trim_start_matches("E_FRONTMATTER: ").to_string()))?;
+            .map_err(|e| VineError::new(ErrorCode::Frontmatter, e.trim_start_matches("E_FRONTMATTER: ").to_string()))?;
         let mut writes = vec![(id.clone(), node.clone())];
         if g.summary_changed {
             writes.extend(self.reindexed_parent(&id, &node));
@@ -157,7 +158,7 @@ fn check_patch(id: &str, patch: &Map<String, Value>) -> VResult<()> {
 fn set_frontmatter(node: &mut Node, sf: &Map<String, Value>, g: &mut Graft) -> VResult<()> {
     for (k, v) in sf {
         if !MUTABLE.contains(&k.as_str()) {
-            return Err(VineError::new("E_READONLY", format!("frontmatter field '{k}' is immutable"))
+            return Err(VineError::new(ErrorCode::Readonly, format!("frontmatter field '{k}' is immutable"))
                 .hint(format!("Mutable fields: {}.", MUTABLE.join(", "))));
         }
         check_field(k, v)?;

@@ -2,6 +2,7 @@
 
 use forest_model::node::outline;
 use forest_model::tokens::estimate_tokens;
+use forest_model::ErrorCode;
 use serde_json::{json, Map, Value};
 
 use crate::args::{IdArg, SectionArg};
@@ -39,7 +40,7 @@ impl Vine {
                 for id in &list {
                     match self.pick_one(id, section, None) {
                         Ok(v) => nodes.push(v),
-                        Err(e) if e.code == "E_NOT_FOUND" && !e.message.starts_with("section") => {
+                        Err(e) if e.code == ErrorCode::NotFound && !e.message.starts_with("section") => {
                             missing.push(json!(id))
                         }
                         Err(e) => return Err(e),

@@ -7,6 +7,7 @@
 //! file and payload, the files linking to it, the parent indexes, git, the
 //! catalog and the trails.
 
+use forest_model::ErrorCode;
 use std::path::PathBuf;
 
 use forest_model::ids::{self, is_branch_id, is_meta, parent_index};
@@ -32,12 +33,12 @@ impl Vine {
         }
         let kids = self.catalog.child_count(&id)?;
         if kids > 0 {
-            return Err(VineError::new("E_ANCHORED", format!("branch has {kids} children; prune them first")));
+            return Err(VineError::new(ErrorCode::Anchored, format!("branch has {kids} children; prune them first")));
         }
         let anchors: Vec<_> = self.catalog.edges_in(&id)?.into_iter().filter(|e| e.src != id).collect();
         if !anchors.is_empty() && !force {
             let list: Vec<Value> = anchors.iter().take(20).map(|e| json!({"source": e.src, "rel": e.rel})).collect();
-            return Err(VineError::new("E_ANCHORED", format!("{} node(s) point at {id}", anchors.len()))
+            return Err(VineError::new(ErrorCode::Anchored, format!("{} node(s) point at {id}", anchors.len()))
                 .hint("Pass force=true to remove those links with the node.")
                 .with("anchors", json!(list))
                 .with("anchor_count", json!(anchors.len())));

@@ -1,6 +1,7 @@
 //! `locate`, `look`, `move` (vine spec §2.1–§2.3): curated metadata only
 //! (the catalog), plus the node file for `look`'s digest.
 
+use forest_model::ErrorCode;
 use std::collections::HashMap;
 
 use forest_canopy::{DenseQuery, MemoMode};
@@ -188,7 +189,7 @@ impl Vine {
                 for id in &list {
                     match self.digest(id, fields) {
                         Ok(d) => nodes.push(d),
-                        Err(e) if e.code == "E_NOT_FOUND" && !self.node_path(id).is_ok_and(|p| p.is_file()) => {
+                        Err(e) if e.code == ErrorCode::NotFound && !self.node_path(id).is_ok_and(|p| p.is_file()) => {
                             missing.push(json!(id))
                         }
                         Err(e) => return Err(e),

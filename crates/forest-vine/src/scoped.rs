@@ -5,6 +5,7 @@
 //! afterwards. Catalog writes of a scoped call go through
 //! [`Vine::catalog_unscoped`], which lifts the views around them.
 
+use forest_model::ErrorCode;
 use serde_json::{json, Map, Value};
 
 use crate::access::Access;
@@ -88,7 +89,7 @@ impl Vine {
     /// they are refused while such links exist (their count is not told).
     fn check_scoped_write(&self, prim: &str, args: &Map<String, Value>) -> VResult<()> {
         let forbid = |m: String| {
-            VineError::new("E_FORBIDDEN", m)
+            VineError::new(ErrorCode::Forbidden, m)
                 .hint(format!("This token may write under: {}.", self.access.branches.join(", ")))
         };
         let mut ids: Vec<String> = vec![];

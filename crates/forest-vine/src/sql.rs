@@ -9,6 +9,7 @@
 //! keyword checks over the lexed text (literals and identifiers skipped)
 //! exist to give precise refusals, not to be the guard.
 
+use forest_model::ErrorCode;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -169,7 +170,7 @@ fn sql_error(e: rusqlite::Error, conn_for_hints: Option<&Connection>, verb: &str
         return err;
     }
     if msg.contains("interrupted") {
-        return VineError::new("E_TIMEOUT", format!("{verb} exceeded 2.0s"));
+        return VineError::new(ErrorCode::Timeout, format!("{verb} exceeded 2.0s"));
     }
     if msg.contains("not authorized") || msg.contains("prohibited") {
         return VineError::forbidden(format!("{verb} may not do that: {msg}")).hint(if verb == "query" {
@@ -181,7 +182,7 @@ fn sql_error(e: rusqlite::Error, conn_for_hints: Option<&Connection>, verb: &str
     if matches!(e, rusqlite::Error::MultipleStatement) {
         return VineError::forbidden("only a single SQL statement is allowed");
     }
-    let mut err = VineError::new("E_QUERY_INVALID", format!("SQL error: {msg}"));
+    let mut err = VineError::new(ErrorCode::QueryInvalid, format!("SQL error: {msg}"));
     if let Some(conn) = conn_for_hints {
         let tables = tables_and_views(conn);
         if msg.contains("no such table") && !tables.is_empty() {

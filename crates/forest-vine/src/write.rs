@@ -9,6 +9,7 @@ use forest_model::index::{self, entry_line, upsert_entry, DIRECT_BANANAS, SUB_BR
 use forest_model::node::{today, Node};
 use forest_model::scent::validate_summary;
 use forest_model::yaml::{Mapping, Value as Y};
+use forest_model::ErrorCode;
 use serde_json::{json, Map, Value};
 
 use crate::args::NodeSpecs;
@@ -30,7 +31,10 @@ pub(crate) fn confine_paths(root: &std::path::Path, id: &str, node: &Node) -> VR
     }
     if let Some(sp) = node.get_str("source_path") {
         if sp.starts_with('/') || sp.contains('\0') || sp.split(['/', '\\']).any(|c| c == "..") {
-            return Err(VineError::new("E_FORBIDDEN", format!("{id}: source_path '{sp}' leaves its source root")));
+            return Err(VineError::new(
+                ErrorCode::Forbidden,
+                format!("{id}: source_path '{sp}' leaves its source root"),
+            ));
         }
     }
     Ok(())
@@ -71,8 +75,9 @@ impl Vine {
     }
 
     pub(crate) fn check_summary(summary: &str) -> VResult<()> {
-        validate_summary(summary)
-            .map_err(|e| VineError::new("E_FRONTMATTER", e.message()).hint(format!("{} (60 tokens at most)", e.hint())))
+        validate_summary(summary).map_err(|e| {
+            VineError::new(ErrorCode::Frontmatter, e.message()).hint(format!("{} (60 tokens at most)", e.hint()))
+        })
     }
 
     /// `plant(node | [nodes], if_absent, dry_run)` from JSON (an object or
@@ -181,7 +186,7 @@ impl Vine {
             if !dry_run {
                 return Err(prefix(refusal, batch, &id));
             }
-            plan.errors.push(json!({"index": i, "id": id, "code": refusal.code, "message": refusal.message}));
+            plan.errors.push(SpecRefusal { index: i, id, code: refusal.code, message: refusal.message });
         }
         Ok(plan)
     }
@@ -219,8 +224,10 @@ impl Vine {
         confine_paths(&self.root, &id, &node)?;
         self.check_storage_keys(&id, &node, true)?;
         forest_model::lint::validate_frontmatter(&node, &self.dialect).map_err(|e| {
-            let (code, msg) = e.split_once(": ").unwrap_or(("E_FRONTMATTER", &e));
-            VineError::new(if code == "E_SCHEMA" { "E_SCHEMA" } else { "E_FRONTMATTER" }, msg.to_string())
+            // the model's validator still reports `E_CODE: message` text
+            let (code, msg) = e.split_once(": ").map_or((None, e.as_str()), |(c, m)| (ErrorCode::parse(c), m));
+            let code = if code == Some(ErrorCode::Schema) { ErrorCode::Schema } else { ErrorCode::Frontmatter };
+            VineError::new(code, msg.to_string())
         })?;
         let mut pn = parent_node;
         let (heading, cov) =
@@ -286,21 +293,27 @@ struct PlantPlan {
     planned: Vec<(String, Node)>,
     created: Vec<String>,
     existing: Vec<String>,
-    errors: Vec<Value>,
+    errors: Vec<SpecRefusal>,
+}
+
+/// One node a dry run refuses, as its `errors` list names it.
+#[derive(serde::Serialize)]
+struct SpecRefusal {
+    index: usize,
+    id: String,
+    code: ErrorCode,
+    message: String,
 }
 
 impl PlantPlan {
     /// A dry run's answer: valid, or the first refusal with all of them.
     fn dry_run_answer(&self, batch: bool, count: usize) -> VResult<Value> {
         if let Some(first) = self.errors.first() {
-            let code = match first["code"].as_str() {
-                Some("E_FRONTMATTER") => "E_FRONTMATTER",
-                Some("E_NOT_FOUND") => "E_NOT_FOUND",
-                _ => "E_SCHEMA",
+            let code = match first.code {
+                c @ (ErrorCode::Frontmatter | ErrorCode::NotFound) => c,
+                _ => ErrorCode::Schema,
             };
-            return Err(
-                VineError::new(code, first["message"].as_str().unwrap_or_default()).with("errors", json!(self.errors))
-            );
+            return Err(VineError::new(code, first.message.clone()).with("errors", json!(self.errors)));
         }
         Ok(if batch {
             json!({"valid": true, "count": count, "dry_run": true})
