@@ -166,7 +166,7 @@ mod tests {
     fn ids_and_kinds_cross_serde_as_their_strings() {
         let id = NodeId::from("notes/x");
         assert_eq!(serde_json::to_string(&id).unwrap(), "\"notes/x\"");
-        assert_eq!(serde_json::from_str::<NodeId>("\"a/_index\"").unwrap().is_branch(), true);
+        assert!(serde_json::from_str::<NodeId>("\"a/_index\"").unwrap().is_branch());
         assert_eq!(id, "notes/x");
         assert_eq!(format!("{id}"), "notes/x");
         assert_eq!(serde_json::to_string(&Kind::Banana).unwrap(), "\"banana\"");

@@ -13,7 +13,6 @@ use forest_derived::catalog::{open_catalog, TRAILS_PATH};
 use forest_git::{GitForest, WriterLock};
 use forest_model::node::Node;
 use forest_model::schema::Dialect;
-use serde_json::{json, Value};
 
 use crate::caller::Access;
 use crate::error::{VResult, VineError};
@@ -219,7 +218,7 @@ impl Vine {
         if let Some(new) = self.catalog.moved_to(&id)? {
             return Err(VineError::new(ErrorCode::Moved, format!("node moved: {id}"))
                 .hint(format!("It now lives at '{new}'; use that id."))
-                .with("moved_to", json!(new)));
+                .with("moved_to", &new));
         }
         Err(not_found(&id))
     }
@@ -386,10 +385,10 @@ pub(crate) fn py_list(items: &[String]) -> String {
 }
 
 /// Coverage of a branch row as `{notes, branches}` or the raw string.
-pub(crate) fn coverage_value(raw: Option<&str>) -> Option<Value> {
+pub(crate) fn coverage_of(raw: Option<&str>) -> Option<forest_catalog::Coverage> {
     let c = raw.filter(|c| !c.is_empty())?;
     Some(match forest_catalog::parse_coverage(c) {
-        Some((n, b)) => json!({"notes": n, "branches": b}),
-        None => json!(c),
+        Some((notes, branches)) => forest_catalog::Coverage::Counts { notes, branches },
+        None => forest_catalog::Coverage::Raw(c.to_string()),
     })
 }

@@ -29,9 +29,10 @@ impl VineError {
         self
     }
     /// Attach one data key (first writer wins, reserved keys refused).
-    pub fn with(mut self, key: &str, v: Value) -> Self {
+    pub fn with(mut self, key: &str, v: impl serde::Serialize) -> Self {
         if !["code", "message", "hint"].contains(&key) && !self.data.contains_key(key) {
-            self.data.insert(key.to_string(), v);
+            // plain data (strings, numbers, lists of them) always serializes
+            self.data.insert(key.to_string(), serde_json::to_value(v).unwrap_or(Value::Null));
         }
         self
     }
@@ -93,7 +94,7 @@ impl From<forest_git::GitError> for VineError {
         let mut err = VineError::new(e.code(), e.to_string().trim_start_matches("E_LOCKED: ").to_string());
         if let forest_git::GitError::Locked { pid, .. } = &e {
             err = err.hint("The lock is reclaimed automatically when the holder exits; open read-only meanwhile.");
-            err = err.with("pid", json!(pid));
+            err = err.with("pid", pid);
         }
         err
     }

@@ -6,7 +6,7 @@
 //! [`Vine::catalog_unscoped`], which lifts the views around them.
 
 use forest_model::ErrorCode;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::access::Access;
 use crate::engine::{norm_id, Vine};
@@ -119,7 +119,7 @@ impl Vine {
             let n = self.catalog.links_from_outside(&id, &self.access.branches)?;
             if n > 0 {
                 return Err(forbid(format!("{prim}: nodes outside this token's branches link to '{id}'"))
-                    .with("outside_links", json!(true)));
+                    .with("outside_links", true));
             }
         }
         Ok(())

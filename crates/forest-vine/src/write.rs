@@ -3,6 +3,7 @@
 //! brings the work tree to the new HEAD) or nothing; the engine holds the
 //! writer lock for its whole life. Catalog rows follow the commit.
 
+use crate::answers::{PlantAnswer, PlantChecked, PlantCheckedBatch, Planted, PlantedBatch};
 use forest_git::Change;
 use forest_model::ids::{self, is_branch_id, parent_index};
 use forest_model::index::{self, entry_line, upsert_entry, DIRECT_BANANAS, SUB_BRANCHES};
@@ -10,7 +11,7 @@ use forest_model::node::{today, Node};
 use forest_model::scent::validate_summary;
 use forest_model::yaml::{Mapping, Value as Y};
 use forest_model::ErrorCode;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::args::NodeSpecs;
 use crate::engine::{norm_id, Vine};
@@ -82,7 +83,7 @@ impl Vine {
 
     /// `plant(node | [nodes], if_absent, dry_run)` from JSON (an object or
     /// a list of objects).
-    pub fn plant(&mut self, node: &Value, if_absent: bool, dry_run: bool) -> VResult<Value> {
+    pub fn plant(&mut self, node: &Value, if_absent: bool, dry_run: bool) -> VResult<PlantAnswer> {
         self.writer()?;
         let specs = match node {
             Value::Object(m) => NodeSpecs::One(m.clone()),
@@ -99,7 +100,7 @@ impl Vine {
     }
 
     /// `plant` of typed node specs.
-    pub fn plant_specs(&mut self, node: &NodeSpecs, if_absent: bool, dry_run: bool) -> VResult<Value> {
+    pub fn plant_specs(&mut self, node: &NodeSpecs, if_absent: bool, dry_run: bool) -> VResult<PlantAnswer> {
         self.writer()?;
         let (specs, batch): (&[Map<String, Value>], bool) = match node {
             NodeSpecs::One(m) => (std::slice::from_ref(m), false),
@@ -121,11 +122,12 @@ impl Vine {
             return plan.dry_run_answer(batch, specs.len());
         }
         if plan.created.is_empty() {
-            let existing = &plan.existing;
+            let existing = plan.existing;
             return Ok(if batch {
-                json!({"created": [], "existing": existing, "count": 0, "commit": null})
+                PlantAnswer::Batch(PlantedBatch { created: vec![], existing, count: 0, commit: None })
             } else {
-                json!({"id": existing.first(), "created": false, "commit": null, "trail": existing.first().map(|i| ids::trail(i))})
+                let trail = existing.first().map(|i| ids::trail(i));
+                PlantAnswer::One(Planted { id: existing.into_iter().next(), created: false, commit: None, trail })
             });
         }
         let msg = if batch {
@@ -140,11 +142,12 @@ impl Vine {
             )
         };
         let commit = self.commit_nodes(&plan.planned, &[], &msg)?;
-        let (created, existing) = (&plan.created, &plan.existing);
+        let (created, existing) = (plan.created, plan.existing);
         Ok(if batch {
-            json!({"created": created, "existing": existing, "count": created.len(), "commit": commit})
+            PlantAnswer::Batch(PlantedBatch { count: created.len(), created, existing, commit })
         } else {
-            json!({"id": created[0], "created": true, "commit": commit, "trail": ids::trail(&created[0])})
+            let trail = Some(ids::trail(&created[0]));
+            PlantAnswer::One(Planted { id: created.into_iter().next(), created: true, commit, trail })
         })
     }
 
@@ -307,18 +310,19 @@ struct SpecRefusal {
 
 impl PlantPlan {
     /// A dry run's answer: valid, or the first refusal with all of them.
-    fn dry_run_answer(&self, batch: bool, count: usize) -> VResult<Value> {
+    fn dry_run_answer(&self, batch: bool, count: usize) -> VResult<PlantAnswer> {
         if let Some(first) = self.errors.first() {
             let code = match first.code {
                 c @ (ErrorCode::Frontmatter | ErrorCode::NotFound) => c,
                 _ => ErrorCode::Schema,
             };
-            return Err(VineError::new(code, first.message.clone()).with("errors", json!(self.errors)));
+            return Err(VineError::new(code, first.message.clone()).with("errors", &self.errors));
         }
         Ok(if batch {
-            json!({"valid": true, "count": count, "dry_run": true})
+            PlantAnswer::CheckedBatch(PlantCheckedBatch { valid: true, count, dry_run: true })
         } else {
-            json!({"id": self.created.first().or(self.existing.first()), "valid": true, "dry_run": true})
+            let id = self.created.first().or(self.existing.first()).cloned();
+            PlantAnswer::Checked(PlantChecked { id, valid: true, dry_run: true })
         })
     }
 }
