@@ -104,7 +104,7 @@ impl FromSql for NodeId {
 
 /// What the catalog files a node as (its `kind` column): a branch (type
 /// `branch`, an `_index`) or a banana (every other node).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// A branch: an `_index` node of type `branch`.
@@ -143,6 +143,13 @@ impl Kind {
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A kind equals its catalog spelling (what a test or a row dump holds).
+impl PartialEq<&str> for Kind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 

@@ -293,7 +293,7 @@ impl Vine {
             return Ok(ScopeSel::All);
         }
         if let Some(r) = self.catalog.get(&s)? {
-            if r.kind != "branch" {
+            if !r.kind.is_branch() {
                 return Ok(ScopeSel::Leaf(s));
             }
         }
@@ -366,11 +366,10 @@ fn load_dialect(root: &Path) -> Dialect {
 }
 
 /// Wire kind: catalog `banana` is emitted as `note`.
-pub(crate) fn wire_kind(kind: &str) -> &str {
-    if kind == "banana" {
-        "note"
-    } else {
-        kind
+pub(crate) fn wire_kind(kind: forest_model::Kind) -> &'static str {
+    match kind {
+        forest_model::Kind::Banana => "note",
+        forest_model::Kind::Branch => "branch",
     }
 }
 

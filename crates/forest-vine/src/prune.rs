@@ -225,19 +225,5 @@ impl Vine {
 fn moved_node(node: &mut Node, old: &str, new: &str) -> bool {
     node.set_str("id", new);
     node.set_str("updated", &today());
-    let mut mf = node.get_list("moved_from");
-    if !mf.iter().any(|m| m == old) {
-        mf.push(old.to_string());
-    }
-    node.set_list("moved_from", &mf);
-    let mut aliases = node.get_list("aliases");
-    if aliases.iter().any(|a| a == old) {
-        return false;
-    }
-    if aliases.len() < 16 {
-        aliases.push(old.to_string());
-        node.set_list("aliases", &aliases);
-        return false;
-    }
-    true
+    forest_model::aliases::record_move(node, old) > 0
 }

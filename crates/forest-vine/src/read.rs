@@ -247,7 +247,7 @@ impl Vine {
             ei.sort_by(|a, b| b.0.total_cmp(&a.0));
             d.edges_in = Some(ei.into_iter().take(MAX_EDGES_SHOWN).map(|x| x.1).collect());
         }
-        if row.kind == "branch" {
+        if row.kind.is_branch() {
             if want("children") {
                 d.children = Some(self.children(&id)?);
             }

@@ -45,7 +45,7 @@ const SCAN_FIELDS: [&str; 20] = [
 fn field_value(r: &NodeRow, f: &str, heat: f64) -> Option<Field> {
     Some(match f {
         "id" => Field::Str(r.id.clone()),
-        "kind" => Field::Str(wire_kind(&r.kind).to_string()),
+        "kind" => Field::Str(wire_kind(r.kind).to_string()),
         "type" => Field::Str(r.node_type.clone()),
         "title" => Field::Str(r.title.clone()),
         "summary" => Field::Str(r.summary.clone()),
@@ -82,7 +82,7 @@ fn passes(v: &Vine, r: &NodeRow, filter: &Map<String, Value>) -> VResult<bool> {
             "created_before" => r.created.as_deref().is_some_and(|u| !u.is_empty() && u <= as_str(want).as_str()),
             "min_confidence" => want.as_f64().is_some_and(|m| r.confidence >= m),
             "origin_prefix" => r.origin.as_deref().is_some_and(|o| o.starts_with(as_str(want).as_str())),
-            "kind" => wire_kind(&r.kind) == as_str(want),
+            "kind" => wire_kind(r.kind) == as_str(want),
             "lang" => v.node_lang(&r.id).as_deref() == Some(as_str(want).as_str()),
             other => match field_value(r, other, 0.0) {
                 Some(have) => have.text() == as_str(want),
@@ -150,7 +150,7 @@ impl Vine {
             return Err(VineError::schema(format!("fields accepts {}; got '{bad}'", py_list(&sorted))));
         }
         let limit = a.limit.unwrap_or(50).clamp(1, 50) as usize;
-        let cands = if parent.kind != "branch" {
+        let cands = if !parent.kind.is_branch() {
             vec![]
         } else if a.recursive {
             if parent.id == "_index" {
@@ -221,7 +221,7 @@ impl Vine {
         let date = |r: &NodeRow| if df == "created" { r.created.clone() } else { r.updated.clone() };
         let mut roots = vec![];
         for child in rows.iter().filter(|r| r.parent.as_deref() == Some(listing.as_str())) {
-            let sub: Vec<&NodeRow> = if child.kind == "branch" {
+            let sub: Vec<&NodeRow> = if child.kind.is_branch() {
                 let p = format!("{}/", forest_model::ids::folder_of(&child.id));
                 rows.iter().filter(|r| r.id.starts_with(&p)).collect()
             } else {
@@ -237,9 +237,9 @@ impl Vine {
             let e = Root {
                 id: child.id.clone(),
                 title: child.title.clone(),
-                kind: wire_kind(&child.kind).to_string(),
+                kind: wire_kind(child.kind).to_string(),
                 nodes: sub.len(),
-                branches: sub.iter().filter(|r| r.kind == "branch").count(),
+                branches: sub.iter().filter(|r| r.kind.is_branch()).count(),
                 first: span.map(|s| s.0.clone()),
                 last: span.map(|s| s.1.clone()),
                 origin: common_origin(&origins),
