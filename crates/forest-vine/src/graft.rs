@@ -11,7 +11,7 @@ use forest_model::ids::{self, is_branch_id, parent_index};
 use forest_model::index::{entry_line, upsert_entry, DIRECT_BANANAS, SUB_BRANCHES};
 use forest_model::node::{today, Node};
 use forest_model::ErrorCode;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
@@ -90,10 +90,10 @@ impl Vine {
                     continue;
                 }
                 let mut m = l.as_object().cloned().unwrap_or_default();
-                m.insert("target".into(), json!(target));
+                m.insert("target".into(), Value::String(target.to_string()));
                 if rel == "discovered-shortcut" {
-                    m.entry("confidence").or_insert(json!(0.5));
-                    m.entry("discovered_by").or_insert(json!("agent"));
+                    m.entry("confidence").or_insert(Value::from(0.5));
+                    m.entry("discovered_by").or_insert(Value::from("agent"));
                 }
                 links.push(Value::Object(m));
                 g.changed = true;

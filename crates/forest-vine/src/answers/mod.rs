@@ -1,0 +1,27 @@
+//! The answers of the primitives as types: each serializes to the bytes
+//! the wire carries (field order is the wire's key order; a flag the wire
+//! omits when false is skipped when false).
+//!
+//! In: nothing. Out: the answer types. Touches nothing.
+
+use crate::budget::Dropped;
+use crate::primitive::Answer;
+
+/// A flag the wire omits when false.
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+mod lists;
+mod look;
+mod pick;
+mod search;
+mod sql;
+mod write;
+
+pub use lists::*;
+pub use look::*;
+pub use pick::*;
+pub use search::*;
+pub use sql::*;
+pub use write::*;
