@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::*;
+use crate::budget::Dropped;
+use crate::primitive::Answer;
 
 /// One neighbour `move` lists.
 #[derive(Debug, Serialize)]

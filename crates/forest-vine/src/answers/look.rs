@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::*;
+use super::sql::{QueryManual, Sample};
+use crate::primitive::Answer;
 
 /// An outbound edge in a digest.
 #[derive(Debug, Serialize)]

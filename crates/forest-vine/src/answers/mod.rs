@@ -4,14 +4,7 @@
 //!
 //! In: nothing. Out: the answer types. Touches nothing.
 
-use crate::budget::Dropped;
-use crate::primitive::Answer;
-
-/// A flag the wire omits when false.
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
+mod flag;
 mod lists;
 mod look;
 mod pick;

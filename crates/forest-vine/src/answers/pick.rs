@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::*;
+use super::flag::is_false;
+use crate::primitive::Answer;
 
 /// `pick` of a whole body that fits.
 #[derive(Debug, Serialize)]

@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-use super::*;
+use super::flag::is_false;
+use crate::budget::Dropped;
+use crate::primitive::Answer;
 
 /// The fields a windowed read adds at its end: the window, what it left
 /// out, and on an empty answer why (also a plain `locate`'s empty answer:

@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::*;
+use super::flag::is_false;
+use crate::primitive::Answer;
 
 /// One SQL cell as the wire shows it: a number, a string (long text
 /// clipped, a blob described) or null.

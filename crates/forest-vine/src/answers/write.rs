@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::*;
+use super::flag::is_false;
+use crate::primitive::Answer;
 
 /// A `{rel, target}` link an answer names.
 #[derive(Debug, Clone, Serialize)]
