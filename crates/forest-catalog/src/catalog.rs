@@ -1,7 +1,7 @@
 //! `_derived/catalog.db` (dialect §7.1): one row per node, typed edges,
 //! the FTS5 index over title/aliases/tags/summary, and transplant waymarks.
 
-use forest_model::Kind;
+use forest_model::{Kind, NodeId};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -217,7 +217,7 @@ pub fn body_hash_of(body: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct NodeRow {
     /// Node id.
-    pub id: String,
+    pub id: NodeId,
     /// A banana or a branch.
     pub kind: Kind,
     /// Node type.

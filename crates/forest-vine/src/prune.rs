@@ -43,7 +43,7 @@ impl Vine {
         if kids > 0 {
             return Err(VineError::new(ErrorCode::Anchored, format!("branch has {kids} children; prune them first")));
         }
-        let anchors: Vec<_> = self.catalog.edges_in(&id)?.into_iter().filter(|e| e.src != id).collect();
+        let anchors: Vec<_> = self.catalog.edges_in(&id)?.into_iter().filter(|e| e.src != id.as_str()).collect();
         if !anchors.is_empty() && !force {
             let list: Vec<Anchor> = anchors.iter().take(20).map(|e| Anchor { source: &e.src, rel: &e.rel }).collect();
             return Err(VineError::new(ErrorCode::Anchored, format!("{} node(s) point at {id}", anchors.len()))
@@ -134,7 +134,14 @@ impl Vine {
         let commit = self.commit_moving(&writes, &old, &format!("transplant({old} -> {new})"), moved)?;
         let _ = self.trails.rekey(&old, &new);
         let trail = ids::trail(&new);
-        Ok(Transplanted { id: new, moved_from: old, backlinks_rewritten: rewritten, commit, trail, alias_clipped })
+        Ok(Transplanted {
+            id: new,
+            moved_from: old.into_string(),
+            backlinks_rewritten: rewritten,
+            commit,
+            trail,
+            alias_clipped,
+        })
     }
 
     /// The refusals of a move from `old` to `new` by their ids alone (and

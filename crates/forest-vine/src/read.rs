@@ -196,7 +196,7 @@ impl Vine {
                     &mut out,
                     LOOK_BATCH_BUDGET,
                     |o| (&mut o.nodes, &mut o.dropped, &mut o.truncated),
-                    |d| d.id.clone(),
+                    |d| d.id.to_string(),
                 );
                 Ok(LookAnswer::Many(out))
             }
@@ -269,7 +269,7 @@ impl Vine {
                 }
             }
         }
-        let own_heat = self.heat_of(std::slice::from_ref(&id))?.get(&id).copied().unwrap_or(0.0);
+        let own_heat = self.heat_of(&[id.to_string()])?.get(id.as_str()).copied().unwrap_or(0.0);
         d.stats =
             Some(Stats { body_tokens: row.body_tokens, degree: out_edges.len() + in_edges.len(), heat: own_heat });
         if let Some(f) = fields {

@@ -44,7 +44,7 @@ const SCAN_FIELDS: [&str; 20] = [
 
 fn field_value(r: &NodeRow, f: &str, heat: f64) -> Option<Field> {
     Some(match f {
-        "id" => Field::Str(r.id.clone()),
+        "id" => Field::Str(r.id.to_string()),
         "kind" => Field::Str(wire_kind(r.kind).to_string()),
         "type" => Field::Str(r.node_type.clone()),
         "title" => Field::Str(r.title.clone()),
@@ -172,7 +172,7 @@ impl Vine {
             }
         }
         let total = kept.len();
-        let ids: Vec<String> = kept.iter().map(|r| r.id.clone()).collect();
+        let ids: Vec<String> = kept.iter().map(|r| r.id.to_string()).collect();
         let heat = self.heat_of(&ids)?;
         match &a.after {
             Some(after) => {
@@ -197,7 +197,7 @@ impl Vine {
             next: longest,
             dropped: Dropped::default(),
         };
-        shrink_items(&mut out, LIST_BUDGET, |o| (&mut o.nodes, &mut o.truncated, &mut o.dropped), |i| i.id.clone());
+        shrink_items(&mut out, LIST_BUDGET, |o| (&mut o.nodes, &mut o.truncated, &mut o.dropped), |i| i.id.to_string());
         let returned = out.nodes.len();
         out.returned = returned;
         if a.after.is_some() {
@@ -235,7 +235,7 @@ impl Vine {
             let span = dates.iter().min().zip(dates.iter().max());
             let without = sub.len() - origins.len();
             let e = Root {
-                id: child.id.clone(),
+                id: child.id.to_string(),
                 title: child.title.clone(),
                 kind: wire_kind(child.kind).to_string(),
                 nodes: sub.len(),

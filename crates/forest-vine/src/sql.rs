@@ -369,7 +369,7 @@ impl Vine {
         node.set_str("payload_hash", &hash);
         node.set_str("updated", &forest_model::node::today());
         let msg = format!("tend({}): {verb} {affected} row(s)", row.id);
-        let commit = self.commit_nodes(&[(row.id.clone(), node)], &[], &msg)?;
+        let commit = self.commit_nodes(&[(row.id.to_string(), node)], &[], &msg)?;
         let elapsed = (started.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0;
         Ok(Tended { id: row.id, rows_affected: affected, payload_hash: hash, commit, elapsed_ms: elapsed })
     }

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::budget::Dropped;
 use crate::primitive::Answer;
+use forest_model::NodeId;
 
 /// One neighbour `move` lists.
 #[derive(Debug, Serialize)]
@@ -56,7 +57,7 @@ pub struct HistoryEntry {
 #[derive(Debug, Serialize)]
 pub struct History {
     /// The node.
-    pub id: String,
+    pub id: NodeId,
     /// Commits, newest first.
     pub entries: Vec<HistoryEntry>,
     /// Entries returned.
@@ -194,7 +195,7 @@ pub struct CoverageMap {
 #[derive(Debug, Serialize)]
 pub struct Viewed {
     /// The node.
-    pub id: String,
+    pub id: NodeId,
     /// The image file.
     pub path: String,
     /// Its media type.
@@ -239,7 +240,7 @@ impl Field {
 #[derive(Debug)]
 pub struct ScanItem {
     /// Its id.
-    pub id: String,
+    pub id: NodeId,
     /// The fields asked for (`id` aside), in the order asked.
     pub fields: Vec<(String, Field)>,
     /// A `_meta` node.
@@ -277,7 +278,7 @@ pub struct Scanned {
     pub returned: usize,
     /// The cursor of the next page (cursor mode).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub next: Option<String>,
+    pub next: Option<NodeId>,
     /// What the budget dropped (not in cursor mode: the rest is the next page).
     #[serde(flatten)]
     pub dropped: Dropped,

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::sql::{QueryManual, Sample};
 use crate::primitive::Answer;
+use forest_model::NodeId;
 
 /// An outbound edge in a digest.
 #[derive(Debug, Serialize)]
@@ -51,7 +52,7 @@ pub struct Stats {
 #[derive(Debug, Default, Serialize)]
 pub struct Digest {
     /// The node.
-    pub id: String,
+    pub id: NodeId,
     /// Dialect type.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub node_type: Option<String>,

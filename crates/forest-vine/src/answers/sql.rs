@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::flag::is_false;
 use crate::primitive::Answer;
+use forest_model::NodeId;
 
 /// One SQL cell as the wire shows it: a number, a string (long text
 /// clipped, a blob described) or null.
@@ -45,7 +46,7 @@ pub struct Rows {
 #[derive(Debug, Serialize)]
 pub struct Tended {
     /// The dataset node.
-    pub id: String,
+    pub id: NodeId,
     /// Rows the statement changed.
     pub rows_affected: usize,
     /// The payload's new hash.

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::flag::is_false;
 use crate::primitive::Answer;
+use forest_model::NodeId;
 
 /// A `{rel, target}` link an answer names.
 #[derive(Debug, Clone, Serialize)]
@@ -97,7 +98,7 @@ pub struct Grafted {
 #[derive(Debug, Serialize)]
 pub struct Pruned {
     /// The node deleted.
-    pub id: String,
+    pub id: NodeId,
     /// Always true.
     pub pruned: bool,
     /// Links to it removed from other nodes.
