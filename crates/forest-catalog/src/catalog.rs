@@ -1,6 +1,7 @@
 //! `_derived/catalog.db` (dialect §7.1): one row per node, typed edges,
 //! the FTS5 index over title/aliases/tags/summary, and transplant waymarks.
 
+use forest_model::{Kind, NodeId};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -201,13 +202,9 @@ impl CatalogNode {
         }
     }
 
-    /// Catalog-internal kind: `branch` for type branch, else `banana`.
-    pub fn kind(&self) -> &'static str {
-        if self.node_type == "branch" {
-            "branch"
-        } else {
-            "banana"
-        }
+    /// Catalog-internal kind: a branch for type branch, else a banana.
+    pub fn kind(&self) -> Kind {
+        Kind::of_type(&self.node_type)
     }
 }
 
@@ -220,9 +217,9 @@ pub fn body_hash_of(body: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct NodeRow {
     /// Node id.
-    pub id: String,
-    /// `banana` or `branch` (internal spelling).
-    pub kind: String,
+    pub id: NodeId,
+    /// A banana or a branch.
+    pub kind: Kind,
     /// Node type.
     #[serde(rename = "type")]
     pub node_type: String,

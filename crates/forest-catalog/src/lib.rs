@@ -55,10 +55,10 @@ pub enum CatalogError {
 
 impl CatalogError {
     /// Dialect error code for the envelope (`E_SCHEMA` or `E_INTERNAL`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> forest_model::ErrorCode {
         match self {
-            CatalogError::Schema(_) => "E_SCHEMA",
-            _ => "E_INTERNAL",
+            CatalogError::Schema(_) => forest_model::ErrorCode::Schema,
+            _ => forest_model::ErrorCode::Internal,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `locate` (dialect §7.2–§7.3): scent-weighted BM25 × heat over the catalog.
 
 use coverage_re::coverage_parts;
+use forest_model::Kind;
 use rusqlite::{params, OptionalExtension};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -42,11 +43,11 @@ impl Scope {
         }
     }
 
-    fn admits(self, kind: &str) -> bool {
+    fn admits(self, kind: Kind) -> bool {
         match self {
             Scope::All => true,
-            Scope::Branches => kind == "branch",
-            Scope::Notes => kind == "banana",
+            Scope::Branches => kind == Kind::Branch,
+            Scope::Notes => kind == Kind::Banana,
         }
     }
 }
@@ -155,7 +156,7 @@ mod coverage_re {
 
 struct Hit {
     id: String,
-    kind: String,
+    kind: Kind,
     node_type: String,
     title: String,
     summary: String,
@@ -273,7 +274,7 @@ pub fn locate(
     };
     let mut kept: Vec<(Hit, f64)> = Vec::new();
     for (h, strength) in strengths {
-        if !q.scope.admits(&h.kind) || q.type_filter.as_ref().is_some_and(|t| &h.node_type != t) {
+        if !q.scope.admits(h.kind) || q.type_filter.as_ref().is_some_and(|t| &h.node_type != t) {
             continue;
         }
         match (hooks.admit)(&h.id) {
@@ -322,8 +323,8 @@ pub fn locate_simple(
 const DEEP_LIMIT: usize = 100_000;
 
 fn item(h: Hit, score: f64, heat: f64, include_outline: bool) -> Result<LocateItem> {
-    let coverage = match (&h.coverage, h.kind.as_str()) {
-        (Some(c), "branch") if !c.is_empty() => Some(match parse_coverage(c) {
+    let coverage = match (&h.coverage, h.kind) {
+        (Some(c), Kind::Branch) if !c.is_empty() => Some(match parse_coverage(c) {
             Some((notes, branches)) => Coverage::Counts { notes, branches },
             None => Coverage::Raw(c.clone()),
         }),
@@ -331,7 +332,7 @@ fn item(h: Hit, score: f64, heat: f64, include_outline: bool) -> Result<LocateIt
     };
     let outline = if include_outline { Some(json_list(&h.outline)?) } else { None };
     Ok(LocateItem {
-        kind: if h.kind == "banana" { "note".into() } else { h.kind },
+        kind: if h.kind == Kind::Banana { "note".into() } else { h.kind.as_str().into() },
         trail: json_list(&h.trail)?,
         score,
         heat,

@@ -62,12 +62,12 @@ pub(crate) fn exit_code_for(e: &anyhow::Error) -> u8 {
             return EXIT_NOT_FOREST;
         }
         if let Some(g) = cause.downcast_ref::<GitError>() {
-            if g.code() == "E_LOCKED" {
+            if g.code() == forest_model::ErrorCode::Locked {
                 return EXIT_LOCKED;
             }
         }
         if let Some(forest_gardener::GardenError::Git(g)) = cause.downcast_ref::<forest_gardener::GardenError>() {
-            if g.code() == "E_LOCKED" {
+            if g.code() == forest_model::ErrorCode::Locked {
                 return EXIT_LOCKED;
             }
         }

@@ -1,6 +1,7 @@
 //! The console's errors: each one page (or JSON envelope) with a status
 //! and a stable code.
 
+use forest_model::ErrorCode;
 use forest_vine::VineError;
 
 /// Why a console request failed.
@@ -40,37 +41,37 @@ pub enum ConsoleError {
 
 impl ConsoleError {
     /// The stable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ConsoleError::NotFound => "E_NOT_FOUND",
-            ConsoleError::Method | ConsoleError::BadPath(_) | ConsoleError::TooLong(_) => "E_SCHEMA",
-            ConsoleError::Unauthenticated | ConsoleError::BadToken => "E_UNAUTHORIZED",
-            ConsoleError::Limited(_) => "E_BUSY",
-            ConsoleError::CrossSite => "E_FORBIDDEN",
+            ConsoleError::NotFound => ErrorCode::NotFound,
+            ConsoleError::Method | ConsoleError::BadPath(_) | ConsoleError::TooLong(_) => ErrorCode::Schema,
+            ConsoleError::Unauthenticated | ConsoleError::BadToken => ErrorCode::Unauthorized,
+            ConsoleError::Limited(_) => ErrorCode::Busy,
+            ConsoleError::CrossSite => ErrorCode::Forbidden,
             ConsoleError::Vine(e) => match e.code {
-                "E_NOT_FOUND" => "E_NOT_FOUND",
-                "E_FORBIDDEN" => "E_FORBIDDEN",
-                "E_BUSY" => "E_BUSY",
-                "E_TIMEOUT" => "E_TIMEOUT",
-                "E_SCHEMA" => "E_SCHEMA",
-                _ => "E_INTERNAL",
+                c @ (ErrorCode::NotFound
+                | ErrorCode::Forbidden
+                | ErrorCode::Busy
+                | ErrorCode::Timeout
+                | ErrorCode::Schema) => c,
+                _ => ErrorCode::Internal,
             },
-            ConsoleError::Render(_) => "E_INTERNAL",
+            ConsoleError::Render(_) => ErrorCode::Internal,
         }
     }
 
     /// The HTTP status.
     pub fn status(&self) -> http::StatusCode {
         use http::StatusCode as S;
-        match self.code() {
-            "E_NOT_FOUND" => S::NOT_FOUND,
-            "E_UNAUTHORIZED" => S::UNAUTHORIZED,
-            "E_FORBIDDEN" => S::FORBIDDEN,
-            "E_BUSY" => S::TOO_MANY_REQUESTS,
-            "E_TIMEOUT" => S::GATEWAY_TIMEOUT,
-            _ if matches!(self, ConsoleError::Method) => S::METHOD_NOT_ALLOWED,
-            _ if matches!(self, ConsoleError::TooLong(_)) => S::URI_TOO_LONG,
-            "E_SCHEMA" => S::BAD_REQUEST,
+        match (self, self.code()) {
+            (ConsoleError::Method, _) => S::METHOD_NOT_ALLOWED,
+            (ConsoleError::TooLong(_), _) => S::URI_TOO_LONG,
+            (_, ErrorCode::NotFound) => S::NOT_FOUND,
+            (_, ErrorCode::Unauthorized) => S::UNAUTHORIZED,
+            (_, ErrorCode::Forbidden) => S::FORBIDDEN,
+            (_, ErrorCode::Busy) => S::TOO_MANY_REQUESTS,
+            (_, ErrorCode::Timeout) => S::GATEWAY_TIMEOUT,
+            (_, ErrorCode::Schema) => S::BAD_REQUEST,
             _ => S::INTERNAL_SERVER_ERROR,
         }
     }

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use forest_model::ErrorCode;
 use forest_vine::access::Access;
 use forest_vine::http::{Body, Extra, ExtraFuture};
 use forest_vine::mcp::VineServer;
@@ -95,23 +96,22 @@ impl Console {
 
     fn error_page(&self, e: &ConsoleError, access: Option<&Access>) -> Response<Body> {
         if !matches!(e, ConsoleError::NotFound | ConsoleError::Vine(_) | ConsoleError::TooLong(_)) {
-            tracing::info!(event = "console.refused", code = e.code(), error = %e);
+            tracing::info!(event = "console.refused", code = e.code().as_str(), error = %e);
         }
         let heading = match e.code() {
-            "E_NOT_FOUND" => "Not found",
-            "E_SCHEMA" => "Refused",
-            "E_BUSY" => "Busy",
-            "E_TIMEOUT" => "Too slow",
-            "E_FORBIDDEN" | "E_UNAUTHORIZED" => "Refused",
+            ErrorCode::NotFound => "Not found",
+            ErrorCode::Schema | ErrorCode::Forbidden | ErrorCode::Unauthorized => "Refused",
+            ErrorCode::Busy => "Busy",
+            ErrorCode::Timeout => "Too slow",
             _ => "Error",
         };
         // Not found names nothing: not even the id asked for (an id
         // outside the token's branches reads exactly like a missing one).
         let message = match e.code() {
-            "E_NOT_FOUND" => "no such node or page for this token".to_string(),
+            ErrorCode::NotFound => "no such node or page for this token".to_string(),
             _ => e.to_string(),
         };
-        let ctx = json!({"code": e.code(), "heading": heading, "message": message});
+        let ctx = json!({"code": e.code().as_str(), "heading": heading, "message": message});
         let html = self.render("error.html", "", access, ctx).unwrap_or_else(|_| e.to_string());
         web::html(e.status(), html)
     }
@@ -207,7 +207,7 @@ impl Console {
             return match r {
                 Route::SearchJson { .. } => {
                     let e = ConsoleError::Unauthenticated;
-                    web::json(e.status(), &json!({"error": {"code": e.code(), "message": e.to_string()}}))
+                    web::json(e.status(), &json!({"error": {"code": e.code().as_str(), "message": e.to_string()}}))
                 }
                 _ if req.method() == Method::GET || req.method() == Method::HEAD => web::redirect("/ui/login", None),
                 _ => self.error_page(&ConsoleError::Unauthenticated, None),
@@ -226,7 +226,7 @@ impl Console {
         match self.page(r, &access).await {
             Ok(resp) => resp,
             Err(e) if json_route => {
-                web::json(e.status(), &json!({"error": {"code": e.code(), "message": e.to_string()}}))
+                web::json(e.status(), &json!({"error": {"code": e.code().as_str(), "message": e.to_string()}}))
             }
             Err(e) => self.error_page(&e, Some(&access)),
         }

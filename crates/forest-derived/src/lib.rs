@@ -64,14 +64,14 @@ pub enum DerivedError {
 
 impl DerivedError {
     /// Stable error code (the dialect's where one applies).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> forest_model::ErrorCode {
         match self {
-            DerivedError::Config(_) => "E_CONFIG",
-            DerivedError::AlreadyForest { .. } => "E_SCHEMA",
-            DerivedError::Manifest { .. } => "E_DERIVED",
-            DerivedError::Io { .. } => "E_IO",
-            DerivedError::Catalog(_) => "E_DERIVED",
-            DerivedError::Storage(_) => "E_STORAGE",
+            DerivedError::Config(_) => forest_model::ErrorCode::Config,
+            DerivedError::AlreadyForest { .. } => forest_model::ErrorCode::Schema,
+            DerivedError::Manifest { .. } => forest_model::ErrorCode::Derived,
+            DerivedError::Io { .. } => forest_model::ErrorCode::Io,
+            DerivedError::Catalog(_) => forest_model::ErrorCode::Derived,
+            DerivedError::Storage(_) => forest_model::ErrorCode::Storage,
             DerivedError::Git(g) => g.code(),
         }
     }

@@ -69,12 +69,12 @@ pub enum TierError {
 
 impl TierError {
     /// The dialect's error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> forest_model::ErrorCode {
         match self {
-            TierError::NotFound(_) => "E_NOT_FOUND",
-            TierError::Frontmatter(_) => "E_FRONTMATTER",
-            TierError::Schema(_) => "E_SCHEMA",
-            TierError::Forbidden(_) => "E_FORBIDDEN",
+            TierError::NotFound(_) => forest_model::ErrorCode::NotFound,
+            TierError::Frontmatter(_) => forest_model::ErrorCode::Frontmatter,
+            TierError::Schema(_) => forest_model::ErrorCode::Schema,
+            TierError::Forbidden(_) => forest_model::ErrorCode::Forbidden,
         }
     }
 }

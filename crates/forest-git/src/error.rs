@@ -68,14 +68,14 @@ pub enum GitError {
 
 impl GitError {
     /// Dialect error code for the envelope (`E_LOCKED`, `E_SCHEMA`, `E_INTERNAL`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> forest_model::ErrorCode {
         match self {
-            GitError::Locked { .. } | GitError::LockUnstable(_) => "E_LOCKED",
+            GitError::Locked { .. } | GitError::LockUnstable(_) => forest_model::ErrorCode::Locked,
             GitError::NothingToCommit
             | GitError::BadPath { .. }
             | GitError::AlreadyInitialized(_)
-            | GitError::NotAForest(_) => "E_SCHEMA",
-            _ => "E_INTERNAL",
+            | GitError::NotAForest(_) => forest_model::ErrorCode::Schema,
+            _ => forest_model::ErrorCode::Internal,
         }
     }
 

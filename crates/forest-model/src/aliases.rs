@@ -65,9 +65,42 @@ pub fn union_aliases(existing: &[String], derived: &[String]) -> (Vec<String>, u
     (out, clipped)
 }
 
+/// Record on `node` that it moved from `old` (every writer that moves a
+/// node: a Gardener move, a rebalance, the Vine's `transplant`): `old`
+/// joins `moved_from` once and `aliases` when the cap leaves room; an
+/// unchanged alias list is left as it is. Returns how many aliases the
+/// cap dropped (0 or 1). The caller sets `id` and `updated`.
+pub fn record_move(node: &mut crate::node::Node, old: &str) -> usize {
+    let mut moved_from = node.get_list("moved_from");
+    if !moved_from.iter().any(|m| m == old) {
+        moved_from.push(old.to_string());
+    }
+    node.set_list("moved_from", &moved_from);
+    let existing = node.get_list("aliases");
+    let (aliases, clipped) = union_aliases(&existing, &[old.to_string()]);
+    if aliases != existing {
+        node.set_list("aliases", &aliases);
+    }
+    clipped
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_move_is_recorded_once_and_the_alias_cap_holds() {
+        let mut n = crate::node::Node::parse("---\nid: new/a\n---\nBody.\n").unwrap();
+        assert_eq!(record_move(&mut n, "old/a"), 0);
+        assert_eq!(record_move(&mut n, "old/a"), 0);
+        assert_eq!(n.get_list("moved_from"), vec!["old/a"]);
+        assert_eq!(n.get_list("aliases"), vec!["old/a"]);
+        let full: Vec<String> = (0..MAX_ALIASES).map(|i| format!("a{i}")).collect();
+        n.set_list("aliases", &full);
+        assert_eq!(record_move(&mut n, "older/a"), 1);
+        assert_eq!(n.get_list("moved_from"), vec!["old/a", "older/a"]);
+        assert_eq!(n.get_list("aliases"), full);
+    }
 
     #[test]
     fn dialect_examples() {

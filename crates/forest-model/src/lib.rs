@@ -6,6 +6,7 @@
 //! derived lint cache (`lint_cache`), never a forest file.
 
 pub mod aliases;
+pub mod code;
 pub mod comments;
 pub mod dep5;
 pub mod extract;
@@ -16,6 +17,7 @@ pub mod kept_terms;
 pub mod lint;
 pub mod lint_cache;
 pub mod node;
+pub mod node_id;
 pub mod scent;
 pub mod schema;
 pub mod scope;
@@ -24,3 +26,6 @@ pub mod slug;
 pub mod tokens;
 pub mod walk;
 pub mod yaml;
+
+pub use code::ErrorCode;
+pub use node_id::{Kind, NodeId};

@@ -372,17 +372,17 @@ fn is_date_like(v: &Value) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct FrontmatterError {
-    code: &'static str,
+    code: crate::ErrorCode,
     message: String,
 }
 
 impl FrontmatterError {
-    fn new(code: &'static str, message: impl Into<String>) -> Self {
+    fn new(code: crate::ErrorCode, message: impl Into<String>) -> Self {
         FrontmatterError { code, message: message.into() }
     }
 
     /// The dialect's error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::ErrorCode {
         self.code
     }
 
@@ -399,19 +399,19 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
     for key in ["id", "type", "title", "summary", "created", "updated"] {
         match f.get(key) {
             None | Some(Value::Null) => {
-                return Err(FrontmatterError::new("E_FRONTMATTER", format!("{key}: Field required")))
+                return Err(FrontmatterError::new(crate::ErrorCode::Frontmatter, format!("{key}: Field required")))
             }
             Some(v) => {
                 if key == "created" || key == "updated" {
                     if !is_date_like(v) {
                         return Err(FrontmatterError::new(
-                            "E_FRONTMATTER",
+                            crate::ErrorCode::Frontmatter,
                             format!("{key}: Input should be a valid date"),
                         ));
                     }
                 } else if !matches!(v, Value::String(_)) {
                     return Err(FrontmatterError::new(
-                        "E_FRONTMATTER",
+                        crate::ErrorCode::Frontmatter,
                         format!("{key}: Input should be a valid string, got {}", type_name(v)),
                     ));
                 }
@@ -425,7 +425,7 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
                 Value::Null => {}
                 _ => {
                     return Err(FrontmatterError::new(
-                        "E_FRONTMATTER",
+                        crate::ErrorCode::Frontmatter,
                         format!("{key}: Input should be a list of strings"),
                     ))
                 }
@@ -437,26 +437,37 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             Some(c) if (0.0..=1.0).contains(&c) => {}
             Some(_) => {
                 return Err(FrontmatterError::new(
-                    "E_FRONTMATTER",
+                    crate::ErrorCode::Frontmatter,
                     "confidence: Value error, confidence must be in [0.0, 1.0]",
                 ))
             }
-            None => return Err(FrontmatterError::new("E_FRONTMATTER", "confidence: Input should be a valid number")),
+            None => {
+                return Err(FrontmatterError::new(
+                    crate::ErrorCode::Frontmatter,
+                    "confidence: Input should be a valid number",
+                ))
+            }
         }
     }
     for (key, allowed) in [("source", &SOURCES[..]), ("payload_type", &PAYLOAD_TYPES[..])] {
         if let Some(v) = f.get(key) {
             if !matches!(v, Value::Null) && !v.as_str().is_some_and(|s| allowed.contains(&s)) {
-                return Err(FrontmatterError::new("E_FRONTMATTER", format!("{key}: must be one of {allowed:?}")));
+                return Err(FrontmatterError::new(
+                    crate::ErrorCode::Frontmatter,
+                    format!("{key}: must be one of {allowed:?}"),
+                ));
             }
         }
     }
     let ty = node.get_str("type").unwrap_or_default();
     if !dialect.has_type(&ty) {
-        return Err(FrontmatterError::new("E_SCHEMA", format!("unknown node type '{ty}'")));
+        return Err(FrontmatterError::new(crate::ErrorCode::Schema, format!("unknown node type '{ty}'")));
     }
     if ty == "entity" && !node.get_str("entity_kind").is_some_and(|k| ENTITY_KINDS.contains(&k.as_str())) {
-        return Err(FrontmatterError::new("E_FRONTMATTER", format!("entity_kind: must be one of {ENTITY_KINDS:?}")));
+        return Err(FrontmatterError::new(
+            crate::ErrorCode::Frontmatter,
+            format!("entity_kind: must be one of {ENTITY_KINDS:?}"),
+        ));
     }
     match f.get("links") {
         None | Some(Value::Null) => {}
@@ -464,22 +475,28 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             for l in links {
                 let Some(m) = l.as_mapping() else {
                     return Err(FrontmatterError::new(
-                        "E_FRONTMATTER",
+                        crate::ErrorCode::Frontmatter,
                         "links: each link must be a mapping with rel and target",
                     ));
                 };
                 let (Some(rel), Some(target)) =
                     (m.get("rel").and_then(|v| v.as_str()), m.get("target").and_then(|v| v.as_str()))
                 else {
-                    return Err(FrontmatterError::new("E_FRONTMATTER", "links: each link needs string rel and target"));
+                    return Err(FrontmatterError::new(
+                        crate::ErrorCode::Frontmatter,
+                        "links: each link needs string rel and target",
+                    ));
                 };
                 if !dialect.has_rel(rel) {
-                    return Err(FrontmatterError::new("E_SCHEMA", format!("unknown rel '{rel}' (links -> {target})")));
+                    return Err(FrontmatterError::new(
+                        crate::ErrorCode::Schema,
+                        format!("unknown rel '{rel}' (links -> {target})"),
+                    ));
                 }
                 if let Some(c) = m.get("confidence") {
                     if !c.as_f64().is_some_and(|c| (0.0..=1.0).contains(&c)) {
                         return Err(FrontmatterError::new(
-                            "E_FRONTMATTER",
+                            crate::ErrorCode::Frontmatter,
                             format!("links: confidence of {rel} -> {target} must be in [0.0, 1.0]"),
                         ));
                     }
@@ -487,31 +504,33 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             }
             if links.len() > MAX_LINKS {
                 return Err(FrontmatterError::new(
-                    "E_SCHEMA",
+                    crate::ErrorCode::Schema,
                     format!("node has {} links (max {MAX_LINKS})", links.len()),
                 ));
             }
         }
-        Some(_) => return Err(FrontmatterError::new("E_FRONTMATTER", "links: Input should be a valid list")),
+        Some(_) => {
+            return Err(FrontmatterError::new(crate::ErrorCode::Frontmatter, "links: Input should be a valid list"))
+        }
     }
     if let Some(v) = f.get("origin") {
         match v {
             Value::Null => {}
             Value::String(s) => {
                 if s.trim().is_empty() {
-                    return Err(FrontmatterError::new("E_SCHEMA", "origin must be a non-empty string"));
+                    return Err(FrontmatterError::new(crate::ErrorCode::Schema, "origin must be a non-empty string"));
                 }
                 if s.chars().count() > 2048 {
-                    return Err(FrontmatterError::new("E_SCHEMA", "origin exceeds 2048 chars"));
+                    return Err(FrontmatterError::new(crate::ErrorCode::Schema, "origin exceeds 2048 chars"));
                 }
                 if s.chars().any(|c| (c as u32) <= 0x20 || c as u32 == 0x7f) {
                     return Err(FrontmatterError::new(
-                        "E_SCHEMA",
+                        crate::ErrorCode::Schema,
                         "origin must be one URI without whitespace or control characters",
                     ));
                 }
             }
-            _ => return Err(FrontmatterError::new("E_SCHEMA", "origin must be a non-empty string")),
+            _ => return Err(FrontmatterError::new(crate::ErrorCode::Schema, "origin must be a non-empty string")),
         }
     }
     Ok(())

@@ -42,7 +42,7 @@ impl NavError {
     /// Error code.
     pub fn code(&self) -> &'static str {
         match self {
-            NavError::Forest(e) => e.code,
+            NavError::Forest(e) => e.code.as_str(),
             NavError::Llm(e) => e.code(),
             NavError::Questions { .. } | NavError::Usage(_) => "E_SCHEMA",
             NavError::Chunks(_) => "E_INTERNAL",

@@ -44,7 +44,7 @@ impl Forest for InProcess {
             return None;
         }
         match self.vine.close_session(success, answer_nodes) {
-            Ok(v) => Some(v),
+            Ok(v) => Some(forest_vine::primitive::IntoWire::into_wire(v)),
             Err(e) => Some(e.envelope()),
         }
     }

@@ -34,14 +34,14 @@ fn main() {
     let n = nodes.len();
     let leaf = nodes
         .iter()
-        .filter(|r| r.kind != "branch" && !r.outline.is_empty())
+        .filter(|r| !r.kind.is_branch() && !r.outline.is_empty())
         .max_by_key(|r| r.outline.len())
         .map(|r| r.id.clone())
         .unwrap_or_default();
     let section = nodes.iter().find(|r| r.id == leaf).and_then(|r| r.outline.first().cloned()).unwrap_or_default();
     let branch = nodes
         .iter()
-        .filter(|r| r.kind == "branch" && r.id != "_index")
+        .filter(|r| r.kind.is_branch() && r.id != "_index")
         .map(|r| r.id.clone())
         .next()
         .unwrap_or("_index".into());

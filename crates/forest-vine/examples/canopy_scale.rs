@@ -147,7 +147,7 @@ fn query(root: &Path, count: usize) -> Res<()> {
     let t = Instant::now();
     let warm = vine.locate(&args("warm up the model"))?;
     println!("first hybrid locate (model load, cold pages): {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-    if let Some(note) = warm.get("note") {
+    if let Some(note) = &warm.note {
         return Err(format!("hybrid locate fell back: {note}").into());
     }
     let embedder = forest_canopy::shared_from_env()?.ok_or("FOREST_EMBED_MODEL is unset")?;
@@ -157,7 +157,7 @@ fn query(root: &Path, count: usize) -> Res<()> {
         let t = Instant::now();
         let out = vine.locate(&args(q))?;
         whole.push(t.elapsed().as_secs_f64() * 1e3);
-        if let Some(note) = out.get("note") {
+        if let Some(note) = &out.note {
             return Err(format!("hybrid locate fell back: {note}").into());
         }
         let t = Instant::now();

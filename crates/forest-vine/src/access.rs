@@ -11,6 +11,7 @@
 //! neighbours, children, counts) is filtered inside the engine by the
 //! scoped catalog views of `forest_catalog::Catalog::narrow_to`.
 
+use forest_model::ErrorCode;
 use serde_json::{Map, Value};
 
 pub use crate::caller::Access;
@@ -35,7 +36,7 @@ impl Access {
     pub fn check(&self, prim: &str, args: &Map<String, Value>) -> Result<(), Refusal> {
         if WRITES.contains(&prim) && !self.write {
             return Err(Refusal {
-                error: VineError::new("E_FORBIDDEN", format!("{prim}: token '{}' may only read", self.name))
+                error: VineError::new(ErrorCode::Forbidden, format!("{prim}: token '{}' may only read", self.name))
                     .hint("Ask the operator for a token with --scope write."),
                 reason: "read_only_token",
             });
@@ -43,8 +44,11 @@ impl Access {
         let ids = named_ids(prim, args);
         if let Some(out) = ids.iter().find(|i| !self.visible(i)) {
             let error = if WRITES.contains(&prim) {
-                VineError::new("E_FORBIDDEN", format!("{prim}: '{}' is outside this token's branches", norm_id(out)))
-                    .hint(format!("This token may write under: {}.", self.branches.join(", ")))
+                VineError::new(
+                    ErrorCode::Forbidden,
+                    format!("{prim}: '{}' is outside this token's branches", norm_id(out)),
+                )
+                .hint(format!("This token may write under: {}.", self.branches.join(", ")))
             } else {
                 VineError::not_found(format!("node not found: {}", norm_id(out)))
                     .hint(format!("This token sees: {}. Use locate() to find entry points.", self.branches.join(", ")))
@@ -154,7 +158,7 @@ mod tests {
     fn reads_out_of_scope_are_not_found_writes_forbidden() {
         let a = Access::new("eng", true, &["engineering/".into()]);
         let e = a.check("look", &m(json!({"id": ["engineering/a", "hr/b"]}))).unwrap_err();
-        assert_eq!((e.error.code, e.reason), ("E_NOT_FOUND", "out_of_scope"));
+        assert_eq!((e.error.code.as_str(), e.reason), ("E_NOT_FOUND", "out_of_scope"));
         assert_eq!(e.error.message, "node not found: hr/b");
         assert!(a.check("sniff", &m(json!({"terms": "x"}))).is_ok());
         assert!(a.check("sniff", &m(json!({"terms": "x", "scope": "hr"}))).is_err());
@@ -177,7 +181,7 @@ mod tests {
         let r = Access::new("r", false, &[]);
         for w in WRITES {
             let e = r.check(w, &m(json!({"id": "x"}))).unwrap_err();
-            assert_eq!((e.error.code, e.reason), ("E_FORBIDDEN", "read_only_token"));
+            assert_eq!((e.error.code.as_str(), e.reason), ("E_FORBIDDEN", "read_only_token"));
         }
         assert!(r.check("look", &m(json!({"id": "x"}))).is_ok());
         assert!(!r.may_write_heat());

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Rotation: bytes per file and files kept besides the live one.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +28,19 @@ pub struct Rotation {
     pub max_bytes: u64,
     /// Rotated files kept (`.1` newest .. `.N` oldest).
     pub keep: usize,
+}
+
+/// One access-log line (`peer` only for HTTP callers).
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    ts: String,
+    who: &'a str,
+    tool: &'a str,
+    ids: &'a [String],
+    outcome: &'a str,
+    code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer: Option<&'a str>,
 }
 
 impl Default for Rotation {
@@ -86,11 +99,15 @@ impl AuditLog {
     /// Append one event.
     pub fn record(&self, e: &Entry<'_>) {
         let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let mut line =
-            json!({"ts": ts, "who": e.who, "tool": e.tool, "ids": e.ids, "outcome": e.outcome, "code": e.code});
-        if let Some(p) = &e.peer {
-            line["peer"] = Value::String(p.clone());
-        }
+        let line = Line {
+            ts,
+            who: e.who,
+            tool: e.tool,
+            ids: &e.ids,
+            outcome: e.outcome,
+            code: e.code,
+            peer: e.peer.as_deref(),
+        };
         self.write_line(&line);
     }
 
@@ -103,8 +120,8 @@ impl AuditLog {
         self.write_line(&line);
     }
 
-    fn write_line(&self, line: &Value) {
-        let mut text = line.to_string();
+    fn write_line(&self, line: &impl serde::Serialize) {
+        let Ok(mut text) = serde_json::to_string(line) else { return };
         text.push('\n');
         if let Err(err) = self.append(text.as_bytes()) {
             if !self.warned.swap(true, Ordering::Relaxed) {

@@ -3,9 +3,7 @@
 //!
 //! In: ids, an answer. Out: checked ids, a shrunk answer. Touches nothing.
 
-use serde_json::{json, Map, Value};
-
-use crate::budget::{estimate_map, id_of};
+use crate::budget::estimate_of;
 use crate::engine::norm_id;
 use crate::error::{VResult, VineError};
 
@@ -21,14 +19,22 @@ pub(crate) fn batch_ids(prim: &str, list: &[String], cap: usize) -> VResult<Vec<
     Ok(list.iter().map(|s| norm_id(s)).filter(|s| seen.insert(s.clone())).collect())
 }
 
-/// Drop whole items from the tail of `nodes` into `dropped` (request
-/// order kept) while the batch payload is over `budget`.
-pub(crate) fn batch_shrink(out: &mut Map<String, Value>, budget: usize) {
-    while estimate_map(out) > budget {
-        let Some(item) = out.get_mut("nodes").and_then(Value::as_array_mut).and_then(|a| a.pop()) else { break };
-        if let Some(arr) = out.get_mut("dropped").and_then(Value::as_array_mut) {
-            arr.insert(0, id_of(&item));
-        }
-        out.insert("truncated".into(), json!(true));
+/// The parts of a batch answer the shrink edits: its items, the names
+/// of those dropped and its `truncated` flag.
+pub(crate) type BatchParts<'a, T> = (&'a mut Vec<T>, &'a mut Vec<String>, &'a mut bool);
+
+/// Drop whole items from the tail of the batch's items into its dropped
+/// names (request order kept) while the batch answer is over `budget`.
+pub(crate) fn batch_shrink<P: serde::Serialize, T>(
+    out: &mut P,
+    budget: usize,
+    parts: impl Fn(&mut P) -> BatchParts<'_, T>,
+    name_of: impl Fn(&T) -> String,
+) {
+    while estimate_of(out) > budget {
+        let (items, dropped, truncated) = parts(out);
+        let Some(item) = items.pop() else { break };
+        dropped.insert(0, name_of(&item));
+        *truncated = true;
     }
 }

@@ -1,4 +1,4 @@
-//! Token sizing and the generic list shrink (vine spec §1.3).
+//! Token sizing and the list shrink of the typed answers (vine spec §1.3).
 //!
 //! Sizes are estimated over the text Python's `json.dumps(x,
 //! ensure_ascii=False)` would produce (`forest_catalog::pyjson`), so the
@@ -7,54 +7,60 @@
 
 use forest_catalog::pyjson::dumps;
 use forest_model::tokens::estimate_tokens;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 /// Estimated tokens of a JSON value in its Python textual form.
 pub fn estimate(v: &Value) -> usize {
     estimate_tokens(&dumps(v))
 }
 
-/// Estimated tokens of an object payload.
-pub fn estimate_map(m: &Map<String, Value>) -> usize {
-    // The serializer only needs a borrowed view; clone is cheap next to the I/O of a read.
-    estimate(&Value::Object(m.clone()))
+/// What a typed list answer dropped to fit its budget: the names, or only
+/// their count when the names do not fit either (both absent when nothing
+/// was dropped).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Dropped {
+    /// Names of the dropped items, request order kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<Vec<String>>,
+    /// How many were dropped, when their names did not fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped_count: Option<usize>,
 }
 
-/// Drop items from the tail of `payload[key]` while the whole payload is
-/// over `budget`; each drop sets `truncated: true` and its name (by
-/// `name_of`) is listed in `payload["dropped"]`, request order kept. The
-/// names are sized into the budget too; if the names alone do not fit,
-/// they are replaced by `dropped_count`. Returns the number of items dropped.
-pub fn shrink_list(payload: &mut Map<String, Value>, key: &str, budget: usize, name_of: fn(&Value) -> Value) -> usize {
-    if estimate_map(payload) <= budget {
+/// The parts of a typed list answer the shrink edits: its list, its
+/// `truncated` flag and its [`Dropped`].
+pub(crate) type Parts<'a, T> = (&'a mut Vec<T>, &'a mut bool, &'a mut Dropped);
+
+/// Estimated tokens of a typed answer.
+pub(crate) fn estimate_of(p: &impl serde::Serialize) -> usize {
+    serde_json::to_value(p).map_or(0, |v| estimate(&v))
+}
+
+/// [`shrink_list`] over a typed answer: drop items from the tail of its
+/// list while the answer is over `budget`, naming each (by `name_of`).
+pub(crate) fn shrink_items<P: serde::Serialize, T>(
+    p: &mut P,
+    budget: usize,
+    parts: impl Fn(&mut P) -> Parts<'_, T>,
+    name_of: impl Fn(&T) -> String,
+) -> usize {
+    if estimate_of(p) <= budget {
         return 0;
     }
-    let mut dropped: Vec<Value> = Vec::new();
-    loop {
-        let over = estimate_map(payload) > budget;
-        let empty = payload.get(key).and_then(Value::as_array).is_none_or(|a| a.is_empty());
-        if !over || empty {
-            break;
-        }
-        let item = match payload.get_mut(key).and_then(Value::as_array_mut).and_then(|a| a.pop()) {
-            Some(i) => i,
-            None => break,
-        };
-        dropped.insert(0, name_of(&item));
-        payload.insert("truncated".into(), json!(true));
-        payload.insert("dropped".into(), Value::Array(dropped.clone()));
+    let mut names: Vec<String> = Vec::new();
+    while estimate_of(p) > budget {
+        let (items, truncated, dropped) = parts(p);
+        let Some(item) = items.pop() else { break };
+        names.insert(0, name_of(&item));
+        *truncated = true;
+        dropped.dropped = Some(names.clone());
     }
-    let n = dropped.len();
-    if n > 0 && estimate_map(payload) > budget {
-        payload.remove("dropped");
-        payload.insert("dropped_count".into(), json!(n));
+    let n = names.len();
+    if n > 0 && estimate_of(p) > budget {
+        let (_, _, dropped) = parts(p);
+        *dropped = Dropped { dropped: None, dropped_count: Some(n) };
     }
     n
-}
-
-/// `item["id"]`, the usual name of a dropped list item.
-pub fn id_of(v: &Value) -> Value {
-    v.get("id").cloned().unwrap_or(Value::Null)
 }
 
 /// First `max_tokens*4` chars, right-trimmed, plus `…` when cut.
@@ -65,16 +71,38 @@ pub fn clip(text: &str, max_tokens: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[derive(serde::Serialize)]
+    struct Item {
+        id: String,
+        summary: String,
+    }
+
+    #[derive(serde::Serialize)]
+    struct Listing {
+        results: Vec<Item>,
+        truncated: bool,
+        #[serde(flatten)]
+        dropped: Dropped,
+    }
+
+    fn listing(n: usize) -> Listing {
+        let results = (0..n).map(|i| Item { id: format!("n/{i}"), summary: "x".repeat(80) }).collect();
+        Listing { results, truncated: false, dropped: Dropped::default() }
+    }
+
+    fn shrink(p: &mut Listing, budget: usize) -> usize {
+        shrink_items(p, budget, |l| (&mut l.results, &mut l.truncated, &mut l.dropped), |i| i.id.clone())
+    }
 
     #[test]
     fn shrink_names_what_it_drops() {
-        let items: Vec<Value> = (0..40).map(|i| json!({"id": format!("n/{i}"), "summary": "x".repeat(80)})).collect();
-        let mut p = Map::new();
-        p.insert("results".into(), Value::Array(items));
-        p.insert("truncated".into(), json!(false));
-        let n = shrink_list(&mut p, "results", 300, id_of);
+        let mut p = listing(40);
+        let n = shrink(&mut p, 300);
         assert!(n > 0);
-        assert!(estimate_map(&p) <= 300);
+        assert!(estimate_of(&p) <= 300);
+        let p = serde_json::to_value(&p).unwrap();
         assert_eq!(p["truncated"], json!(true));
         let kept = p["results"].as_array().map(|a| a.len()).unwrap_or(0);
         assert_eq!(kept + n, 40);
@@ -85,9 +113,8 @@ mod tests {
 
     #[test]
     fn fits_untouched() {
-        let mut p = Map::new();
-        p.insert("results".into(), json!([{"id": "a"}]));
-        assert_eq!(shrink_list(&mut p, "results", 800, id_of), 0);
-        assert!(p.get("dropped").is_none());
+        let mut p = listing(1);
+        assert_eq!(shrink(&mut p, 800), 0);
+        assert!(serde_json::to_value(&p).unwrap().get("dropped").is_none());
     }
 }

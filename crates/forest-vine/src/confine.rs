@@ -14,6 +14,7 @@
 use forest_derived::config::GardenerConfig;
 use forest_model::node::Node;
 use forest_model::scope::{payload_path, reference_in_scope};
+use forest_model::ErrorCode;
 
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
@@ -66,7 +67,7 @@ impl Vine {
             return Ok(());
         }
         let forbid = |m: String| {
-            VineError::new("E_FORBIDDEN", format!("{id}: {m}")).hint(format!(
+            VineError::new(ErrorCode::Forbidden, format!("{id}: {m}")).hint(format!(
                 "A scoped token sets storage keys ({}) only to places under: {}.",
                 STORAGE_KEYS.join(", "),
                 self.access.branches.join(", ")

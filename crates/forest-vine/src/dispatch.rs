@@ -5,6 +5,7 @@
 //! primitive's argument type, the primitive runs and the call is traced.
 //! Below this edge no primitive sees a JSON argument map.
 
+use forest_model::ErrorCode;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -109,7 +110,7 @@ impl Vine {
         let out = self.call(prim, args);
         self.deadline = None;
         match out {
-            Err(e) if e.code == "E_INTERNAL" && deadline.is_some_and(|d| Instant::now() >= d) => {
+            Err(e) if e.code == ErrorCode::Internal && deadline.is_some_and(|d| Instant::now() >= d) => {
                 Err(crate::engine::timeout(prim))
             }
             other => other,

@@ -4,6 +4,7 @@
 //! In: a forest root. Touches: `_derived/` (catalog auto-reindex, traces,
 //! heat) even when read-only; `.md` files and git only through `write`.
 
+use forest_model::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,7 +13,6 @@ use forest_derived::catalog::{open_catalog, TRAILS_PATH};
 use forest_git::{GitForest, WriterLock};
 use forest_model::node::Node;
 use forest_model::schema::Dialect;
-use serde_json::{json, Value};
 
 use crate::caller::Access;
 use crate::error::{VResult, VineError};
@@ -216,9 +216,9 @@ impl Vine {
             }
         }
         if let Some(new) = self.catalog.moved_to(&id)? {
-            return Err(VineError::new("E_MOVED", format!("node moved: {id}"))
+            return Err(VineError::new(ErrorCode::Moved, format!("node moved: {id}"))
                 .hint(format!("It now lives at '{new}'; use that id."))
-                .with("moved_to", json!(new)));
+                .with("moved_to", &new));
         }
         Err(not_found(&id))
     }
@@ -262,7 +262,7 @@ impl Vine {
             VineError::not_found(format!("node not found: {}", norm_id(id)))
                 .hint("Use locate() to find entry points; ids are canonical paths.")
         })?;
-        Node::parse(&text).map_err(|e| VineError::new("E_FRONTMATTER", format!("{}: {e}", norm_id(id))))
+        Node::parse(&text).map_err(|e| VineError::new(ErrorCode::Frontmatter, format!("{}: {e}", norm_id(id))))
     }
 
     /// The FLESH of a node: inline body, cached body or live reference.
@@ -293,7 +293,7 @@ impl Vine {
             return Ok(ScopeSel::All);
         }
         if let Some(r) = self.catalog.get(&s)? {
-            if r.kind != "branch" {
+            if !r.kind.is_branch() {
                 return Ok(ScopeSel::Leaf(s));
             }
         }
@@ -319,7 +319,7 @@ pub(crate) fn confined(root: &Path, path: &Path) -> VResult<()> {
             Ok(_) => {
                 let rel = path.strip_prefix(root).unwrap_or(path);
                 return Err(VineError::new(
-                    "E_FORBIDDEN",
+                    ErrorCode::Forbidden,
                     format!("{} is a symlink that leaves the forest", rel.display()),
                 )
                 .hint("Nothing outside the forest is served; replace the symlink with the file (forest validate lists them)."));
@@ -334,7 +334,7 @@ pub(crate) fn confined(root: &Path, path: &Path) -> VResult<()> {
 
 /// The `E_TIMEOUT` envelope of a call past its deadline.
 pub(crate) fn timeout(what: &str) -> VineError {
-    VineError::new("E_TIMEOUT", format!("{what} exceeded its deadline"))
+    VineError::new(ErrorCode::Timeout, format!("{what} exceeded its deadline"))
         .hint("Narrow the call (a scope, fewer or shorter terms, a smaller k) and retry.")
 }
 
@@ -366,11 +366,10 @@ fn load_dialect(root: &Path) -> Dialect {
 }
 
 /// Wire kind: catalog `banana` is emitted as `note`.
-pub(crate) fn wire_kind(kind: &str) -> &str {
-    if kind == "banana" {
-        "note"
-    } else {
-        kind
+pub(crate) fn wire_kind(kind: forest_model::Kind) -> &'static str {
+    match kind {
+        forest_model::Kind::Banana => "note",
+        forest_model::Kind::Branch => "branch",
     }
 }
 
@@ -385,10 +384,10 @@ pub(crate) fn py_list(items: &[String]) -> String {
 }
 
 /// Coverage of a branch row as `{notes, branches}` or the raw string.
-pub(crate) fn coverage_value(raw: Option<&str>) -> Option<Value> {
+pub(crate) fn coverage_of(raw: Option<&str>) -> Option<forest_catalog::Coverage> {
     let c = raw.filter(|c| !c.is_empty())?;
     Some(match forest_catalog::parse_coverage(c) {
-        Some((n, b)) => json!({"notes": n, "branches": b}),
-        None => json!(c),
+        Some((notes, branches)) => forest_catalog::Coverage::Counts { notes, branches },
+        None => forest_catalog::Coverage::Raw(c.to_string()),
     })
 }

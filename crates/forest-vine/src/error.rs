@@ -1,5 +1,6 @@
 //! The error envelope of every primitive (vine spec §1.4).
 
+use forest_model::ErrorCode;
 use serde_json::{json, Map, Value};
 
 /// A primitive's refusal: a dialect code, a message, an optional hint and
@@ -8,7 +9,7 @@ use serde_json::{json, Map, Value};
 #[error("{code}: {message}")]
 pub struct VineError {
     /// `E_NOT_FOUND`, `E_SCHEMA`, ... (vine spec §1.4 table).
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// Human/model-readable message (templates are wire data).
     pub message: String,
     /// Prose for the calling model; omitted from the envelope when empty.
@@ -19,7 +20,7 @@ pub struct VineError {
 
 impl VineError {
     /// An error with a code and message.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         VineError { code, message: message.into(), hint: String::new(), data: Box::default() }
     }
     /// Attach a hint.
@@ -28,37 +29,43 @@ impl VineError {
         self
     }
     /// Attach one data key (first writer wins, reserved keys refused).
-    pub fn with(mut self, key: &str, v: Value) -> Self {
+    pub fn with(mut self, key: &str, v: impl serde::Serialize) -> Self {
         if !["code", "message", "hint"].contains(&key) && !self.data.contains_key(key) {
-            self.data.insert(key.to_string(), v);
+            // plain data (strings, numbers, lists of them) always serializes
+            self.data.insert(key.to_string(), serde_json::to_value(v).unwrap_or(Value::Null));
         }
         self
     }
     /// `E_SCHEMA`.
     pub fn schema(message: impl Into<String>) -> Self {
-        Self::new("E_SCHEMA", message)
+        Self::new(ErrorCode::Schema, message)
     }
     /// `E_NOT_FOUND`.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new("E_NOT_FOUND", message)
+        Self::new(ErrorCode::NotFound, message)
     }
     /// `E_INTERNAL` for an unexpected failure (never a traceback).
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new("E_INTERNAL", message)
+        Self::new(ErrorCode::Internal, message)
     }
     /// `E_QUERY_FORBIDDEN`.
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new("E_QUERY_FORBIDDEN", message)
+        Self::new(ErrorCode::QueryForbidden, message)
     }
     /// `E_READONLY` of a write on a read-only engine.
     pub fn readonly() -> Self {
-        Self::new("E_READONLY", "this Vine is read-only").hint("Start without --readonly to write.")
+        Self::new(ErrorCode::Readonly, "this Vine is read-only").hint("Start without --readonly to write.")
+    }
+
+    /// Its code (`E_NOT_FOUND`, ...), matched as a variant.
+    pub fn code(&self) -> ErrorCode {
+        self.code
     }
 
     /// The wire envelope `{"error": {code, message, [hint], ...data}}`.
     pub fn envelope(&self) -> Value {
         let mut m = Map::new();
-        m.insert("code".into(), json!(self.code));
+        m.insert("code".into(), json!(self.code.as_str()));
         m.insert("message".into(), json!(self.message));
         if !self.hint.is_empty() {
             m.insert("hint".into(), json!(self.hint));
@@ -87,7 +94,7 @@ impl From<forest_git::GitError> for VineError {
         let mut err = VineError::new(e.code(), e.to_string().trim_start_matches("E_LOCKED: ").to_string());
         if let forest_git::GitError::Locked { pid, .. } = &e {
             err = err.hint("The lock is reclaimed automatically when the holder exits; open read-only meanwhile.");
-            err = err.with("pid", json!(pid));
+            err = err.with("pid", pid);
         }
         err
     }

@@ -6,10 +6,12 @@
 //! changed), the links fortified. Touches the node's file, its parent
 //! index when the summary changes, git, the catalog and the trails.
 
+use crate::answers::{Grafted, LinkRef};
 use forest_model::ids::{self, is_branch_id, parent_index};
 use forest_model::index::{entry_line, upsert_entry, DIRECT_BANANAS, SUB_BRANCHES};
 use forest_model::node::{today, Node};
-use serde_json::{json, Map, Value};
+use forest_model::ErrorCode;
+use serde_json::{Map, Value};
 
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
@@ -27,12 +29,12 @@ struct Graft {
     changed: bool,
     summary_changed: bool,
     body_changed: bool,
-    fortified: Vec<Value>,
+    fortified: Vec<LinkRef>,
 }
 
 impl Vine {
     /// `graft(id, patch)`.
-    pub fn graft(&mut self, id: &str, patch: &Map<String, Value>) -> VResult<Value> {
+    pub fn graft(&mut self, id: &str, patch: &Map<String, Value>) -> VResult<Grafted> {
         self.writer()?;
         if let Some(k) = patch.keys().find(|k| !PATCH_KEYS.contains(&k.as_str())) {
             return Err(VineError::schema(format!("unknown patch key '{k}'"))
@@ -50,24 +52,19 @@ impl Vine {
         graft_body(&id, &mut node, patch, &mut g)?;
         let trail = ids::trail(&id);
         if !g.changed && !g.body_changed {
-            return Ok(json!({"id": id, "commit": null, "fortified": g.fortified, "trail": trail}));
+            return Ok(Grafted { id, commit: None, fortified: g.fortified, trail, summary_stale: false });
         }
         node.set_str("updated", &today());
         confine_paths(&self.root, &id, &node)?;
-        forest_model::lint::validate_frontmatter(&node, &self.dialect).map_err(|e| {
-            VineError::new("E_FRONTMATTER", e.to_string().trim_start_matches("E_FRONTMATTER: ").to_string())
-        })?;
+        forest_model::lint::validate_frontmatter(&node, &self.dialect)
+            .map_err(|e| VineError::new(ErrorCode::Frontmatter, e.message().to_string()))?;
         let mut writes = vec![(id.clone(), node.clone())];
         if g.summary_changed {
             writes.extend(self.reindexed_parent(&id, &node));
         }
         let commit = self.commit_nodes(&writes, &[], &format!("graft({id}): {}", g.parts.join(", ")))?;
-        let mut out = json!({"id": id, "commit": commit, "fortified": g.fortified, "trail": trail});
         let summary_set = patch.get("set_frontmatter").and_then(|s| s.get("summary")).is_some();
-        if g.body_changed && !summary_set {
-            out["summary_stale"] = json!(true);
-        }
-        Ok(out)
+        Ok(Grafted { id, commit, fortified: g.fortified, trail, summary_stale: g.body_changed && !summary_set })
     }
 
     /// `add_links` (a known link gains heat instead of a twin) and
@@ -89,14 +86,14 @@ impl Vine {
                 if dup {
                     // Reinforce before create: a known trail gains heat, not a second edge.
                     self.trails.deposit(&[id.to_string(), target.clone()], 0.1, forest_catalog::PERSISTENT_SCOPE)?;
-                    g.fortified.push(json!({"rel": rel, "target": target}));
+                    g.fortified.push(LinkRef { rel: rel.to_string(), target: target.to_string() });
                     continue;
                 }
                 let mut m = l.as_object().cloned().unwrap_or_default();
-                m.insert("target".into(), json!(target));
+                m.insert("target".into(), Value::String(target.to_string()));
                 if rel == "discovered-shortcut" {
-                    m.entry("confidence").or_insert(json!(0.5));
-                    m.entry("discovered_by").or_insert(json!("agent"));
+                    m.entry("confidence").or_insert(Value::from(0.5));
+                    m.entry("discovered_by").or_insert(Value::from("agent"));
                 }
                 links.push(Value::Object(m));
                 g.changed = true;
@@ -158,7 +155,7 @@ fn check_patch(id: &str, patch: &Map<String, Value>) -> VResult<()> {
 fn set_frontmatter(node: &mut Node, sf: &Map<String, Value>, g: &mut Graft) -> VResult<()> {
     for (k, v) in sf {
         if !MUTABLE.contains(&k.as_str()) {
-            return Err(VineError::new("E_READONLY", format!("frontmatter field '{k}' is immutable"))
+            return Err(VineError::new(ErrorCode::Readonly, format!("frontmatter field '{k}' is immutable"))
                 .hint(format!("Mutable fields: {}.", MUTABLE.join(", "))));
         }
         check_field(k, v)?;

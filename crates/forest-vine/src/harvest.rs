@@ -5,10 +5,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde_json::{json, Map, Value};
-
+use crate::answers::{Content, HarvestItem, Harvested, Match, PickAnswer, SniffHit, Superseded};
 use crate::args::{HarvestArgs, IdArg, LocateArgs, SectionArg, SniffArgs};
-use crate::budget::{id_of, shrink_list};
+use crate::budget::{shrink_items, Dropped};
 use crate::engine::Vine;
 use crate::error::{VResult, VineError};
 use crate::sniff::fold;
@@ -16,6 +15,7 @@ use crate::sniff::fold;
 /// Budget of a harvest payload.
 pub const HARVEST_BUDGET: usize = 4000;
 const WHOLE_BODY: usize = 1200;
+const NOTHING_MATCHED: &str = "Nothing matched the scent or the bodies. The terms were derived from the question: pass terms=[...] or narrow the question.";
 const STOPWORDS: [&str; 28] = [
     "qual", "quais", "como", "para", "com", "das", "dos", "uma", "que", "quando", "onde", "quem", "sobre", "foram",
     "pela", "pelo", "what", "which", "where", "when", "who", "does", "with", "from", "this", "that", "have", "about",
@@ -64,14 +64,14 @@ fn cap() -> VResult<i64> {
 /// How one harvested node was found.
 struct Found<'a> {
     by_locate: bool,
-    sniffed: Option<&'a Value>,
+    sniffed: Option<&'a SniffHit>,
     score: f64,
     superseded_by: Option<&'a Vec<String>>,
 }
 
 impl Vine {
     /// `harvest(query, terms, k, ...)`.
-    pub fn harvest(&mut self, a: &HarvestArgs) -> VResult<Value> {
+    pub fn harvest(&mut self, a: &HarvestArgs) -> VResult<Harvested> {
         let k = a.k.unwrap_or(3).clamp(1, cap()?) as usize;
         let loc = self.locate(&LocateArgs {
             query: a.query.clone(),
@@ -84,9 +84,9 @@ impl Vine {
         })?;
         let terms = a.terms.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| derive_terms(&a.query));
         let sn = if terms.is_empty() {
-            json!({"results": []})
+            None
         } else {
-            self.sniff(&SniffArgs {
+            Some(self.sniff(&SniffArgs {
                 terms: terms.clone(),
                 k: Some(2 * k as i64),
                 since: a.since.clone(),
@@ -94,12 +94,13 @@ impl Vine {
                 date_field: a.date_field.clone(),
                 lang: a.lang.clone(),
                 ..Default::default()
-            })?
+            })?)
         };
-        let empty = vec![];
-        let lres = loc["results"].as_array().unwrap_or(&empty);
-        let sres = sn["results"].as_array().unwrap_or(&empty);
-        let (ids, score) = self.fused(lres, sres);
+        let lres = &loc.results;
+        let sres: &[SniffHit] = sn.as_ref().map_or(&[], |s| &s.results);
+        let lids: Vec<&str> = lres.iter().map(|x| x.id.as_str()).collect();
+        let sids: Vec<&str> = sres.iter().map(|x| x.id.as_str()).collect();
+        let (ids, score) = self.fused(&lids, &sids);
         // Superseded targets (C.6c.4), by their live successors.
         let successors = self.successors(&ids)?;
         let mut taken = vec![];
@@ -112,7 +113,7 @@ impl Vine {
                 Some(by) if !a.include_superseded => {
                     let mut by = by.clone();
                     by.sort();
-                    excluded.push(json!({"id": id, "by": by}));
+                    excluded.push(Superseded { id: id.clone(), by });
                 }
                 _ => taken.push(id.clone()),
             }
@@ -121,8 +122,8 @@ impl Vine {
         for id in &taken {
             self.check_deadline("harvest")?;
             let found = Found {
-                by_locate: lres.iter().any(|x| x["id"].as_str() == Some(id)),
-                sniffed: sres.iter().find(|x| x["id"].as_str() == Some(id)),
+                by_locate: lids.contains(&id.as_str()),
+                sniffed: sres.iter().find(|x| x.id == *id),
                 score: score[id],
                 superseded_by: successors.get(id),
             };
@@ -130,39 +131,40 @@ impl Vine {
                 results.push(item);
             }
         }
-        let mut out = Map::new();
-        out.insert("query".into(), json!(a.query));
-        out.insert("terms".into(), json!(terms));
-        out.insert("results".into(), Value::Array(results));
-        out.insert("truncated".into(), json!(false));
-        if !excluded.is_empty() {
-            out.insert("superseded_excluded".into(), Value::Array(excluded));
+        let sn_tail = sn.as_ref().map(|s| &s.tail);
+        let mut out = Harvested {
+            query: a.query.clone(),
+            terms,
+            results,
+            truncated: false,
+            superseded_excluded: (!excluded.is_empty()).then_some(excluded),
+            window: loc.tail.window.clone().or_else(|| sn_tail.and_then(|t| t.window.clone())),
+            undated_excluded: loc.tail.undated_excluded.or_else(|| sn_tail.and_then(|t| t.undated_excluded)),
+            dropped: Dropped::default(),
+            searched: None,
+            hint: None,
+        };
+        shrink_items(
+            &mut out,
+            HARVEST_BUDGET,
+            |o| (&mut o.results, &mut o.truncated, &mut o.dropped),
+            |i| i.id.clone(),
+        );
+        if out.results.is_empty() {
+            let scanned = sn.as_ref().map(|s| s.scanned_nodes as i64);
+            out.searched = Some(loc.tail.searched.or(scanned).unwrap_or(0));
+            out.hint = Some(loc.tail.hint.clone().unwrap_or_else(|| NOTHING_MATCHED.to_string()));
         }
-        for key in ["window", "undated_excluded"] {
-            if let Some(v) = loc.get(key).or_else(|| sn.get(key)) {
-                out.insert(key.into(), v.clone());
-            }
-        }
-        shrink_list(&mut out, "results", HARVEST_BUDGET, id_of);
-        if out["results"].as_array().is_some_and(|r| r.is_empty()) {
-            let searched =
-                loc.get("searched").cloned().or_else(|| sn.get("scanned_nodes").cloned()).unwrap_or(json!(0));
-            out.insert("searched".into(), searched);
-            let hint = loc.get("hint").cloned().unwrap_or_else(|| json!("Nothing matched the scent or the bodies. The terms were derived from the question: pass terms=[...] or narrow the question."));
-            out.insert("hint".into(), hint);
-        }
-        Ok(Value::Object(out))
+        Ok(out)
     }
 
     /// Locate's and sniff's hits fused by reciprocal rank (k = 60), best
     /// first; ties to the newer `updated`, then `created`, then the id.
-    fn fused(&self, lres: &[Value], sres: &[Value]) -> (Vec<String>, HashMap<String, f64>) {
+    fn fused(&self, lres: &[&str], sres: &[&str]) -> (Vec<String>, HashMap<String, f64>) {
         let mut score: HashMap<String, f64> = HashMap::new();
         for list in [lres, sres] {
-            for (rank, item) in list.iter().enumerate() {
-                if let Some(id) = item["id"].as_str() {
-                    *score.entry(id.to_string()).or_default() += 1.0 / (60.0 + rank as f64 + 1.0);
-                }
+            for (rank, id) in list.iter().enumerate() {
+                *score.entry(id.to_string()).or_default() += 1.0 / (60.0 + rank as f64 + 1.0);
             }
         }
         let mut ids: Vec<String> = score.keys().cloned().collect();
@@ -198,7 +200,7 @@ impl Vine {
 
     /// One result: the catalog row, how it was found, its matches
     /// (refined per term) and its content. `None` when the row is gone.
-    fn harvest_item(&mut self, id: &str, found: &Found<'_>, terms: &[String]) -> VResult<Option<Value>> {
+    fn harvest_item(&mut self, id: &str, found: &Found<'_>, terms: &[String]) -> VResult<Option<HarvestItem>> {
         let Some(row) = self.catalog.get(id)? else { return Ok(None) };
         let s = found.sniffed;
         let mut found_by = vec![];
@@ -208,38 +210,35 @@ impl Vine {
         if s.is_some() {
             found_by.push("sniff");
         }
-        let mut matches: Vec<Value> = s.and_then(|x| x["matches"].as_array().cloned()).unwrap_or_default();
+        let mut matches: Vec<Match> = s.map(|x| x.matches.clone()).unwrap_or_default();
         if s.is_some() && !forest_model::ids::is_branch_id(id) && !terms.is_empty() {
-            matches = self.refined_matches(id, terms).unwrap_or(matches);
+            matches = self.refined_matches(id, terms);
         }
         let content = self.harvest_content(id, &matches);
-        let mut item = Map::new();
-        item.insert("id".into(), json!(id));
-        item.insert("title".into(), json!(row.title));
-        item.insert("type".into(), json!(row.node_type));
-        item.insert("trail".into(), json!(row.trail));
-        item.insert("summary".into(), json!(row.summary));
-        item.insert("score".into(), json!(forest_catalog::pyjson::round4(found.score)));
-        item.insert("found_by".into(), json!(found_by));
-        item.insert("body_tokens".into(), json!(row.body_tokens));
-        item.insert("matches".into(), Value::Array(matches));
-        item.insert("content".into(), content);
-        if let Some(c) = row.created.filter(|c| !c.is_empty()) {
-            item.insert("created".into(), json!(c));
-        }
-        if let Some(u) = row.updated.filter(|u| !u.is_empty()) {
-            item.insert("updated".into(), json!(u));
-        }
-        if let Some(by) = found.superseded_by {
+        let superseded_by = found.superseded_by.map(|by| {
             let mut by = by.clone();
             by.sort();
-            item.insert("superseded_by".into(), json!(by));
-        }
-        Ok(Some(Value::Object(item)))
+            by
+        });
+        Ok(Some(HarvestItem {
+            id: id.to_string(),
+            title: row.title,
+            node_type: row.node_type,
+            trail: row.trail,
+            summary: row.summary,
+            score: forest_catalog::pyjson::round4(found.score),
+            found_by,
+            body_tokens: row.body_tokens,
+            matches,
+            content,
+            created: row.created.filter(|c| !c.is_empty()),
+            updated: row.updated.filter(|u| !u.is_empty()),
+            superseded_by,
+        }))
     }
 
-    fn refined_matches(&mut self, id: &str, terms: &[String]) -> VResult<Vec<Value>> {
-        let mut groups: Vec<(i64, Vec<Value>)> = vec![];
+    fn refined_matches(&mut self, id: &str, terms: &[String]) -> Vec<Match> {
+        let mut groups: Vec<(usize, Vec<Match>)> = vec![];
         for t in terms {
             let Ok(r) = self.sniff(&SniffArgs {
                 terms: vec![t.clone()],
@@ -249,11 +248,8 @@ impl Vine {
             }) else {
                 continue;
             };
-            if let Some(hit) = r["results"].as_array().and_then(|a| a.first()) {
-                groups.push((
-                    hit["match_count"].as_i64().unwrap_or(0),
-                    hit["matches"].as_array().cloned().unwrap_or_default(),
-                ));
+            if let Some(hit) = r.results.into_iter().next() {
+                groups.push((hit.match_count, hit.matches));
             }
         }
         groups.sort_by_key(|g| g.0);
@@ -261,31 +257,28 @@ impl Vine {
         let mut out = vec![];
         for (_, ms) in groups {
             for m in ms {
-                let key = (m["section"].to_string(), m["line"].to_string());
-                if seen.insert(key) {
+                if seen.insert((m.section.clone(), m.line)) {
                     out.push(m);
                 }
             }
         }
         out.truncate(5);
-        Ok(out)
+        out
     }
 
-    fn harvest_content(&mut self, id: &str, matches: &[Value]) -> Value {
-        let Ok(whole) = self.pick(&IdArg::One(id.to_string()), None, None) else { return json!([]) };
-        let bt = whole["body_tokens"].as_u64().unwrap_or(0) as usize;
-        if whole["truncated"] == json!(false)
-            && bt <= WHOLE_BODY
-            && whole.get("body").is_some()
-            && whole.get("total").is_none()
-        {
-            return json!([{"section": null, "body": whole["body"], "body_tokens": bt}]);
+    fn harvest_content(&mut self, id: &str, matches: &[Match]) -> Vec<Content> {
+        let Ok(whole) = self.pick(&IdArg::One(id.to_string()), None, None) else { return vec![] };
+        match &whole {
+            PickAnswer::Body(b) if b.body_tokens <= WHOLE_BODY => {
+                return vec![Content::Whole { section: None, body: b.body.clone(), body_tokens: b.body_tokens }];
+            }
+            _ => {}
         }
         let mut secs: Vec<String> = vec![];
         for m in matches {
-            if let Some(s) = m["section"].as_str() {
+            if let Some(s) = &m.section {
                 if !secs.iter().any(|x| x == s) {
-                    secs.push(s.to_string());
+                    secs.push(s.clone());
                 }
             }
             if secs.len() == 2 {
@@ -293,15 +286,26 @@ impl Vine {
             }
         }
         if secs.is_empty() {
-            return json!([{"section": null, "outline": whole.get("outline"), "body_tokens": bt, "hint": whole.get("hint")}]);
+            let (outline, body_tokens, hint) = match &whole {
+                PickAnswer::Page(p) => (p.outline().cloned(), p.body_tokens, p.hint().cloned()),
+                PickAnswer::Body(b) => (None, b.body_tokens, None),
+                _ => (None, 0, None),
+            };
+            return vec![Content::Outline { section: None, outline, body_tokens, hint }];
         }
         let mut out = vec![];
         for s in secs {
             if let Ok(p) = self.pick(&IdArg::One(id.to_string()), Some(&SectionArg::One(s.clone())), None) {
-                out.push(json!({"section": s, "body": p["body"], "body_tokens": p["body_tokens"]}));
+                let (body, body_tokens) = match p {
+                    PickAnswer::Section(x) => (Some(x.body), Some(x.body_tokens)),
+                    PickAnswer::Body(x) => (Some(x.body), Some(x.body_tokens)),
+                    PickAnswer::Page(x) => (Some(x.body), Some(x.body_tokens)),
+                    _ => (None, None),
+                };
+                out.push(Content::Section { section: s, body, body_tokens });
             }
         }
-        Value::Array(out)
+        out
     }
 }
 

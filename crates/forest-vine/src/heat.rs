@@ -5,8 +5,8 @@
 //! In: the engine's tracer and trails. Out: the close line. Touches
 //! `_derived/trails.db` (a writable engine) and the traces.
 
+use crate::answers::{Closed, Outcome};
 use forest_catalog::PERSISTENT_SCOPE;
-use serde_json::{json, Value};
 
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
@@ -34,7 +34,7 @@ impl Vine {
     /// Only ids the catalog knows earn heat (at most [`MAX_ANSWER_NODES`]),
     /// and a read-only server (`shared_writes` false) deposits none: its
     /// session heat stays in memory and is dropped here.
-    pub fn close_session(&mut self, success: bool, answer_nodes: &[String]) -> VResult<Value> {
+    pub fn close_session(&mut self, success: bool, answer_nodes: &[String]) -> VResult<Closed> {
         if answer_nodes.len() > MAX_ANSWER_NODES {
             return Err(VineError::schema(format!(
                 "close_session: {} answer_nodes, at most {MAX_ANSWER_NODES}",
@@ -55,17 +55,18 @@ impl Vine {
                 ids.push(n.clone());
                 self.trails.deposit(&ids, CLOSE_HEAT, PERSISTENT_SCOPE)?;
             }
-            if metrics["trail_len"].as_i64().is_some_and(|t| t >= SHOUT_THRESHOLD) {
+            if metrics.trail_len.is_some_and(|t| t as i64 >= SHOUT_THRESHOLD) {
                 suggest = answer_nodes.to_vec();
             }
         }
         let old = self.tracer.session();
-        let line = json!({
-            "ts": now(), "session": old,
-            "outcome": {"success": success, "answer_nodes": answer_nodes},
-            "metrics": metrics,
-            "suggest_shortcuts": suggest,
-        });
+        let line = Closed {
+            ts: now(),
+            session: old.clone(),
+            outcome: Outcome { success, answer_nodes: answer_nodes.to_vec() },
+            metrics,
+            suggest_shortcuts: suggest,
+        };
         self.tracer.append(&old, &line);
         self.tracer.restart();
         if self.shared_writes {

@@ -26,6 +26,7 @@
 //! body deadline and cap, then go to that handler instead of rmcp; it
 //! authenticates its own callers with the same [`TokenSet`].
 
+use forest_model::ErrorCode;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -176,7 +177,7 @@ pub fn plan_bind(addr: SocketAddr, o: &HttpOptions) -> Result<(Vec<String>, Vec<
     let ip = addr.ip();
     if !ip.is_loopback() && !o.auth() {
         return Err(VineError::new(
-            "E_FORBIDDEN",
+            ErrorCode::Forbidden,
             format!("refusing to serve {ip} without tokens: anyone who reaches it could read and write the forest"),
         )
         .hint("Create tokens (forest token create NAME --scope read) or pass --token-file, or bind 127.0.0.1."));
@@ -199,8 +200,8 @@ pub fn plan_bind(addr: SocketAddr, o: &HttpOptions) -> Result<(Vec<String>, Vec<
     Ok((hosts, origins))
 }
 
-fn refusal(status: StatusCode, code: &str, message: &str, extra: &[(&'static str, String)]) -> Response<Body> {
-    let body = json!({"error": {"code": code, "message": message}}).to_string();
+fn refusal(status: StatusCode, code: ErrorCode, message: &str, extra: &[(&'static str, String)]) -> Response<Body> {
+    let body = json!({"error": {"code": code.as_str(), "message": message}}).to_string();
     let mut r = Response::builder().status(status).header("content-type", "application/json");
     for (k, v) in extra {
         r = r.header(*k, v.as_str());
@@ -317,7 +318,7 @@ pub(crate) struct Guard {
 }
 
 fn busy(status: StatusCode, message: &str, retry: &str) -> Response<Body> {
-    refusal(status, "E_BUSY", message, &[("retry-after", retry.to_string())])
+    refusal(status, ErrorCode::Busy, message, &[("retry-after", retry.to_string())])
 }
 
 impl Guard {
@@ -370,13 +371,13 @@ impl Guard {
         let r = match verdict {
             Verdict::Unauthorized => refusal(
                 StatusCode::UNAUTHORIZED,
-                "E_UNAUTHORIZED",
+                ErrorCode::Unauthorized,
                 "a valid bearer token is required (Authorization: Bearer <token>)",
                 &[("www-authenticate", challenge)],
             ),
             Verdict::Limited(wait) => refusal(
                 StatusCode::TOO_MANY_REQUESTS,
-                "E_BUSY",
+                ErrorCode::Busy,
                 "too many failed authentications from this address; retry later",
                 &[("retry-after", wait.as_secs().max(1).to_string()), ("www-authenticate", challenge)],
             ),
@@ -398,7 +399,7 @@ impl Guard {
             let owner = self.owners.lock().owned.get(sid).cloned();
             if owner.is_some_and(|o| o != access.name) {
                 self.audit_refusal(&access.name, "session_not_owned", peer);
-                return Err(refusal(StatusCode::NOT_FOUND, "E_NOT_FOUND", "session not found", &[]));
+                return Err(refusal(StatusCode::NOT_FOUND, ErrorCode::NotFound, "session not found", &[]));
             }
             return Ok(None);
         }
@@ -410,7 +411,7 @@ impl Guard {
         match self.owners.reserve(&access.name, &live, per, self.max_sessions) {
             Ok(p) => Ok(Some(p)),
             Err(full) => {
-                self.audit_refusal(&access.name, "E_BUSY", peer);
+                self.audit_refusal(&access.name, ErrorCode::Busy.as_str(), peer);
                 Err(match full {
                     Capped::Token(n) => {
                         let m = format!(
@@ -439,17 +440,17 @@ impl Guard {
         let host = req.headers().get(http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
         if !host_allowed(host, &self.hosts) {
             self.audit_refusal("-", "host", &peer.to_string());
-            return refusal(StatusCode::FORBIDDEN, "E_FORBIDDEN", "Host not allowed", &[]);
+            return refusal(StatusCode::FORBIDDEN, ErrorCode::Forbidden, "Host not allowed", &[]);
         }
         let (parts, body) = req.into_parts();
         let read = tokio::time::timeout(self.opts.body_timeout, Limited::new(body, self.opts.max_body_bytes).collect());
         let bytes = match read.await {
-            Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, "E_TIMEOUT", "request body too slow", &[]),
+            Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, ErrorCode::Timeout, "request body too slow", &[]),
             Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
                 let m = format!("request body over {} bytes", self.opts.max_body_bytes);
-                return refusal(StatusCode::PAYLOAD_TOO_LARGE, "E_SCHEMA", &m, &[]);
+                return refusal(StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::Schema, &m, &[]);
             }
-            Ok(Err(_)) => return refusal(StatusCode::BAD_REQUEST, "E_SCHEMA", "unreadable request body", &[]),
+            Ok(Err(_)) => return refusal(StatusCode::BAD_REQUEST, ErrorCode::Schema, "unreadable request body", &[]),
             Ok(Ok(c)) => c.to_bytes(),
         };
         extra.handle(Request::from_parts(parts, bytes), peer).await
@@ -470,7 +471,7 @@ impl Guard {
         if let Some(o) = req.headers().get(http::header::ORIGIN) {
             if !o.to_str().is_ok_and(|o| origin_allowed(o, &self.origins)) {
                 self.audit_refusal("-", "origin", &peer_s);
-                return Ok(refusal(StatusCode::FORBIDDEN, "E_FORBIDDEN", "Origin not allowed", &[]));
+                return Ok(refusal(StatusCode::FORBIDDEN, ErrorCode::Forbidden, "Origin not allowed", &[]));
             }
         }
         if let Some(extra) = self.opts.extra.as_ref().filter(|x| x.0.claims(req.uri().path())) {
@@ -491,7 +492,7 @@ impl Guard {
             match self.inflight.take(&key, self.opts.max_inflight) {
                 Some(s) => Some(s),
                 None => {
-                    self.audit_refusal(&access.name, "E_BUSY", &peer_s);
+                    self.audit_refusal(&access.name, ErrorCode::Busy.as_str(), &peer_s);
                     let m = format!("at most {} requests in flight per client", self.opts.max_inflight);
                     return Ok(busy(StatusCode::TOO_MANY_REQUESTS, &m, "1"));
                 }
@@ -502,12 +503,16 @@ impl Guard {
         let (mut parts, body) = req.into_parts();
         let read = tokio::time::timeout(self.opts.body_timeout, Limited::new(body, self.opts.max_body_bytes).collect());
         let bytes = match read.await {
-            Err(_) => return Ok(refusal(StatusCode::REQUEST_TIMEOUT, "E_TIMEOUT", "request body too slow", &[])),
+            Err(_) => {
+                return Ok(refusal(StatusCode::REQUEST_TIMEOUT, ErrorCode::Timeout, "request body too slow", &[]))
+            }
             Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
                 let m = format!("request body over {} bytes", self.opts.max_body_bytes);
-                return Ok(refusal(StatusCode::PAYLOAD_TOO_LARGE, "E_SCHEMA", &m, &[]));
+                return Ok(refusal(StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::Schema, &m, &[]));
             }
-            Ok(Err(_)) => return Ok(refusal(StatusCode::BAD_REQUEST, "E_SCHEMA", "unreadable request body", &[])),
+            Ok(Err(_)) => {
+                return Ok(refusal(StatusCode::BAD_REQUEST, ErrorCode::Schema, "unreadable request body", &[]))
+            }
             Ok(Ok(c)) => c.to_bytes(),
         };
         let who = access.name.clone();

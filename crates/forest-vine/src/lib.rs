@@ -9,6 +9,7 @@
 //! writes of a writable engine holding `.vine.lock`.
 
 pub mod access;
+pub mod answers;
 mod args;
 pub mod audit;
 mod batch;
@@ -52,7 +53,7 @@ pub use args::{
     CalendarArgs, CloseArgs, CoverageArgs, GraftArgs, HarvestArgs, HistoryArgs, IdArg, IdOnly, LocateArgs, LookArgs,
     MoveArgs, NodeSpecs, PickArgs, PlantArgs, PruneArgs, ScanArgs, SectionArg, SniffArgs, SqlArgs, TransplantArgs,
 };
-pub use budget::{estimate, shrink_list};
+pub use budget::{estimate, Dropped};
 pub use dispatch::validate;
 pub use engine::{norm_id, Vine, VineOptions, ALPHA};
 pub use error::{VResult, VineError};

@@ -6,6 +6,7 @@
 //! call over with a [`CallCtx`] (deadline). Success is one compact JSON text block;
 //! an envelope is the same with `isError: true` (spec J.1.2).
 
+use forest_model::ErrorCode;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -149,8 +150,8 @@ impl VineServer {
         let out = self.call_ctx(name, args.clone(), ctx).await;
         match &out {
             Ok(_) => self.audit(caller, name, &args, "ok", ""),
-            Err(e) if e.code == "E_FORBIDDEN" => self.audit(caller, name, &args, "refused", e.code),
-            Err(e) => self.audit(caller, name, &args, "error", e.code),
+            Err(e) if e.code == ErrorCode::Forbidden => self.audit(caller, name, &args, "refused", e.code.as_str()),
+            Err(e) => self.audit(caller, name, &args, "error", e.code.as_str()),
         }
         match out {
             Err(e) => envelope(&e),

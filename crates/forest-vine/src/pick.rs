@@ -2,11 +2,13 @@
 
 use forest_model::node::outline;
 use forest_model::tokens::estimate_tokens;
-use serde_json::{json, Map, Value};
+use forest_model::ErrorCode;
+use serde_json::Value;
 
+use crate::answers::{Body, Page, PageKey, PickAnswer, Picks, SectionBody, SectionPart, Sections};
 use crate::args::{IdArg, SectionArg};
 use crate::batch::{batch_ids, batch_shrink};
-use crate::budget::clip;
+use crate::budget::{clip, estimate_of};
 use crate::engine::{norm_id, py_list, Vine};
 use crate::error::{VResult, VineError};
 use crate::section::{blocks, extract_section};
@@ -21,12 +23,15 @@ pub const SECTION_CAP: usize = 10;
 
 /// Characters of a string's JSON text (escapes counted, quotes not).
 fn escaped_len(s: &str) -> usize {
-    dumps(&json!(s)).chars().count() - 2
+    dumps(&Value::String(s.to_string())).chars().count() - 2
 }
+
+const SECTION_CUT_HINT: &str =
+    "This section alone is over the budget: it was cut to fit the 4000-token budget. Pick its sub-sections by name.";
 
 impl Vine {
     /// `pick(id | [ids], section, after)`.
-    pub fn pick(&mut self, ids: &IdArg, section: Option<&SectionArg>, after: Option<&str>) -> VResult<Value> {
+    pub fn pick(&mut self, ids: &IdArg, section: Option<&SectionArg>, after: Option<&str>) -> VResult<PickAnswer> {
         match ids {
             IdArg::One(id) => self.pick_one(id, section, after),
             IdArg::Many(list) => {
@@ -39,24 +44,25 @@ impl Vine {
                 for id in &list {
                     match self.pick_one(id, section, None) {
                         Ok(v) => nodes.push(v),
-                        Err(e) if e.code == "E_NOT_FOUND" && !e.message.starts_with("section") => {
-                            missing.push(json!(id))
+                        Err(e) if e.code == ErrorCode::NotFound && !e.message.starts_with("section") => {
+                            missing.push(id.clone())
                         }
                         Err(e) => return Err(e),
                     }
                 }
-                let mut out = Map::new();
-                out.insert("nodes".into(), Value::Array(nodes));
-                out.insert("missing".into(), Value::Array(missing));
-                out.insert("dropped".into(), json!([]));
-                out.insert("truncated".into(), json!(false));
-                batch_shrink(&mut out, PICK_BUDGET);
-                Ok(Value::Object(out))
+                let mut out = Picks { nodes, missing, dropped: vec![], truncated: false };
+                batch_shrink(
+                    &mut out,
+                    PICK_BUDGET,
+                    |o| (&mut o.nodes, &mut o.dropped, &mut o.truncated),
+                    |p| p.id().unwrap_or_default().to_string(),
+                );
+                Ok(PickAnswer::Many(out))
             }
         }
     }
 
-    fn pick_one(&mut self, id: &str, section: Option<&SectionArg>, after: Option<&str>) -> VResult<Value> {
+    fn pick_one(&mut self, id: &str, section: Option<&SectionArg>, after: Option<&str>) -> VResult<PickAnswer> {
         let id = norm_id(id);
         let node = self.read_node(&id)?;
         let body = self.resolve_body(&id, &node)?;
@@ -85,25 +91,17 @@ impl Vine {
                 } else {
                     (content, false)
                 };
-                let mut out = Map::new();
-                out.insert("id".into(), json!(id));
-                out.insert("title".into(), json!(title));
-                out.insert("section".into(), json!(s));
-                out.insert("body_tokens".into(), json!(tokens));
-                out.insert("body".into(), json!(content));
-                out.insert("truncated".into(), json!(cut));
-                if cut {
-                    out.insert("cut".into(), json!(true));
-                    out.insert("hint".into(), json!("This section alone is over the budget: it was cut to fit the 4000-token budget. Pick its sub-sections by name."));
-                }
                 // Key order of the reference: id, title, section, body, body_tokens, truncated.
-                let mut ordered = Map::new();
-                for k in ["id", "title", "section", "body", "body_tokens", "truncated", "cut", "hint"] {
-                    if let Some(v) = out.remove(k) {
-                        ordered.insert(k.into(), v);
-                    }
-                }
-                return Ok(Value::Object(ordered));
+                return Ok(PickAnswer::Section(SectionBody {
+                    id,
+                    title,
+                    section: s.clone(),
+                    body: content,
+                    body_tokens: tokens,
+                    truncated: cut,
+                    cut,
+                    hint: cut.then(|| SECTION_CUT_HINT.to_string()),
+                }));
             }
             _ => {}
         }
@@ -111,14 +109,14 @@ impl Vine {
         if after.is_some() || body_tokens > PICK_BUDGET {
             return self.pick_page(&id, &title, &body, after);
         }
-        let whole = json!({"id": id, "title": title, "body": body, "body_tokens": body_tokens, "truncated": false});
-        if crate::budget::estimate(&whole) > PICK_BUDGET {
-            return self.pick_page(&id, &title, &body, None);
+        let whole = Body { id, title, body, body_tokens, truncated: false };
+        if estimate_of(&whole) > PICK_BUDGET {
+            return self.pick_page(&whole.id, &whole.title, &whole.body, None);
         }
-        Ok(whole)
+        Ok(PickAnswer::Body(whole))
     }
 
-    fn pick_page(&self, id: &str, title: &str, body: &str, after: Option<&str>) -> VResult<Value> {
+    fn pick_page(&self, id: &str, title: &str, body: &str, after: Option<&str>) -> VResult<PickAnswer> {
         let bl = blocks(body);
         let total = bl.len();
         let start = match after.filter(|a| !a.is_empty()) {
@@ -128,41 +126,36 @@ impl Vine {
                 None => return Err(VineError::schema(format!("unknown cursor '{a}'"))),
             },
         };
+        let mut skel = Page {
+            id: id.to_string(),
+            title: title.to_string(),
+            total,
+            body: String::new(),
+            body_tokens: 0,
+            returned: 0,
+            truncated: false,
+            tail: vec![],
+        };
         if start >= total {
-            return Ok(
-                json!({"id": id, "title": title, "total": total, "body": "", "body_tokens": 0, "returned": 0, "truncated": false}),
-            );
+            return Ok(PickAnswer::Page(skel));
         }
         // The skeleton with an empty body and the longest possible cursor:
         // what is left of the budget is the room for the page's JSON text.
-        let mut skel = Map::new();
-        for (k, v) in [
-            ("id", json!(id)),
-            ("title", json!(title)),
-            ("total", json!(total)),
-            ("body", json!("")),
-            ("body_tokens", json!(PICK_BUDGET)),
-            ("returned", json!(total)),
-            ("truncated", json!(false)),
-            ("cut", json!(true)),
-            ("next", json!(format!("b{total}"))),
-        ] {
-            skel.insert(k.into(), v);
-        }
+        skel.body_tokens = PICK_BUDGET;
+        skel.returned = total;
+        skel.tail = vec![PageKey::Cut, PageKey::Next(format!("b{total}"))];
         if after.is_none() {
-            skel.insert("outline".into(), json!(outline(body)));
-            skel.insert(
-                "hint".into(),
-                json!(format!(
-                    "Body is {} tokens: this is the first page. Pass after=next for the following page, or section= for one part.",
-                    estimate_tokens(body)
-                )),
-            );
-            if crate::budget::estimate_map(&skel) > PICK_BUDGET / 2 {
-                skel.remove("outline");
+            skel.tail.push(PageKey::Outline(outline(body)));
+            skel.tail.push(PageKey::Hint(format!(
+                "Body is {} tokens: this is the first page. Pass after=next for the following page, or section= for one part.",
+                estimate_tokens(body)
+            )));
+            if estimate_of(&skel) > PICK_BUDGET / 2 {
+                skel.remove(|k| matches!(k, PageKey::Outline(_)));
             }
         }
-        let room = (PICK_BUDGET * 4).saturating_sub(dumps(&Value::Object(skel.clone())).chars().count());
+        let skel_text = serde_json::to_value(&skel).map(|v| dumps(&v)).unwrap_or_default();
+        let room = (PICK_BUDGET * 4).saturating_sub(skel_text.chars().count());
         let mut end = start + 1;
         let mut used = escaped_len(bl[start]);
         while end < total && used + escaped_len(bl[end]) <= room {
@@ -183,22 +176,24 @@ impl Vine {
             }
         }
         let more = end < total;
-        skel.insert("body".into(), json!(page));
-        skel.insert("body_tokens".into(), json!(estimate_tokens(&page)));
-        skel.insert("returned".into(), json!(end - start));
-        skel.insert("truncated".into(), json!(cut || more));
+        skel.body_tokens = estimate_tokens(&page);
+        skel.body = page;
+        skel.returned = end - start;
+        skel.truncated = cut || more;
         if !cut {
-            skel.remove("cut");
+            skel.remove(|k| matches!(k, PageKey::Cut));
         }
         if more {
-            skel.insert("next".into(), json!(format!("b{}", end - 1)));
+            if let Some(PageKey::Next(n)) = skel.tail.iter_mut().find(|k| matches!(k, PageKey::Next(_))) {
+                *n = format!("b{}", end - 1);
+            }
         } else {
-            skel.remove("next");
+            skel.remove(|k| matches!(k, PageKey::Next(_)));
         }
-        Ok(Value::Object(skel))
+        Ok(PickAnswer::Page(skel))
     }
 
-    fn pick_sections(&self, id: &str, title: &str, body: &str, names: &[String]) -> VResult<Value> {
+    fn pick_sections(&self, id: &str, title: &str, body: &str, names: &[String]) -> VResult<PickAnswer> {
         if names.is_empty() {
             return Err(VineError::schema("section list must not be empty"));
         }
@@ -211,44 +206,29 @@ impl Vine {
         let mut sum = 0usize;
         for n in names {
             match extract_section(body, n) {
-                None => missing.push(json!(n)),
+                None => missing.push(n.clone()),
                 Some((header, content)) => {
                     let t = estimate_tokens(&content);
                     if !dropped.is_empty() || sum + t > PICK_BUDGET - 400 {
-                        dropped.push(json!(n));
+                        dropped.push(n.clone());
                     } else {
                         sum += t;
-                        sections.push(json!({"section": n, "header": header, "body": content, "body_tokens": t}));
+                        sections.push(SectionPart { section: n.clone(), header, body: content, body_tokens: t });
                     }
                 }
             }
         }
-        let mut out = Map::new();
-        out.insert("id".into(), json!(id));
-        out.insert("title".into(), json!(title));
-        out.insert("sections".into(), Value::Array(sections));
-        out.insert("missing".into(), json!(missing));
-        out.insert("truncated".into(), json!(!dropped.is_empty()));
-        out.insert("dropped".into(), json!(dropped));
-        if !missing.is_empty() {
-            out.insert("hint".into(), json!(format!("Available sections: {}", py_list(&outline(body)))));
-        }
-        let mut ordered = Map::new();
-        for k in ["id", "title", "sections", "missing", "dropped", "truncated", "hint"] {
-            if let Some(v) = out.remove(k) {
-                ordered.insert(k.into(), v);
-            }
-        }
+        let hint = (!missing.is_empty()).then(|| format!("Available sections: {}", py_list(&outline(body))));
+        let truncated = !dropped.is_empty();
+        let mut out =
+            Sections { id: id.to_string(), title: title.to_string(), sections, missing, dropped, truncated, hint };
         // Sized on the whole JSON (the reference sums bodies only): drop tail sections if needed.
-        while crate::budget::estimate_map(&ordered) > PICK_BUDGET {
-            let Some(s) = ordered.get_mut("sections").and_then(Value::as_array_mut).and_then(|a| a.pop()) else {
-                break;
-            };
-            if let Some(d) = ordered.get_mut("dropped").and_then(Value::as_array_mut) {
-                d.insert(0, s["section"].clone());
-            }
-            ordered.insert("truncated".into(), json!(true));
-        }
-        Ok(Value::Object(ordered))
+        batch_shrink(
+            &mut out,
+            PICK_BUDGET,
+            |o| (&mut o.sections, &mut o.dropped, &mut o.truncated),
+            |s| s.section.clone(),
+        );
+        Ok(PickAnswer::Sections(out))
     }
 }

@@ -12,6 +12,7 @@
 //!
 //! In: a forest root. Touches: what the engines touch (see `engine`).
 
+use forest_model::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -194,7 +195,7 @@ impl Pool {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 tracing::warn!(event = "vine.pool_busy", primitive = prim);
-                return Err(VineError::new("E_BUSY", "the server is busy: too many calls in flight")
+                return Err(VineError::new(ErrorCode::Busy, "the server is busy: too many calls in flight")
                     .hint("Retry in a moment; calls are queued up to a fixed depth."));
             }
             Err(TrySendError::Disconnected(_)) => return Err(VineError::internal("engine workers are gone")),

@@ -79,9 +79,15 @@ pub trait IntoWire {
     fn into_wire(self) -> Value;
 }
 
-impl IntoWire for Value {
+/// A typed answer (serialized once, at the edge). Every primitive's
+/// answer is one of [`crate::answers`].
+pub trait Answer: serde::Serialize {}
+
+impl<T: Answer> IntoWire for T {
     fn into_wire(self) -> Value {
-        self
+        // An answer is plain data (strings, numbers, lists): it always
+        // serializes.
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 

@@ -11,8 +11,11 @@
 use std::collections::HashMap;
 
 use once_cell::sync::Lazy;
-use serde_json::Value;
 
+use crate::answers::{
+    Calendar as CalendarAnswer, Closed, CoverageMap, Grafted, Harvested, History as HistoryAnswer, Located, LookAnswer,
+    Moved, PickAnswer, PlantAnswer, Pruned, Rows, Scanned, Sniffed, Tended, Transplanted, Viewed,
+};
 use crate::args::*;
 use crate::engine::Vine;
 use crate::error::VResult;
@@ -31,8 +34,8 @@ impl Primitive for Harvest {
         &[("query", P::Str), ("terms", P::OptStrList), ("k", P::Int(3)), ("lang", P::OptStr), ("include_superseded", P::Bool(false))],
     ));
     type Args = HarvestArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: HarvestArgs) -> VResult<Value> {
+    type Out = Harvested;
+    fn run(vine: &mut Vine, a: HarvestArgs) -> VResult<Harvested> {
         vine.harvest(&a)
     }
 }
@@ -50,8 +53,8 @@ impl Primitive for Locate {
         &[("query", P::Str), ("k", P::Int(5)), ("scope", P::StrDef("all")), ("type_filter", P::OptStr), ("include", P::OptStrList), ("since", P::OptStr), ("until", P::OptStr), ("date_field", P::OptStr), ("lang", P::OptStr)],
     ));
     type Args = LocateArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: LocateArgs) -> VResult<Value> {
+    type Out = Located;
+    fn run(vine: &mut Vine, a: LocateArgs) -> VResult<Located> {
         // the reference's `hybrid` names a fusion when `fusion` does not
         let a = LocateArgs { fusion: a.fusion_asked(), ..a };
         vine.locate(&a)
@@ -71,8 +74,8 @@ impl Primitive for Sniff {
         &[("terms", P::StrOrList), ("scope", P::OptStr), ("k", P::Int(5)), ("type_filter", P::OptStr), ("since", P::OptStr), ("until", P::OptStr), ("date_field", P::OptStr), ("lang", P::OptStr)],
     ));
     type Args = SniffArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: SniffArgs) -> VResult<Value> {
+    type Out = Sniffed;
+    fn run(vine: &mut Vine, a: SniffArgs) -> VResult<Sniffed> {
         vine.sniff(&a)
     }
 }
@@ -90,8 +93,8 @@ impl Primitive for Calendar {
         &[("scope", P::OptStr), ("date_field", P::StrDef("created")), ("granularity", P::StrDef("month")), ("since", P::OptStr), ("until", P::OptStr), ("limit", P::Int(24))],
     ));
     type Args = CalendarArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: CalendarArgs) -> VResult<Value> {
+    type Out = CalendarAnswer;
+    fn run(vine: &mut Vine, a: CalendarArgs) -> VResult<CalendarAnswer> {
         vine.calendar(
             a.scope.as_deref(),
             a.date_field.as_deref(),
@@ -116,8 +119,8 @@ impl Primitive for Look {
         &[("id", P::StrOrList), ("fields", P::OptStrList)],
     ));
     type Args = LookArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: LookArgs) -> VResult<Value> {
+    type Out = LookAnswer;
+    fn run(vine: &mut Vine, a: LookArgs) -> VResult<LookAnswer> {
         vine.look(&a.id, a.fields.as_deref())
     }
 }
@@ -135,8 +138,8 @@ impl Primitive for Move {
         &[("id", P::Str), ("rel", P::OptStr), ("direction", P::StrDef("out"))],
     ));
     type Args = MoveArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: MoveArgs) -> VResult<Value> {
+    type Out = Moved;
+    fn run(vine: &mut Vine, a: MoveArgs) -> VResult<Moved> {
         vine.move_(&a.id, a.rel.as_deref(), a.direction.as_deref())
     }
 }
@@ -154,8 +157,8 @@ impl Primitive for Pick {
         &[("id", P::StrOrList), ("section", P::OptStrOrList), ("after", P::OptStr)],
     ));
     type Args = PickArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: PickArgs) -> VResult<Value> {
+    type Out = PickAnswer;
+    fn run(vine: &mut Vine, a: PickArgs) -> VResult<PickAnswer> {
         vine.pick(&a.id, a.section.as_ref(), a.after.as_deref())
     }
 }
@@ -173,8 +176,8 @@ impl Primitive for View {
         &[("id", P::Str)],
     ));
     type Args = IdOnly;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: IdOnly) -> VResult<Value> {
+    type Out = Viewed;
+    fn run(vine: &mut Vine, a: IdOnly) -> VResult<Viewed> {
         vine.view(&a.id)
     }
 }
@@ -192,8 +195,8 @@ impl Primitive for Query {
         &[("id", P::Str), ("sql", P::Str)],
     ));
     type Args = SqlArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: SqlArgs) -> VResult<Value> {
+    type Out = Rows;
+    fn run(vine: &mut Vine, a: SqlArgs) -> VResult<Rows> {
         vine.query(&a.id, &a.sql)
     }
 }
@@ -211,8 +214,8 @@ impl Primitive for Tend {
         &[("id", P::Str), ("sql", P::Str)],
     ));
     type Args = SqlArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: SqlArgs) -> VResult<Value> {
+    type Out = Tended;
+    fn run(vine: &mut Vine, a: SqlArgs) -> VResult<Tended> {
         vine.tend(&a.id, &a.sql)
     }
 }
@@ -230,8 +233,8 @@ impl Primitive for Scan {
         &[("parent_id", P::Str), ("filter", P::OptObj), ("fields", P::OptStrList), ("recursive", P::Bool(false)), ("limit", P::Int(50))],
     ));
     type Args = ScanArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: ScanArgs) -> VResult<Value> {
+    type Out = Scanned;
+    fn run(vine: &mut Vine, a: ScanArgs) -> VResult<Scanned> {
         vine.scan(&a)
     }
 }
@@ -249,8 +252,8 @@ impl Primitive for Plant {
         &[("node", P::ObjOrList), ("if_absent", P::Bool(false)), ("dry_run", P::Bool(false))],
     ));
     type Args = PlantArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: PlantArgs) -> VResult<Value> {
+    type Out = PlantAnswer;
+    fn run(vine: &mut Vine, a: PlantArgs) -> VResult<PlantAnswer> {
         vine.plant_specs(&a.node, a.if_absent, a.dry_run)
     }
 }
@@ -268,8 +271,8 @@ impl Primitive for Graft {
         &[("id", P::Str), ("patch", P::Obj)],
     ));
     type Args = GraftArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: GraftArgs) -> VResult<Value> {
+    type Out = Grafted;
+    fn run(vine: &mut Vine, a: GraftArgs) -> VResult<Grafted> {
         vine.graft(&a.id, &a.patch)
     }
 }
@@ -287,8 +290,8 @@ impl Primitive for Prune {
         &[("id", P::Str), ("force", P::Bool(false))],
     ));
     type Args = PruneArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: PruneArgs) -> VResult<Value> {
+    type Out = Pruned;
+    fn run(vine: &mut Vine, a: PruneArgs) -> VResult<Pruned> {
         vine.prune(&a.id, a.force)
     }
 }
@@ -306,8 +309,8 @@ impl Primitive for Transplant {
         &[("id", P::Str), ("new_id", P::Str)],
     ));
     type Args = TransplantArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: TransplantArgs) -> VResult<Value> {
+    type Out = Transplanted;
+    fn run(vine: &mut Vine, a: TransplantArgs) -> VResult<Transplanted> {
         vine.transplant(&a.id, &a.new_id)
     }
 }
@@ -323,8 +326,8 @@ impl Primitive for History {
     const TOOL: Option<Advert> =
         Some(("The commits that touched a node, newest first (<=50).", &[("id", P::Str), ("limit", P::Int(20))]));
     type Args = HistoryArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: HistoryArgs) -> VResult<Value> {
+    type Out = HistoryAnswer;
+    fn run(vine: &mut Vine, a: HistoryArgs) -> VResult<HistoryAnswer> {
         vine.history(&a.id, a.limit)
     }
 }
@@ -342,8 +345,8 @@ impl Primitive for CloseSession {
         &[("success", P::Bool(false)), ("answer_nodes", P::StrList)],
     ));
     type Args = CloseArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: CloseArgs) -> VResult<Value> {
+    type Out = Closed;
+    fn run(vine: &mut Vine, a: CloseArgs) -> VResult<Closed> {
         vine.close_session(a.success, &a.answer_nodes)
     }
 }
@@ -358,8 +361,8 @@ impl Primitive for Coverage {
     const TRACE: Trace = Trace::Yes;
     const TOOL: Option<Advert> = None;
     type Args = CoverageArgs;
-    type Out = Value;
-    fn run(vine: &mut Vine, a: CoverageArgs) -> VResult<Value> {
+    type Out = CoverageMap;
+    fn run(vine: &mut Vine, a: CoverageArgs) -> VResult<CoverageMap> {
         vine.coverage(a.scope.as_deref(), a.date_field.as_deref())
     }
 }
@@ -454,6 +457,7 @@ pub fn signature(prim: &str) -> Option<&'static [(&'static str, Ty, bool)]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn names_are_unique_and_every_signature_comes_from_its_arguments() {

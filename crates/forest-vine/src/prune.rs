@@ -7,20 +7,29 @@
 //! file and payload, the files linking to it, the parent indexes, git, the
 //! catalog and the trails.
 
+use crate::answers::{Pruned, Transplanted};
+use forest_model::ErrorCode;
 use std::path::PathBuf;
 
 use forest_model::ids::{self, is_branch_id, is_meta, parent_index};
 use forest_model::index::{self, entry_line, upsert_entry, DIRECT_BANANAS};
 use forest_model::node::{today, Node};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
 use crate::yamljson::{to_json, to_yaml};
 
+/// A link that anchors a node against `prune` (named in the refusal).
+#[derive(serde::Serialize)]
+struct Anchor<'a> {
+    source: &'a str,
+    rel: &'a str,
+}
+
 impl Vine {
     /// `prune(id, force)`.
-    pub fn prune(&mut self, id: &str, force: bool) -> VResult<Value> {
+    pub fn prune(&mut self, id: &str, force: bool) -> VResult<Pruned> {
         self.writer()?;
         let row = self.row(id)?;
         let id = row.id.clone();
@@ -32,15 +41,15 @@ impl Vine {
         }
         let kids = self.catalog.child_count(&id)?;
         if kids > 0 {
-            return Err(VineError::new("E_ANCHORED", format!("branch has {kids} children; prune them first")));
+            return Err(VineError::new(ErrorCode::Anchored, format!("branch has {kids} children; prune them first")));
         }
-        let anchors: Vec<_> = self.catalog.edges_in(&id)?.into_iter().filter(|e| e.src != id).collect();
+        let anchors: Vec<_> = self.catalog.edges_in(&id)?.into_iter().filter(|e| e.src != id.as_str()).collect();
         if !anchors.is_empty() && !force {
-            let list: Vec<Value> = anchors.iter().take(20).map(|e| json!({"source": e.src, "rel": e.rel})).collect();
-            return Err(VineError::new("E_ANCHORED", format!("{} node(s) point at {id}", anchors.len()))
+            let list: Vec<Anchor> = anchors.iter().take(20).map(|e| Anchor { source: &e.src, rel: &e.rel }).collect();
+            return Err(VineError::new(ErrorCode::Anchored, format!("{} node(s) point at {id}", anchors.len()))
                 .hint("Pass force=true to remove those links with the node.")
-                .with("anchors", json!(list))
-                .with("anchor_count", json!(anchors.len())));
+                .with("anchors", list)
+                .with("anchor_count", anchors.len()));
         }
         let mut writes = vec![];
         let mut removed = 0usize;
@@ -68,7 +77,7 @@ impl Vine {
                 writes.push((p, pn));
             }
         }
-        let mut payload_moved = Value::Null;
+        let mut payload_moved = None;
         let mut moved: Option<(PathBuf, PathBuf)> = None;
         if let Some(p) = row.payload.as_ref().filter(|p| !p.contains("://")) {
             let src = self.root.join(ids::folder_of(&id)).join(p);
@@ -79,7 +88,7 @@ impl Vine {
                     std::fs::create_dir_all(d)?;
                 }
                 std::fs::rename(&src, &dst)?;
-                payload_moved = json!(rel);
+                payload_moved = Some(rel);
                 moved = Some((src, dst));
             }
         }
@@ -87,13 +96,11 @@ impl Vine {
         if is_branch_id(&id) {
             let _ = std::fs::remove_dir(self.root.join(ids::folder_of(&id)));
         }
-        Ok(
-            json!({"id": id, "pruned": true, "backlinks_removed": removed, "payload_moved": payload_moved, "commit": commit}),
-        )
+        Ok(Pruned { id, pruned: true, backlinks_removed: removed, payload_moved, commit })
     }
 
     /// `transplant(id, new_id)`.
-    pub fn transplant(&mut self, id: &str, new_id: &str) -> VResult<Value> {
+    pub fn transplant(&mut self, id: &str, new_id: &str) -> VResult<Transplanted> {
         self.writer()?;
         let row = self.row(id)?;
         let old = row.id.clone();
@@ -126,11 +133,15 @@ impl Vine {
         }
         let commit = self.commit_moving(&writes, &old, &format!("transplant({old} -> {new})"), moved)?;
         let _ = self.trails.rekey(&old, &new);
-        let mut out = json!({"id": new, "moved_from": old, "backlinks_rewritten": rewritten, "commit": commit, "trail": ids::trail(&new)});
-        if alias_clipped {
-            out["alias_clipped"] = json!(true);
-        }
-        Ok(out)
+        let trail = ids::trail(&new);
+        Ok(Transplanted {
+            id: new,
+            moved_from: old.into_string(),
+            backlinks_rewritten: rewritten,
+            commit,
+            trail,
+            alias_clipped,
+        })
     }
 
     /// The refusals of a move from `old` to `new` by their ids alone (and
@@ -169,7 +180,7 @@ impl Vine {
             let mut links = n.front.get("links").map(to_json).and_then(|v| v.as_array().cloned()).unwrap_or_default();
             for l in links.iter_mut() {
                 if l["target"].as_str() == Some(old) {
-                    l["target"] = json!(new);
+                    l["target"] = Value::String(new.to_string());
                     rewritten += 1;
                 }
             }
@@ -221,19 +232,5 @@ impl Vine {
 fn moved_node(node: &mut Node, old: &str, new: &str) -> bool {
     node.set_str("id", new);
     node.set_str("updated", &today());
-    let mut mf = node.get_list("moved_from");
-    if !mf.iter().any(|m| m == old) {
-        mf.push(old.to_string());
-    }
-    node.set_list("moved_from", &mf);
-    let mut aliases = node.get_list("aliases");
-    if aliases.iter().any(|a| a == old) {
-        return false;
-    }
-    if aliases.len() < 16 {
-        aliases.push(old.to_string());
-        node.set_list("aliases", &aliases);
-        return false;
-    }
-    true
+    forest_model::aliases::record_move(node, old) > 0
 }

@@ -1,16 +1,19 @@
 //! `locate`, `look`, `move` (vine spec §2.1–§2.3): curated metadata only
 //! (the catalog), plus the node file for `look`'s digest.
 
+use forest_model::ErrorCode;
 use std::collections::HashMap;
 
 use forest_canopy::{DenseQuery, MemoMode};
 use forest_catalog::{Admit, Fusion, LocateHooks, LocateQuery, Scope};
-use serde_json::{json, Map, Value};
 
+use crate::answers::{
+    Child, Digest, Digests, EdgeIn, EdgeOut, Located, LookAnswer, Moved, Neighbor, Stats, WindowTail,
+};
 use crate::args::{IdArg, LocateArgs};
 use crate::batch::{batch_ids, batch_shrink};
-use crate::budget::{clip, estimate_map, id_of, shrink_list};
-use crate::engine::{coverage_value, py_list, py_repr, Vine, ALPHA};
+use crate::budget::{clip, estimate_of, shrink_items, Dropped};
+use crate::engine::{coverage_of, py_list, py_repr, Vine, ALPHA};
 use crate::error::{VResult, VineError};
 use crate::window::{self, Window};
 
@@ -58,7 +61,7 @@ impl Vine {
     /// (the `fusion` argument, else the server's default), × (1 + α·heat);
     /// never bodies. This edge parses the arguments, hides what the caller
     /// may not see, and applies the payload budget.
-    pub fn locate(&mut self, a: &LocateArgs) -> VResult<Value> {
+    pub fn locate(&mut self, a: &LocateArgs) -> VResult<Located> {
         let q = self.locate_query(a)?;
         let lang = check_lang(a.lang.as_deref())?;
         // Hybrid: the query is embedded on this thread's long-lived
@@ -88,21 +91,22 @@ impl Vine {
             Err(forest_catalog::CatalogError::Stopped) => return Err(self.deadline_error("locate")),
             other => other?,
         };
-        let Value::Object(mut out) = serde_json::to_value(&res)? else {
-            return Err(VineError::internal("locate: the result is not an object"));
+        let mut out = Located {
+            results: res.results,
+            truncated: res.truncated,
+            dropped: Dropped::default(),
+            note: None,
+            tail: WindowTail::default(),
         };
-        let note = out.remove("note");
-        let (searched, hint) = (out.remove("searched"), out.remove("hint"));
-        shrink_list(&mut out, "results", LOCATE_BUDGET, id_of);
-        if let Some(note) = note {
-            out.insert("note".into(), note);
+        shrink_items(&mut out, LOCATE_BUDGET, |o| (&mut o.results, &mut o.truncated, &mut o.dropped), |i| i.id.clone());
+        out.note = res.note;
+        let empty = out.results.is_empty();
+        out.tail = self.window_tail(q.window, empty, "No curated scent matched")?;
+        if empty && out.tail.window.is_none() {
+            out.tail.searched = Some(res.searched.unwrap_or(0));
+            out.tail.hint = Some(res.hint.unwrap_or_else(|| EMPTY_HINT.to_string()));
         }
-        self.window_tail(&mut out, q.window.as_ref(), "results", "No curated scent matched")?;
-        if out["results"].as_array().is_some_and(|r| r.is_empty()) && q.window.is_none() {
-            out.insert("searched".into(), searched.unwrap_or_else(|| json!(0)));
-            out.insert("hint".into(), hint.unwrap_or_else(|| json!(EMPTY_HINT)));
-        }
-        Ok(Value::Object(out))
+        Ok(out)
     }
 
     /// The typed query of a `locate` call (E_SCHEMA for bad arguments).
@@ -144,24 +148,16 @@ impl Vine {
         })
     }
 
-    /// Adds `window`, `undated_excluded` and the empty-window fields.
-    pub(crate) fn window_tail(
-        &self,
-        out: &mut Map<String, Value>,
-        win: Option<&Window>,
-        list: &str,
-        prefix: &str,
-    ) -> VResult<()> {
-        let Some(w) = win else { return Ok(()) };
-        out.insert("window".into(), json!(w));
-        let undated = self.catalog.undated(w)?;
-        if undated > 0 {
-            out.insert("undated_excluded".into(), json!(undated));
-        }
-        if out[list].as_array().is_some_and(|r| r.is_empty()) {
-            let c = self.catalog.window_counts(w)?;
-            out.insert("searched".into(), json!(self.catalog.count_nodes()?));
-            out.insert("matched_window".into(), json!(c.matched));
+    /// `window`, `undated_excluded` and, for an `empty` answer, the
+    /// empty-window fields.
+    pub(crate) fn window_tail(&self, win: Option<Window>, empty: bool, prefix: &str) -> VResult<WindowTail> {
+        let Some(w) = win else { return Ok(WindowTail::default()) };
+        let undated = self.catalog.undated(&w)?;
+        let mut out = WindowTail { undated_excluded: (undated > 0).then_some(undated), ..WindowTail::default() };
+        if empty {
+            let c = self.catalog.window_counts(&w)?;
+            out.searched = Some(self.catalog.count_nodes()?);
+            out.matched_window = Some(c.matched);
             let hint = if c.matched == 0 {
                 format!(
                     "{prefix}: the window holds nothing. The forest has {} dated node(s) from {} to {}; calendar() shows which periods hold any.",
@@ -172,15 +168,16 @@ impl Vine {
             } else {
                 format!("{prefix}, but the window is not the reason: {} node(s) lie inside it. Try sniff(terms) or a wider question.", c.matched)
             };
-            out.insert("hint".into(), json!(hint));
+            out.hint = Some(hint);
         }
-        Ok(())
+        out.window = Some(w);
+        Ok(out)
     }
 
     /// `look(id | [ids], fields)`: the ≤500-token digest, or a batch.
-    pub fn look(&mut self, ids: &IdArg, fields: Option<&[String]>) -> VResult<Value> {
+    pub fn look(&mut self, ids: &IdArg, fields: Option<&[String]>) -> VResult<LookAnswer> {
         match ids {
-            IdArg::One(id) => self.digest(id, fields),
+            IdArg::One(id) => Ok(LookAnswer::One(Box::new(self.digest(id, fields)?))),
             IdArg::Many(list) => {
                 let list = batch_ids("look", list, LOOK_BATCH_CAP)?;
                 let mut nodes = vec![];
@@ -188,48 +185,45 @@ impl Vine {
                 for id in &list {
                     match self.digest(id, fields) {
                         Ok(d) => nodes.push(d),
-                        Err(e) if e.code == "E_NOT_FOUND" && !self.node_path(id).is_ok_and(|p| p.is_file()) => {
-                            missing.push(json!(id))
+                        Err(e) if e.code == ErrorCode::NotFound && !self.node_path(id).is_ok_and(|p| p.is_file()) => {
+                            missing.push(id.clone())
                         }
                         Err(e) => return Err(e),
                     }
                 }
-                let mut out = Map::new();
-                out.insert("nodes".into(), Value::Array(nodes));
-                out.insert("missing".into(), Value::Array(missing));
-                out.insert("dropped".into(), json!([]));
-                out.insert("truncated".into(), json!(false));
-                batch_shrink(&mut out, LOOK_BATCH_BUDGET);
-                Ok(Value::Object(out))
+                let mut out = Digests { nodes, missing, dropped: vec![], truncated: false };
+                batch_shrink(
+                    &mut out,
+                    LOOK_BATCH_BUDGET,
+                    |o| (&mut o.nodes, &mut o.dropped, &mut o.truncated),
+                    |d| d.id.to_string(),
+                );
+                Ok(LookAnswer::Many(out))
             }
         }
     }
 
-    fn digest(&mut self, id: &str, fields: Option<&[String]>) -> VResult<Value> {
+    fn digest(&mut self, id: &str, fields: Option<&[String]>) -> VResult<Digest> {
         let row = self.row(id)?;
         let id = row.id.clone();
         let node = self.read_node(&id).map_err(|_| crate::engine::not_found(&id))?;
         let want = |k: &str| fields.is_none_or(|f| f.iter().any(|x| x == k));
-        let mut d = Map::new();
-        d.insert("id".into(), json!(id));
-        let fm = |k: &str| node.front.get(k).map(crate::yamljson::to_json).unwrap_or(Value::Null);
-        d.insert("type".into(), json!(row.node_type));
-        d.insert("title".into(), json!(row.title));
-        d.insert("summary".into(), json!(row.summary));
-        d.insert("tags".into(), json!(row.tags));
-        d.insert("confidence".into(), json!(row.confidence));
-        d.insert("created".into(), fm("created"));
-        d.insert("updated".into(), fm("updated"));
-        d.insert("source".into(), fm("source"));
-        if !row.aliases.is_empty() {
-            d.insert("aliases".into(), json!(row.aliases));
-        }
-        if let Some(o) = row.origin.as_ref().filter(|o| !o.is_empty()) {
-            d.insert("origin".into(), json!(o));
-        }
-        if let Some(l) = node.get_str("lang") {
-            d.insert("lang".into(), json!(l));
-        }
+        let fm = |k: &str| Some(node.front.get(k).map(crate::yamljson::to_json).unwrap_or_default());
+        let mut d = Digest {
+            id: id.clone(),
+            node_type: Some(row.node_type.clone()),
+            title: Some(row.title.clone()),
+            summary: Some(row.summary.clone()),
+            tags: Some(row.tags.clone()),
+            confidence: Some(row.confidence),
+            created: fm("created"),
+            updated: fm("updated"),
+            source: fm("source"),
+            aliases: Some(row.aliases.clone()).filter(|a| !a.is_empty()),
+            origin: row.origin.clone().filter(|o| !o.is_empty()),
+            lang: node.get_str("lang"),
+            ..Digest::default()
+        };
         let out_edges = self.catalog.edges_out(&id)?;
         let in_edges = self.catalog.edges_in(&id)?;
         let mut neighbour_ids: Vec<String> = out_edges.iter().map(|e| e.dst.clone()).collect();
@@ -237,70 +231,61 @@ impl Vine {
         let heat = self.heat_of(&neighbour_ids)?;
         let h = |i: &str| heat.get(i).copied().unwrap_or(0.0);
         if want("edges_out") {
-            let mut eo: Vec<(f64, Value)> = vec![];
+            let mut eo: Vec<(f64, EdgeOut)> = vec![];
             for e in &out_edges {
                 let ts = self.catalog.get(&e.dst)?.map(|r| clip(&r.summary, 25)).unwrap_or_default();
-                eo.push((h(&e.dst), json!({"rel": e.rel, "target": e.dst, "target_summary": ts})));
+                eo.push((h(&e.dst), EdgeOut { rel: e.rel.clone(), target: e.dst.clone(), target_summary: ts }));
             }
             eo.sort_by(|a, b| b.0.total_cmp(&a.0));
-            d.insert("edges_out".into(), Value::Array(eo.into_iter().take(MAX_EDGES_SHOWN).map(|x| x.1).collect()));
+            d.edges_out = Some(eo.into_iter().take(MAX_EDGES_SHOWN).map(|x| x.1).collect());
         }
         if want("edges_in") {
-            let mut ei: Vec<(f64, Value)> =
-                in_edges.iter().map(|e| (h(&e.src), json!({"rel": self.inverse(&e.rel), "source": e.src}))).collect();
+            let mut ei: Vec<(f64, EdgeIn)> = in_edges
+                .iter()
+                .map(|e| (h(&e.src), EdgeIn { rel: self.inverse(&e.rel), source: e.src.clone() }))
+                .collect();
             ei.sort_by(|a, b| b.0.total_cmp(&a.0));
-            d.insert("edges_in".into(), Value::Array(ei.into_iter().take(MAX_EDGES_SHOWN).map(|x| x.1).collect()));
+            d.edges_in = Some(ei.into_iter().take(MAX_EDGES_SHOWN).map(|x| x.1).collect());
         }
-        if row.kind == "branch" {
+        if row.kind.is_branch() {
             if want("children") {
-                d.insert("children".into(), Value::Array(self.children(&id)?));
+                d.children = Some(self.children(&id)?);
             }
-            if let Some(ct) = cross_trails(&node.body) {
-                d.insert("cross_trails".into(), json!(ct));
-            }
-            if let Some(c) = coverage_value(row.coverage.as_deref()) {
-                d.insert("coverage".into(), c);
-            }
+            d.cross_trails = cross_trails(&node.body);
+            d.coverage = coverage_of(row.coverage.as_deref());
         } else {
-            d.insert("outline".into(), json!(row.outline));
+            d.outline = Some(row.outline.clone());
         }
         let mut notes_clipped = false;
         if row.node_type == "dataset" && row.payload_type.as_deref() == Some("sqlite") {
             let need = ["query_manual", "sample_rows", "notes"].iter().any(|k| want(k));
             if need {
                 let ds = crate::sql::dataset_digest(self, &row, &node.body)?;
-                if want("query_manual") {
-                    d.insert("query_manual".into(), ds.query_manual);
-                }
-                if want("sample_rows") {
-                    d.insert("sample_rows".into(), ds.sample_rows);
-                }
-                if want("notes") {
-                    if let Some(n) = ds.notes {
-                        notes_clipped = n.1;
-                        d.insert("notes".into(), json!(n.0));
-                    }
+                d.query_manual = Some(ds.query_manual).filter(|_| want("query_manual"));
+                d.sample_rows = Some(ds.sample_rows).filter(|_| want("sample_rows"));
+                if let Some(n) = ds.notes.filter(|_| want("notes")) {
+                    notes_clipped = n.1;
+                    d.notes = Some(n.0);
                 }
             }
         }
-        d.insert(
-            "stats".into(),
-            json!({"body_tokens": row.body_tokens, "degree": out_edges.len() + in_edges.len(), "heat": self.heat_of(std::slice::from_ref(&id))?.get(&id).copied().unwrap_or(0.0)}),
-        );
+        let own_heat = self.heat_of(&[id.to_string()])?.get(id.as_str()).copied().unwrap_or(0.0);
+        d.stats =
+            Some(Stats { body_tokens: row.body_tokens, degree: out_edges.len() + in_edges.len(), heat: own_heat });
         if let Some(f) = fields {
-            d.retain(|k, _| k == "id" || f.iter().any(|x| x == k));
+            d.retain(|k| f.iter().any(|x| x == k));
         }
         clip_digest(&mut d, notes_clipped);
-        Ok(Value::Object(d))
+        Ok(d)
     }
 
     /// A branch's children, sub-branches first, each group by id. The
     /// dialect leaves the order open (vine §2.2); the budget clip drops
     /// from the tail, and by id alone the `~` buckets sorted last, so a cut
     /// digest showed leaves and hid the way down.
-    fn children(&self, id: &str) -> VResult<Vec<Value>> {
+    fn children(&self, id: &str) -> VResult<Vec<Child>> {
         let kids = self.catalog.children(id)?;
-        Ok(kids.into_iter().map(|(id, summary)| json!({"id": id, "summary": clip(&summary, 25)})).collect())
+        Ok(kids.into_iter().map(|(id, summary)| Child { id, summary: clip(&summary, 25) }).collect())
     }
 
     pub(crate) fn inverse(&self, rel: &str) -> String {
@@ -308,7 +293,7 @@ impl Vine {
     }
 
     /// `move(id, rel, direction)`: typed neighbours, hottest first (≤600).
-    pub fn move_(&mut self, id: &str, rel: Option<&str>, direction: Option<&str>) -> VResult<Value> {
+    pub fn move_(&mut self, id: &str, rel: Option<&str>, direction: Option<&str>) -> VResult<Moved> {
         let direction = direction.unwrap_or("out");
         if !["out", "in", "both"].contains(&direction) {
             return Err(VineError::schema(format!(
@@ -341,27 +326,20 @@ impl Vine {
         }
         let ids: Vec<String> = raw.iter().map(|x| x.0.clone()).collect();
         let heat = self.heat_of(&ids)?;
-        let mut items: Vec<(f64, Value)> = vec![];
-        for (nid, r, dir) in raw {
-            let (t, s) = match self.catalog.get(&nid)? {
+        let mut items: Vec<Neighbor> = vec![];
+        for (nid, rel, direction) in raw {
+            let (node_type, summary) = match self.catalog.get(&nid)? {
                 Some(row) => (row.node_type, row.summary),
                 None => ("?".to_string(), String::new()),
             };
-            let h = heat.get(&nid).copied().unwrap_or(0.0);
-            items.push((h, json!({"id": nid, "rel": r, "direction": dir, "type": t, "summary": s, "heat": h})));
+            let heat = heat.get(&nid).copied().unwrap_or(0.0);
+            items.push(Neighbor { id: nid, rel, direction, node_type, summary, heat });
         }
-        items.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let mut out = Map::new();
-        out.insert("neighbors".into(), Value::Array(items.into_iter().map(|x| x.1).collect()));
-        out.insert("truncated".into(), json!(false));
-        shrink_list(&mut out, "neighbors", MOVE_BUDGET, id_of);
-        Ok(Value::Object(out))
+        items.sort_by(|a, b| b.heat.total_cmp(&a.heat));
+        let mut out = Moved { neighbors: items, truncated: false, dropped: Dropped::default() };
+        shrink_items(&mut out, MOVE_BUDGET, |m| (&mut m.neighbors, &mut m.truncated, &mut m.dropped), |n| n.id.clone());
+        Ok(out)
     }
-}
-
-/// Catalog JSON-list column -> JSON array.
-pub(crate) fn json_list(s: Option<&str>) -> Value {
-    s.and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!([]))
 }
 
 /// Lines of a `## Cross trails` section, `- ` stripped.
@@ -384,42 +362,49 @@ fn cross_trails(body: &str) -> Option<Vec<String>> {
 
 /// The look clip (C.2 v0.57): shrink outline, children, edges_in,
 /// edges_out in that order, then drop sample_rows; name what lost items.
-fn clip_digest(d: &mut Map<String, Value>, notes_clipped: bool) {
+fn clip_digest(d: &mut Digest, notes_clipped: bool) {
     const ORDER: [&str; 5] = ["outline", "children", "edges_in", "edges_out", "sample_rows"];
-    if estimate_map(d) <= LOOK_BUDGET {
+    if estimate_of(d) <= LOOK_BUDGET {
         if notes_clipped {
-            d.insert("truncated".into(), json!(true));
+            d.truncated = Some(true);
         }
         return;
     }
-    d.insert("truncated".into(), json!(true));
-    d.insert("truncated_fields".into(), json!(ORDER));
-    let mut recorded: Vec<&str> = vec![];
+    d.truncated = Some(true);
+    d.truncated_fields = Some(ORDER.to_vec());
+    let mut recorded: Vec<&'static str> = vec![];
     for key in &ORDER[..4] {
         let mut lost = false;
-        while estimate_map(d) > LOOK_BUDGET {
-            match d.get_mut(*key).and_then(Value::as_array_mut) {
-                Some(a) if !a.is_empty() => {
-                    a.pop();
-                    lost = true;
-                }
-                _ => break,
+        while estimate_of(d) > LOOK_BUDGET {
+            let popped = match *key {
+                "outline" => d.outline.as_mut().and_then(Vec::pop).is_some(),
+                "children" => d.children.as_mut().and_then(Vec::pop).is_some(),
+                "edges_in" => d.edges_in.as_mut().and_then(Vec::pop).is_some(),
+                _ => d.edges_out.as_mut().and_then(Vec::pop).is_some(),
+            };
+            if !popped {
+                break;
             }
+            lost = true;
         }
         if lost {
-            recorded.push(*key);
+            recorded.push(key);
         }
     }
-    if estimate_map(d) > LOOK_BUDGET && d.remove("sample_rows").is_some() {
+    if estimate_of(d) > LOOK_BUDGET && d.sample_rows.take().is_some() {
         recorded.push("sample_rows");
+        // the wire names the lists where sample_rows stood
+        d.truncated_fields_in_place = d.truncated_fields.take();
     }
+    let slot =
+        if d.truncated_fields_in_place.is_some() { &mut d.truncated_fields_in_place } else { &mut d.truncated_fields };
     if recorded.is_empty() {
-        d.remove("truncated_fields");
-        if !notes_clipped && estimate_map(d) <= LOOK_BUDGET {
-            d.remove("truncated");
+        *slot = None;
+        if !notes_clipped && estimate_of(d) <= LOOK_BUDGET {
+            d.truncated = None;
         }
     } else {
-        d.insert("truncated_fields".into(), json!(recorded));
+        *slot = Some(recorded);
     }
 }
 

@@ -1,14 +1,17 @@
 //! `scan`, `coverage`, `history`, `calendar` (vine spec §2.6, §2.10–§2.12):
 //! catalog listings (no node file is opened) and the git log of one node.
 
+use crate::answers::{
+    Bucket, Calendar, Counts, CoverageMap, Field, History, HistoryEntry, Range, Root, ScanItem, Scanned,
+};
 use std::collections::HashMap;
 
 use forest_catalog::NodeRow;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::args::ScanArgs;
-use crate::budget::{estimate_map, id_of, shrink_list};
-use crate::engine::{coverage_value, py_list, wire_kind, ScopeSel, Vine};
+use crate::budget::{shrink_items, Dropped};
+use crate::engine::{coverage_of, py_list, wire_kind, ScopeSel, Vine};
 use crate::error::{VResult, VineError};
 use crate::read::heat_or_zero;
 use crate::window::{self, Window};
@@ -39,28 +42,28 @@ const SCAN_FIELDS: [&str; 20] = [
     "origin",
 ];
 
-fn field_value(r: &NodeRow, f: &str, heat: f64) -> Option<Value> {
+fn field_value(r: &NodeRow, f: &str, heat: f64) -> Option<Field> {
     Some(match f {
-        "id" => json!(r.id),
-        "kind" => json!(wire_kind(&r.kind)),
-        "type" => json!(r.node_type),
-        "title" => json!(r.title),
-        "summary" => json!(r.summary),
-        "tags" => json!(r.tags),
-        "aliases" => json!(r.aliases),
-        "created" => json!(r.created),
-        "updated" => json!(r.updated),
-        "confidence" => json!(r.confidence),
-        "source" => json!(r.source),
-        "entity_kind" => json!(r.entity_kind),
-        "payload_type" => json!(r.payload_type),
-        "parent" => json!(r.parent),
-        "trail" => json!(r.trail),
-        "coverage" => coverage_value(r.coverage.as_deref())?,
-        "body_tokens" => json!(r.body_tokens),
-        "outline" => json!(r.outline),
-        "heat" => json!(heat),
-        "origin" => json!(r.origin),
+        "id" => Field::Str(r.id.to_string()),
+        "kind" => Field::Str(wire_kind(r.kind).to_string()),
+        "type" => Field::Str(r.node_type.clone()),
+        "title" => Field::Str(r.title.clone()),
+        "summary" => Field::Str(r.summary.clone()),
+        "tags" => Field::List(r.tags.clone()),
+        "aliases" => Field::List(r.aliases.clone()),
+        "created" => Field::OptStr(r.created.clone()),
+        "updated" => Field::OptStr(r.updated.clone()),
+        "confidence" => Field::Real(r.confidence),
+        "source" => Field::OptStr(r.source.clone()),
+        "entity_kind" => Field::OptStr(r.entity_kind.clone()),
+        "payload_type" => Field::OptStr(r.payload_type.clone()),
+        "parent" => Field::OptStr(r.parent.clone()),
+        "trail" => Field::List(r.trail.clone()),
+        "coverage" => Field::Coverage(coverage_of(r.coverage.as_deref())?),
+        "body_tokens" => Field::Int(r.body_tokens),
+        "outline" => Field::List(r.outline.clone()),
+        "heat" => Field::Real(heat),
+        "origin" => Field::OptStr(r.origin.clone()),
         _ => return None,
     })
 }
@@ -79,16 +82,10 @@ fn passes(v: &Vine, r: &NodeRow, filter: &Map<String, Value>) -> VResult<bool> {
             "created_before" => r.created.as_deref().is_some_and(|u| !u.is_empty() && u <= as_str(want).as_str()),
             "min_confidence" => want.as_f64().is_some_and(|m| r.confidence >= m),
             "origin_prefix" => r.origin.as_deref().is_some_and(|o| o.starts_with(as_str(want).as_str())),
-            "kind" => wire_kind(&r.kind) == as_str(want),
+            "kind" => wire_kind(r.kind) == as_str(want),
             "lang" => v.node_lang(&r.id).as_deref() == Some(as_str(want).as_str()),
             other => match field_value(r, other, 0.0) {
-                Some(have) => {
-                    let h = match &have {
-                        Value::Array(_) => have.to_string(),
-                        _ => as_str(&have),
-                    };
-                    h == as_str(want)
-                }
+                Some(have) => have.text() == as_str(want),
                 None if other == "payload" || other == "payload_hash" || other == "body_hash" => {
                     let have = match other {
                         "payload" => r.payload.clone(),
@@ -105,6 +102,17 @@ fn passes(v: &Vine, r: &NodeRow, filter: &Map<String, Value>) -> VResult<bool> {
         }
     }
     Ok(true)
+}
+
+/// One listed node: its id, the fields asked for, `system` for `_meta`.
+fn scan_item(r: &NodeRow, fields: &[String], heat: &HashMap<String, f64>) -> ScanItem {
+    let h = heat_or_zero(heat, &r.id);
+    let fields = fields
+        .iter()
+        .filter(|f| f.as_str() != "id")
+        .filter_map(|f| field_value(r, f, h).map(|v| (f.clone(), v)))
+        .collect();
+    ScanItem { id: r.id.clone(), fields, system: forest_model::ids::is_meta(&r.id) }
 }
 
 /// The message a scoped caller sees for a commit that also changed nodes
@@ -129,7 +137,7 @@ impl Vine {
     }
 
     /// `scan(parent_id, ...)`: a catalog listing of a branch's children.
-    pub fn scan(&mut self, a: &ScanArgs) -> VResult<Value> {
+    pub fn scan(&mut self, a: &ScanArgs) -> VResult<Scanned> {
         let parent = self.row(&a.parent_id)?;
         let win = window::parse(a.since.as_deref(), a.until.as_deref(), a.date_field.as_deref())?;
         let fields: Vec<String> = match &a.fields {
@@ -142,7 +150,7 @@ impl Vine {
             return Err(VineError::schema(format!("fields accepts {}; got '{bad}'", py_list(&sorted))));
         }
         let limit = a.limit.unwrap_or(50).clamp(1, 50) as usize;
-        let cands = if parent.kind != "branch" {
+        let cands = if !parent.kind.is_branch() {
             vec![]
         } else if a.recursive {
             if parent.id == "_index" {
@@ -164,7 +172,7 @@ impl Vine {
             }
         }
         let total = kept.len();
-        let ids: Vec<String> = kept.iter().map(|r| r.id.clone()).collect();
+        let ids: Vec<String> = kept.iter().map(|r| r.id.to_string()).collect();
         let heat = self.heat_of(&ids)?;
         match &a.after {
             Some(after) => {
@@ -174,60 +182,34 @@ impl Vine {
             None => kept.sort_by(|x, y| heat_or_zero(&heat, &y.id).total_cmp(&heat_or_zero(&heat, &x.id))),
         }
         let remaining = kept.len();
-        let items: Vec<Value> = kept
-            .iter()
-            .take(limit)
-            .map(|r| {
-                let h = heat_or_zero(&heat, &r.id);
-                let mut m = Map::new();
-                m.insert("id".into(), json!(r.id));
-                for f in &fields {
-                    if f == "id" {
-                        continue;
-                    }
-                    if let Some(v) = field_value(r, f, h) {
-                        m.insert(f.clone(), v);
-                    }
-                }
-                if forest_model::ids::is_meta(&r.id) {
-                    m.insert("system".into(), json!(true));
-                }
-                Value::Object(m)
-            })
-            .collect();
-        let mut out = Map::new();
-        out.insert("nodes".into(), Value::Array(items));
-        out.insert("truncated".into(), json!(remaining > limit));
-        if let Some(w) = &win {
-            out.insert("window".into(), json!(w));
-        }
-        out.insert("total".into(), json!(total));
-        out.insert("returned".into(), json!(0));
+        let items: Vec<ScanItem> = kept.iter().take(limit).map(|r| scan_item(r, &fields, &heat)).collect();
+        // The cursor is sized at its longest while the budget is applied.
+        let longest = a
+            .after
+            .as_ref()
+            .map(|_| kept.iter().map(|r| r.id.clone()).max_by_key(|s| s.chars().count()).unwrap_or_default());
+        let mut out = Scanned {
+            nodes: items,
+            truncated: remaining > limit,
+            window: win,
+            total,
+            returned: 0,
+            next: longest,
+            dropped: Dropped::default(),
+        };
+        shrink_items(&mut out, LIST_BUDGET, |o| (&mut o.nodes, &mut o.truncated, &mut o.dropped), |i| i.id.to_string());
+        let returned = out.nodes.len();
+        out.returned = returned;
         if a.after.is_some() {
-            let longest = kept.iter().map(|r| r.id.clone()).max_by_key(|s| s.chars().count()).unwrap_or_default();
-            out.insert("next".into(), json!(longest));
+            out.next = out.nodes.last().filter(|_| returned < remaining).map(|i| i.id.clone());
+            // In cursor mode the dropped names are the next page, not a loss.
+            out.dropped = Dropped::default();
         }
-        shrink_list(&mut out, "nodes", LIST_BUDGET, id_of);
-        let returned = out["nodes"].as_array().map(|a| a.len()).unwrap_or(0);
-        out.insert("returned".into(), json!(returned));
-        if a.after.is_some() {
-            if returned > 0 && returned < remaining {
-                let last = out["nodes"][returned - 1]["id"].clone();
-                out.insert("next".into(), last);
-            } else {
-                out.remove("next");
-            }
-        }
-        // In cursor mode the dropped names are the next page, not a loss.
-        if a.after.is_some() {
-            out.remove("dropped");
-            out.remove("dropped_count");
-        }
-        Ok(Value::Object(out))
+        Ok(out)
     }
 
     /// `coverage(scope, date_field)`: what the forest holds, per root.
-    pub fn coverage(&mut self, scope: Option<&str>, date_field: Option<&str>) -> VResult<Value> {
+    pub fn coverage(&mut self, scope: Option<&str>, date_field: Option<&str>) -> VResult<CoverageMap> {
         let df = window::date_field(date_field)?;
         let sel = self.scope(scope)?;
         let listing = match &sel {
@@ -239,7 +221,7 @@ impl Vine {
         let date = |r: &NodeRow| if df == "created" { r.created.clone() } else { r.updated.clone() };
         let mut roots = vec![];
         for child in rows.iter().filter(|r| r.parent.as_deref() == Some(listing.as_str())) {
-            let sub: Vec<&NodeRow> = if child.kind == "branch" {
+            let sub: Vec<&NodeRow> = if child.kind.is_branch() {
                 let p = format!("{}/", forest_model::ids::folder_of(&child.id));
                 rows.iter().filter(|r| r.id.starts_with(&p)).collect()
             } else {
@@ -250,24 +232,20 @@ impl Vine {
             }
             let dates: Vec<String> = sub.iter().filter_map(|r| date(r)).filter(|d| !d.is_empty()).collect();
             let origins: Vec<String> = sub.iter().filter_map(|r| r.origin.clone()).filter(|o| !o.is_empty()).collect();
-            let mut e = Map::new();
-            e.insert("id".into(), json!(child.id));
-            e.insert("title".into(), json!(child.title));
-            e.insert("kind".into(), json!(wire_kind(&child.kind)));
-            e.insert("nodes".into(), json!(sub.len()));
-            e.insert("branches".into(), json!(sub.iter().filter(|r| r.kind == "branch").count()));
-            if let (Some(f), Some(l)) = (dates.iter().min(), dates.iter().max()) {
-                e.insert("first".into(), json!(f));
-                e.insert("last".into(), json!(l));
-            }
-            if let Some(o) = common_origin(&origins) {
-                e.insert("origin".into(), json!(o));
-            }
+            let span = dates.iter().min().zip(dates.iter().max());
             let without = sub.len() - origins.len();
-            if without > 0 && !origins.is_empty() {
-                e.insert("without_origin".into(), json!(without));
-            }
-            roots.push((sub.len(), child.id.clone(), Value::Object(e)));
+            let e = Root {
+                id: child.id.to_string(),
+                title: child.title.clone(),
+                kind: wire_kind(child.kind).to_string(),
+                nodes: sub.len(),
+                branches: sub.iter().filter(|r| r.kind.is_branch()).count(),
+                first: span.map(|s| s.0.clone()),
+                last: span.map(|s| s.1.clone()),
+                origin: common_origin(&origins),
+                without_origin: (without > 0 && !origins.is_empty()).then_some(without),
+            };
+            roots.push((sub.len(), child.id.clone(), e));
         }
         roots.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
         let count_by = |f: &dyn Fn(&NodeRow) -> Option<String>| {
@@ -279,26 +257,22 @@ impl Vine {
             }
             let mut v: Vec<(String, usize)> = m.into_iter().collect();
             v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            let mut out = Map::new();
-            for (k, n) in v {
-                out.insert(k, json!(n));
-            }
-            Value::Object(out)
+            Counts(v)
         };
-        let mut out = Map::new();
-        out.insert("date_field".into(), json!(df));
-        out.insert("roots".into(), Value::Array(roots.into_iter().map(|r| r.2).collect()));
-        out.insert("total".into(), json!(rows.len()));
-        out.insert("types".into(), count_by(&|r| Some(r.node_type.clone())));
-        out.insert("sources".into(), count_by(&|r| r.source.clone()));
-        out.insert("undated".into(), json!(rows.iter().filter(|r| date(r).is_none_or(|d| d.is_empty())).count()));
-        out.insert("system".into(), json!(rows.iter().filter(|r| forest_model::ids::is_meta(&r.id)).count()));
-        if sel != ScopeSel::All {
-            out.insert("scope".into(), json!(scope.map(crate::engine::norm_id)));
-        }
-        out.insert("truncated".into(), json!(false));
-        shrink_list(&mut out, "roots", LIST_BUDGET, id_of);
-        Ok(Value::Object(out))
+        let mut out = CoverageMap {
+            date_field: df.clone(),
+            roots: roots.into_iter().map(|r| r.2).collect(),
+            total: rows.len(),
+            types: count_by(&|r| Some(r.node_type.clone())),
+            sources: count_by(&|r| r.source.clone()),
+            undated: rows.iter().filter(|r| date(r).is_none_or(|d| d.is_empty())).count(),
+            system: rows.iter().filter(|r| forest_model::ids::is_meta(&r.id)).count(),
+            scope: (sel != ScopeSel::All).then(|| scope.map(crate::engine::norm_id)),
+            truncated: false,
+            dropped: Dropped::default(),
+        };
+        shrink_items(&mut out, LIST_BUDGET, |c| (&mut c.roots, &mut c.truncated, &mut c.dropped), |r| r.id.clone());
+        Ok(out)
     }
 
     /// The commits among `commits` that touched a path outside the
@@ -345,7 +319,7 @@ impl Vine {
     /// `history(id, limit)`: the node's commits, newest first (`git log --follow`).
     /// A scoped caller sees the message only of commits that touched
     /// nothing outside its branches ([`HIDDEN_COMMIT`] otherwise).
-    pub fn history(&mut self, id: &str, limit: Option<i64>) -> VResult<Value> {
+    pub fn history(&mut self, id: &str, limit: Option<i64>) -> VResult<History> {
         let row = self.row(id)?;
         let limit = limit.unwrap_or(20).clamp(1, 50) as usize;
         let out = std::process::Command::new("git")
@@ -385,31 +359,22 @@ impl Vine {
                 subject.clone()
             };
             let (subject, action) = crate::access::redact_subject(&self.access, subject, action);
-            let mut e = Map::new();
-            e.insert("commit".into(), json!(commit.trim()));
-            e.insert("at".into(), json!(at));
-            e.insert("message".into(), json!(subject));
-            if let Some(b) = by {
-                e.insert("by".into(), json!(b));
-            }
-            e.insert("action".into(), json!(action));
-            entries.push(Value::Object(e));
+            let commit = commit.trim().to_string();
+            entries.push(HistoryEntry { commit, at: at.to_string(), message: subject, by, action });
         }
         let truncated = entries.len() > limit;
         entries.truncate(limit);
-        let mut out = Map::new();
-        out.insert("id".into(), json!(row.id));
-        out.insert("entries".into(), Value::Array(entries));
-        out.insert("returned".into(), json!(0));
-        out.insert("truncated".into(), json!(truncated));
-        shrink_list(&mut out, "entries", LIST_BUDGET, |e| e.get("commit").cloned().unwrap_or(Value::Null));
-        let n = out["entries"].as_array().map(|a| a.len()).unwrap_or(0);
-        out.insert("returned".into(), json!(n));
-        if n > 0 {
-            let oldest = out["entries"][n - 1]["commit"].clone();
-            out.insert("oldest".into(), oldest);
-        }
-        Ok(Value::Object(out))
+        let mut out =
+            History { id: row.id, entries, returned: 0, truncated, dropped: Dropped::default(), oldest: None };
+        shrink_items(
+            &mut out,
+            LIST_BUDGET,
+            |h| (&mut h.entries, &mut h.truncated, &mut h.dropped),
+            |e| e.commit.clone(),
+        );
+        out.returned = out.entries.len();
+        out.oldest = out.entries.last().map(|e| e.commit.clone());
+        Ok(out)
     }
 
     /// `calendar(scope, date_field, granularity, since, until, limit)`.
@@ -421,7 +386,7 @@ impl Vine {
         since: Option<&str>,
         until: Option<&str>,
         limit: Option<i64>,
-    ) -> VResult<Value> {
+    ) -> VResult<Calendar> {
         let df = window::date_field(date_field)?;
         let win = window::parse(since, until, Some(&df))?;
         let sel = self.scope(scope)?;
@@ -450,34 +415,36 @@ impl Vine {
             let e = buckets.entry(lo.clone()).or_insert((label, hi, 0));
             e.2 += 1;
         }
-        let mut list: Vec<Value> = buckets
-            .iter()
+        let mut list: Vec<Bucket> = buckets
+            .into_iter()
             .rev()
-            .map(|(lo, (label, hi, n))| json!({"period": label, "since": lo, "until": hi, "nodes": n}))
+            .map(|(since, (period, until, nodes))| Bucket { period, since, until, nodes })
             .collect();
         let truncated = list.len() > limit;
         list.truncate(limit);
-        let range = json!({
-            "first": dated.iter().min().map(|d| d.format("%Y-%m-%d").to_string()),
-            "last": dated.iter().max().map(|d| d.format("%Y-%m-%d").to_string()),
-            "nodes": dated.len(),
-        });
-        let mut out = Map::new();
-        out.insert("date_field".into(), json!(df));
-        out.insert("granularity".into(), json!(g));
-        out.insert("range".into(), range);
-        out.insert("buckets".into(), Value::Array(list));
-        out.insert("truncated".into(), json!(truncated));
-        out.insert("undated".into(), json!(undated));
-        if sel != ScopeSel::All {
-            out.insert("scope".into(), json!(scope.map(crate::engine::norm_id)));
-        }
-        if let Some(w) = &win {
-            out.insert("window".into(), json!(w));
-        }
-        shrink_list(&mut out, "buckets", LIST_BUDGET, |b| b.get("period").cloned().unwrap_or(Value::Null));
-        debug_assert!(estimate_map(&out) > 0);
-        Ok(Value::Object(out))
+        let range = Range {
+            first: dated.iter().min().map(|d| d.format("%Y-%m-%d").to_string()),
+            last: dated.iter().max().map(|d| d.format("%Y-%m-%d").to_string()),
+            nodes: dated.len(),
+        };
+        let mut out = Calendar {
+            date_field: df,
+            granularity: g.to_string(),
+            range,
+            buckets: list,
+            truncated,
+            undated,
+            scope: (sel != ScopeSel::All).then(|| scope.map(crate::engine::norm_id)),
+            window: win,
+            dropped: Dropped::default(),
+        };
+        shrink_items(
+            &mut out,
+            LIST_BUDGET,
+            |c| (&mut c.buckets, &mut c.truncated, &mut c.dropped),
+            |b| b.period.clone(),
+        );
+        Ok(out)
     }
 }
 

@@ -5,7 +5,8 @@
 //! afterwards. Catalog writes of a scoped call go through
 //! [`Vine::catalog_unscoped`], which lifts the views around them.
 
-use serde_json::{json, Map, Value};
+use forest_model::ErrorCode;
+use serde_json::{Map, Value};
 
 use crate::access::Access;
 use crate::engine::{norm_id, Vine};
@@ -88,7 +89,7 @@ impl Vine {
     /// they are refused while such links exist (their count is not told).
     fn check_scoped_write(&self, prim: &str, args: &Map<String, Value>) -> VResult<()> {
         let forbid = |m: String| {
-            VineError::new("E_FORBIDDEN", m)
+            VineError::new(ErrorCode::Forbidden, m)
                 .hint(format!("This token may write under: {}.", self.access.branches.join(", ")))
         };
         let mut ids: Vec<String> = vec![];
@@ -118,7 +119,7 @@ impl Vine {
             let n = self.catalog.links_from_outside(&id, &self.access.branches)?;
             if n > 0 {
                 return Err(forbid(format!("{prim}: nodes outside this token's branches link to '{id}'"))
-                    .with("outside_links", json!(true)));
+                    .with("outside_links", true));
             }
         }
         Ok(())

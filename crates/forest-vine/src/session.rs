@@ -5,13 +5,14 @@
 //! Touches `_derived/traces/<session>.jsonl` (one line per traced call) and
 //! `_derived/trails.db` (session scope during the hunt, persistent on close).
 
+use crate::answers::Metrics;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::budget::estimate;
 
@@ -156,23 +157,29 @@ impl Tracer {
     pub(crate) fn record(&mut self, primitive: &str, id: Option<String>, args: &Value, out: &Value, ms: f64) {
         let tokens_out = estimate(out);
         let session = self.session();
-        let line = json!({
-            "ts": now(), "session": session, "primitive": primitive, "id": id,
-            "tokens_in": estimate(args), "tokens_out": tokens_out, "elapsed_ms": (ms * 1000.0).round() / 1000.0,
-        });
+        let line = CallLine {
+            ts: now(),
+            session: &session,
+            primitive,
+            id: id.as_deref(),
+            tokens_in: estimate(args),
+            tokens_out,
+            elapsed_ms: (ms * 1000.0).round() / 1000.0,
+        };
         self.append(&session, &line);
         self.with(|s| s.events.push(Event { primitive: primitive.to_string(), id, tokens_out }));
     }
 
     /// Append one line to `<session>.jsonl`, rotating it to `.jsonl.1`
     /// past [`TRACE_ROTATE_BYTES`] (so one session's trace stays bounded).
-    pub(crate) fn append(&self, session: &str, line: &Value) {
+    pub(crate) fn append(&self, session: &str, line: &impl serde::Serialize) {
         // Traces are telemetry: a full disk must not fail a read.
         let Some(dir) = &self.dir else { return };
         if std::fs::create_dir_all(dir).is_err() {
             return;
         }
-        append_rotating(&dir.join(format!("{session}.jsonl")), &line.to_string(), TRACE_ROTATE_BYTES);
+        let Ok(text) = serde_json::to_string(line) else { return };
+        append_rotating(&dir.join(format!("{session}.jsonl")), &text, TRACE_ROTATE_BYTES);
     }
 
     /// Start a fresh trace id for the bound session, forgetting its events
@@ -186,12 +193,24 @@ impl Tracer {
     }
 
     /// Part D metrics over the events, in order.
-    pub fn metrics(&self, answer_nodes: &[String]) -> Value {
+    pub fn metrics(&self, answer_nodes: &[String]) -> Metrics {
         self.with(|st| metrics_of(&st.events, answer_nodes))
     }
 }
 
-fn metrics_of(events: &[Event], answer_nodes: &[String]) -> Value {
+/// One traced call, as its trace line reads.
+#[derive(serde::Serialize)]
+struct CallLine<'a> {
+    ts: f64,
+    session: &'a str,
+    primitive: &'a str,
+    id: Option<&'a str>,
+    tokens_in: usize,
+    tokens_out: usize,
+    elapsed_ms: f64,
+}
+
+fn metrics_of(events: &[Event], answer_nodes: &[String]) -> Metrics {
     let first_harvest = events.iter().position(|e| e.primitive == "pick" || e.primitive == "query");
     let hops =
         first_harvest.map(|i| events[..i].iter().filter(|e| e.primitive == "look" || e.primitive == "move").count());
@@ -199,13 +218,13 @@ fn metrics_of(events: &[Event], answer_nodes: &[String]) -> Value {
         (e.primitive == "pick" || e.primitive == "query")
             && e.id.as_ref().is_some_and(|id| answer_nodes.iter().any(|a| a == id))
     });
-    json!({
-        "hops_to_banana": hops,
-        "trail_len": trail_len,
-        "tokens_to_banana": events.iter().map(|e| e.tokens_out).sum::<usize>(),
-        "calls": events.len(),
-        "answer_nodes": answer_nodes,
-    })
+    Metrics {
+        hops_to_banana: hops,
+        trail_len,
+        tokens_to_banana: events.iter().map(|e| e.tokens_out).sum::<usize>(),
+        calls: events.len(),
+        answer_nodes: answer_nodes.to_vec(),
+    }
 }
 
 /// Append one line to `path`; past `max` bytes (or when `path` is a
@@ -225,6 +244,7 @@ fn append_rotating(path: &Path, line: &str, max: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn metrics_follow_part_d() {
@@ -236,7 +256,7 @@ mod tests {
         {
             t.record(p, id.map(String::from), &v, &v, 0.1);
         }
-        let m = t.metrics(&["x".to_string()]);
+        let m = serde_json::to_value(t.metrics(&["x".to_string()])).unwrap();
         assert_eq!(m["trail_len"], json!(4));
         assert_eq!(m["hops_to_banana"], json!(0));
         assert_eq!(m["calls"], json!(5));

@@ -2,14 +2,14 @@
 //! complement of `locate`, which never reads a body.
 
 use forest_catalog::pyjson::round4;
-use serde_json::{json, Map, Value};
 use unicode_normalization::UnicodeNormalization;
 
+use crate::answers::{Match, SniffHit, Sniffed, WindowTail};
 use crate::args::SniffArgs;
-use crate::budget::{id_of, shrink_list};
+use crate::budget::{shrink_items, Dropped};
 use crate::engine::{py_repr, Vine, ALPHA};
 use crate::error::{VResult, VineError};
-use crate::read::{check_lang, json_list};
+use crate::read::check_lang;
 use crate::window;
 
 /// Budget of a sniff payload.
@@ -133,7 +133,7 @@ fn fold_terms(terms: &[String]) -> VResult<Vec<Vec<char>>> {
 
 impl Vine {
     /// `sniff(terms, ...)`: literal body search; index hits demoted.
-    pub fn sniff(&mut self, a: &SniffArgs) -> VResult<Value> {
+    pub fn sniff(&mut self, a: &SniffArgs) -> VResult<Sniffed> {
         let folded = fold_terms(&a.terms)?;
         let k = a.k.unwrap_or(5).clamp(1, 20) as usize;
         let scope = self.scope(a.scope.as_deref())?;
@@ -167,48 +167,49 @@ impl Vine {
         let ids: Vec<String> = hits.iter().map(|h| h.0.clone()).collect();
         let heat = self.heat_of(&ids)?;
         let n_terms = folded.len() as f64;
-        let mut scored: Vec<(bool, f64, usize, String, Value)> = vec![];
+        let mut scored: Vec<(bool, f64, usize, String, SniffHit)> = vec![];
         for (id, ty, title, trail, bt, mc, terms_hit) in hits {
             let h = heat.get(&id).copied().unwrap_or(0.0);
             let score = round4((terms_hit as f64 / n_terms) * (1.0 + 0.15 * (mc as f64).log2()) * (1.0 + ALPHA * h));
             let is_index = forest_model::ids::is_branch_id(&id);
-            let mut item = Map::new();
-            item.insert("id".into(), json!(id));
-            item.insert("type".into(), json!(ty));
-            item.insert("title".into(), json!(title));
-            item.insert("trail".into(), json_list(trail.as_deref()));
-            item.insert("score".into(), json!(score));
-            item.insert("heat".into(), json!(h));
-            item.insert("body_tokens".into(), json!(bt));
-            item.insert("match_count".into(), json!(mc));
-            item.insert("truncated_matches".into(), json!(mc > 3));
-            item.insert("matches".into(), Value::Array(vec![])); // filled for the nodes returned
-            if is_index {
-                item.insert("demoted".into(), json!(true));
-            }
-            scored.push((is_index, score, mc, id, Value::Object(item)));
+            let item = SniffHit {
+                id: id.clone(),
+                node_type: ty,
+                title,
+                trail: trail.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default(),
+                score,
+                heat: h,
+                body_tokens: bt,
+                match_count: mc,
+                truncated_matches: mc > 3,
+                matches: vec![], // filled for the nodes returned
+                demoted: is_index,
+            };
+            scored.push((is_index, score, mc, id, item));
         }
         scored.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)).then(y.2.cmp(&x.2)).then(x.3.cmp(&y.3)));
         let truncated = scored.len() > k;
         let mut results = Vec::with_capacity(k.min(scored.len()));
         for (_, _, _, id, mut item) in scored.into_iter().take(k) {
             let body = self.read_node(&id).and_then(|node| self.resolve_body(&id, &node)).unwrap_or_default();
-            let matches: Vec<Value> = scan_body(&body, &folded)
+            item.matches = scan_body(&body, &folded)
                 .0
                 .iter()
                 .take(3)
-                .map(|(line, sec, pos, text)| json!({"section": sec, "line": line, "snippet": snippet(text, *pos)}))
+                .map(|(line, sec, pos, text)| Match { section: sec.clone(), line: *line, snippet: snippet(text, *pos) })
                 .collect();
-            item["matches"] = Value::Array(matches);
             results.push(item);
         }
-        let mut out = Map::new();
-        out.insert("results".into(), Value::Array(results));
-        out.insert("scanned_nodes".into(), json!(scanned));
-        out.insert("truncated".into(), json!(truncated));
-        shrink_list(&mut out, "results", SNIFF_BUDGET, id_of);
-        self.window_tail(&mut out, win.as_ref(), "results", "No body matched")?;
-        Ok(Value::Object(out))
+        let mut out = Sniffed {
+            results,
+            scanned_nodes: scanned,
+            truncated,
+            dropped: Dropped::default(),
+            tail: WindowTail::default(),
+        };
+        shrink_items(&mut out, SNIFF_BUDGET, |o| (&mut o.results, &mut o.truncated, &mut o.dropped), |h| h.id.clone());
+        out.tail = self.window_tail(win, out.results.is_empty(), "No body matched")?;
+        Ok(out)
     }
 
     /// The catalog rows a sniff reads, in id order: inside the window, of

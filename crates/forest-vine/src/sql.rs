@@ -9,16 +9,17 @@
 //! keyword checks over the lexed text (literals and identifiers skipped)
 //! exist to give precise refusals, not to be the guard.
 
+use crate::answers::{Cell, QueryManual, Rows, Sample, Tables, Tended};
+use forest_model::ErrorCode;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use forest_catalog::NodeRow;
 use rusqlite::hooks::{AuthAction, Authorization};
 use rusqlite::{Connection, OpenFlags};
-use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::budget::{estimate, estimate_map};
+use crate::budget::estimate_of;
 use crate::engine::Vine;
 use crate::error::{VResult, VineError};
 use crate::sqllex::{lex, Word};
@@ -127,18 +128,19 @@ fn deadline(conn: &mut Connection, call: Option<Instant>) -> VResult<()> {
     Ok(())
 }
 
-fn cell(v: rusqlite::types::ValueRef<'_>) -> Value {
+fn cell(v: rusqlite::types::ValueRef<'_>) -> Cell {
     use rusqlite::types::ValueRef::*;
     match v {
-        Null => Value::Null,
-        Integer(i) => json!(i),
-        Real(f) => json!(f),
+        Null => Cell::Null,
+        Integer(i) => Cell::Int(i),
+        Real(f) if f.is_finite() => Cell::Real(f),
+        Real(_) => Cell::Null,
         Text(t) if t.len() > crate::sqlcap::MAX_CELL => {
             let s = String::from_utf8_lossy(&t[..crate::sqlcap::MAX_CELL]);
-            json!(format!("{}… <{} bytes>", s.trim_end_matches('\u{fffd}'), t.len()))
+            Cell::Text(format!("{}… <{} bytes>", s.trim_end_matches('\u{fffd}'), t.len()))
         }
-        Text(t) => json!(String::from_utf8_lossy(t)),
-        Blob(b) => json!(format!("<blob {} bytes>", b.len())),
+        Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+        Blob(b) => Cell::Text(format!("<blob {} bytes>", b.len())),
     }
 }
 
@@ -169,7 +171,7 @@ fn sql_error(e: rusqlite::Error, conn_for_hints: Option<&Connection>, verb: &str
         return err;
     }
     if msg.contains("interrupted") {
-        return VineError::new("E_TIMEOUT", format!("{verb} exceeded 2.0s"));
+        return VineError::new(ErrorCode::Timeout, format!("{verb} exceeded 2.0s"));
     }
     if msg.contains("not authorized") || msg.contains("prohibited") {
         return VineError::forbidden(format!("{verb} may not do that: {msg}")).hint(if verb == "query" {
@@ -181,7 +183,7 @@ fn sql_error(e: rusqlite::Error, conn_for_hints: Option<&Connection>, verb: &str
     if matches!(e, rusqlite::Error::MultipleStatement) {
         return VineError::forbidden("only a single SQL statement is allowed");
     }
-    let mut err = VineError::new("E_QUERY_INVALID", format!("SQL error: {msg}"));
+    let mut err = VineError::new(ErrorCode::QueryInvalid, format!("SQL error: {msg}"));
     if let Some(conn) = conn_for_hints {
         let tables = tables_and_views(conn);
         if msg.contains("no such table") && !tables.is_empty() {
@@ -202,8 +204,8 @@ fn sql_error(e: rusqlite::Error, conn_for_hints: Option<&Connection>, verb: &str
 
 /// Digest pieces of a dataset node for `look`.
 pub(crate) struct DatasetDigest {
-    pub query_manual: Value,
-    pub sample_rows: Value,
+    pub query_manual: QueryManual,
+    pub sample_rows: Sample,
     /// `(notes, clipped)`.
     pub notes: Option<(String, bool)>,
 }
@@ -240,7 +242,7 @@ impl Vine {
     }
 
     /// `query(id, sql)`: read-only SQL over a dataset's payload.
-    pub fn query(&mut self, id: &str, sql: &str) -> VResult<Value> {
+    pub fn query(&mut self, id: &str, sql: &str) -> VResult<Rows> {
         let row = self.dataset_row(id)?;
         let stmt_text = guard_query(sql)?;
         let path = self.dataset_path(&row)?;
@@ -253,7 +255,7 @@ impl Vine {
         conn.execute_batch("PRAGMA query_only = 1;")?;
         deadline(&mut conn, self.deadline)?;
         conn.authorizer(Some(read_auth))?;
-        let result = (|| -> rusqlite::Result<(Vec<String>, Vec<Value>, bool)> {
+        let result = (|| -> rusqlite::Result<(Vec<String>, Vec<Vec<Cell>>, bool)> {
             let mut st = conn.prepare(&stmt_text)?;
             if !st.readonly() {
                 return Err(rusqlite::Error::SqliteFailure(
@@ -275,7 +277,7 @@ impl Vine {
                 for i in 0..n {
                     cells.push(cell(r.get_ref(i)?));
                 }
-                out.push(Value::Array(cells));
+                out.push(cells);
             }
             Ok((cols, out, more))
         })();
@@ -283,53 +285,47 @@ impl Vine {
         let (columns, rows, limited) = result.map_err(|e| sql_error(e, Some(&conn), "query"))?;
         let elapsed = (started.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0;
         let n = rows.len();
-        let mut out = Map::new();
-        out.insert("columns".into(), json!(columns));
-        out.insert("rows".into(), json!([]));
-        out.insert("row_count".into(), json!(n));
-        out.insert("limited".into(), json!(limited));
-        out.insert("elapsed_ms".into(), json!(elapsed));
-        let base = estimate_map(&out);
+        let mut out =
+            Rows { columns, rows: vec![], row_count: n, limited, elapsed_ms: elapsed, truncated: false, hint: None };
+        let base = estimate_of(&out);
         let mut kept = 0usize;
         let mut sum = 0usize;
         for r in &rows {
-            let t = estimate(r);
+            let t = estimate_of(r);
             if base + sum + t > QUERY_BUDGET {
                 break;
             }
             sum += t;
             kept += 1;
         }
-        let first_cost = rows.first().map(estimate).unwrap_or(0);
+        let first_cost = rows.first().map(estimate_of).unwrap_or(0);
         let mut rows = rows;
         if kept < n {
             rows.truncate(kept);
-            out.insert("truncated".into(), json!(true));
-            let ncol = columns.len();
+            out.truncated = true;
+            let ncol = out.columns.len();
             let hint = if kept > 0 {
                 format!("Showing {kept} of {n} rows: the other rows matched and exist, but the response budget dropped them, not by your filter. Do not report these rows as complete; {ncol} column(s) per row — select fewer columns or aggregate.")
             } else {
                 format!("{n} row(s) matched your query and exist; one row costs ~{first_cost} tokens across {ncol} column(s), over the response budget. Nothing is missing: name fewer columns or aggregate.")
             };
-            out.insert("hint".into(), json!(hint));
+            out.hint = Some(hint);
         }
-        out.insert("row_count".into(), json!(rows.len()));
-        out.insert("rows".into(), Value::Array(rows));
+        out.row_count = rows.len();
+        out.rows = rows;
         // The per-row sum ignores separators: re-check the whole answer.
-        while estimate_map(&out) > QUERY_BUDGET {
-            let Some(a) = out.get_mut("rows").and_then(Value::as_array_mut) else { break };
-            if a.pop().is_none() {
+        while estimate_of(&out) > QUERY_BUDGET {
+            if out.rows.pop().is_none() {
                 break;
             }
-            let len = a.len();
-            out.insert("row_count".into(), json!(len));
-            out.insert("truncated".into(), json!(true));
+            out.row_count = out.rows.len();
+            out.truncated = true;
         }
-        Ok(Value::Object(out))
+        Ok(out)
     }
 
     /// `tend(id, sql)`: one row write, audited by one commit of the `.md`.
-    pub fn tend(&mut self, id: &str, sql: &str) -> VResult<Value> {
+    pub fn tend(&mut self, id: &str, sql: &str) -> VResult<Tended> {
         self.writer()?;
         let row = self.dataset_row(id)?;
         let (stmt_text, verb) = guard_tend(sql)?;
@@ -373,11 +369,9 @@ impl Vine {
         node.set_str("payload_hash", &hash);
         node.set_str("updated", &forest_model::node::today());
         let msg = format!("tend({}): {verb} {affected} row(s)", row.id);
-        let commit = self.commit_nodes(&[(row.id.clone(), node)], &[], &msg)?;
+        let commit = self.commit_nodes(&[(row.id.to_string(), node)], &[], &msg)?;
         let elapsed = (started.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0;
-        Ok(
-            json!({"id": row.id, "rows_affected": affected, "payload_hash": hash, "commit": commit, "elapsed_ms": elapsed}),
-        )
+        Ok(Tended { id: row.id, rows_affected: affected, payload_hash: hash, commit, elapsed_ms: elapsed })
     }
 }
 
@@ -396,10 +390,7 @@ pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult
         let it = st.query_map([], |r| r.get::<_, String>(0))?;
         it.collect::<rusqlite::Result<Vec<_>>>()?
     };
-    let mut tmap = Map::new();
-    for t in &tables {
-        tmap.insert(t.clone(), json!(columns_of(&conn, t)));
-    }
+    let tmap = Tables(tables.iter().map(|t| (t.clone(), columns_of(&conn, t))).collect());
     let manual = crate::section::extract_section(body, "Query manual").map(|s| s.1).unwrap_or_default();
     static TICK: once_cell::sync::Lazy<regex::Regex> =
         once_cell::sync::Lazy::new(|| regex::Regex::new(r"`([^`]+)`").expect("static regex"));
@@ -410,7 +401,7 @@ pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult
         .take(3)
         .collect();
     let sample = match tables.first() {
-        None => json!({"columns": [], "rows": []}),
+        None => Sample { columns: vec![], rows: vec![] },
         Some(t) => {
             let mut st = conn.prepare(&format!("SELECT * FROM \"{}\" LIMIT 3", t.replace('"', "\"\"")))?;
             let cols: Vec<String> = st.column_names().map(String::from).collect();
@@ -418,7 +409,7 @@ pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult
             let rows = st
                 .query_map([], |r| (0..n).map(|i| r.get_ref(i).map(cell)).collect::<rusqlite::Result<Vec<_>>>())?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            json!({"columns": cols, "rows": rows})
+            Sample { columns: cols, rows }
         }
     };
     let notes =
@@ -427,7 +418,8 @@ pub(crate) fn dataset_digest(v: &mut Vine, row: &NodeRow, body: &str) -> VResult
         let clipped = forest_model::tokens::estimate_tokens(&t) > 200;
         (crate::budget::clip(&t, 200), clipped)
     });
-    Ok(DatasetDigest { query_manual: json!({"tables": tmap, "example_queries": examples}), sample_rows: sample, notes })
+    let query_manual = QueryManual { tables: tmap, example_queries: examples };
+    Ok(DatasetDigest { query_manual, sample_rows: sample, notes })
 }
 
 #[cfg(test)]

@@ -59,14 +59,14 @@ pub enum TokenError {
 
 impl TokenError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> forest_model::ErrorCode {
         match self {
-            TokenError::Io { .. } => "E_TOKEN_IO",
-            TokenError::Corrupt { .. } => "E_TOKEN_STORE",
-            TokenError::Invalid(_) => "E_SCHEMA",
-            TokenError::Exists(_) => "E_EXISTS",
-            TokenError::Unknown(_) => "E_NOT_FOUND",
-            TokenError::Random(_) => "E_INTERNAL",
+            TokenError::Io { .. } => forest_model::ErrorCode::TokenIo,
+            TokenError::Corrupt { .. } => forest_model::ErrorCode::TokenStore,
+            TokenError::Invalid(_) => forest_model::ErrorCode::Schema,
+            TokenError::Exists(_) => forest_model::ErrorCode::Exists,
+            TokenError::Unknown(_) => forest_model::ErrorCode::NotFound,
+            TokenError::Random(_) => forest_model::ErrorCode::Internal,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `view` (vine spec §2.7): the image payload of a media node, as a header
 //! the server completes with the bytes as an MCP image block.
 
-use serde_json::{json, Value};
+use crate::answers::Viewed;
 
 use crate::engine::Vine;
 use crate::error::{VResult, VineError};
@@ -9,7 +9,7 @@ use crate::error::{VResult, VineError};
 impl Vine {
     /// `view(id)`: the image payload of a media node (header only; the
     /// server adds the bytes as an image block).
-    pub fn view(&mut self, id: &str) -> VResult<Value> {
+    pub fn view(&mut self, id: &str) -> VResult<Viewed> {
         let row = self.row(id)?;
         let nf = || crate::engine::not_found(&row.id);
         let payload = row.payload.clone().filter(|p| !p.is_empty()).ok_or_else(nf)?;
@@ -43,8 +43,12 @@ impl Vine {
         if size > 6_291_456 {
             return Err(VineError::schema(format!("image payload is {size} bytes, over the 6291456-byte view limit")));
         }
-        Ok(
-            json!({"id": row.id, "path": canon.display().to_string(), "media_type": mime, "size": size, "payload_hash": row.payload_hash.unwrap_or_default()}),
-        )
+        Ok(Viewed {
+            id: row.id,
+            path: canon.display().to_string(),
+            media_type: mime,
+            size,
+            payload_hash: row.payload_hash.unwrap_or_default(),
+        })
     }
 }

@@ -3,13 +3,15 @@
 //! brings the work tree to the new HEAD) or nothing; the engine holds the
 //! writer lock for its whole life. Catalog rows follow the commit.
 
+use crate::answers::{PlantAnswer, PlantChecked, PlantCheckedBatch, Planted, PlantedBatch};
 use forest_git::Change;
 use forest_model::ids::{self, is_branch_id, parent_index};
 use forest_model::index::{self, entry_line, upsert_entry, DIRECT_BANANAS, SUB_BRANCHES};
 use forest_model::node::{today, Node};
 use forest_model::scent::validate_summary;
 use forest_model::yaml::{Mapping, Value as Y};
-use serde_json::{json, Map, Value};
+use forest_model::ErrorCode;
+use serde_json::{Map, Value};
 
 use crate::args::NodeSpecs;
 use crate::engine::{norm_id, Vine};
@@ -30,7 +32,10 @@ pub(crate) fn confine_paths(root: &std::path::Path, id: &str, node: &Node) -> VR
     }
     if let Some(sp) = node.get_str("source_path") {
         if sp.starts_with('/') || sp.contains('\0') || sp.split(['/', '\\']).any(|c| c == "..") {
-            return Err(VineError::new("E_FORBIDDEN", format!("{id}: source_path '{sp}' leaves its source root")));
+            return Err(VineError::new(
+                ErrorCode::Forbidden,
+                format!("{id}: source_path '{sp}' leaves its source root"),
+            ));
         }
     }
     Ok(())
@@ -71,13 +76,14 @@ impl Vine {
     }
 
     pub(crate) fn check_summary(summary: &str) -> VResult<()> {
-        validate_summary(summary)
-            .map_err(|e| VineError::new("E_FRONTMATTER", e.message()).hint(format!("{} (60 tokens at most)", e.hint())))
+        validate_summary(summary).map_err(|e| {
+            VineError::new(ErrorCode::Frontmatter, e.message()).hint(format!("{} (60 tokens at most)", e.hint()))
+        })
     }
 
     /// `plant(node | [nodes], if_absent, dry_run)` from JSON (an object or
     /// a list of objects).
-    pub fn plant(&mut self, node: &Value, if_absent: bool, dry_run: bool) -> VResult<Value> {
+    pub fn plant(&mut self, node: &Value, if_absent: bool, dry_run: bool) -> VResult<PlantAnswer> {
         self.writer()?;
         let specs = match node {
             Value::Object(m) => NodeSpecs::One(m.clone()),
@@ -94,7 +100,7 @@ impl Vine {
     }
 
     /// `plant` of typed node specs.
-    pub fn plant_specs(&mut self, node: &NodeSpecs, if_absent: bool, dry_run: bool) -> VResult<Value> {
+    pub fn plant_specs(&mut self, node: &NodeSpecs, if_absent: bool, dry_run: bool) -> VResult<PlantAnswer> {
         self.writer()?;
         let (specs, batch): (&[Map<String, Value>], bool) = match node {
             NodeSpecs::One(m) => (std::slice::from_ref(m), false),
@@ -116,11 +122,12 @@ impl Vine {
             return plan.dry_run_answer(batch, specs.len());
         }
         if plan.created.is_empty() {
-            let existing = &plan.existing;
+            let existing = plan.existing;
             return Ok(if batch {
-                json!({"created": [], "existing": existing, "count": 0, "commit": null})
+                PlantAnswer::Batch(PlantedBatch { created: vec![], existing, count: 0, commit: None })
             } else {
-                json!({"id": existing.first(), "created": false, "commit": null, "trail": existing.first().map(|i| ids::trail(i))})
+                let trail = existing.first().map(|i| ids::trail(i));
+                PlantAnswer::One(Planted { id: existing.into_iter().next(), created: false, commit: None, trail })
             });
         }
         let msg = if batch {
@@ -135,11 +142,12 @@ impl Vine {
             )
         };
         let commit = self.commit_nodes(&plan.planned, &[], &msg)?;
-        let (created, existing) = (&plan.created, &plan.existing);
+        let (created, existing) = (plan.created, plan.existing);
         Ok(if batch {
-            json!({"created": created, "existing": existing, "count": created.len(), "commit": commit})
+            PlantAnswer::Batch(PlantedBatch { count: created.len(), created, existing, commit })
         } else {
-            json!({"id": created[0], "created": true, "commit": commit, "trail": ids::trail(&created[0])})
+            let trail = Some(ids::trail(&created[0]));
+            PlantAnswer::One(Planted { id: created.into_iter().next(), created: true, commit, trail })
         })
     }
 
@@ -181,7 +189,7 @@ impl Vine {
             if !dry_run {
                 return Err(prefix(refusal, batch, &id));
             }
-            plan.errors.push(json!({"index": i, "id": id, "code": refusal.code, "message": refusal.message}));
+            plan.errors.push(SpecRefusal { index: i, id, code: refusal.code, message: refusal.message });
         }
         Ok(plan)
     }
@@ -218,11 +226,8 @@ impl Vine {
         let node = new_node(spec, &id);
         confine_paths(&self.root, &id, &node)?;
         self.check_storage_keys(&id, &node, true)?;
-        forest_model::lint::validate_frontmatter(&node, &self.dialect).map_err(|e| {
-            let e = e.to_string();
-            let (code, msg) = e.split_once(": ").unwrap_or(("E_FRONTMATTER", &e));
-            VineError::new(if code == "E_SCHEMA" { "E_SCHEMA" } else { "E_FRONTMATTER" }, msg.to_string())
-        })?;
+        forest_model::lint::validate_frontmatter(&node, &self.dialect)
+            .map_err(|e| VineError::new(e.code(), e.message().to_string()))?;
         let mut pn = parent_node;
         let (heading, cov) =
             if is_branch_id(&id) { (SUB_BRANCHES, Some("0 bananas, 0 sub-branches")) } else { (DIRECT_BANANAS, None) };
@@ -287,26 +292,33 @@ struct PlantPlan {
     planned: Vec<(String, Node)>,
     created: Vec<String>,
     existing: Vec<String>,
-    errors: Vec<Value>,
+    errors: Vec<SpecRefusal>,
+}
+
+/// One node a dry run refuses, as its `errors` list names it.
+#[derive(serde::Serialize)]
+struct SpecRefusal {
+    index: usize,
+    id: String,
+    code: ErrorCode,
+    message: String,
 }
 
 impl PlantPlan {
     /// A dry run's answer: valid, or the first refusal with all of them.
-    fn dry_run_answer(&self, batch: bool, count: usize) -> VResult<Value> {
+    fn dry_run_answer(&self, batch: bool, count: usize) -> VResult<PlantAnswer> {
         if let Some(first) = self.errors.first() {
-            let code = match first["code"].as_str() {
-                Some("E_FRONTMATTER") => "E_FRONTMATTER",
-                Some("E_NOT_FOUND") => "E_NOT_FOUND",
-                _ => "E_SCHEMA",
+            let code = match first.code {
+                c @ (ErrorCode::Frontmatter | ErrorCode::NotFound) => c,
+                _ => ErrorCode::Schema,
             };
-            return Err(
-                VineError::new(code, first["message"].as_str().unwrap_or_default()).with("errors", json!(self.errors))
-            );
+            return Err(VineError::new(code, first.message.clone()).with("errors", &self.errors));
         }
         Ok(if batch {
-            json!({"valid": true, "count": count, "dry_run": true})
+            PlantAnswer::CheckedBatch(PlantCheckedBatch { valid: true, count, dry_run: true })
         } else {
-            json!({"id": self.created.first().or(self.existing.first()), "valid": true, "dry_run": true})
+            let id = self.created.first().or(self.existing.first()).cloned();
+            PlantAnswer::Checked(PlantChecked { id, valid: true, dry_run: true })
         })
     }
 }

@@ -1,21 +1,18 @@
 //! YAML frontmatter values as JSON (for digests and the node spec).
 
 use forest_model::yaml::{Mapping, Value as Y};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Convert a YAML value to JSON (tags dropped, non-string keys stringified).
 pub fn to_json(v: &Y) -> Value {
     match v {
         Y::Null => Value::Null,
-        Y::Bool(b) => json!(b),
-        Y::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                json!(i)
-            } else {
-                n.as_f64().map(|f| json!(f)).unwrap_or(Value::Null)
-            }
-        }
-        Y::String(s) => json!(s),
+        Y::Bool(b) => Value::Bool(*b),
+        Y::Number(n) => match n.as_i64() {
+            Some(i) => Value::from(i),
+            None => n.as_f64().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number),
+        },
+        Y::String(s) => Value::String(s.clone()),
         Y::Sequence(s) => Value::Array(s.iter().map(to_json).collect()),
         Y::Mapping(m) => Value::Object(map_to_json(m)),
         Y::Tagged(t) => to_json(&t.value),

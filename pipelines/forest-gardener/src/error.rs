@@ -63,14 +63,16 @@ pub enum GardenError {
 
 impl GardenError {
     /// Stable error code, for callers that branch on the kind of failure.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> forest_model::ErrorCode {
         match self {
-            GardenError::Schema(_) => "E_SCHEMA",
-            GardenError::SourceMissing { .. } => "E_NOT_FOUND",
-            GardenError::Config(_) => "E_CONFIG",
-            GardenError::Io { .. } | GardenError::Listing(_) => "E_IO",
+            GardenError::Schema(_) => forest_model::ErrorCode::Schema,
+            GardenError::SourceMissing { .. } => forest_model::ErrorCode::NotFound,
+            GardenError::Config(_) => forest_model::ErrorCode::Config,
+            GardenError::Io { .. } | GardenError::Listing(_) => forest_model::ErrorCode::Io,
             GardenError::Git(g) => g.code(),
-            GardenError::Manifest { .. } | GardenError::Catalog(_) | GardenError::Journal(_) => "E_DERIVED",
+            GardenError::Manifest { .. } | GardenError::Catalog(_) | GardenError::Journal(_) => {
+                forest_model::ErrorCode::Derived
+            }
             GardenError::Layer(d) => d.code(),
         }
     }

@@ -201,7 +201,7 @@ fn run_once(
         Ok(l) => l,
         Err(e) => {
             let err = RangerError::from(e);
-            if err.code() == "E_LOCKED" {
+            if err.code() == forest_model::ErrorCode::Locked {
                 summary.locked += 1;
                 tracing::warn!(event = "ranger.run.locked", error = %err);
             } else {

@@ -82,14 +82,14 @@ pub enum RangerError {
 
 impl RangerError {
     /// Dialect error code for the envelope.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> forest_model::ErrorCode {
         match self {
-            RangerError::Config { .. } => "E_CONFIG",
-            RangerError::Schedule { .. } => "E_SCHEMA",
+            RangerError::Config { .. } => forest_model::ErrorCode::Config,
+            RangerError::Schedule { .. } => forest_model::ErrorCode::Schema,
             RangerError::Git(e) => e.code(),
             RangerError::Catalog(e) => e.code(),
             RangerError::Derived(e) => e.code(),
-            _ => "E_INTERNAL",
+            _ => forest_model::ErrorCode::Internal,
         }
     }
 

@@ -578,7 +578,7 @@ fn daemon_skips_a_fire_when_locked() {
     let stop = Arc::new(AtomicBool::new(false));
     let mut codes = vec![];
     let s = daemon_with(&root, "* * * * *", stop.clone(), &fake(T0), |r| {
-        codes.push(r.as_ref().err().map(|e| e.code()));
+        codes.push(r.as_ref().err().map(|e| e.code().as_str()));
         stop.store(true, Ordering::SeqCst);
     })
     .unwrap();

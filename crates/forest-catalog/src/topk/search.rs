@@ -86,31 +86,7 @@ pub(crate) fn search_with(
         return Ok(Some(vec![]));
     }
     let dead = if meta(conn, "dead")?.unwrap_or(0) > 0 { dead_set(conn)? } else { Vec::new() };
-    // One source per distinct phrase; phrases index into them. Phrase
-    // lists come from FTS5 now; a term's blob is decoded into a list
-    // (MaxScore) or straight into the accumulator (Dense).
-    let mut sources: Vec<Source> = vec![];
-    let mut slot: HashMap<String, usize> = HashMap::new();
-    let mut phrase_list = Vec::with_capacity(phrases.len());
-    for p in &phrases {
-        let key = p.key();
-        let i = match slot.get(&key) {
-            Some(&i) => i,
-            None => {
-                let src = match p {
-                    QueryPhrase::Term(t) => Source::Term { term: t.clone(), df: term_df(conn, t)? },
-                    QueryPhrase::Tokens(ts) => match phrase_postings(conn, &mut tok, ts)? {
-                        Some(l) => Source::List(l),
-                        None => return Ok(None),
-                    },
-                };
-                sources.push(src);
-                slot.insert(key, sources.len() - 1);
-                sources.len() - 1
-            }
-        };
-        phrase_list.push(i);
-    }
+    let Some((sources, phrase_list)) = sources_of(conn, &mut tok, &phrases)? else { return Ok(None) };
     let nrow = n_row as f64;
     let avgdl = n_token as f64 / nrow;
     let total: usize = sources.iter().map(Source::estimate).sum();
@@ -131,7 +107,46 @@ pub(crate) fn search_with(
         });
     }
     let idf: Vec<f64> = phrase_list.iter().map(|&i| idf_of(nrow, lists[i].len())).collect();
+    Ok(Some(max_score(&lists, &phrase_list, &idf, avgdl, limit)))
+}
 
+/// One source per distinct phrase, and the source of each phrase (in
+/// query order). Phrase lists come from FTS5 now; a term's blob is decoded
+/// into a list (MaxScore) or straight into the accumulator (Dense).
+/// `None` when FTS5 must answer a phrase.
+fn sources_of(
+    conn: &Connection,
+    tok: &mut Tokenizer,
+    phrases: &[QueryPhrase],
+) -> Result<Option<(Vec<Source>, Vec<usize>)>> {
+    let mut sources: Vec<Source> = vec![];
+    let mut slot: HashMap<String, usize> = HashMap::new();
+    let mut phrase_list = Vec::with_capacity(phrases.len());
+    for p in phrases {
+        let key = p.key();
+        let i = match slot.get(&key) {
+            Some(&i) => i,
+            None => {
+                let src = match p {
+                    QueryPhrase::Term(t) => Source::Term { term: t.clone(), df: term_df(conn, t)? },
+                    QueryPhrase::Tokens(ts) => match phrase_postings(conn, tok, ts)? {
+                        Some(l) => Source::List(l),
+                        None => return Ok(None),
+                    },
+                };
+                sources.push(src);
+                slot.insert(key, sources.len() - 1);
+                sources.len() - 1
+            }
+        };
+        phrase_list.push(i);
+    }
+    Ok(Some((sources, phrase_list)))
+}
+
+/// The exact BM25 top-`limit` over decoded posting lists, by MaxScore:
+/// `(rowid, rank)` best first.
+fn max_score(lists: &[Vec<Posting>], phrase_list: &[usize], idf: &[f64], avgdl: f64, limit: usize) -> Vec<(i64, f64)> {
     // Upper bound of each list's contribution (bm25's saturation: a
     // phrase adds less than idf * (k1 + 1)), with a margin for rounding.
     let mut ub = vec![0.0f64; lists.len()];
@@ -151,7 +166,7 @@ pub(crate) fn search_with(
     // Seed: exact scores of real docs (those of the rarest terms) bound
     // the final `limit`-th best from below, so lists whose bounds sum
     // under it are only probed from the start, never walked doc by doc.
-    let theta = seed_threshold(&lists, &phrase_list, &idf, avgdl, limit);
+    let theta = seed_threshold(lists, phrase_list, idf, avgdl, limit);
     let mut ne = 0usize;
     while ne < order.len() && prefix[ne + 1] < theta {
         ne += 1;
@@ -209,7 +224,7 @@ pub(crate) fn search_with(
     }
     let mut top = heap.into_vec();
     top.sort();
-    Ok(Some(top.into_iter().map(|s| (s.doc, -s.score)).collect()))
+    top.into_iter().map(|s| (s.doc, -s.score)).collect()
 }
 
 /// A phrase's postings before scoring: a term's blob (decoded when used)

@@ -124,7 +124,7 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
         let mut ro = forest_vine::Vine::open_worker(&root, owner.tracer(), false).unwrap();
         ro.set_fusion(forest_catalog::Fusion::Rrf);
         let out = ro.locate(&forest_vine::LocateArgs { query: q.into(), ..Default::default() }).unwrap();
-        assert!(out.get("note").is_none(), "{out}");
+        assert!(out.note.is_none(), "{out:?}");
         assert!(!memo.exists(), "a read-only engine wrote the memo file");
     }
 

@@ -29,7 +29,7 @@ fn every_node_of_an_adopted_dump_within_budget() {
     assert!(!rep.partial(), "adopt: {:?}", rep.sources.iter().map(|s| &s.errors).collect::<Vec<_>>());
     drop(git);
     let mut v = forest_vine::Vine::open(&root, forest_vine::VineOptions { writable: false, session: None }).unwrap();
-    let ids: Vec<String> = v.catalog().dump().unwrap().nodes.into_iter().map(|n| n.id).collect();
+    let ids: Vec<String> = v.catalog().dump().unwrap().nodes.into_iter().map(|n| n.id.into_string()).collect();
     assert!(ids.len() > 100, "{} nodes", ids.len());
     sweep::every_read(&mut v, &ids);
     for row in v.catalog().dump().unwrap().nodes.into_iter().filter(|n| n.node_type == "dataset") {

@@ -10,7 +10,7 @@ fn every_node_of_the_fixture_within_budget() {
     let d = tempfile::tempdir().unwrap();
     let root = forest_copy(d.path(), "fixture-forest");
     let mut v = open(&root, false);
-    let ids: Vec<String> = v.catalog().dump().unwrap().nodes.into_iter().map(|n| n.id).collect();
+    let ids: Vec<String> = v.catalog().dump().unwrap().nodes.into_iter().map(|n| n.id.into_string()).collect();
     assert_eq!(ids.len(), 82);
     let calls = every_read(&mut v, &ids);
     assert!(calls >= 82 * 5);

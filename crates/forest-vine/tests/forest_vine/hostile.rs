@@ -14,7 +14,7 @@ use super::*;
 const DS: &str = "sales/report-q1-2026";
 
 fn code(v: &mut Vine, prim: &str, a: Value) -> &'static str {
-    err(v, prim, a).code
+    err(v, prim, a).code.as_str()
 }
 
 fn honest_count(v: &mut Vine) -> i64 {
@@ -38,7 +38,7 @@ fn sql_bombs_are_clear_refusals_and_the_engine_goes_on() {
         format!("SELECT {}1{}", "(".repeat(5000), ")".repeat(5000)),
     ] {
         let e = err(&mut v, "query", json!({"id": DS, "sql": sql}));
-        assert!(["E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT"].contains(&e.code), "{e:?}");
+        assert!(["E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT"].contains(&e.code.as_str()), "{e:?}");
         assert_eq!(honest_count(&mut v), 600);
     }
     // A wide text cell comes back elided, not whole.
@@ -275,7 +275,7 @@ proptest! {
         let mut v = Vine::open(&ROOT.1, forest_vine::VineOptions { writable: false, session: None }).unwrap();
         let deadline = Some(Instant::now() + Duration::from_secs(2));
         if let Err(e) = v.call_until(prim, &a, deadline) {
-            prop_assert!(e.code.starts_with("E_"), "{e:?}");
+            prop_assert!(e.code.as_str().starts_with("E_"), "{e:?}");
             prop_assert!(e.code != "E_INTERNAL", "{prim}({a:?}): {e:?}");
         }
     }

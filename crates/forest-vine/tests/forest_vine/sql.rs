@@ -57,7 +57,7 @@ fn hostile_queries_never_change_the_payload() {
     assert_eq!(count(&mut v), 600);
     for q in HOSTILE {
         let e = err(&mut v, "query", json!({"id": DS, "sql": q}));
-        assert!(["E_QUERY_FORBIDDEN", "E_QUERY_INVALID"].contains(&e.code), "{q}: {e:?}");
+        assert!(["E_QUERY_FORBIDDEN", "E_QUERY_INVALID"].contains(&e.code.as_str()), "{q}: {e:?}");
         assert!(e.envelope()["error"].get("rows").is_none());
     }
     for q in &HOSTILE[..13] {
@@ -149,7 +149,7 @@ fn tend_suite() {
     ];
     for q in refused {
         let e = err(&mut v, "tend", json!({"id": DS, "sql": q}));
-        assert!(["E_QUERY_FORBIDDEN", "E_QUERY_INVALID"].contains(&e.code), "{q}: {e:?}");
+        assert!(["E_QUERY_FORBIDDEN", "E_QUERY_INVALID"].contains(&e.code.as_str()), "{q}: {e:?}");
     }
     assert_eq!(sha(&root), before, "refusals leave the payload untouched");
     let e = err(&mut v, "tend", json!({"id": DS, "sql": "INSERT INTO nonexistent VALUES (1)"}));
