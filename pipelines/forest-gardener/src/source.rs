@@ -11,7 +11,7 @@
 
 use crate::config::{local_path, SourceConfig};
 use crate::error::GardenError;
-use crate::gitsrc::{is_git, GitSource, GitSpec};
+use crate::gitsrc::{is_git, GitSource, GitSourceError, GitSpec};
 use crate::reconcile::HashPair;
 use crate::walk::{FolderCensus, Listed};
 pub use forest_derived::config::s3_options;
@@ -63,7 +63,7 @@ pub enum Access {
     /// reported by the listing as an unreachable source.
     Git {
         /// The opened source, or why not.
-        git: Result<Arc<GitSource>, String>,
+        git: Result<Arc<GitSource>, Arc<GitSourceError>>,
         /// Where blobs are written for conversion.
         slots: PathBuf,
     },
@@ -83,7 +83,7 @@ impl Access {
         }
         if is_git(&uri) {
             let spec = GitSpec::parse(&uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
-            let git = GitSource::open(forest, &spec).map(Arc::new);
+            let git = GitSource::open(forest, &spec).map(Arc::new).map_err(Arc::new);
             return Ok(Access::Git { git, slots: forest.join(SLOTS_DIR) });
         }
         if uri.starts_with("rclone:") {
@@ -136,7 +136,10 @@ impl Access {
             }
             // Both hashes at once, as for S3: the conversion reuses the
             // slot instead of reading the blob a second time for sha256.
-            (Access::Git { git, .. }, Some(o)) => git.as_ref()?.read_blob_to(&o.etag, &f.abs, true),
+            (Access::Git { git, .. }, Some(o)) => match git {
+                Ok(g) => g.read_blob_to(&o.etag, &f.abs, true).map_err(|e| crate::error::chain(&e)),
+                Err(e) => Err(crate::error::chain(&**e)),
+            },
             _ => hash_file(&f.abs, with_sha),
         }
     }

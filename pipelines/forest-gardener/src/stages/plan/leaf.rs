@@ -233,7 +233,7 @@ impl Planner<'_> {
             n.set_str("source_name", &self.src.name);
         }
         if let Some(git) = self.access.git() {
-            set_git_fields(n, git, &c.rel, c.etag.as_deref());
+            set_git_fields(n, git, c);
         }
     }
 
@@ -394,24 +394,47 @@ impl Planner<'_> {
 
 /// A git source's passport fields: the blob and commit the node was read
 /// from, the file's last author and date (`unknown` beyond the history
-/// walk's bound) and its page on the forge when the remote has one.
-fn set_git_fields(n: &mut Node, git: &crate::gitsrc::GitSource, rel: &str, blob: Option<&str>) {
-    let facts = git.facts(rel);
-    if let Some(b) = blob {
+/// walk's bound) and its page on the forge when the remote has one. An LFS
+/// pointer's node is a BONE reference: `payload` is the file at the source,
+/// `payload_hash` the LFS object's sha256, `git_lfs_size` its size.
+fn set_git_fields(n: &mut Node, git: &crate::gitsrc::GitSource, c: &Converted) {
+    let facts = git.facts(&c.rel);
+    if let Some(b) = c.etag.as_deref() {
         n.set_str("git_blob", b);
     }
     n.set_str("git_commit", &git.commit.to_string());
     n.set_str("git_author", facts.author.as_deref().unwrap_or("unknown"));
-    match &facts.date {
-        Some(d) => n.set_str("git_date", d),
-        None => {
-            n.remove("git_date");
+    let optional = [("git_date", facts.date), ("git_url", facts.url)];
+    for (key, value) in optional {
+        match value {
+            Some(v) => n.set_str(key, &v),
+            None => {
+                n.remove(key);
+            }
         }
     }
-    match &facts.url {
-        Some(u) => n.set_str("git_url", u),
-        None => {
-            n.remove("git_url");
+    match &c.lfs {
+        Some(p) => {
+            n.set_str("payload", &c.origin);
+            n.set_str("payload_hash", &p.sha256);
+            n.set("git_lfs_size", Value::from(p.size));
+            match payload_type_of(&ext_of(&c.rel)) {
+                Some(t) => n.set_str("payload_type", t),
+                None => {
+                    n.remove("payload_type");
+                }
+            }
         }
+        None if n.remove("git_lfs_size").is_some() => {
+            // No longer in LFS: the pointer's reference goes with it (a
+            // BONE format keeps the reference `follow_original` set).
+            let bone = payload_type_of(&ext_of(&c.rel)).is_some();
+            if !bone && n.get_str("payload").is_some_and(|p| crate::gitsrc::is_git(&p)) {
+                n.remove("payload");
+                n.remove("payload_hash");
+                n.remove("payload_type");
+            }
+        }
+        None => {}
     }
 }
