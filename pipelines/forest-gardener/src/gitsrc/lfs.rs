@@ -64,10 +64,9 @@ pub fn parse(bytes: &[u8]) -> Option<Pointer> {
     Some(Pointer { sha256: sha256?, size: size? })
 }
 
-/// The stub conversion of an LFS file: a title from the file name and a
-/// body saying where the content is.
-pub fn stub(rel: &str, p: &Pointer) -> Conversion {
-    let title = forest_model::slug::title_from_stem(&crate::stages::text::stem_of(rel));
+/// The stub conversion of an LFS file titled `title`: a body saying where
+/// the content is.
+pub fn stub(title: String, p: &Pointer) -> Conversion {
     let body = format!(
         "# {title}\n\nStored in Git LFS: the repository holds a pointer to {} bytes (sha256 {}); \
          the content is on the repository's LFS server and was not read.\n",
@@ -111,7 +110,7 @@ mod tests {
     #[test]
     fn the_stub_names_the_content_not_the_pointer() {
         let Conversion::Markdown { title, body, meta } =
-            stub("media/launch-video.mp4", &Pointer { sha256: OID.into(), size: 9 })
+            stub("launch video".into(), &Pointer { sha256: OID.into(), size: 9 })
         else {
             panic!("a Markdown stub")
         };

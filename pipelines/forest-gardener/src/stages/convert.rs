@@ -267,7 +267,8 @@ impl Converter<'_> {
             }
         }
         if let Some(p) = self.lfs_pointer(f) {
-            c.outcome = Ok(crate::gitsrc::lfs::stub(&f.rel, &p));
+            let title = forest_model::slug::title_from_stem(&crate::stages::text::stem_of(&f.rel));
+            c.outcome = Ok(crate::gitsrc::lfs::stub(title, &p));
             c.lfs = Some(p);
             return c;
         }
