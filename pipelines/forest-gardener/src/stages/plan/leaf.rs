@@ -140,8 +140,9 @@ impl Planner<'_> {
             n.set_str("payload", name);
             n.set_str("payload_type", "sqlite");
             n.set_str("payload_hash", hash);
-        } else if let Some(pt) = payload_type_of(&ext) {
-            // BONE: the original stays at its source unless archived.
+        } else if let Some(pt) = payload_type_of(&ext).filter(|_| c.lfs.is_none()) {
+            // BONE: the original stays at its source unless archived (an
+            // LFS pointer's reference is set with the git fields).
             match self.bone_payload(&id, c, batch) {
                 Ok(p) => {
                     n.set_str("payload", &p);
@@ -331,7 +332,7 @@ impl Planner<'_> {
     /// follows the new bytes; under `archive: always` it is archived again
     /// (the old copy goes once the commit landed).
     fn follow_original(&mut self, n: &mut Node, c: &Converted, id: &str, batch: &mut Batch) {
-        if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
+        if let Some(pt) = payload_type_of(&ext_of(&c.rel)).filter(|_| c.lfs.is_none()) {
             // A source-referenced original: follow the new bytes.
             let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
             if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
