@@ -282,7 +282,8 @@ pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, String>, dia
     out.wikilinks = wikilinks(&node.body);
     let tail = &mut out.tail;
     if let Some(payload) = node.get_str("payload") {
-        if !is_remote(&payload) {
+        // A `git:` origin is the file at a git source's commit (BONE).
+        if !is_remote(&payload) && !payload.starts_with("git:") {
             let folder = ids::folder_of(id);
             let path = root.join(folder).join(&payload);
             match std::fs::read(&path) {

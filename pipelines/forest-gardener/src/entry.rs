@@ -204,7 +204,7 @@ fn validate_dest(d: &str) -> Result<(), GardenError> {
 /// checked to exist (a URL is reached by the run, which reports it
 /// unreachable); a repository inside the forest is refused.
 fn resolve_git_uri(forest: &Path, source: &str) -> Result<String, GardenError> {
-    let spec = crate::gitsrc::GitSpec::parse(source).map_err(GardenError::Schema)?;
+    let spec = crate::gitsrc::GitSpec::parse(source).map_err(|e| GardenError::Schema(e.to_string()))?;
     let crate::gitsrc::Locator::Path(p) = &spec.locator else {
         return Ok(spec.to_string());
     };

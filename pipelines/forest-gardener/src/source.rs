@@ -10,7 +10,7 @@
 //! once their batch is planted.
 
 use crate::error::GardenError;
-use crate::gitsrc::{is_git, GitSource, GitSpec};
+use crate::gitsrc::{is_git, GitSource, GitSourceError, GitSpec};
 use crate::reconcile::HashPair;
 use crate::walk::{FolderCensus, Listed};
 pub use forest_derived::config::s3_options;
@@ -63,7 +63,7 @@ pub enum Access {
     /// reported by the listing as an unreachable source.
     Git {
         /// The opened source, or why not.
-        git: Result<Arc<GitSource>, String>,
+        git: Result<Arc<GitSource>, Arc<GitSourceError>>,
         /// Where blobs are written for conversion.
         slots: PathBuf,
     },
@@ -83,7 +83,7 @@ impl Access {
         }
         if is_git(&uri) {
             let spec = GitSpec::parse(&uri).map_err(|e| GardenError::Schema(format!("source '{}': {e}", src.name)))?;
-            let git = GitSource::open(forest, &spec).map(Arc::new);
+            let git = GitSource::open(forest, &spec).map(Arc::new).map_err(Arc::new);
             return Ok(Access::Git { git, slots: forest.join(SLOTS_DIR) });
         }
         if uri.starts_with("rclone:") {
@@ -142,7 +142,7 @@ impl Access {
                 .as_ref()
                 .map_err(|e| FetchError::Git(e.clone()))?
                 .read_blob_to(&o.etag, &f.abs, true)
-                .map_err(FetchError::Git),
+                .map_err(|e| FetchError::Git(Arc::new(e))),
             _ => hash_file(&f.abs, with_sha),
         }
     }
@@ -255,8 +255,8 @@ pub enum FetchError {
     #[error(transparent)]
     Storage(#[from] forest_storage::StorageError),
     /// The git source could not be opened or its blob read.
-    #[error("{0}")]
-    Git(String),
+    #[error(transparent)]
+    Git(Arc<crate::gitsrc::GitSourceError>),
     /// The local file could not be read.
     #[error("cannot read")]
     Read(#[source] std::io::Error),

@@ -10,7 +10,7 @@
 //! first commits.
 
 use super::tree::{diff, Found};
-use super::GitSource;
+use super::{GitSource, GitSourceError};
 use git2::{Oid, Repository};
 use std::collections::HashMap;
 
@@ -87,27 +87,28 @@ fn history(repo: &Repository, head: Oid) -> Result<Vec<Oid>, git2::Error> {
 
 /// Repository paths commit `c` changed in the source's folder, against its
 /// first parent (every file for a root commit).
-fn changed_paths(repo: &Repository, src: &GitSource, c: Oid) -> Result<Vec<String>, git2::Error> {
-    let commit = repo.find_commit(c)?;
+fn changed_paths(repo: &Repository, src: &GitSource, c: Oid) -> Result<Vec<String>, GitSourceError> {
+    let commit = repo.find_commit(c).map_err(GitSourceError::read(format!("cannot read commit {c}")))?;
     let folder = |t: git2::Tree<'_>| -> Option<Oid> {
         match &src.spec.subdir {
             None => Some(t.id()),
             Some(s) => t.get_path(std::path::Path::new(s)).ok().map(|e| e.id()),
         }
     };
-    let new = folder(commit.tree()?);
+    let read = || GitSourceError::read(format!("cannot read the trees of commit {c}"));
+    let new = folder(commit.tree().map_err(read())?);
     let old = match commit.parent(0) {
-        Ok(p) => folder(p.tree()?),
+        Ok(p) => folder(p.tree().map_err(read())?),
         Err(_) => None,
     };
     if new == old {
         return Ok(vec![]);
     }
-    let empty = repo.treebuilder(None)?.write()?;
-    let t1 = repo.find_tree(new.unwrap_or(empty))?;
-    let t0 = repo.find_tree(old.unwrap_or(empty))?;
+    let empty = repo.treebuilder(None).and_then(|b| b.write()).map_err(read())?;
+    let t1 = repo.find_tree(new.unwrap_or(empty)).map_err(read())?;
+    let t0 = repo.find_tree(old.unwrap_or(empty)).map_err(read())?;
     let mut out = Found::default();
-    diff(repo, &t0, &t1, b"", &mut out).map_err(|e| git2::Error::from_str(&e))?;
+    diff(repo, &t0, &t1, b"", &mut out)?;
     Ok(out.files.into_iter().map(|f| src.repo_path(&String::from_utf8_lossy(&f.key))).collect())
 }
 

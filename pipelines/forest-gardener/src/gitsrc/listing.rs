@@ -4,7 +4,7 @@
 //! (ignore rules, unsafe names, nested forests), and both read no blob.
 
 use super::tree::{diff, walk, Found};
-use super::GitSource;
+use super::{GitSource, GitSourceError};
 use crate::walk::{Listed, Listing, ObjectStream, RawObject, WalkProblem};
 use git2::{Oid, Repository, Tree};
 use std::collections::BTreeMap;
@@ -23,22 +23,33 @@ pub struct Delta {
     pub note: Option<String>,
 }
 
-/// What the delta could not be used for, and why (the run lists the
-/// whole tree instead).
-pub type Fallback = String;
+/// Why a delta cannot stand for the whole listing (the run lists the
+/// whole tree instead, and says why once).
+#[derive(Debug, thiserror::Error)]
+pub enum Fallback {
+    /// The recorded commit is no longer in the repository.
+    #[error("the recorded commit {0} is no longer in the repository: listing the whole tree")]
+    CommitGone(String),
+    /// A folder became or stopped being a nested forest.
+    #[error("a folder became or stopped being a nested forest: listing the whole tree")]
+    NestedForest,
+    /// The repository could not be read for the diff.
+    #[error("cannot compare the trees: listing the whole tree")]
+    Git(#[from] GitSourceError),
+}
 
 /// Does folder `dir` (`""` or ending in `/`) of `tree` hold `_index.md`?
 fn holds_index(tree: &Tree<'_>, dir: &str) -> bool {
     tree.get_path(Path::new(&format!("{dir}_index.md"))).is_ok()
 }
 
-fn source_tree<'r>(repo: &'r Repository, git: &GitSource) -> Result<Tree<'r>, String> {
-    repo.find_tree(git.tree).map_err(|e| format!("cannot read the tree of {}: {}", git.commit, e.message()))
+fn source_tree<'r>(repo: &'r Repository, git: &GitSource) -> Result<Tree<'r>, GitSourceError> {
+    repo.find_tree(git.tree).map_err(GitSourceError::read(format!("cannot read the tree of {}", git.commit)))
 }
 
 /// Stream the whole tree at the mirrored commit into `sink`.
 pub fn list_tree(git: &GitSource, slots: &Path, ignore: &[String], sink: &mut dyn FnMut(Listed)) -> Listing {
-    let failed = |e: String| Listing { listing_error: Some(e), ..Default::default() };
+    let failed = |e: GitSourceError| Listing { listing_error: Some(crate::error::chain(&e)), ..Default::default() };
     let repo = match git.repo() {
         Ok(r) => r,
         Err(e) => return failed(e),
@@ -54,7 +65,7 @@ pub fn list_tree(git: &GitSource, slots: &Path, ignore: &[String], sink: &mut dy
     let mut end = stream.finish(sink);
     end.problems.extend(found.problems);
     if let Err(e) = walked {
-        end.listing_error.get_or_insert(format!("{}: {e}", git.spec));
+        end.listing_error.get_or_insert(format!("{}: {}", git.spec, crate::error::chain(&e)));
     }
     end
 }
@@ -67,7 +78,7 @@ pub fn delta(git: &GitSource, since: &str, slots: &Path, ignore: &[String]) -> R
     let repo = git.repo()?;
     let old = Oid::from_str(since).ok().and_then(|o| repo.find_commit(o).ok());
     let Some(old) = old else {
-        return Err(format!("the recorded commit {since} is no longer in the repository: listing the whole tree"));
+        return Err(Fallback::CommitGone(since.to_string()));
     };
     let note = match repo.graph_descendant_of(git.commit, old.id()) {
         Ok(true) => None,
@@ -78,21 +89,18 @@ pub fn delta(git: &GitSource, since: &str, slots: &Path, ignore: &[String]) -> R
         )),
     };
     let new_tree = source_tree(&repo, git)?;
+    let read = || GitSourceError::read(format!("cannot read the tree of {since}"));
     let old_tree = match &git.spec.subdir {
-        None => old.tree().map_err(|e| e.message().to_string())?,
+        None => old.tree().map_err(read())?,
         Some(s) => match old.tree().and_then(|t| t.get_path(Path::new(s))) {
-            Ok(e) => repo.find_tree(e.id()).map_err(|e| e.message().to_string())?,
-            Err(_) => repo
-                .treebuilder(None)
-                .and_then(|b| b.write())
-                .and_then(|o| repo.find_tree(o))
-                .map_err(|e| e.message().to_string())?,
+            Ok(e) => repo.find_tree(e.id()).map_err(read())?,
+            Err(_) => repo.treebuilder(None).and_then(|b| b.write()).and_then(|o| repo.find_tree(o)).map_err(read())?,
         },
     };
     let mut found = Found::default();
     diff(&repo, &old_tree, &new_tree, b"", &mut found)?;
     if found.markers_changed {
-        return Err("a folder became or stopped being a nested forest: listing the whole tree".into());
+        return Err(Fallback::NestedForest);
     }
     let mut paths: Vec<String> = found.deleted.clone();
     // The stream decides nested forests by the markers it passes: give it

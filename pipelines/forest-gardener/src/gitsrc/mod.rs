@@ -9,12 +9,15 @@
 //! recorded tree against the new one ([`tree::diff`]: equal subtree OIDs
 //! are skipped unopened) and hands reconcile only the changed paths.
 
+pub mod error;
 pub mod facts;
+pub mod lfs;
 pub mod listing;
 pub mod spec;
 pub mod tree;
 
 use crate::reconcile::HashPair;
+pub use error::GitSourceError;
 use git2::{Oid, Repository};
 pub use spec::{is_git, GitSpec, Locator};
 use std::path::{Path, PathBuf};
@@ -45,19 +48,15 @@ pub struct GitSource {
     facts: std::sync::Mutex<facts::Facts>,
 }
 
-/// One clear line for a git failure.
-fn gerr(what: &str, e: git2::Error) -> String {
-    format!("{what}: {}", e.message())
-}
-
 impl GitSource {
     /// Open the source: fetch a URL into its mirror, resolve the ref, find
     /// SUBDIR. Every failure (missing repository, unreachable URL, missing
     /// ref or folder) is one line, and nothing has been touched then.
-    pub fn open(forest: &Path, spec: &GitSpec) -> Result<GitSource, String> {
+    pub fn open(forest: &Path, spec: &GitSpec) -> Result<GitSource, GitSourceError> {
         let (git_dir, remote_url) = match &spec.locator {
             Locator::Path(p) => {
-                let repo = Repository::open(p).map_err(|e| gerr(&format!("{p} is not a git repository"), e))?;
+                let repo =
+                    Repository::open(p).map_err(|source| GitSourceError::NotARepository { path: p.clone(), source })?;
                 let url = repo.find_remote("origin").ok().and_then(|r| r.url().ok().map(str::to_string));
                 (repo.path().to_path_buf(), url)
             }
@@ -65,14 +64,20 @@ impl GitSource {
         };
         let repo = Repository::open_bare(&git_dir)
             .or_else(|_| Repository::open(&git_dir))
-            .map_err(|e| gerr(&format!("cannot open {}", git_dir.display()), e))?;
+            .map_err(GitSourceError::read(format!("cannot open {}", git_dir.display())))?;
         let commit = resolve(&repo, spec)?;
-        let root = repo.find_commit(commit).and_then(|c| c.tree()).map_err(|e| gerr("cannot read the commit", e))?;
+        let root = repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(GitSourceError::read(format!("cannot read commit {commit}")))?;
         let tree = match &spec.subdir {
             None => root.id(),
             Some(s) => match root.get_path(Path::new(s)) {
                 Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => e.id(),
-                _ => return Err(format!("folder '{s}' does not exist at commit {commit} of {}", spec.location())),
+                _ => {
+                    let location = spec.location().to_string();
+                    return Err(GitSourceError::NoFolder { subdir: s.clone(), commit, location });
+                }
             },
         };
         Ok(GitSource {
@@ -88,13 +93,13 @@ impl GitSource {
 
     /// Open the repository read (one handle per thread: git2 handles are
     /// not shared between threads).
-    pub fn repo(&self) -> Result<Repository, String> {
-        Repository::open(&self.git_dir).map_err(|e| gerr(&format!("cannot open {}", self.git_dir.display()), e))
+    pub fn repo(&self) -> Result<Repository, GitSourceError> {
+        Repository::open(&self.git_dir).map_err(GitSourceError::read(format!("cannot open {}", self.git_dir.display())))
     }
 
     /// Run `f` with this thread's handle on the repository (opened once
     /// per thread: opening one per blob re-reads the pack indexes).
-    fn with_repo<R>(&self, f: impl FnOnce(&Repository) -> Result<R, String>) -> Result<R, String> {
+    fn with_repo<R>(&self, f: impl FnOnce(&Repository) -> Result<R, GitSourceError>) -> Result<R, GitSourceError> {
         thread_local! {
             static HANDLE: std::cell::RefCell<Option<(PathBuf, Repository)>> = const { std::cell::RefCell::new(None) };
         }
@@ -105,7 +110,7 @@ impl GitSource {
             }
             match h.as_ref() {
                 Some((_, repo)) => f(repo),
-                None => Err("no repository handle".into()),
+                None => self.repo().and_then(|r| f(&r)),
             }
         })
     }
@@ -132,28 +137,29 @@ impl GitSource {
     /// Write blob `oid` to `dest` and hash it (sha256 too when asked).
     /// Small blobs go through git2 in one piece; larger ones are streamed
     /// by `git cat-file`, so memory stays bounded whatever the blob.
-    pub fn read_blob_to(&self, oid: &str, dest: &Path, with_sha: bool) -> Result<HashPair, String> {
-        let id = Oid::from_str(oid).map_err(|e| gerr("bad blob id", e))?;
+    pub fn read_blob_to(&self, oid: &str, dest: &Path, with_sha: bool) -> Result<HashPair, GitSourceError> {
+        let what = || format!("cannot read blob {oid}");
+        let id = Oid::from_str(oid).map_err(GitSourceError::read(what()))?;
         if let Some(p) = dest.parent() {
-            std::fs::create_dir_all(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            std::fs::create_dir_all(p).map_err(GitSourceError::io(p))?;
         }
         let small = self.with_repo(|repo| {
-            let (size, kind) = repo.odb().and_then(|o| o.read_header(id)).map_err(|e| gerr("cannot read blob", e))?;
+            let (size, kind) = repo.odb().and_then(|o| o.read_header(id)).map_err(GitSourceError::read(what()))?;
             if kind != git2::ObjectType::Blob {
-                return Err(format!("{oid} is not a blob"));
+                return Err(GitSourceError::read(what())(git2::Error::from_str("not a blob")));
             }
             if (size as u64) > BLOB_IN_MEMORY_MAX {
                 return Ok(false);
             }
-            let blob = repo.find_blob(id).map_err(|e| gerr("cannot read blob", e))?;
-            std::fs::write(dest, blob.content()).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+            let blob = repo.find_blob(id).map_err(GitSourceError::read(what()))?;
+            std::fs::write(dest, blob.content()).map_err(GitSourceError::io(dest))?;
             Ok(true)
         })?;
         if !small {
             stream_blob(&self.git_dir, oid, dest)?;
         }
         self.blobs_read.fetch_add(1, Ordering::Relaxed);
-        forest_derived::hash::hash_file(dest, with_sha).map_err(|e| format!("cannot read: {e}"))
+        forest_derived::hash::hash_file(dest, with_sha).map_err(GitSourceError::io(dest))
     }
 
     /// Last author and date of `rel` (see [`facts`]).
@@ -170,8 +176,8 @@ pub fn git_binary() -> String {
 }
 
 /// `git cat-file blob OID > dest` (git streams large blobs).
-fn stream_blob(git_dir: &Path, oid: &str, dest: &Path) -> Result<(), String> {
-    let out = std::fs::File::create(dest).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+fn stream_blob(git_dir: &Path, oid: &str, dest: &Path) -> Result<(), GitSourceError> {
+    let out = std::fs::File::create(dest).map_err(GitSourceError::io(dest))?;
     let st = Command::new(git_binary())
         .arg("--git-dir")
         .arg(git_dir)
@@ -179,9 +185,9 @@ fn stream_blob(git_dir: &Path, oid: &str, dest: &Path) -> Result<(), String> {
         .stdout(out)
         .stderr(Stdio::null())
         .status()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(|source| GitSourceError::Spawn { binary: git_binary(), source })?;
     if !st.success() {
-        return Err(format!("git cat-file blob {oid} failed ({st})"));
+        return Err(GitSourceError::CatFile { oid: oid.to_string(), status: st });
     }
     Ok(())
 }
@@ -189,11 +195,12 @@ fn stream_blob(git_dir: &Path, oid: &str, dest: &Path) -> Result<(), String> {
 /// Fetch `url` into its mirror (created bare on first use) and return the
 /// mirror's path. Branches, tags and the remote HEAD are fetched; nothing
 /// prompts (`GIT_TERMINAL_PROMPT=0`), credential helpers still answer.
-fn fetch_mirror(forest: &Path, url: &str) -> Result<PathBuf, String> {
+fn fetch_mirror(forest: &Path, url: &str) -> Result<PathBuf, GitSourceError> {
     let key = blake3::hash(url.as_bytes()).to_hex();
     let dir = forest.join(MIRRORS_DIR).join(format!("{}.git", &key[..16]));
     if !dir.join("HEAD").exists() {
-        let repo = Repository::init_bare(&dir).map_err(|e| gerr(&format!("cannot create {}", dir.display()), e))?;
+        let repo =
+            Repository::init_bare(&dir).map_err(GitSourceError::read(format!("cannot create {}", dir.display())))?;
         if let Ok(mut c) = repo.config() {
             let _ = c.set_i32("gc.auto", 0);
         }
@@ -207,18 +214,18 @@ fn fetch_mirror(forest: &Path, url: &str) -> Result<PathBuf, String> {
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run git to fetch {url}: {e}"))?;
+        .map_err(|source| GitSourceError::Spawn { binary: git_binary(), source })?;
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
-        let line = why.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("no message").trim().to_string();
-        return Err(format!("cannot fetch {url}: {line}"));
+        let reason = why.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("no message").trim().to_string();
+        return Err(GitSourceError::Fetch { url: url.to_string(), reason });
     }
     Ok(dir)
 }
 
 /// The commit of the spec's ref (HEAD when none): a branch, a tag or a
 /// commit id, peeled to a commit.
-fn resolve(repo: &Repository, spec: &GitSpec) -> Result<Oid, String> {
+fn resolve(repo: &Repository, spec: &GitSpec) -> Result<Oid, GitSourceError> {
     let mirrored = matches!(spec.locator, Locator::Url(_));
     let obj = match spec.reference.as_deref() {
         None | Some("HEAD") if mirrored => repo.revparse_single(MIRROR_HEAD),
@@ -228,7 +235,10 @@ fn resolve(repo: &Repository, spec: &GitSpec) -> Result<Oid, String> {
             .or_else(|_| repo.revparse_single(&format!("refs/tags/{r}")))
             .or_else(|_| repo.revparse_single(r)),
     };
-    let shown = spec.reference.as_deref().unwrap_or("HEAD");
-    let obj = obj.map_err(|_| format!("ref '{shown}' not found in {}", spec.location()))?;
-    obj.peel_to_commit().map(|c| c.id()).map_err(|_| format!("ref '{shown}' of {} is not a commit", spec.location()))
+    let reference = spec.reference.clone().unwrap_or_else(|| "HEAD".into());
+    let location = spec.location().to_string();
+    let Ok(obj) = obj else {
+        return Err(GitSourceError::RefNotFound { reference, location });
+    };
+    obj.peel_to_commit().map(|c| c.id()).map_err(|_| GitSourceError::NotACommit { reference, location })
 }

@@ -8,6 +8,7 @@
 //! the host of the scp-like form): a local path holding `:` needs the
 //! `#REF:SUBDIR` form.
 
+use super::error::GitSourceError;
 use std::fmt;
 
 /// Where the repository is.
@@ -40,8 +41,9 @@ pub fn is_git(uri: &str) -> bool {
 
 impl GitSpec {
     /// Parse `git:LOCATOR[#REF][:SUBDIR]`; the error is one clear line.
-    pub fn parse(uri: &str) -> Result<GitSpec, String> {
-        let body = uri.strip_prefix(PREFIX).ok_or_else(|| format!("not a git source: {uri}"))?;
+    pub fn parse(uri: &str) -> Result<GitSpec, GitSourceError> {
+        let bad = |reason: String| GitSourceError::Spec { uri: uri.to_string(), reason };
+        let body = uri.strip_prefix(PREFIX).ok_or_else(|| bad("not a git source".into()))?;
         let (loc, reference, subdir) = match body.split_once('#') {
             Some((loc, rest)) => {
                 let (r, sub) = match rest.split_once(':') {
@@ -56,13 +58,13 @@ impl GitSpec {
             },
         };
         if loc.is_empty() {
-            return Err(format!("{uri}: no repository before '#' or ':'"));
+            return Err(bad("no repository before '#' or ':'".into()));
         }
-        if let Some(r) = reference {
-            check_ref(r).map_err(|e| format!("{uri}: {e}"))?;
+        if let Some(why) = reference.and_then(bad_ref) {
+            return Err(bad(why));
         }
         let subdir = match subdir {
-            Some(s) => normalize_subdir(s).map_err(|e| format!("{uri}: {e}"))?,
+            Some(s) => normalize_subdir(uri, s)?,
             None => None,
         };
         let locator = if is_url(loc) { Locator::Url(loc.to_string()) } else { Locator::Path(loc.to_string()) };
@@ -130,29 +132,27 @@ fn subdir_split(body: &str) -> Option<usize> {
     body[path_start..].rfind(':').map(|i| path_start + i)
 }
 
-fn check_ref(r: &str) -> Result<(), String> {
+/// Why `r` is not a usable ref (None: it is).
+fn bad_ref(r: &str) -> Option<String> {
     if r.is_empty() {
-        return Err("empty ref after '#'".into());
+        return Some("empty ref after '#'".into());
     }
-    if r.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '~' | '^' | '?' | '*' | '[' | '\\'))
-        || r.contains("..")
-        || r.starts_with('-')
-    {
-        return Err(format!("'{r}' is not a valid git ref"));
-    }
-    Ok(())
+    let odd = |c: char| c.is_whitespace() || c.is_control() || matches!(c, '~' | '^' | '?' | '*' | '[' | '\\');
+    (r.chars().any(odd) || r.contains("..") || r.starts_with('-')).then(|| format!("'{r}' is not a valid git ref"))
 }
 
-fn normalize_subdir(s: &str) -> Result<Option<String>, String> {
+/// SUBDIR without its outer slashes (None: the root).
+fn normalize_subdir(uri: &str, s: &str) -> Result<Option<String>, GitSourceError> {
+    let bad = |reason: String| GitSourceError::Spec { uri: uri.to_string(), reason };
     let t = s.trim_matches('/');
     if t.is_empty() {
         return Ok(None);
     }
     if t.split('/').any(|c| c.is_empty() || c == "." || c == ".." || c == ".git") {
-        return Err(format!("sub-folder '{s}' has an empty, '.', '..' or '.git' segment"));
+        return Err(bad(format!("sub-folder '{s}' has an empty, '.', '..' or '.git' segment")));
     }
     if t.chars().any(|c| c.is_control() || c == '\\') {
-        return Err(format!("sub-folder '{s}' contains control characters or a backslash"));
+        return Err(bad(format!("sub-folder '{s}' contains control characters or a backslash")));
     }
     Ok(Some(t.to_string()))
 }

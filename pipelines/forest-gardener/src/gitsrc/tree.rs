@@ -7,6 +7,7 @@
 //! its cost is the changed paths times their depth, not the tree's size.
 //! Sizes come from object headers (`read_header`), never from contents.
 
+use super::error::GitSourceError;
 use crate::outcomes::{OutcomeKind, StatKey};
 use crate::walk::{RawObject, WalkProblem};
 use git2::{ObjectType, Oid, Repository, Tree};
@@ -30,8 +31,9 @@ pub struct Found {
     pub markers_changed: bool,
 }
 
-fn gerr(e: git2::Error) -> String {
-    e.message().to_string()
+/// A failed read of object `oid`.
+fn gerr(oid: Oid) -> impl FnOnce(git2::Error) -> GitSourceError {
+    GitSourceError::read(format!("cannot read object {oid}"))
 }
 
 /// The sort key git uses for an entry: its name, plus `/` for a tree.
@@ -65,8 +67,8 @@ fn problem(path: &[u8], msg: String, oid: Oid) -> WalkProblem {
 }
 
 /// A file entry as the listing's raw object (size from the header).
-fn raw(repo: &Repository, path: Vec<u8>, oid: Oid) -> Result<RawObject, String> {
-    let (size, _) = repo.odb().and_then(|o| o.read_header(oid)).map_err(gerr)?;
+fn raw(repo: &Repository, path: Vec<u8>, oid: Oid) -> Result<RawObject, GitSourceError> {
+    let (size, _) = repo.odb().and_then(|o| o.read_header(oid)).map_err(gerr(oid))?;
     Ok(RawObject { key: path, size: size as u64, etag: oid.to_string(), mtime_ms: 0 })
 }
 
@@ -77,11 +79,11 @@ pub fn walk(
     prefix: &[u8],
     file: &mut dyn FnMut(RawObject),
     found: &mut Found,
-) -> Result<(), String> {
+) -> Result<(), GitSourceError> {
     for e in tree.iter() {
         let path = join(prefix, e.name_bytes());
         if e.kind() == Some(ObjectType::Tree) {
-            let sub = repo.find_tree(e.id()).map_err(gerr)?;
+            let sub = repo.find_tree(e.id()).map_err(gerr(e.id()))?;
             walk(repo, &sub, &join(&path, b"/"), file, found)?;
         } else if let Some(msg) = not_followed(&e) {
             found.problems.push(problem(&path, msg, e.id()));
@@ -99,9 +101,9 @@ fn one_side(
     path: &[u8],
     added: bool,
     out: &mut Found,
-) -> Result<(), String> {
+) -> Result<(), GitSourceError> {
     if e.kind() == Some(ObjectType::Tree) {
-        let sub = repo.find_tree(e.id()).map_err(gerr)?;
+        let sub = repo.find_tree(e.id()).map_err(gerr(e.id()))?;
         let mut files = vec![];
         let mut side = Found::default();
         walk(repo, &sub, &join(path, b"/"), &mut |f| files.push(f), &mut side)?;
@@ -135,7 +137,13 @@ fn is_marker(path: &[u8]) -> bool {
 /// whose blob or mode changed is listed again (a modification is
 /// reconcile's suspect, an addition its new file), a rename is a deletion
 /// plus an addition that reconcile pairs as a move.
-pub fn diff(repo: &Repository, old: &Tree<'_>, new: &Tree<'_>, prefix: &[u8], out: &mut Found) -> Result<(), String> {
+pub fn diff(
+    repo: &Repository,
+    old: &Tree<'_>,
+    new: &Tree<'_>,
+    prefix: &[u8],
+    out: &mut Found,
+) -> Result<(), GitSourceError> {
     let (mut a, mut b) = (old.iter().peekable(), new.iter().peekable());
     loop {
         let ord = match (a.peek(), b.peek()) {
@@ -146,21 +154,22 @@ pub fn diff(repo: &Repository, old: &Tree<'_>, new: &Tree<'_>, prefix: &[u8], ou
         };
         match ord {
             Ordering::Less => {
-                let x = a.next().ok_or("tree ended")?;
+                let Some(x) = a.next() else { return Ok(()) };
                 one_side(repo, &x, &join(prefix, x.name_bytes()), false, out)?;
             }
             Ordering::Greater => {
-                let y = b.next().ok_or("tree ended")?;
+                let Some(y) = b.next() else { return Ok(()) };
                 one_side(repo, &y, &join(prefix, y.name_bytes()), true, out)?;
             }
             Ordering::Equal => {
-                let (x, y) = (a.next().ok_or("tree ended")?, b.next().ok_or("tree ended")?);
+                let (Some(x), Some(y)) = (a.next(), b.next()) else { return Ok(()) };
                 if x.id() == y.id() && x.filemode() == y.filemode() {
                     continue; // unchanged: a sub-tree is not even opened
                 }
                 let path = join(prefix, y.name_bytes());
                 if y.kind() == Some(ObjectType::Tree) {
-                    let (t0, t1) = (repo.find_tree(x.id()).map_err(gerr)?, repo.find_tree(y.id()).map_err(gerr)?);
+                    let t0 = repo.find_tree(x.id()).map_err(gerr(x.id()))?;
+                    let t1 = repo.find_tree(y.id()).map_err(gerr(y.id()))?;
                     diff(repo, &t0, &t1, &join(&path, b"/"), out)?;
                 } else if x.kind() != y.kind() || not_followed(&x).is_some() != not_followed(&y).is_some() {
                     one_side(repo, &x, &path, false, out)?;

@@ -55,6 +55,9 @@ pub(crate) struct Converted {
     /// The leaf scent derived from a Markdown conversion (issue 26), on the
     /// convert stage's threads.
     pub(crate) scent: Option<crate::stages::scent::LeafScent>,
+    /// The blob is a Git LFS pointer (git sources): planted as a BONE
+    /// reference to the LFS object, not converted.
+    pub(crate) lfs: Option<crate::gitsrc::lfs::Pointer>,
 }
 
 /// What the convert stage reads: copies of the run's shared references,
@@ -238,6 +241,7 @@ impl Converter<'_> {
             converted_locally: false,
             deferred: false,
             scent: None,
+            lfs: None,
         };
         if f.size > self.config.max_file_bytes {
             c.outcome =
@@ -261,6 +265,12 @@ impl Converter<'_> {
                 c.outcome = Err(crate::error::chain(&e));
                 return c;
             }
+        }
+        if let Some(p) = self.lfs_pointer(f) {
+            let title = forest_model::slug::title_from_stem(&crate::stages::text::stem_of(&f.rel));
+            c.outcome = Ok(crate::gitsrc::lfs::stub(title, &p));
+            c.lfs = Some(p);
+            return c;
         }
         // Distributed ingest: what a worker prepared is not converted again.
         if let Some(p) = self.opts.store.as_deref() {
@@ -299,6 +309,15 @@ impl Converter<'_> {
         c.suspect = out.suspect.map(|s| (s, converter));
         c.outcome = out.result.map_err(|e| e.strip_prefix(&format!("{}: ", f.rel)).map(String::from).unwrap_or(e));
         c
+    }
+
+    /// The LFS pointer a git source's small file holds (its slot was just
+    /// written by the hash pass).
+    fn lfs_pointer(&self, f: &Listed) -> Option<crate::gitsrc::lfs::Pointer> {
+        if self.access.git().is_none() || f.size >= crate::gitsrc::lfs::POINTER_MAX {
+            return None;
+        }
+        crate::gitsrc::lfs::parse(&std::fs::read(&f.abs).ok()?)
     }
 }
 
@@ -413,6 +432,7 @@ mod tests {
             converted_locally: local,
             deferred,
             scent: None,
+            lfs: None,
         }
     }
 

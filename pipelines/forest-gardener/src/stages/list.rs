@@ -90,7 +90,7 @@ pub(crate) fn open_listing(env: &RunEnv, path: Option<&str>) -> Result<(ListSour
             census: Arc::clone(census),
         },
         Access::Git { git: Ok(git), slots } => ListSource::GitTree { git: Arc::clone(git), slots: slots.clone() },
-        Access::Git { git: Err(e), .. } => ListSource::Failed(e.clone()),
+        Access::Git { git: Err(e), .. } => ListSource::Failed(crate::error::chain(&**e)),
     };
     Ok((source, only))
 }
@@ -121,7 +121,9 @@ impl Access {
                 listing.files = files;
                 listing
             }
-            Access::Git { git: Err(e), .. } => Listing { listing_error: Some(e.clone()), ..Default::default() },
+            Access::Git { git: Err(e), .. } => {
+                Listing { listing_error: Some(crate::error::chain(&**e)), ..Default::default() }
+            }
         }
     }
 }

@@ -176,7 +176,7 @@ impl Reconciler<'_> {
                 Ok(Some(d))
             }
             Err(why) => {
-                self.report.warnings.push(format!("{}: {why}", env.src.uri));
+                self.report.warnings.push(format!("{}: {}", env.src.uri, crate::error::chain(&why)));
                 Ok(None)
             }
         }

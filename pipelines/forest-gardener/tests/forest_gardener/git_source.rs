@@ -198,7 +198,30 @@ fn force_push_missing_ref_and_unreachable_url() {
     let said: Vec<&String> = s.warnings.iter().filter(|w| w.contains("history rewritten")).collect();
     assert_eq!(said.len(), 1, "{:?}", s.warnings);
     assert_eq!((s.updated.len(), s.blobs_read), (1, 1), "{s:?}");
+    // A commit that adds a page, then a force-push that drops it: the page's
+    // node stays (marked stale, never deleted), said once.
+    write(&work.join("notes/short-lived.md"), "# Short lived\n\nPushed, then rewritten away.\n");
+    sh(&work, &["add", "-A"]);
+    sh(&work, &["commit", "-q", "-m", "a page"]);
+    sh(&work, &["push", "-q", "server", "main"]);
+    assert_eq!(one(&do_sync(&root, &g)).planted.len(), 1);
+    sh(&work, &["reset", "-q", "--hard", "HEAD~1"]);
+    sh(&work, &["push", "-q", "--force", "server", "main"]);
+    let s = one(&do_sync(&root, &g)).clone();
+    assert_eq!(s.warnings.iter().filter(|w| w.contains("history rewritten")).count(), 1, "{:?}", s.warnings);
+    assert_eq!((s.stale.len(), s.blobs_read, s.errors.len()), (1, 0, 0), "{s:?}");
+    assert_eq!(read_node(&root, &s.stale[0]).get_str("source_state").as_deref(), Some("vanished"));
     let nodes = planted(&root).len();
+    // The branch is deleted on the server: one error, nothing marked stale.
+    sh(&work, &["push", "-q", "server", "main:archive"]);
+    sh(&server, &["symbolic-ref", "HEAD", "refs/heads/archive"]);
+    sh(&work, &["push", "-q", "server", ":main"]);
+    let s = one(&do_sync(&root, &g)).clone();
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    assert!(s.errors[0].message.contains("ref 'main' not found"), "{:?}", s.errors);
+    assert!(s.unreachable && s.stale.is_empty(), "{s:?}");
+    assert_eq!(planted(&root).len(), nodes);
+    sh(&work, &["push", "-q", "server", "main"]);
     // The server disappears: one error, nothing marked stale or lost.
     fs::rename(&server, dir.path().join("gone.git")).unwrap();
     let s = one(&do_sync(&root, &g)).clone();
@@ -213,6 +236,13 @@ fn force_push_missing_ref_and_unreachable_url() {
     assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
     assert!(s.errors[0].message.contains("ref 'no-such-branch' not found"), "{:?}", s.errors);
     assert!(s.planted.is_empty());
+    // A URL nothing answers on: one error, no node, no commit.
+    let (_d3, root3, g3) = setup();
+    let s = one(&adopt_uri(&root3, &g3, &format!("git:git://127.0.0.1:{}/nobody.git", free_port()))).clone();
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    assert!(s.errors[0].message.contains("cannot fetch git://127.0.0.1:"), "{:?}", s.errors);
+    assert!(s.unreachable && s.planted.is_empty());
+    assert_eq!(commit_count(&root3), 1);
 }
 
 #[test]
@@ -286,5 +316,127 @@ fn git_daemon_on_loopback() {
     let r = adopt_uri(&root, &g, &format!("git:git://127.0.0.1:{port}/handbook.git"));
     assert!(one(&r).errors.is_empty(), "{:?}", one(&r).errors);
     same_tree(&checkout, &root, "git daemon");
+    // The same passports' git facts as a local bare clone of the commit.
+    let (_b, bare_root, bg) = setup();
+    let bare = base.join("handbook.git");
+    assert!(one(&adopt_uri(&bare_root, &bg, &format!("git:{}", bare.display()))).errors.is_empty());
+    same_tree(&bare_root, &root, "git daemon against the bare clone");
+    let (served, local) = (git_facts(&root), git_facts(&bare_root));
+    assert_eq!(served.len(), 100);
+    assert_eq!(served, local);
+    let head = sh(&work, &["rev-parse", "HEAD"]);
+    assert!(served.values().all(|f| f[1] == head && f[2] == "Ada Writer" && f[0].len() == 40), "{served:?}");
     assert_eq!(one(&do_sync(&root, &g)).blobs_read, 0);
+    // A commit pushed to the served repository: the sync through the
+    // daemon reads its one blob.
+    write(&work.join("notes/budget/note-05.txt"), "Served by the daemon.\n");
+    sh(&work, &["commit", "-q", "-a", "-m", "served"]);
+    sh(&work, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    let s = one(&do_sync(&root, &g)).clone();
+    assert_eq!((s.blobs_read, s.updated.len()), (1, 1), "{s:?}");
+    assert!(read_node(&root, "notes/budget/note-05").body.contains("Served by the daemon"));
+}
+
+/// Every leaf's git passport fields: id -> [blob, commit, author, date].
+fn git_facts(root: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for p in forest_model::walk::node_paths(root) {
+        let n = Node::parse(&fs::read_to_string(root.join(&p)).unwrap()).unwrap();
+        if let Some(blob) = n.get_str("git_blob") {
+            let f = ["git_commit", "git_author", "git_date"].map(|k| n.get_str(k).unwrap_or_default());
+            out.insert(p.trim_end_matches(".md").to_string(), [vec![blob], f.to_vec()].concat());
+        }
+    }
+    out
+}
+
+/// A Git LFS pointer to `content`, byte for byte as `git lfs` commits it.
+fn lfs_pointer(content: &[u8]) -> (String, String) {
+    use sha2::Digest;
+    let oid = hex::encode(sha2::Sha256::digest(content));
+    (format!("version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize {}\n", content.len()), oid)
+}
+
+#[test]
+fn lfs_pointers_become_bone_references_not_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("r");
+    fs::create_dir_all(&work).unwrap();
+    sh(&work, &["init", "-q", "-b", "main"]);
+    write(
+        &work.join(".gitattributes"),
+        "*.png filter=lfs diff=lfs merge=lfs -text\n*.psd filter=lfs diff=lfs merge=lfs -text\n",
+    );
+    let banner: &[u8] = b"\x89PNG\r\n\x1a\n not really an image, 4 MB in real life";
+    let (png, png_oid) = lfs_pointer(banner);
+    let (psd, psd_oid) = lfs_pointer(&[7u8; 5000]);
+    write(&work.join("media/launch-banner.png"), &png);
+    write(&work.join("design/mockup.psd"), &psd);
+    // Text that quotes a pointer is still text.
+    write(&work.join("docs/lfs.md"), &format!("# Using LFS\n\nA pointer looks like this:\n\n{psd}\nThat is all.\n"));
+    sh(&work, &["add", "-A"]);
+    sh(&work, &["commit", "-q", "-m", "assets in LFS"]);
+    let (_d, root, g) = setup();
+    let s = one(&adopt_uri(&root, &g, &format!("git:{}", work.display()))).clone();
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    for (id, oid, size, ty) in
+        [("media/launch-banner", &png_oid, banner.len(), Some("image")), ("design/mockup", &psd_oid, 5000, None)]
+    {
+        let n = read_node(&root, id);
+        assert!(n.body.contains("Stored in Git LFS"), "{id}: {}", n.body);
+        assert!(!n.body.contains("version https://git-lfs"), "{id}: the pointer is not planted as text");
+        assert!(n.get_str("payload").unwrap().starts_with("git:"), "{id}: a reference to the file at the source");
+        assert_eq!(n.get_str("payload_hash").as_deref(), Some(oid.as_str()), "{id}: the LFS object's sha256");
+        assert_eq!(n.get_str("payload_type").as_deref(), ty, "{id}");
+        assert_eq!(n.get_f64("git_lfs_size"), Some(size as f64), "{id}");
+    }
+    let doc = read_node(&root, "docs/lfs");
+    assert!(doc.body.contains("That is all") && doc.get_str("payload").is_none());
+    // The file leaves LFS: the reference goes, the content is converted.
+    write(&work.join("design/mockup.psd"), "Layer notes, now plain text.\n");
+    sh(&work, &["commit", "-q", "-a", "-m", "out of LFS"]);
+    let s = one(&do_sync(&root, &g)).clone();
+    assert_eq!((s.blobs_read, s.updated.len()), (1, 1), "{s:?}");
+    let n = read_node(&root, "design/mockup");
+    assert!(n.get_str("payload").is_none() && n.get_f64("git_lfs_size").is_none(), "{:?}", n.front);
+    let lint = forest_model::lint::lint_forest(&root);
+    assert_eq!(lint.errors, 0, "{:?}", lint.issues);
+    fsck(&root);
+}
+
+#[test]
+fn a_100_mb_binary_is_streamed_and_nothing_else_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("r");
+    fs::create_dir_all(&work).unwrap();
+    sh(&work, &["init", "-q", "-b", "main"]);
+    // 100 MB that no converter claims (compressible, so the test is quick).
+    let size = 100 << 20;
+    let mut f = std::io::BufWriter::new(fs::File::create(work.join("firmware.bin")).unwrap());
+    for i in 0..size / 4096 {
+        let block: Vec<u8> = (0..4096).map(|j| ((i * 31 + j * 7) % 251) as u8).collect();
+        std::io::Write::write_all(&mut f, &block).unwrap();
+    }
+    drop(f);
+    write(&work.join("notes/readme.md"), "# Firmware\n\nBuilt nightly.\n");
+    sh(&work, &["add", "-A"]);
+    sh(&work, &["commit", "-q", "-m", "firmware"]);
+    let bare = dir.path().join("served.git");
+    sh(dir.path(), &["clone", "-q", "--bare", work.to_str().unwrap(), bare.to_str().unwrap()]);
+    let (_d, root, g) = setup();
+    let s = one(&adopt_uri(&root, &g, &format!("git:file://{}", bare.display()))).clone();
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert_eq!(s.unsupported, vec!["firmware.bin".to_string()], "{s:?}");
+    assert_eq!((s.planted.len(), s.blobs_read), (1, 2), "{s:?}");
+    assert!(read_node(&root, "notes/readme").body.contains("Built nightly"));
+    let slots = root.join(forest_gardener::source::SLOTS_DIR);
+    let left = walkdir::WalkDir::new(&slots).into_iter().filter_map(|e| e.ok()).filter(|e| e.file_type().is_file());
+    assert_eq!(left.count(), 0, "download slots are emptied after the batch");
+    // The binary is remembered: a sync touching the note reads one blob.
+    write(&work.join("notes/readme.md"), "# Firmware\n\nBuilt nightly, signed.\n");
+    sh(&work, &["commit", "-q", "-a", "-m", "signed"]);
+    sh(&work, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    let s = one(&do_sync(&root, &g)).clone();
+    assert_eq!((s.blobs_read, s.updated.len(), s.errors.len()), (1, 1, 0), "{s:?}");
+    fsck(&root);
 }

@@ -140,8 +140,9 @@ impl Planner<'_> {
             n.set_str("payload", name);
             n.set_str("payload_type", "sqlite");
             n.set_str("payload_hash", hash);
-        } else if let Some(pt) = payload_type_of(&ext) {
-            // BONE: the original stays at its source unless archived.
+        } else if let Some(pt) = payload_type_of(&ext).filter(|_| c.lfs.is_none()) {
+            // BONE: the original stays at its source unless archived (an
+            // LFS pointer's reference is set with the git fields).
             match self.bone_payload(&id, c, batch) {
                 Ok(p) => {
                     n.set_str("payload", &p);
@@ -233,7 +234,7 @@ impl Planner<'_> {
             n.set_str("source_name", &self.src.name);
         }
         if let Some(git) = self.access.git() {
-            set_git_fields(n, git, &c.rel, c.etag.as_deref());
+            set_git_fields(n, git, c);
         }
     }
 
@@ -331,7 +332,7 @@ impl Planner<'_> {
     /// follows the new bytes; under `archive: always` it is archived again
     /// (the old copy goes once the commit landed).
     fn follow_original(&mut self, n: &mut Node, c: &Converted, id: &str, batch: &mut Batch) {
-        if let Some(pt) = payload_type_of(&ext_of(&c.rel)) {
+        if let Some(pt) = payload_type_of(&ext_of(&c.rel)).filter(|_| c.lfs.is_none()) {
             // A source-referenced original: follow the new bytes.
             let at_source = n.get_str("payload").is_none_or(|p| forest_model::lint::is_remote(&p));
             if at_source && !c.hash.sha256.is_empty() && self.src.archive != "always" {
@@ -394,24 +395,47 @@ impl Planner<'_> {
 
 /// A git source's passport fields: the blob and commit the node was read
 /// from, the file's last author and date (`unknown` beyond the history
-/// walk's bound) and its page on the forge when the remote has one.
-fn set_git_fields(n: &mut Node, git: &crate::gitsrc::GitSource, rel: &str, blob: Option<&str>) {
-    let facts = git.facts(rel);
-    if let Some(b) = blob {
+/// walk's bound) and its page on the forge when the remote has one. An LFS
+/// pointer's node is a BONE reference: `payload` is the file at the source,
+/// `payload_hash` the LFS object's sha256, `git_lfs_size` its size.
+fn set_git_fields(n: &mut Node, git: &crate::gitsrc::GitSource, c: &Converted) {
+    let facts = git.facts(&c.rel);
+    if let Some(b) = c.etag.as_deref() {
         n.set_str("git_blob", b);
     }
     n.set_str("git_commit", &git.commit.to_string());
     n.set_str("git_author", facts.author.as_deref().unwrap_or("unknown"));
-    match &facts.date {
-        Some(d) => n.set_str("git_date", d),
-        None => {
-            n.remove("git_date");
+    let optional = [("git_date", facts.date), ("git_url", facts.url)];
+    for (key, value) in optional {
+        match value {
+            Some(v) => n.set_str(key, &v),
+            None => {
+                n.remove(key);
+            }
         }
     }
-    match &facts.url {
-        Some(u) => n.set_str("git_url", u),
-        None => {
-            n.remove("git_url");
+    match &c.lfs {
+        Some(p) => {
+            n.set_str("payload", &c.origin);
+            n.set_str("payload_hash", &p.sha256);
+            n.set("git_lfs_size", Value::from(p.size));
+            match payload_type_of(&ext_of(&c.rel)) {
+                Some(t) => n.set_str("payload_type", t),
+                None => {
+                    n.remove("payload_type");
+                }
+            }
         }
+        None if n.remove("git_lfs_size").is_some() => {
+            // No longer in LFS: the pointer's reference goes with it (a
+            // BONE format keeps the reference `follow_original` set).
+            let bone = payload_type_of(&ext_of(&c.rel)).is_some();
+            if !bone && n.get_str("payload").is_some_and(|p| crate::gitsrc::is_git(&p)) {
+                n.remove("payload");
+                n.remove("payload_hash");
+                n.remove("payload_type");
+            }
+        }
+        None => {}
     }
 }
