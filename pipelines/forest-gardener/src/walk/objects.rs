@@ -333,13 +333,13 @@ mod tests {
         s.hold_max = 0;
         let mut got = vec![];
         let mut probe = |d: &str| -> Result<bool, ProbeError> {
-            Err(ProbeError { at: d.to_string(), source: "HEAD failed".into() })
+            Err(ProbeError { at: format!("{d}_index.md"), source: "HEAD failed".into() })
         };
         for o in drive() {
             s.push(o, &mut probe, &mut |f| got.push(f.rel));
         }
         let end = s.finish(&mut |f| got.push(f.rel));
-        assert_eq!(end.listing_error.as_deref(), Some("HEAD failed"));
+        assert_eq!(end.listing_error.as_deref(), Some("_index.md: HEAD failed"));
         assert_eq!(got.len(), 63, "the keys still arrive, decided at the end");
 
         let mut s = ObjectStream::new("", &[], Path::new("/s"));
