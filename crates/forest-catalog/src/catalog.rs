@@ -7,9 +7,10 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::node::CatalogNode;
 use crate::{open_tuned, topk, CatalogError, Result};
 
 mod rows;
@@ -96,117 +97,6 @@ const INSERT_FTS_SQL: &str =
 const INSERT_EDGE_SQL: &str = "INSERT OR IGNORE INTO edges (src, rel, dst, confidence) VALUES (?1,?2,?3,?4)";
 
 const INSERT_MOVE_SQL: &str = "INSERT OR REPLACE INTO moves (old_id, new_id) VALUES (?1, ?2)";
-
-/// One frontmatter link as the catalog indexes it (dialect §1.5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CatalogLink {
-    /// Relation name (`related-to`, `part-of`, ...).
-    pub rel: String,
-    /// Target node id.
-    pub target: String,
-    /// Link-level confidence; 1.0 when absent.
-    #[serde(default = "one")]
-    pub confidence: f64,
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-impl CatalogLink {
-    /// A structural link (confidence 1.0).
-    pub fn new(rel: impl Into<String>, target: impl Into<String>) -> Self {
-        CatalogLink { rel: rel.into(), target: target.into(), confidence: 1.0 }
-    }
-}
-
-/// Everything the catalog stores about one `.md` node, already parsed by
-/// the caller. `kind`, `parent` and `trail` are computed from `id`/`node_type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CatalogNode {
-    /// Canonical id (path without `.md`).
-    pub id: String,
-    /// Frontmatter `type`.
-    pub node_type: String,
-    /// Title (frontmatter, else body H1, else id).
-    pub title: String,
-    /// The scent (frontmatter summary, else first blockquote).
-    pub summary: String,
-    /// Frontmatter tags.
-    pub tags: Vec<String>,
-    /// Frontmatter aliases.
-    pub aliases: Vec<String>,
-    /// `created` as written (first 10 chars of a date).
-    pub created: Option<String>,
-    /// `updated` as written.
-    pub updated: Option<String>,
-    /// Node-level confidence (1.0 when absent).
-    pub confidence: f64,
-    /// `source` (manual | ingest | agent).
-    pub source: Option<String>,
-    /// `entity_kind` for entities.
-    pub entity_kind: Option<String>,
-    /// `payload` location.
-    pub payload: Option<String>,
-    /// `payload_type`.
-    pub payload_type: Option<String>,
-    /// `payload_hash` (sha256 hex).
-    pub payload_hash: Option<String>,
-    /// Branch coverage string (`"N bananas, M sub-branches"`).
-    pub coverage: Option<String>,
-    /// Estimated tokens of the body.
-    pub body_tokens: i64,
-    /// H2/H3 headings of the body.
-    pub outline: Vec<String>,
-    /// sha256 hex of the raw `.md` body ('' for cached/reference bodies).
-    pub body_hash: String,
-    /// `origin` URI.
-    pub origin: Option<String>,
-    /// Frontmatter links with rel and target.
-    pub links: Vec<CatalogLink>,
-    /// Former ids (transplant waymarks).
-    pub moved_from: Vec<String>,
-}
-
-impl CatalogNode {
-    /// A node with the given identity and scent; every other field empty
-    /// and `confidence` 1.0.
-    pub fn new(
-        id: impl Into<String>,
-        node_type: impl Into<String>,
-        title: impl Into<String>,
-        summary: impl Into<String>,
-    ) -> Self {
-        CatalogNode {
-            id: id.into(),
-            node_type: node_type.into(),
-            title: title.into(),
-            summary: summary.into(),
-            tags: vec![],
-            aliases: vec![],
-            created: None,
-            updated: None,
-            confidence: 1.0,
-            source: None,
-            entity_kind: None,
-            payload: None,
-            payload_type: None,
-            payload_hash: None,
-            coverage: None,
-            body_tokens: 0,
-            outline: vec![],
-            body_hash: String::new(),
-            origin: None,
-            links: vec![],
-            moved_from: vec![],
-        }
-    }
-
-    /// Catalog-internal kind: a branch for type branch, else a banana.
-    pub fn kind(&self) -> Kind {
-        Kind::of_type(&self.node_type)
-    }
-}
 
 /// sha256 hex of a raw `.md` body, the catalog's `body_hash`.
 pub fn body_hash_of(body: &str) -> String {
@@ -641,6 +531,14 @@ impl Catalog {
         Ok(self.conn.query_row("SELECT new_id FROM moves WHERE old_id = ?1", [old_id], |r| r.get(0)).optional()?)
     }
 
+    /// The ids a node was transplanted from (its waymarks), oldest first
+    /// by id: one index lookup (`idx_moves_new`).
+    pub fn moved_from(&self, id: &str) -> Result<Vec<String>> {
+        let mut st = self.conn.prepare_cached("SELECT old_id FROM moves WHERE new_id = ?1 ORDER BY old_id")?;
+        let rows = st.query_map([id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(rows)
+    }
+
     /// Deterministic dump of nodes, edges, FTS rows and waymarks.
     pub fn dump(&self) -> Result<CatalogDump> {
         let mut st = self.conn.prepare(&format!("SELECT {NODE_COLUMNS} FROM nodes ORDER BY id"))?;
@@ -669,7 +567,7 @@ impl Catalog {
     /// (same sanitization and weights as `locate`), never branches, never
     /// an id in `exclude`, best first, at most `limit`.
     pub fn candidates(&self, query: &str, limit: usize, exclude: &[String]) -> Result<Vec<Candidate>> {
-        let Some(expr) = crate::locate::sanitize_query(query) else {
+        let Some(expr) = crate::query::sanitize_query(query) else {
             return Ok(vec![]);
         };
         let excluded: HashSet<&str> = exclude.iter().map(String::as_str).collect();

@@ -11,7 +11,9 @@ mod degrees;
 mod expand;
 mod fusion;
 mod locate;
+mod node;
 pub mod pyjson;
+mod query;
 mod rows;
 mod scope;
 mod topk;
@@ -20,15 +22,16 @@ pub mod verified;
 mod window;
 
 pub use catalog::{
-    body_hash_of, Candidate, Catalog, CatalogDump, CatalogLink, CatalogNode, CatalogState, EdgeRow, FtsRow, MoveRow,
-    NodeRow, RebuildReason,
+    body_hash_of, Candidate, Catalog, CatalogDump, CatalogState, EdgeRow, FtsRow, MoveRow, NodeRow, RebuildReason,
 };
 pub use expand::expand_query;
 pub use fusion::{blend_fuse, rrf_fuse, Dense, Fusion, RRF_K};
 pub use locate::{
-    fit_budget, locate, locate_simple, parse_coverage, sanitize_query, Admit, Coverage, DenseAnswer, LocateHooks,
-    LocateItem, LocateQuery, LocateResult, Scope, TopkDump, LOCATE_BUDGET,
+    fit_budget, locate, locate_simple, parse_coverage, Admit, Coverage, DenseAnswer, LocateHooks, LocateItem,
+    LocateQuery, LocateResult, Scope, TopkDump, LOCATE_BUDGET,
 };
+pub use node::{CatalogLink, CatalogNode};
+pub use query::sanitize_query;
 pub use rows::{BodyCandidate, PayloadRow, ScentRow};
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
 pub use window::{Window, WindowCounts};

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::fusion::{blend_fuse, rrf_fuse, Dense, Fusion};
 use crate::pyjson::{dumps, round4};
+use crate::query::sanitize_query;
 use crate::window::Window;
 use crate::{Catalog, CatalogError, Result, Trails};
 
@@ -113,17 +114,6 @@ pub struct LocateResult {
     /// Empty results only: where else to look.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
-}
-
-/// FTS5 MATCH expression: whitespace tokens, each double-quoted (inner `"`
-/// doubled), joined with ` OR `. `None` for a blank query.
-pub fn sanitize_query(query: &str) -> Option<String> {
-    let terms: Vec<String> = query.split_whitespace().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect();
-    if terms.is_empty() {
-        None
-    } else {
-        Some(terms.join(" OR "))
-    }
 }
 
 /// Parse `"N bananas, M sub-branches"` (singular forms and a trailing `.`

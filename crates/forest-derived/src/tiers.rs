@@ -228,9 +228,9 @@ pub fn prefetch(forest: &Path, cache: &PayloadCache, scope: &str) -> Result<Pref
     let mut report = PrefetchReport { version: 1, ..Default::default() };
     let (remote, local): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(_, p, _)| is_remote(p));
     report.already_local = local.len();
-    let results: Vec<(String, Result<PathBuf, String>)> = remote
+    let results: Vec<(String, Result<PathBuf, _>)> = remote
         .par_iter()
-        .map(|(id, p, h)| (id.clone(), cache.get(p, h.as_deref().filter(|h| !h.is_empty())).map_err(|e| e.to_string())))
+        .map(|(id, p, h)| (id.clone(), cache.get(p, h.as_deref().filter(|h| !h.is_empty()))))
         .collect();
     for (id, r) in results {
         match r {

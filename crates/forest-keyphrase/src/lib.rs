@@ -155,10 +155,15 @@ mod agreement {
         sum / texts.len().max(1) as f64
     }
 
+    /// The pages people wrote: checked-in `.md` files, not what a run
+    /// derives beside them (`_derived/`, hidden folders), which another
+    /// test's process may be writing or removing at the same moment.
     fn bodies(dir: &Path, out: &mut Vec<String>) {
         for e in std::fs::read_dir(dir).expect("fixture dir").flatten() {
             let p = e.path();
-            if p.is_dir() {
+            let name = e.file_name();
+            let derived = name == "_derived" || name.to_string_lossy().starts_with('.');
+            if p.is_dir() && !derived {
                 bodies(&p, out);
             } else if p.extension().is_some_and(|x| x == "md") {
                 let text = std::fs::read_to_string(&p).expect("utf-8 page");

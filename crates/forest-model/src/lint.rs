@@ -141,11 +141,27 @@ pub(crate) fn symlink_issue(root: &Path, rel: &str) -> Issue {
     }
 }
 
-/// Read and parse one node file (the error is the lint message).
-pub(crate) fn read_node(path: &Path) -> Result<Node, String> {
-    let b = std::fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
-    let text = String::from_utf8(b).map_err(|_| "file is not valid UTF-8".to_string())?;
-    Node::parse(&text).map_err(|e| e.to_string())
+/// Why a node file could not be checked: printed, it is the node's only
+/// lint finding (the cause is part of that one line, so it is not also
+/// chained as a source).
+#[derive(Debug, thiserror::Error)]
+pub enum NodeFileError {
+    /// The file could not be read.
+    #[error("unreadable: {0}")]
+    Unreadable(std::io::Error),
+    /// The bytes are not UTF-8.
+    #[error("file is not valid UTF-8")]
+    NotUtf8,
+    /// The frontmatter or its fences are broken.
+    #[error("{0}")]
+    Parse(crate::node::ParseError),
+}
+
+/// Read and parse one node file.
+pub(crate) fn read_node(path: &Path) -> Result<Node, NodeFileError> {
+    let b = std::fs::read(path).map_err(NodeFileError::Unreadable)?;
+    let text = String::from_utf8(b).map_err(|_| NodeFileError::NotUtf8)?;
+    Node::parse(&text).map_err(NodeFileError::Parse)
 }
 
 /// The dialect a forest declares in `_meta/schema.md` (default when absent).
@@ -238,12 +254,12 @@ fn warn(m: impl Into<String>) -> (Level, String) {
 /// Everything lint checks on one node by itself (`node` is the parse
 /// result; an error becomes the node's only finding). Changing a rule
 /// here means bumping `lint_cache::RULES`.
-pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, String>, dialect: &Dialect) -> NodeCheck {
+pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, NodeFileError>, dialect: &Dialect) -> NodeCheck {
     let mut out = NodeCheck::default();
     let node = match node {
         Ok(n) => n,
         Err(e) => {
-            out.head.push(err(e.clone()));
+            out.head.push(err(e.to_string()));
             return out;
         }
     };

@@ -115,7 +115,7 @@ fn fresh_record<T, G>(
     root: &Path,
     id: &str,
     s: Stamp,
-    node: &Result<Node, String>,
+    node: &Result<Node, crate::lint::NodeFileError>,
     dialect: &Dialect,
     facts: &G,
 ) -> Record<T>
@@ -350,7 +350,7 @@ where
             if s[0] != text.len() as u64 {
                 return None;
             }
-            let node = Node::parse(text).map_err(|e| e.to_string());
+            let node = Node::parse(text).map_err(crate::lint::NodeFileError::Parse);
             let r = fresh_record(root, id, s, &node, &dialect, &facts);
             Some((*rel, serde_json::to_string(&r).ok()?))
         })

@@ -66,13 +66,25 @@ pub enum Actions {
     Text,
 }
 
+/// An option value that names none of its choices.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} '{value}' ({allowed})")]
+pub struct UnknownChoice {
+    /// What the option chooses.
+    pub what: &'static str,
+    /// The value given.
+    pub value: String,
+    /// The choices, `|`-separated.
+    pub allowed: &'static str,
+}
+
 impl std::str::FromStr for Actions {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownChoice;
+    fn from_str(s: &str) -> Result<Self, UnknownChoice> {
         match s {
             "schema" => Ok(Actions::Schema),
             "text" => Ok(Actions::Text),
-            other => Err(format!("unknown actions mode '{other}' (schema|text)")),
+            other => Err(UnknownChoice { what: "actions mode", value: other.to_string(), allowed: "schema|text" }),
         }
     }
 }

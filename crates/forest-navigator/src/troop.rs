@@ -39,15 +39,21 @@ pub enum StopPolicy {
 }
 
 impl std::str::FromStr for StopPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::protocol::UnknownChoice;
+    fn from_str(s: &str) -> Result<Self, crate::protocol::UnknownChoice> {
         Ok(match s {
             "first" => StopPolicy::First,
             "quorum" => StopPolicy::Quorum,
             "coverage" => StopPolicy::Coverage,
             "patience" => StopPolicy::Patience,
             "none" => StopPolicy::None,
-            other => return Err(format!("unknown stop policy '{other}' (first|quorum|coverage|patience|none)")),
+            other => {
+                return Err(crate::protocol::UnknownChoice {
+                    what: "stop policy",
+                    value: other.to_string(),
+                    allowed: "first|quorum|coverage|patience|none",
+                })
+            }
         })
     }
 }

@@ -9,6 +9,9 @@ use forest_catalog::pyjson::dumps;
 use forest_model::tokens::estimate_tokens;
 use serde_json::Value;
 
+/// Budget of scan, coverage, history and calendar answers.
+pub const LIST_BUDGET: usize = 800;
+
 /// Estimated tokens of a JSON value in its Python textual form.
 pub fn estimate(v: &Value) -> usize {
     estimate_tokens(&dumps(v))

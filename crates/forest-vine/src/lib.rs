@@ -53,6 +53,7 @@ pub use args::{
     CalendarArgs, CloseArgs, CoverageArgs, GraftArgs, HarvestArgs, HistoryArgs, IdArg, IdOnly, LocateArgs, LookArgs,
     MoveArgs, NodeSpecs, PickArgs, PlantArgs, PruneArgs, ScanArgs, SectionArg, SniffArgs, SqlArgs, TransplantArgs,
 };
+pub use budget::LIST_BUDGET;
 pub use budget::{estimate, Dropped};
 pub use dispatch::validate;
 pub use engine::{norm_id, Vine, VineOptions, ALPHA};
@@ -63,7 +64,6 @@ pub use pick::PICK_BUDGET;
 pub use primitive::{Effect, Primitive, Ty};
 pub use prims::{budget_of, signature, REGISTRY};
 pub use read::{LOCATE_BUDGET, LOOK_BATCH_BUDGET, LOOK_BUDGET, MOVE_BUDGET};
-pub use scan::LIST_BUDGET;
 pub use section::{blocks, extract_section};
 pub use session::{new_session_id, Event, Tracer, CLOSE_HEAT, SESSION_HEAT};
 pub use sniff::SNIFF_BUDGET;

@@ -86,7 +86,7 @@ pub struct Calendar;
 impl Primitive for Calendar {
     const NAME: &'static str = "calendar";
     const EFFECT: Effect = Effect::Read;
-    const BUDGET: Option<usize> = Some(crate::scan::LIST_BUDGET);
+    const BUDGET: Option<usize> = Some(crate::budget::LIST_BUDGET);
     const TRACE: Trace = Trace::Yes;
     const TOOL: Option<Advert> = Some((
         "How many nodes each period holds, most recent first; each bucket carries the since/until the windowed reads take. granularity: day|week|month|year.",
@@ -226,7 +226,7 @@ pub struct Scan;
 impl Primitive for Scan {
     const NAME: &'static str = "scan";
     const EFFECT: Effect = Effect::Read;
-    const BUDGET: Option<usize> = Some(crate::scan::LIST_BUDGET);
+    const BUDGET: Option<usize> = Some(crate::budget::LIST_BUDGET);
     const TRACE: Trace = Trace::Yes;
     const TOOL: Option<Advert> = Some((
         "Metadata listing of a branch's children from the catalog (no file opens), <=800 tokens; fewer fields means more items per page.",
@@ -321,7 +321,7 @@ pub struct History;
 impl Primitive for History {
     const NAME: &'static str = "history";
     const EFFECT: Effect = Effect::Read;
-    const BUDGET: Option<usize> = Some(crate::scan::LIST_BUDGET);
+    const BUDGET: Option<usize> = Some(crate::budget::LIST_BUDGET);
     const TRACE: Trace = Trace::Yes;
     const TOOL: Option<Advert> =
         Some(("The commits that touched a node, newest first (<=50).", &[("id", P::Str), ("limit", P::Int(20))]));
@@ -357,7 +357,7 @@ pub struct Coverage;
 impl Primitive for Coverage {
     const NAME: &'static str = "coverage";
     const EFFECT: Effect = Effect::Read;
-    const BUDGET: Option<usize> = Some(crate::scan::LIST_BUDGET);
+    const BUDGET: Option<usize> = Some(crate::budget::LIST_BUDGET);
     const TRACE: Trace = Trace::Yes;
     const TOOL: Option<Advert> = None;
     type Args = CoverageArgs;

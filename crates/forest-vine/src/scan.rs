@@ -16,8 +16,7 @@ use crate::error::{VResult, VineError};
 use crate::read::heat_or_zero;
 use crate::window::{self, Window};
 
-/// Budget of scan, coverage, history and calendar answers.
-pub const LIST_BUDGET: usize = 800;
+use crate::budget::LIST_BUDGET;
 
 const SCAN_FIELDS: [&str; 20] = [
     "id",
@@ -316,17 +315,24 @@ impl Vine {
         hidden
     }
 
-    /// `history(id, limit)`: the node's commits, newest first (`git log --follow`).
+    /// `history(id, limit)`: the node's commits, newest first. The
+    /// reference runs `git log --follow`, whose rename detection costs
+    /// seconds at 10^6 nodes; the forest records every transplant (the
+    /// catalog's waymarks), so the node's file and the files it was
+    /// moved from are named instead (a transplanted node's past still
+    /// includes its plant). Paths are literal (no pathspec magic).
     /// A scoped caller sees the message only of commits that touched
     /// nothing outside its branches ([`HIDDEN_COMMIT`] otherwise).
     pub fn history(&mut self, id: &str, limit: Option<i64>) -> VResult<History> {
         let row = self.row(id)?;
         let limit = limit.unwrap_or(20).clamp(1, 50) as usize;
+        let mut files = vec![format!("{}.md", row.id)];
+        files.extend(self.catalog.moved_from(row.id.as_str())?.into_iter().map(|old| format!("{old}.md")));
         let out = std::process::Command::new("git")
             .arg("-C")
             .arg(&self.root)
-            .args(["log", "--follow", &format!("-n{}", limit + 1), "--format=%H%x1f%aI%x1f%B%x1e", "--"])
-            .arg(format!("{}.md", row.id))
+            .args(["--literal-pathspecs", "log", &format!("-n{}", limit + 1), "--format=%H%x1f%aI%x1f%B%x1e", "--"])
+            .args(&files)
             .output();
         let text = match out {
             Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),

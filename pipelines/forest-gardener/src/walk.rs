@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 mod census;
 mod objects;
 pub use census::FolderCensus;
-pub use objects::{listing_from_objects, ObjectStream, Probe, HOLD_MAX};
+pub use objects::{listing_from_objects, ObjectStream, Probe, ProbeError, HOLD_MAX};
 
 /// Path components that are never walked.
 pub const IGNORED_COMPONENTS: [&str; 7] = [".git", ".svn", ".hg", "__pycache__", "node_modules", "_derived", "_assets"];

@@ -88,6 +88,9 @@ fn plant_graft_transplant_prune_are_one_commit_each() {
     assert_eq!(moved.data["moved_to"], "notes/learned");
     let hist = call(&mut v, "history", json!({"id": "notes/learned"}));
     assert_eq!(hist["entries"][0]["action"], "transplant");
+    // The past before the move comes through the waymark (no --follow).
+    let actions: Vec<&str> = hist["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
+    assert!(actions.contains(&"plant") && actions.contains(&"graft"), "history across the move: {actions:?}");
     let pr = err(&mut v, "prune", json!({"id": "sales/returns-q1"}));
     assert_eq!(pr.code, "E_ANCHORED");
     let pr = call(&mut v, "prune", json!({"id": "notes/learned"}));

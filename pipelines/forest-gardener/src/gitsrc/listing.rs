@@ -5,7 +5,7 @@
 
 use super::tree::{diff, walk, Found};
 use super::{GitSource, GitSourceError};
-use crate::walk::{Listed, Listing, ObjectStream, RawObject, WalkProblem};
+use crate::walk::{Listed, Listing, ObjectStream, ProbeError, RawObject, WalkProblem};
 use git2::{Oid, Repository, Tree};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -59,7 +59,7 @@ pub fn list_tree(git: &GitSource, slots: &Path, ignore: &[String], sink: &mut dy
         Err(e) => return failed(e),
     };
     let mut stream = ObjectStream::new("", ignore, slots);
-    let mut probe = |dir: &str| -> Result<bool, String> { Ok(holds_index(&tree, dir)) };
+    let mut probe = |dir: &str| -> Result<bool, ProbeError> { Ok(holds_index(&tree, dir)) };
     let mut found = Found::default();
     let walked = walk(&repo, &tree, b"", &mut |o| stream.push(o, &mut probe, sink), &mut found);
     let mut end = stream.finish(sink);
@@ -120,7 +120,7 @@ pub fn delta(git: &GitSource, since: &str, slots: &Path, ignore: &[String]) -> R
         objects.insert(f.key.clone(), f);
     }
     let mut stream = ObjectStream::new("", ignore, slots);
-    let mut probe = |dir: &str| -> Result<bool, String> { Ok(holds_index(&new_tree, dir)) };
+    let mut probe = |dir: &str| -> Result<bool, ProbeError> { Ok(holds_index(&new_tree, dir)) };
     let mut files = vec![];
     for (_, o) in objects {
         stream.push(o, &mut probe, &mut |f| files.push(f));

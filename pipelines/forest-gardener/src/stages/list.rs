@@ -12,7 +12,7 @@ use crate::error::GardenError;
 use crate::gitsrc::listing::list_tree;
 use crate::gitsrc::GitSource;
 use crate::source::Access;
-use crate::walk::{walk_source, walk_source_each, FolderCensus, Listed, Listing, ObjectStream, RawObject};
+use crate::walk::{walk_source, walk_source_each, FolderCensus, Listed, Listing, ObjectStream, ProbeError, RawObject};
 use forest_storage::{Rclone, RcloneEntry, RcloneLocation, S3Client, S3Location};
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
@@ -172,9 +172,11 @@ pub(crate) fn list_objects(
     sink: &mut dyn FnMut(Listed),
 ) -> Listing {
     let mut stream = ObjectStream::new(&loc.prefix, ignore, slots);
-    let mut probe = |dir: &str| -> Result<bool, String> {
+    let mut probe = |dir: &str| -> Result<bool, ProbeError> {
         let key = format!("{}{dir}_index.md", loc.prefix);
-        client.exists(&loc.bucket, &key).map_err(|e| format!("s3://{}/{key}: {e}", loc.bucket))
+        client
+            .exists(&loc.bucket, &key)
+            .map_err(|e| ProbeError { at: format!("s3://{}/{key}", loc.bucket), source: Box::new(e) })
     };
     let listed = client.list_each(loc, &mut |o| {
         let raw = RawObject { key: o.raw_key, size: o.size, etag: o.etag, mtime_ms: o.last_modified_ms };
@@ -211,10 +213,12 @@ pub(crate) fn list_rclone(
         Err(e) => return Listing { listing_error: Some(e.to_string()), ..Default::default() },
     };
     let mut stream = ObjectStream::new("", ignore, slots);
-    let mut probe = |dir: &str| -> Result<bool, String> {
+    let mut probe = |dir: &str| -> Result<bool, ProbeError> {
         match census.get() {
             Some(c) => Ok(c.is_nested(dir)),
-            None => rclone.exists(loc, &format!("{dir}_index.md")).map_err(|e| e.to_string()),
+            None => rclone
+                .exists(loc, &format!("{dir}_index.md"))
+                .map_err(|e| ProbeError { at: format!("{dir}_index.md"), source: Box::new(e) }),
         }
     };
     let spill = slots.with_file_name("rclone-listing");

@@ -30,7 +30,18 @@ const MARK: &str = "_index.md";
 
 /// Answers "does folder `dir` (source-relative, `""` or ending in `/`)
 /// hold `_index.md`?" directly (a HEAD request for S3).
-pub type Probe<'a> = dyn FnMut(&str) -> Result<bool, String> + 'a;
+pub type Probe<'a> = dyn FnMut(&str) -> Result<bool, ProbeError> + 'a;
+
+/// Why a probe could not tell: where it asked, and the backend's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{at}")]
+pub struct ProbeError {
+    /// What was asked (an object key, a folder).
+    pub at: String,
+    /// The backend's answer.
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
 
 /// The streaming filter (see the module doc).
 pub struct ObjectStream {
@@ -163,7 +174,7 @@ impl ObjectStream {
                             // Unknowable: hold it to the end of the listing
                             // (decided then), but the run must not trust
                             // the listing for staleness.
-                            self.error.get_or_insert(e);
+                            self.error.get_or_insert_with(|| crate::error::chain(&e));
                             self.hold_max = usize::MAX;
                             return;
                         }
@@ -222,7 +233,8 @@ pub fn listing_from_objects(
     objects.dedup_by(|a, b| a.key == b.key);
     let mut stream = ObjectStream::new(prefix, extra_ignore, slot_dir);
     let mut files = Vec::new();
-    let mut no_probe = |_: &str| -> Result<bool, String> { Err("no probe".into()) };
+    let mut no_probe =
+        |d: &str| -> Result<bool, ProbeError> { Err(ProbeError { at: d.to_string(), source: "no probe".into() }) };
     stream.hold_max = usize::MAX;
     for o in objects {
         stream.push(o, &mut no_probe, &mut |f| files.push(f));
@@ -297,7 +309,7 @@ mod tests {
             let mut s = ObjectStream::new("", &[], Path::new("/s"));
             s.hold_max = hold;
             let (mut got, mut probes, mut most_held) = (vec![], 0usize, 0usize);
-            let mut probe = |d: &str| -> Result<bool, String> {
+            let mut probe = |d: &str| -> Result<bool, ProbeError> {
                 probes += 1;
                 Ok(d == "Docs/")
             };
@@ -320,16 +332,18 @@ mod tests {
         let mut s = ObjectStream::new("", &[], Path::new("/s"));
         s.hold_max = 0;
         let mut got = vec![];
-        let mut probe = |_: &str| -> Result<bool, String> { Err("HEAD failed".into()) };
+        let mut probe = |d: &str| -> Result<bool, ProbeError> {
+            Err(ProbeError { at: format!("{d}_index.md"), source: "HEAD failed".into() })
+        };
         for o in drive() {
             s.push(o, &mut probe, &mut |f| got.push(f.rel));
         }
         let end = s.finish(&mut |f| got.push(f.rel));
-        assert_eq!(end.listing_error.as_deref(), Some("HEAD failed"));
+        assert_eq!(end.listing_error.as_deref(), Some("_index.md: HEAD failed"));
         assert_eq!(got.len(), 63, "the keys still arrive, decided at the end");
 
         let mut s = ObjectStream::new("", &[], Path::new("/s"));
-        let mut none = |_: &str| -> Result<bool, String> { Ok(false) };
+        let mut none = |_: &str| -> Result<bool, ProbeError> { Ok(false) };
         s.push(obj(b"b.md"), &mut none, &mut |_| {});
         s.push(obj(b"a.md"), &mut none, &mut |_| {});
         let end = s.finish(&mut |_| {});

@@ -47,7 +47,17 @@ fn adopt_uri(root: &Path, g: &GitForest, uri: &str) -> GardenReport {
 /// Every node of a forest: id -> (frontmatter without the fields that name
 /// the source's location or kind, body).
 fn planted(root: &Path) -> BTreeMap<String, (String, String)> {
-    let skip = ["origin", "source_mtime", "git_blob", "git_commit", "git_author", "git_date", "git_url", "source_etag"];
+    let skip = [
+        "origin",
+        "payload",
+        "source_mtime",
+        "git_blob",
+        "git_commit",
+        "git_author",
+        "git_date",
+        "git_url",
+        "source_etag",
+    ];
     let mut out = BTreeMap::new();
     for p in forest_model::walk::node_paths(root) {
         let rel = p.trim_end_matches(".md").to_string();
