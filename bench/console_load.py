@@ -45,7 +45,7 @@ def main():
         "browse master": "/ui/browse",
         "browse branch": branch,
         "node": node,
-        "history (git log --follow)": node.replace("/ui/node/", "/ui/history/", 1),
+        "history (git log of the file and its waymarks)": node.replace("/ui/node/", "/ui/history/", 1),
         "health (warm)": "/ui/health",
         "login form": "/ui/login",
     }

@@ -41,8 +41,8 @@ pub enum Route {
     Browse { id: Option<String>, after: Option<String> },
     /// `GET /ui/node/ID`.
     Node { id: String },
-    /// `GET /ui/history/ID` (the file's git history: apart, as `git log
-    /// --follow` reads the whole tree).
+    /// `GET /ui/history/ID` (the file's git history, on a page of its own
+    /// so the node page never waits on git).
     History { id: String },
     /// `GET /ui/health`.
     Health,
