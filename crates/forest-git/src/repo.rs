@@ -327,30 +327,15 @@ impl GitForest {
     /// Content of `path` in tree `tree` (`None` if absent or not a file).
     pub fn read_tree_file(&self, tree: Oid, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         let repo = self.lock_repo();
-        let tree = repo.find_tree(tree)?;
-        let entry = match tree.get_path(Path::new(path)) {
-            Ok(e) => e,
-            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        if entry.kind() != Some(ObjectType::Blob) {
-            return Ok(None);
-        }
-        let blob = repo.find_blob(entry.id())?;
+        let Some(id) = blob_in_tree(&repo, tree, path)? else { return Ok(None) };
+        let blob = repo.find_blob(id)?;
         Ok(Some(blob.content().to_vec()))
     }
 
     /// The blob id of `path` in tree `tree` (`None` if absent or not a
     /// file): one tree lookup, no blob read (compare with [`blob_id`]).
     pub fn tree_blob_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, GitError> {
-        let repo = self.lock_repo();
-        let tree = repo.find_tree(tree)?;
-        let entry = match tree.get_path(Path::new(path)) {
-            Ok(e) => e,
-            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        Ok((entry.kind() == Some(ObjectType::Blob)).then(|| entry.id()))
+        blob_in_tree(&self.lock_repo(), tree, path)
     }
 
     /// True when none of `paths` differs between HEAD, the index and the
@@ -753,6 +738,17 @@ fn sync_file(path: &Path) {
     if let Some(dir) = path.parent().and_then(|d| File::open(d).ok()) {
         let _ = dir.sync_all();
     }
+}
+
+/// The blob at `path` in tree `tree`, `None` when absent or not a file.
+fn blob_in_tree(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>, GitError> {
+    let tree = repo.find_tree(tree)?;
+    let entry = match tree.get_path(Path::new(path)) {
+        Ok(e) => e,
+        Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok((entry.kind() == Some(ObjectType::Blob)).then(|| entry.id()))
 }
 
 /// The id git gives `bytes` as a blob (`git hash-object`), computed without
