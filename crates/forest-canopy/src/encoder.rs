@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::embed::{env_dir, identity_from_env, model_err, shared_from_env, SharedEmbedder};
 use crate::error::{CanopyError, Result};
-use crate::fast::{StaticEmbedder, STATIC_SUFFIX};
+use crate::fast::{StaticEmbedder, STATIC_MARK, STATIC_SUFFIX};
 
 /// Environment variable choosing the encoder of a new canopy.
 pub const ENCODER_VAR: &str = "FOREST_EMBED_ENCODER";
@@ -32,9 +32,10 @@ impl Encoder {
         }
     }
 
-    /// The encoder of a canopy recorded under `model` (an identity).
+    /// The encoder of a canopy recorded under `model` (an identity): fast
+    /// for every recipe of the static table, the current one or older.
     pub fn of_model(model: &str) -> Encoder {
-        if model.ends_with(STATIC_SUFFIX) {
+        if model.contains(STATIC_MARK) {
             Encoder::Fast
         } else {
             Encoder::Full
@@ -86,6 +87,13 @@ pub fn shared_encoder(kind: Encoder) -> Result<Option<SharedEmbedder>> {
     let e: SharedEmbedder = Arc::new(StaticEmbedder::load(&dir, &identity, full)?);
     *slot = Some((dir, Arc::clone(&e)));
     Ok(Some(e))
+}
+
+/// Whether a canopy recorded under `model` was built by an older recipe
+/// of the fast encoder (its vectors do not compare with today's queries:
+/// the next writer builds it again).
+pub fn outdated_encoder(model: &str) -> bool {
+    model.contains(STATIC_MARK) && !model.ends_with(STATIC_SUFFIX)
 }
 
 /// The identity a `kind` canopy of the model `FOREST_EMBED_MODEL` names

@@ -1,15 +1,16 @@
 //! The fast encoder: a static distillation of the sentence-transformer
 //! (the model2vec recipe). Each vocabulary token is embedded once by the
 //! full model (`[CLS] token [SEP]`, pooled as the model pools, unit
-//! length) and weighted by its rarity (`ln(2 + rank)`, the WordPiece
-//! vocabulary being ordered by frequency from its first word on); a text's
-//! vector is the normalised sum of its tokens' rows. No attention at query
+//! length), the table centred and stripped of its top principal directions
+//! (`abtt.rs`), and each row weighted by its rarity (`ln(2 + rank)`, the
+//! WordPiece vocabulary being ordered by frequency from its first word on);
+//! a text's vector is the normalised sum of its tokens' rows. No attention at query
 //! or build time: tens of thousands of texts a second on one core, where
 //! the full model embeds 50-90 scents a second on two.
 //!
 //! The table (vocabulary × dimension float32, 47 MB for all-MiniLM-L6-v2)
 //! is distilled on first use and kept beside the model
-//! (`forest-static-<digest>.f32`), or in the temporary directory when the
+//! (`forest-static2-<digest>.f32`), or in the temporary directory when the
 //! model's directory is read-only; its identity is the model's plus
 //! [`STATIC_SUFFIX`], so a canopy records which encoder made it.
 
@@ -23,10 +24,14 @@ use crate::embed::{normalize, Embedder, LocalEmbedder};
 use crate::error::{CanopyError, Result};
 
 /// Appended to the model's identity for canopies the fast encoder built.
-pub const STATIC_SUFFIX: &str = "+static1";
+pub const STATIC_SUFFIX: &str = "+static2";
 
-/// The cache file's magic (format version 1).
-const MAGIC: &[u8; 8] = b"FSTATIC1";
+/// What every fast encoder's identity carries, whatever its recipe: a
+/// canopy recorded with an older one is a fast canopy to build again.
+pub const STATIC_MARK: &str = "+static";
+
+/// The cache file's magic (recipe 2: the top directions removed).
+const MAGIC: &[u8; 8] = b"FSTATIC2";
 
 /// Tokens per text at most (scent texts are far shorter).
 const MAX_TOKENS: usize = 512;
@@ -162,8 +167,19 @@ fn distill(full: &LocalEmbedder, tok: &Tokenizer, vocab: usize) -> Result<(Vec<f
 }
 
 /// Remove what every token row shares (the `[CLS]`/`[SEP]` context: the
-/// mean row, as PCA would), renormalise, and weigh each row by rarity.
+/// mean row, then the top principal directions), renormalise, and weigh
+/// each row by rarity.
 fn center_and_weigh(table: &mut [f32], dim: usize, first_word: usize) {
+    center(table, dim);
+    crate::abtt::drop_top_directions(table, dim, crate::abtt::TOP_DIRECTIONS);
+    for (i, row) in table.chunks_exact_mut(dim.max(1)).enumerate() {
+        let w = weight(i, first_word);
+        row.iter_mut().for_each(|x| *x *= w);
+    }
+}
+
+/// Subtract the mean row and renormalise each row.
+fn center(table: &mut [f32], dim: usize) {
     if dim == 0 {
         return;
     }
@@ -173,18 +189,16 @@ fn center_and_weigh(table: &mut [f32], dim: usize, first_word: usize) {
         mean.iter_mut().zip(row).for_each(|(m, x)| *m += f64::from(*x));
     }
     mean.iter_mut().for_each(|m| *m /= rows.max(1) as f64);
-    for (i, row) in table.chunks_exact_mut(dim).enumerate() {
+    for row in table.chunks_exact_mut(dim) {
         row.iter_mut().zip(&mean).for_each(|(x, m)| *x = (f64::from(*x) - m) as f32);
         normalize(row);
-        let w = weight(i, first_word);
-        row.iter_mut().for_each(|x| *x *= w);
     }
 }
 
 /// Where a table may be kept: beside the model, else the temporary dir.
 fn cache_paths(dir: &Path, identity: &str) -> Vec<PathBuf> {
     let digest = identity.rsplit('@').next().unwrap_or(identity);
-    let name = format!("forest-static-{digest}.f32");
+    let name = format!("forest-static2-{digest}.f32");
     vec![dir.join(&name), std::env::temp_dir().join(name)]
 }
 
@@ -269,7 +283,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let table: Vec<f32> = (0..12).map(|i| i as f32 * 0.5).collect();
         save_table(d.path(), "m@abc", &table, 4, 3);
-        let p = d.path().join("forest-static-abc.f32");
+        let p = d.path().join("forest-static2-abc.f32");
         let (m, dim) = map_table(&p, 4).unwrap();
         assert_eq!(dim, 3);
         let mapped = Table::Mapped(m);

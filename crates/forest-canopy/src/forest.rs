@@ -15,15 +15,16 @@ use crate::memo::{collapse, recall, remember, MemoMode};
 use crate::search::open_shared;
 use crate::store::{canopy_dir, stale_reason};
 use crate::stream::Rows;
-use crate::text::scent_text;
+use crate::text::node_text;
 
 /// Rows read from the catalog per query: each page is its own short read,
 /// so a build that embeds for hours holds no read transaction open.
 const PAGE: usize = 4096;
 
-/// Every catalog node's id and scent text, in id order, read a page at a
-/// time (`WHERE id > last ORDER BY id LIMIT PAGE`).
-pub struct CatalogRows<'a>(pub &'a Catalog);
+/// Every catalog node's id and the text the encoder embeds of it
+/// ([`node_text`]), in id order, read a page at a time (`WHERE id > last
+/// ORDER BY id LIMIT PAGE`).
+pub struct CatalogRows<'a>(pub &'a Catalog, pub Encoder);
 
 impl Rows for CatalogRows<'_> {
     fn visit(&self, f: &mut dyn FnMut(String, String) -> Result<()>) -> Result<()> {
@@ -33,7 +34,7 @@ impl Rows for CatalogRows<'_> {
             let n = page.len();
             for r in page {
                 last.clone_from(&r.id);
-                f(r.id, scent_text(&r.title, &r.summary, &r.aliases, &r.tags))?;
+                f(r.id, node_text(self.1, &r.title, &r.summary, &r.aliases, &r.tags, &r.lead))?;
             }
             if n < PAGE {
                 return Ok(());
@@ -56,7 +57,8 @@ pub fn build_forest(
     embedder: &dyn Embedder,
     progress: &dyn Fn(usize),
 ) -> Result<RefreshReport> {
-    refresh_rows(&canopy_dir(forest), &CatalogRows(catalog), embedder, true, progress)
+    let rows = CatalogRows(catalog, Encoder::of_model(embedder.model()));
+    refresh_rows(&canopy_dir(forest), &rows, embedder, true, progress)
 }
 
 /// After a writer's commit: nothing when the forest has no canopy or no
@@ -69,7 +71,7 @@ pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<Refres
     // the canopy keeps the encoder it was built with
     let kind = crate::store::read_meta(&dir).map_or(Encoder::Fast, |m| Encoder::of_model(&m.model));
     let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_encoder(kind)?.map(|e| e as Arc<dyn Embedder>)) };
-    let out = maintain(&dir, &CatalogRows(catalog), &load);
+    let out = maintain(&dir, &CatalogRows(catalog, kind), &load);
     if let Err(e) = &out {
         // (a model that did not load has marked it already)
         crate::store::mark_stale(&dir, &format!("the refresh failed: {e}"))?;
@@ -96,7 +98,7 @@ pub fn ensure_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshR
 /// under `event`.
 fn rebuild(dir: &Path, catalog: &Catalog, e: &dyn Embedder, event: &str) -> Result<RefreshReport> {
     let t0 = std::time::Instant::now();
-    let r = refresh_rows(dir, &CatalogRows(catalog), e, true, &|_| {})?;
+    let r = refresh_rows(dir, &CatalogRows(catalog, Encoder::of_model(e.model())), e, true, &|_| {})?;
     let ms = t0.elapsed().as_millis() as u64;
     tracing::info!(target: "forest_canopy", event, nodes = r.nodes, model = %r.model, ms);
     Ok(r)
@@ -262,6 +264,12 @@ fn usable(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, Str
         Ok(None) => return Err(Fallback::Unusable(format!("{} is unset", crate::embed::MODEL_VAR))),
         Err(e) => return Err(Fallback::Unusable(e.to_string())),
     };
+    if crate::encoder::outdated_encoder(searcher.model()) {
+        return Err(Fallback::Unusable(format!(
+            "the canopy was built by an older fast encoder ({}); the next adopt or sync builds it again, or forest canopy build",
+            searcher.model()
+        )));
+    }
     if model != searcher.model() {
         return Err(Fallback::Unusable(format!(
             "the canopy was built with {}, the model is {model}",

@@ -19,6 +19,7 @@
 //! beyond the scent columns `forest.rs` reads: callers hand `(id, text)`
 //! rows in and get rankings out.
 
+mod abtt;
 mod bert;
 mod binary;
 mod embed;
@@ -34,9 +35,9 @@ mod stream;
 mod text;
 
 pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, SharedEmbedder, MODEL_VAR};
-pub use encoder::{identity_for, shared_encoder, Encoder, ENCODER_VAR};
+pub use encoder::{identity_for, outdated_encoder, shared_encoder, Encoder, ENCODER_VAR};
 pub use error::{CanopyError, Result};
-pub use fast::{StaticEmbedder, STATIC_SUFFIX};
+pub use fast::{StaticEmbedder, STATIC_MARK, STATIC_SUFFIX};
 pub use forest::{
     begin_dense, build_forest, catalog_len, dense_ranking, dense_scored, ensure_forest, maintain_forest, query_vector,
     upgrade_forest, CatalogRows, DenseQuery, Fallback,
@@ -46,4 +47,4 @@ pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
 pub use search::{open_shared, Searcher, BINARY_FROM};
 pub use store::{canopy_dir, mark_stale, quantize, stale_reason, Canopy};
 pub use stream::{OldRows, Rows, SortedRows, Writer, Written};
-pub use text::scent_text;
+pub use text::{node_text, scent_text};

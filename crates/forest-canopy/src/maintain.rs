@@ -226,14 +226,16 @@ pub type Loader<'a> = &'a dyn Fn() -> Result<Option<Arc<dyn Embedder>>>;
 
 /// What a writer calls after its commit: nothing without a canopy, nor when
 /// no embedded text changed (links, bodies and landmarks are not scent) and
-/// the canopy is not stale; else the model is loaded and the changed texts
+/// the canopy is neither stale nor built by an older fast-encoder recipe;
+/// else the model is loaded and the changed texts
 /// embedded, or, without a model, the canopy is marked stale. A model that
 /// fails to load marks it stale too, and the error is returned.
 pub fn maintain(dir: &Path, rows: &dyn Rows, load: Loader<'_>) -> Result<Option<RefreshReport>> {
     if !Canopy::exists(dir) {
         return Ok(None);
     }
-    let stale = stale_reason(dir).is_some();
+    let outdated = crate::store::read_meta(dir).is_some_and(|m| crate::encoder::outdated_encoder(&m.model));
+    let stale = outdated || stale_reason(dir).is_some();
     let unchanged = holds(dir, rows)?;
     if unchanged && !stale {
         return Ok(None);
@@ -387,6 +389,31 @@ mod tests {
         std::fs::write(&orphan, b"half a build").unwrap();
         refresh(&d, rows(3000, "v2"), &hasher(usize::MAX), false).unwrap();
         assert!(!orphan.exists());
+    }
+
+    /// The stand-in under another identity.
+    struct Named(String);
+
+    impl Embedder for Named {
+        fn model(&self) -> &str {
+            &self.0
+        }
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+            hasher(usize::MAX).embed(texts)
+        }
+    }
+
+    #[test]
+    fn a_canopy_of_an_older_fast_recipe_is_built_again_though_no_scent_changed() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("canopy");
+        let r = SortedRows::new(rows(50, "v1"));
+        refresh_rows(&d, &r, &Named("m@1+static1".into()), true, &|_| {}).unwrap();
+        let current = format!("m@1{}", crate::fast::STATIC_SUFFIX);
+        let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(Some(Arc::new(Named(current.clone())))) };
+        let rep = maintain(&d, &r, &load).unwrap().expect("the old recipe's canopy is rebuilt");
+        assert_eq!((rep.nodes, rep.embedded, rep.model.as_str()), (50, 50, current.as_str()));
+        assert!(maintain(&d, &r, &load).unwrap().is_none(), "a current canopy with no change is left alone");
     }
 
     #[test]

@@ -55,6 +55,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     id UNINDEXED, title, aliases, tags, summary,
     tokenize = "unicode61 remove_diacritics 2"
 );
+CREATE TABLE IF NOT EXISTS node_leads (
+    id TEXT PRIMARY KEY,
+    lead TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS moves (
     old_id TEXT PRIMARY KEY,
     new_id TEXT NOT NULL
@@ -228,6 +232,9 @@ pub enum RebuildReason {
     Empty,
     /// `nodes` and `nodes_fts` disagree on their row count.
     Inconsistent(String),
+    /// Written before a table of ours existed (or by the other engine):
+    /// what that table holds can only come from the node files.
+    Outdated(String),
 }
 
 /// Outcome of [`Catalog::open_checked`].
@@ -284,6 +291,7 @@ impl Catalog {
     }
 
     fn check(path: &Path) -> Result<CatalogState> {
+        let had_leads = has_table(path, "node_leads")?;
         let cat = Catalog::open(path)?;
         let quick: String = cat.conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
         if quick != "ok" {
@@ -299,6 +307,9 @@ impl Catalog {
             return Ok(CatalogState::NeedsRebuild(RebuildReason::Inconsistent(format!(
                 "{nodes} nodes vs {fts} fts rows"
             ))));
+        }
+        if !had_leads {
+            return Ok(CatalogState::NeedsRebuild(RebuildReason::Outdated("no node_leads table".into())));
         }
         Ok(CatalogState::Ready(cat))
     }
@@ -661,6 +672,13 @@ fn is_transient(e: &rusqlite::Error) -> bool {
         e.sqlite_error_code(),
         Some(C::DatabaseBusy | C::DatabaseLocked | C::CannotOpen | C::PermissionDenied | C::ReadOnly)
     )
+}
+
+/// Whether the catalog at `path` has `table` (read without writing).
+fn has_table(path: &Path, table: &str) -> Result<bool> {
+    let conn = Catalog::open_read_only(path)?.conn;
+    let sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1";
+    Ok(conn.query_row(sql, [table], |_| Ok(())).optional()?.is_some())
 }
 
 fn add_missing_columns(conn: &Connection) -> Result<()> {

@@ -75,6 +75,9 @@ pub struct CatalogNode {
     pub links: Vec<CatalogLink>,
     /// Former ids (transplant waymarks).
     pub moved_from: Vec<String>,
+    /// The body's first words as plain text (what the fast canopy embeds
+    /// beside the scent; kept in our `node_leads` table, not the dialect's).
+    pub lead: String,
 }
 
 impl CatalogNode {
@@ -108,6 +111,7 @@ impl CatalogNode {
             origin: None,
             links: vec![],
             moved_from: vec![],
+            lead: String::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use crate::{Catalog, Result};
 
-/// What the canopy embeds of a node: its scent.
+/// What the canopy embeds of a node: its scent, and its body's lead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScentRow {
     pub id: String,
@@ -12,6 +12,8 @@ pub struct ScentRow {
     pub summary: String,
     pub aliases: Vec<String>,
     pub tags: Vec<String>,
+    /// The body's first words ('' when none is kept).
+    pub lead: String,
 }
 
 /// A node whose FLESH lives behind a payload reference.
@@ -36,7 +38,8 @@ impl Catalog {
     /// page of a streamed walk (each page is its own short read, so a walk
     /// that works for hours between pages holds no read transaction open).
     pub fn scent_page(&self, after: &str, limit: usize) -> Result<Vec<ScentRow>> {
-        let sql = "SELECT id, title, summary, aliases, tags FROM nodes WHERE id > ?1 ORDER BY id LIMIT ?2";
+        let sql = "SELECT n.id, n.title, n.summary, n.aliases, n.tags, l.lead FROM nodes n \
+                   LEFT JOIN node_leads l ON l.id = n.id WHERE n.id > ?1 ORDER BY n.id LIMIT ?2";
         let mut st = self.connection().prepare_cached(sql)?;
         let rows = st.query_map(rusqlite::params![after, limit as i64], |r| {
             Ok(ScentRow {
@@ -45,6 +48,7 @@ impl Catalog {
                 summary: r.get(2)?,
                 aliases: json_list(&r.get::<_, String>(3)?),
                 tags: json_list(&r.get::<_, String>(4)?),
+                lead: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

@@ -401,6 +401,38 @@ mod catalog {
         cat.rebuild(sample_forest()).unwrap();
         drop(cat);
         assert!(matches!(Catalog::open_checked(&path).unwrap(), CatalogState::Ready(_)));
+
+        // A catalog from before the body leads (or the other engine's).
+        let cat = Catalog::open(&path).unwrap();
+        cat.connection().execute("DROP TABLE node_leads", []).unwrap();
+        drop(cat);
+        assert!(matches!(
+            Catalog::open_checked(&path).unwrap(),
+            CatalogState::NeedsRebuild(RebuildReason::Outdated(_))
+        ));
+    }
+
+    #[test]
+    fn body_leads_follow_their_nodes() {
+        let (_d, path, _) = fresh();
+        let mut cat = Catalog::open(&path).unwrap();
+        let mut a = node("a", "note", "Alpha", "first");
+        a.lead = "alpha body words".into();
+        let b = node("b", "note", "Beta", "second");
+        cat.upsert(&[a.clone(), b]).unwrap();
+        let leads = |cat: &Catalog| -> Vec<(String, String)> {
+            cat.scent_page("", 10).unwrap().into_iter().map(|r| (r.id, r.lead)).collect()
+        };
+        assert_eq!(leads(&cat), vec![("a".into(), "alpha body words".into()), ("b".into(), String::new())]);
+        a.lead = "rewritten".into();
+        cat.upsert(&[a.clone()]).unwrap();
+        assert_eq!(leads(&cat)[0].1, "rewritten", "a body change with the same scent rewrites the lead");
+        a.lead.clear();
+        cat.upsert(&[a]).unwrap();
+        assert_eq!(leads(&cat)[0].1, "");
+        cat.remove(&["b".to_string()]).unwrap();
+        let kept: i64 = cat.connection().query_row("SELECT COUNT(*) FROM node_leads", [], |r| r.get(0)).unwrap();
+        assert_eq!((leads(&cat).len(), kept), (1, 0));
     }
 
     #[test]

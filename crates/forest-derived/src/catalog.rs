@@ -4,7 +4,7 @@
 use crate::{DerivedError, Result};
 use forest_catalog::{Catalog, CatalogLink, CatalogNode, CatalogState};
 use forest_model::ids;
-use forest_model::node::{outline, Node};
+use forest_model::node::{body_lead, outline, Node};
 use forest_model::tokens::estimate_tokens;
 use forest_model::walk::node_paths;
 use rayon::prelude::*;
@@ -32,6 +32,7 @@ pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
     row.coverage = node.get_str("coverage");
     row.body_tokens = estimate_tokens(&node.body) as i64;
     row.outline = outline(&node.body);
+    row.lead = body_lead(&node.body);
     let inline = node.get_str("content").is_none_or(|c| c == "inline");
     row.body_hash = if inline { forest_catalog::body_hash_of(&node.body) } else { String::new() };
     row.origin = node.get_str("origin");

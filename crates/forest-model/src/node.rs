@@ -189,6 +189,37 @@ pub fn outline(body: &str) -> Vec<String> {
         .collect()
 }
 
+/// Words of a body's lead (what the fast canopy embeds beside the scent).
+pub const LEAD_WORDS: usize = 48;
+
+/// Bytes a lead may take (a "word" may be a whole base64 blob).
+pub const LEAD_MAX_BYTES: usize = 512;
+
+/// The first [`LEAD_WORDS`] words of a body as plain text: Markdown's marks
+/// (`# * ` > | _ [ ] ( ) -`) separate words like whitespace; words are
+/// joined by one space, at most [`LEAD_MAX_BYTES`] in all (cut at a char
+/// boundary). Pure.
+pub fn body_lead(body: &str) -> String {
+    let mark =
+        |c: char| c.is_whitespace() || matches!(c, '#' | '*' | '`' | '>' | '|' | '_' | '[' | ']' | '(' | ')' | '-');
+    let mut out = String::new();
+    for w in body.split(mark).filter(|w| !w.is_empty()).take(LEAD_WORDS) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+        if out.len() >= LEAD_MAX_BYTES {
+            let mut end = LEAD_MAX_BYTES;
+            while !out.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.truncate(end);
+            break;
+        }
+    }
+    out
+}
+
 static WIKILINK: Lazy<Regex> =
     Lazy::new(|| Regex::new(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]").expect("static regex"));
 
@@ -230,6 +261,18 @@ pub fn today() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_lead_is_its_first_words_without_markdown_marks() {
+        let body = "\n# Title\n\n> Quoted *words* and [a link](x-y) | cell |\n\n```\nfn code_here()\n```\n";
+        assert_eq!(body_lead(body), "Title Quoted words and a link x y cell fn code here");
+        let long: String = (0..100).map(|i| format!("w{i} ")).collect();
+        assert_eq!(body_lead(&long).split(' ').count(), LEAD_WORDS);
+        let blob = "é".repeat(2000);
+        let lead = body_lead(&blob);
+        assert!(lead.len() <= LEAD_MAX_BYTES && lead.chars().all(|c| c == 'é'));
+        assert_eq!(body_lead("  \n--- ## "), "");
+    }
 
     #[test]
     fn parse_and_serialize() {

@@ -55,7 +55,7 @@ fn next(x: &mut u64) -> f32 {
 fn fill(root: &Path, sample: usize, hashed: bool) -> Res<()> {
     let embedder = forest_canopy::shared_from_env()?.ok_or("FOREST_EMBED_MODEL is unset")?;
     let vine = Vine::open(root, VineOptions::default())?;
-    let rows = CatalogRows(vine.catalog());
+    let rows = CatalogRows(vine.catalog(), forest_canopy::Encoder::of_model(embedder.model()));
     let n = forest_canopy::catalog_len(vine.catalog())?;
     let sample = sample.clamp(1, n.max(1));
     let step = (n / sample).max(1);

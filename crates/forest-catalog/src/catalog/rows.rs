@@ -99,6 +99,7 @@ pub(super) fn delete_node(tx: &Transaction<'_>, id: &str, fts: &mut FtsStage) ->
         tx.prepare_cached("DELETE FROM nodes WHERE rowid = ?1")?.execute([r])?;
     }
     tx.prepare_cached("DELETE FROM edges WHERE src = ?1")?.execute([id])?;
+    tx.prepare_cached("DELETE FROM node_leads WHERE id = ?1")?.execute([id])?;
     Ok(rowid)
 }
 
@@ -177,7 +178,21 @@ fn insert_row(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode) -> Result<bo
         node.body_hash,
         node.origin,
     ])?;
+    if changed > 0 {
+        write_lead(tx, node)?;
+    }
     Ok(changed > 0)
+}
+
+/// The node's body lead in `node_leads` (none kept for an empty one).
+fn write_lead(tx: &Transaction<'_>, node: &CatalogNode) -> Result<()> {
+    if node.lead.is_empty() {
+        tx.prepare_cached("DELETE FROM node_leads WHERE id = ?1")?.execute([&node.id])?;
+    } else {
+        tx.prepare_cached("INSERT OR REPLACE INTO node_leads (id, lead) VALUES (?1, ?2)")?
+            .execute(params![node.id, node.lead])?;
+    }
+    Ok(())
 }
 
 fn insert_edges(tx: &Transaction<'_>, node: &CatalogNode) -> Result<()> {
