@@ -65,6 +65,21 @@ if [ -n "$sqlers" ]; then
   echo "$sqlers" >&2
   fail=1
 fi
+# The Vine speaks JSON only at its MCP edge (ARCHITECTURE.md, The Vine's
+# MCP edge): below it no primitive takes a JSON object (`Map<String,
+# Value>`, `serde_json::Map`) and no answer is built with `json!` (an
+# `IndexMap` of extra frontmatter keys is allowed: see forest-vine's specs.rs). Test modules (from `#[cfg(test)]` on) and
+# tests/ may use both.
+vine_edge="access.rs args.rs dispatch.rs error.rs http.rs mcp.rs pool.rs scoped.rs tools.rs"
+json_below="$(for f in crates/forest-vine/src/*.rs crates/forest-vine/src/*/*.rs; do
+  [[ " $vine_edge " == *" ${f#crates/forest-vine/src/} "* ]] && continue
+  awk -v f="$f" '/^#\[cfg\(test\)\]/ { exit } /json!|(^|[^A-Za-z_])Map<String, Value>|serde_json::Map/ { print f ":" FNR ": " $0 }' "$f"
+done)"
+if [ -n "$json_below" ]; then
+  echo "check-deps: json!/Map<String, Value> below the Vine's MCP edge (type the arguments or the answer):" >&2
+  echo "$json_below" >&2
+  fail=1
+fi
 # No import circle inside a crate (file graph of `crate::`/`super::` paths,
 # following re-exports; see check-cycles.py).
 cycle_crates=()
@@ -74,5 +89,6 @@ done
 python3 ops/ci/check-cycles.py "${cycle_crates[@]}" || fail=1
 [ "$fail" = 0 ] && echo "check-deps: the FTS index and the catalog's tables are read by forest-catalog alone;"
 [ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-console, forest-derived, forest-catalog, forest-navigator, forest-canopy, forest-keyphrase and forest-ranger keep their dependency invariants;"
+[ "$fail" = 0 ] && echo "check-deps: no json! or Map<String, Value> below the Vine's MCP edge;"
 [ "$fail" = 0 ] && echo "check-deps: no crate depends on forest-cli, and forest-testkit is a dev-dependency only"
 exit "$fail"

@@ -7,7 +7,7 @@ use crate::node::{body_blockquote, body_h1, wikilinks, Node};
 use crate::scent::validate_summary;
 use crate::schema::{Dialect, ENTITY_KINDS, MAX_LINKS, PAYLOAD_TYPES, SOURCES};
 use crate::walk::node_paths_and_links;
-use crate::yaml::Value;
+use crate::yaml::{Mapping, Value};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -413,6 +413,17 @@ impl FrontmatterError {
 /// Returns the first problem as `CODE: message`.
 pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), FrontmatterError> {
     let f = &node.front;
+    check_required(f)?;
+    check_string_lists(f)?;
+    check_confidence(f)?;
+    check_closed_sets(f)?;
+    check_type(node, dialect)?;
+    check_links(f, dialect)?;
+    check_origin(f)
+}
+
+/// The scent and dates every node carries: present, strings or dates.
+fn check_required(f: &Mapping) -> Result<(), FrontmatterError> {
     for key in ["id", "type", "title", "summary", "created", "updated"] {
         match f.get(key) {
             None | Some(Value::Null) => {
@@ -435,6 +446,11 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             }
         }
     }
+    Ok(())
+}
+
+/// `tags`, `aliases`, `moved_from`: lists of strings when present.
+fn check_string_lists(f: &Mapping) -> Result<(), FrontmatterError> {
     for key in ["tags", "aliases", "moved_from"] {
         if let Some(v) = f.get(key) {
             match v {
@@ -449,6 +465,11 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             }
         }
     }
+    Ok(())
+}
+
+/// `confidence`: a number in [0.0, 1.0] when present.
+fn check_confidence(f: &Mapping) -> Result<(), FrontmatterError> {
     if let Some(v) = f.get("confidence") {
         match v.as_f64() {
             Some(c) if (0.0..=1.0).contains(&c) => {}
@@ -466,6 +487,11 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             }
         }
     }
+    Ok(())
+}
+
+/// `source` and `payload_type`: one of their closed sets when present.
+fn check_closed_sets(f: &Mapping) -> Result<(), FrontmatterError> {
     for (key, allowed) in [("source", &SOURCES[..]), ("payload_type", &PAYLOAD_TYPES[..])] {
         if let Some(v) = f.get(key) {
             if !matches!(v, Value::Null) && !v.as_str().is_some_and(|s| allowed.contains(&s)) {
@@ -476,6 +502,11 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             }
         }
     }
+    Ok(())
+}
+
+/// The type is the dialect's; an entity names its kind.
+fn check_type(node: &Node, dialect: &Dialect) -> Result<(), FrontmatterError> {
     let ty = node.get_str("type").unwrap_or_default();
     if !dialect.has_type(&ty) {
         return Err(FrontmatterError::new(crate::ErrorCode::Schema, format!("unknown node type '{ty}'")));
@@ -486,6 +517,12 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             format!("entity_kind: must be one of {ENTITY_KINDS:?}"),
         ));
     }
+    Ok(())
+}
+
+/// `links`: a list (at most `MAX_LINKS`) of mappings with a known rel, a
+/// target and an optional confidence in [0.0, 1.0].
+fn check_links(f: &Mapping, dialect: &Dialect) -> Result<(), FrontmatterError> {
     match f.get("links") {
         None | Some(Value::Null) => {}
         Some(Value::Sequence(links)) => {
@@ -530,6 +567,11 @@ pub fn validate_frontmatter(node: &Node, dialect: &Dialect) -> Result<(), Frontm
             return Err(FrontmatterError::new(crate::ErrorCode::Frontmatter, "links: Input should be a valid list"))
         }
     }
+    Ok(())
+}
+
+/// `origin`: one URI without whitespace or control characters.
+fn check_origin(f: &Mapping) -> Result<(), FrontmatterError> {
     if let Some(v) = f.get("origin") {
         match v {
             Value::Null => {}

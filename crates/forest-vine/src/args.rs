@@ -4,15 +4,18 @@
 //! object into it) and `JsonSchema` (the signature table of
 //! [`crate::primitive`] is read from that schema: names, types, required).
 //!
-//! Free-form objects stay JSON on purpose: `plant`'s nodes and `graft`'s
-//! patch carry frontmatter of any shape, `scan`'s filter any catalog
-//! column; their keys are checked by the primitive itself.
+//! The objects inside `plant`'s nodes, `graft`'s patch and `scan`'s
+//! filter are typed in [`crate::specs`]; their schema stays the wire's
+//! (`object`, any keys), their keys are checked by the primitive itself.
 //!
 //! In: nothing. Out: types. Touches nothing.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use crate::specs::{GraftPatch, NodeSpec, ScanFilter};
 
 /// An integer argument: a value outside `i64` reads as absent (the table
 /// admits any JSON integer).
@@ -59,14 +62,14 @@ pub enum SectionArg {
 #[serde(untagged)]
 pub enum NodeSpecs {
     /// One node.
-    One(Map<String, Value>),
+    One(#[schemars(with = "BTreeMap<String, Value>")] Box<NodeSpec>),
     /// A batch, planted in one commit.
-    Many(Vec<Map<String, Value>>),
+    Many(#[schemars(with = "Vec<BTreeMap<String, Value>>")] Vec<NodeSpec>),
 }
 
 impl Default for NodeSpecs {
     fn default() -> NodeSpecs {
-        NodeSpecs::One(Map::new())
+        NodeSpecs::One(Box::default())
     }
 }
 
@@ -162,7 +165,8 @@ pub struct ScanArgs {
     pub parent_id: String,
     /// Filter object (`tags_any`, `*_after`, `*_before`, `min_confidence`,
     /// `origin_prefix`, `kind`, `lang`, any catalog column by equality).
-    pub filter: Option<Map<String, Value>>,
+    #[schemars(with = "Option<BTreeMap<String, Value>>")]
+    pub filter: Option<ScanFilter>,
     /// Fields per item (default id, type, summary, body_tokens).
     pub fields: Option<Vec<String>>,
     /// Whole subtree instead of direct children.
@@ -303,7 +307,8 @@ pub struct GraftArgs {
     pub id: String,
     /// `set_frontmatter`, `add_links`, `remove_links`, `append_section`,
     /// `replace_section`, `replace_body`.
-    pub patch: Map<String, Value>,
+    #[schemars(with = "BTreeMap<String, Value>")]
+    pub patch: GraftPatch,
 }
 
 /// Arguments of `prune`.

@@ -11,14 +11,15 @@ use forest_model::ids::{self, is_branch_id, parent_index};
 use forest_model::index::{entry_line, upsert_entry, DIRECT_BANANAS, SUB_BRANCHES};
 use forest_model::node::{today, Node};
 use forest_model::ErrorCode;
-use serde_json::{Map, Value};
+use indexmap::IndexMap;
+use serde_json::Value;
 
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
+use crate::specs::{FieldName, FrontmatterSet, GraftPatch, LinkSpec, SectionPatch, Shaped};
 use crate::write::confine_paths;
 use crate::yamljson::{to_json, to_yaml};
 
-const MUTABLE: [&str; 6] = ["title", "summary", "tags", "confidence", "aliases", "origin"];
 const PATCH_KEYS: [&str; 6] =
     ["set_frontmatter", "add_links", "remove_links", "append_section", "replace_section", "replace_body"];
 
@@ -34,9 +35,9 @@ struct Graft {
 
 impl Vine {
     /// `graft(id, patch)`.
-    pub fn graft(&mut self, id: &str, patch: &Map<String, Value>) -> VResult<Grafted> {
+    pub fn graft(&mut self, id: &str, patch: &GraftPatch) -> VResult<Grafted> {
         self.writer()?;
-        if let Some(k) = patch.keys().find(|k| !PATCH_KEYS.contains(&k.as_str())) {
+        if let Some(k) = patch.unknown.keys().next() {
             return Err(VineError::schema(format!("unknown patch key '{k}'"))
                 .hint(format!("A patch takes {}.", PATCH_KEYS.join(", "))));
         }
@@ -44,9 +45,11 @@ impl Vine {
         let mut node = self.read_node(&id)?;
         check_patch(&id, patch)?;
         let mut g = Graft::default();
-        if let Some(sf) = patch.get("set_frontmatter") {
-            let sf = sf.as_object().ok_or_else(|| VineError::schema("set_frontmatter must be an object"))?;
+        let mut summary_set = false;
+        if let Some(sf) = &patch.set_frontmatter {
+            let Shaped::Ok(sf) = sf else { return Err(VineError::schema("set_frontmatter must be an object")) };
             set_frontmatter(&mut node, sf, &mut g)?;
+            summary_set = sf.get(&FieldName::Summary).is_some();
         }
         self.graft_links(&id, &mut node, patch, &mut g)?;
         graft_body(&id, &mut node, patch, &mut g)?;
@@ -63,50 +66,31 @@ impl Vine {
             writes.extend(self.reindexed_parent(&id, &node));
         }
         let commit = self.commit_nodes(&writes, &[], &format!("graft({id}): {}", g.parts.join(", ")))?;
-        let summary_set = patch.get("set_frontmatter").and_then(|s| s.get("summary")).is_some();
         Ok(Grafted { id, commit, fortified: g.fortified, trail, summary_stale: g.body_changed && !summary_set })
     }
 
     /// `add_links` (a known link gains heat instead of a twin) and
     /// `remove_links`; the node keeps at most `MAX_LINKS`.
-    fn graft_links(&mut self, id: &str, node: &mut Node, patch: &Map<String, Value>, g: &mut Graft) -> VResult<()> {
+    fn graft_links(&mut self, id: &str, node: &mut Node, patch: &GraftPatch, g: &mut Graft) -> VResult<()> {
         let mut links: Vec<Value> =
             node.front.get("links").map(to_json).and_then(|v| v.as_array().cloned()).unwrap_or_default();
-        if let Some(add) = patch.get("add_links") {
-            let add = add.as_array().ok_or_else(|| VineError::schema("add_links must be a list"))?;
+        if let Some(add) = &patch.add_links {
+            let Shaped::Ok(add) = add else { return Err(VineError::schema("add_links must be a list")) };
             for l in add {
-                let rel = l.get("rel").and_then(Value::as_str).unwrap_or_default().to_string();
-                let target = l.get("target").and_then(Value::as_str).map(norm_id).unwrap_or_default();
-                if !self.dialect.has_rel(&rel) {
-                    return Err(VineError::schema(format!("unknown rel '{rel}'")));
-                }
-                let dup = links
-                    .iter()
-                    .any(|x| x["rel"].as_str() == Some(rel.as_str()) && x["target"].as_str() == Some(target.as_str()));
-                if dup {
-                    // Reinforce before create: a known trail gains heat, not a second edge.
-                    self.trails.deposit(&[id.to_string(), target.clone()], 0.1, forest_catalog::PERSISTENT_SCOPE)?;
-                    g.fortified.push(LinkRef { rel: rel.to_string(), target: target.to_string() });
-                    continue;
-                }
-                let mut m = l.as_object().cloned().unwrap_or_default();
-                m.insert("target".into(), Value::String(target.to_string()));
-                if rel == "discovered-shortcut" {
-                    m.entry("confidence").or_insert(Value::from(0.5));
-                    m.entry("discovered_by").or_insert(Value::from("agent"));
-                }
-                links.push(Value::Object(m));
-                g.changed = true;
-                g.parts.push(format!("link {rel} {target}"));
+                self.add_link(id, &mut links, l, g)?;
             }
         }
-        for l in patch.get("remove_links").and_then(Value::as_array).into_iter().flatten() {
-            let before = links.len();
-            links.retain(|x| !(x["rel"] == l["rel"] && x["target"] == l["target"]));
-            if links.len() != before {
-                g.changed = true;
-                let (rel, target) = (l["rel"].as_str().unwrap_or(""), l["target"].as_str().unwrap_or(""));
-                g.parts.push(format!("unlink {rel} {target}"));
+        if let Some(Shaped::Ok(remove)) = &patch.remove_links {
+            for l in remove {
+                let before = links.len();
+                links.retain(|x| {
+                    !(x["rel"].as_str() == l.rel.as_deref() && x["target"].as_str() == l.target.as_deref())
+                });
+                if links.len() != before {
+                    g.changed = true;
+                    let (rel, target) = (l.rel.as_deref().unwrap_or(""), l.target.as_deref().unwrap_or(""));
+                    g.parts.push(format!("unlink {rel} {target}"));
+                }
             }
         }
         if links.len() > forest_model::schema::MAX_LINKS {
@@ -117,6 +101,39 @@ impl Vine {
         } else {
             node.set("links", to_yaml(&Value::Array(links)));
         }
+        Ok(())
+    }
+
+    /// One link of `add_links`: refused for an unknown rel, fortified when
+    /// the node has it already, else appended (a discovered shortcut with
+    /// its default confidence and author).
+    fn add_link(&mut self, id: &str, links: &mut Vec<Value>, l: &LinkSpec, g: &mut Graft) -> VResult<()> {
+        let rel = l.rel.clone().unwrap_or_default();
+        let target = l.target.as_deref().map(norm_id).unwrap_or_default();
+        if !self.dialect.has_rel(&rel) {
+            return Err(VineError::schema(format!("unknown rel '{rel}'")));
+        }
+        let dup = links
+            .iter()
+            .any(|x| x["rel"].as_str() == Some(rel.as_str()) && x["target"].as_str() == Some(target.as_str()));
+        if dup {
+            // Reinforce before create: a known trail gains heat, not a second edge.
+            self.trails.deposit(&[id.to_string(), target.clone()], 0.1, forest_catalog::PERSISTENT_SCOPE)?;
+            g.fortified.push(LinkRef { rel, target });
+            return Ok(());
+        }
+        let mut m: IndexMap<String, Value> =
+            [("rel".to_string(), Value::String(rel.clone())), ("target".to_string(), Value::String(target.clone()))]
+                .into_iter()
+                .chain(l.extra.iter().map(|(k, v)| (k.clone(), v.clone())))
+                .collect();
+        if rel == "discovered-shortcut" {
+            m.entry("confidence".into()).or_insert(Value::from(0.5));
+            m.entry("discovered_by".into()).or_insert(Value::from("agent"));
+        }
+        links.push(Value::Object(m.into_iter().collect()));
+        g.changed = true;
+        g.parts.push(format!("link {rel} {target}"));
         Ok(())
     }
 
@@ -135,12 +152,12 @@ impl Vine {
 
 /// Refusals of the patch as a whole: empty, or `replace_body` where it
 /// cannot go.
-fn check_patch(id: &str, patch: &Map<String, Value>) -> VResult<()> {
+fn check_patch(id: &str, patch: &GraftPatch) -> VResult<()> {
     if patch.is_empty() {
         return Err(VineError::schema("empty graft patch"));
     }
-    let has_body_op = patch.contains_key("append_section") || patch.contains_key("replace_section");
-    if patch.contains_key("replace_body") {
+    let has_body_op = patch.append_section.is_some() || patch.replace_section.is_some();
+    if patch.replace_body.is_some() {
         if has_body_op {
             return Err(VineError::schema("replace_body cannot be combined with append_section/replace_section"));
         }
@@ -152,17 +169,19 @@ fn check_patch(id: &str, patch: &Map<String, Value>) -> VResult<()> {
 }
 
 /// `set_frontmatter`: only the mutable fields, each checked; null removes.
-fn set_frontmatter(node: &mut Node, sf: &Map<String, Value>, g: &mut Graft) -> VResult<()> {
-    for (k, v) in sf {
-        if !MUTABLE.contains(&k.as_str()) {
+fn set_frontmatter(node: &mut Node, sf: &FrontmatterSet, g: &mut Graft) -> VResult<()> {
+    for (field, v) in &sf.0 {
+        if let FieldName::Immutable(k) = field {
+            let mutable: Vec<&str> = FieldName::MUTABLE.iter().map(FieldName::as_str).collect();
             return Err(VineError::new(ErrorCode::Readonly, format!("frontmatter field '{k}' is immutable"))
-                .hint(format!("Mutable fields: {}.", MUTABLE.join(", "))));
+                .hint(format!("Mutable fields: {}.", mutable.join(", "))));
         }
-        check_field(k, v)?;
-        if k == "summary" {
+        check_field(field, v)?;
+        let k = field.as_str();
+        if *field == FieldName::Summary {
             g.summary_changed = node.get_str("summary").as_deref() != v.as_str();
         }
-        let before = node.front.get(k.as_str()).map(to_json);
+        let before = node.front.get(k).map(to_json);
         if v.is_null() {
             node.remove(k);
         } else {
@@ -177,10 +196,10 @@ fn set_frontmatter(node: &mut Node, sf: &Map<String, Value>, g: &mut Graft) -> V
 }
 
 /// The checks of one mutable field's new value.
-fn check_field(k: &str, v: &Value) -> VResult<()> {
+fn check_field(k: &FieldName, v: &Value) -> VResult<()> {
     match k {
-        "summary" => Vine::check_summary(v.as_str().unwrap_or_default())?,
-        "aliases" => {
+        FieldName::Summary => Vine::check_summary(v.as_str().unwrap_or_default())?,
+        FieldName::Aliases => {
             let ok = v.as_array().is_some_and(|a| {
                 a.len() <= 16
                     && a.iter().all(|x| x.as_str().is_some_and(|s| !s.trim().is_empty() && s.chars().count() <= 80))
@@ -189,7 +208,7 @@ fn check_field(k: &str, v: &Value) -> VResult<()> {
                 return Err(VineError::schema("aliases must be a list of at most 16 non-blank strings of <= 80 chars"));
             }
         }
-        "origin" if !v.is_null() => {
+        FieldName::Origin if !v.is_null() => {
             let o = v.as_str().unwrap_or_default();
             if o.trim().is_empty() || o.chars().any(char::is_whitespace) || o.len() > 2048 {
                 return Err(VineError::schema("origin must be a URI without whitespace (<= 2048 chars)"));
@@ -201,26 +220,21 @@ fn check_field(k: &str, v: &Value) -> VResult<()> {
 }
 
 /// `replace_body`, `replace_section`, `append_section`, in that order.
-fn graft_body(id: &str, node: &mut Node, patch: &Map<String, Value>, g: &mut Graft) -> VResult<()> {
-    if let Some(b) = patch.get("replace_body") {
-        node.body = b.as_str().ok_or_else(|| VineError::schema("replace_body must be a string"))?.to_string();
+fn graft_body(id: &str, node: &mut Node, patch: &GraftPatch, g: &mut Graft) -> VResult<()> {
+    if let Some(b) = &patch.replace_body {
+        let Shaped::Ok(b) = b else { return Err(VineError::schema("replace_body must be a string")) };
+        node.body = b.clone();
         g.body_changed = true;
         g.parts.push("replace body".into());
     }
-    let header_content = |x: &Value| {
-        let s = |k: &str| x.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-        (s("header"), s("content"))
-    };
-    if let Some(rs) = patch.get("replace_section") {
-        let (header, content) = header_content(rs);
-        node.body = replace_md_section(&node.body, &header, &content).ok_or_else(|| {
+    if let Some(SectionPatch { header, content }) = &patch.replace_section {
+        node.body = replace_md_section(&node.body, header, content).ok_or_else(|| {
             VineError::not_found(format!("section '{header}' not found in {id}")).hint("Use append_section to add it.")
         })?;
         g.body_changed = true;
         g.parts.push(format!("replace section {header}"));
     }
-    if let Some(asx) = patch.get("append_section") {
-        let (header, content) = header_content(asx);
+    if let Some(SectionPatch { header, content }) = &patch.append_section {
         node.body = format!("{}\n\n## {header}\n\n{}\n", node.body.trim_end(), content.trim());
         g.body_changed = true;
         g.parts.push(format!("append section {header}"));

@@ -39,6 +39,7 @@ mod scoped;
 mod section;
 mod session;
 mod sniff;
+pub mod specs;
 mod sql;
 mod sqlcap;
 mod sqllex;

@@ -7,13 +7,13 @@ use crate::answers::{
 use std::collections::HashMap;
 
 use forest_catalog::NodeRow;
-use serde_json::{Map, Value};
 
 use crate::args::ScanArgs;
 use crate::budget::{shrink_items, Dropped};
 use crate::engine::{coverage_of, py_list, wire_kind, ScopeSel, Vine};
 use crate::error::{VResult, VineError};
 use crate::read::heat_or_zero;
+use crate::specs::{FilterTerm, ScanFilter};
 use crate::window::{self, Window};
 
 use crate::budget::LIST_BUDGET;
@@ -67,40 +67,42 @@ fn field_value(r: &NodeRow, f: &str, heat: f64) -> Option<Field> {
     })
 }
 
-fn passes(v: &Vine, r: &NodeRow, filter: &Map<String, Value>) -> VResult<bool> {
-    let as_str = |x: &Value| x.as_str().map(String::from).unwrap_or_else(|| x.to_string());
-    for (k, want) in filter {
-        let ok = match k.as_str() {
-            "tags_any" => {
-                let w: Vec<String> = want.as_array().map(|a| a.iter().map(as_str).collect()).unwrap_or_default();
-                r.tags.iter().any(|t| w.contains(t))
-            }
-            "updated_after" => r.updated.as_deref().is_some_and(|u| !u.is_empty() && u >= as_str(want).as_str()),
-            "created_after" => r.created.as_deref().is_some_and(|u| !u.is_empty() && u >= as_str(want).as_str()),
-            "updated_before" => r.updated.as_deref().is_some_and(|u| !u.is_empty() && u <= as_str(want).as_str()),
-            "created_before" => r.created.as_deref().is_some_and(|u| !u.is_empty() && u <= as_str(want).as_str()),
-            "min_confidence" => want.as_f64().is_some_and(|m| r.confidence >= m),
-            "origin_prefix" => r.origin.as_deref().is_some_and(|o| o.starts_with(as_str(want).as_str())),
-            "kind" => wire_kind(r.kind) == as_str(want),
-            "lang" => v.node_lang(&r.id).as_deref() == Some(as_str(want).as_str()),
-            other => match field_value(r, other, 0.0) {
-                Some(have) => have.text() == as_str(want),
-                None if other == "payload" || other == "payload_hash" || other == "body_hash" => {
-                    let have = match other {
-                        "payload" => r.payload.clone(),
-                        "payload_hash" => r.payload_hash.clone(),
-                        _ => Some(r.body_hash.clone()),
-                    };
-                    have.as_deref() == Some(as_str(want).as_str())
-                }
-                None => return Err(VineError::schema(format!("unknown scan filter: {other}"))),
-            },
+fn passes(v: &Vine, r: &NodeRow, filter: &ScanFilter) -> VResult<bool> {
+    let on_or_after = |have: &Option<String>, w: &str| have.as_deref().is_some_and(|u| !u.is_empty() && u >= w);
+    let on_or_before = |have: &Option<String>, w: &str| have.as_deref().is_some_and(|u| !u.is_empty() && u <= w);
+    for term in &filter.0 {
+        let ok = match term {
+            FilterTerm::TagsAny(w) => r.tags.iter().any(|t| w.contains(t)),
+            FilterTerm::UpdatedAfter(w) => on_or_after(&r.updated, w),
+            FilterTerm::CreatedAfter(w) => on_or_after(&r.created, w),
+            FilterTerm::UpdatedBefore(w) => on_or_before(&r.updated, w),
+            FilterTerm::CreatedBefore(w) => on_or_before(&r.created, w),
+            FilterTerm::MinConfidence(m) => m.is_some_and(|m| r.confidence >= m),
+            FilterTerm::OriginPrefix(w) => r.origin.as_deref().is_some_and(|o| o.starts_with(w.as_str())),
+            FilterTerm::Kind(w) => wire_kind(r.kind) == w.as_str(),
+            FilterTerm::Lang(w) => v.node_lang(&r.id).as_deref() == Some(w.as_str()),
+            FilterTerm::Column(other, want) => column_equals(r, other, want)?,
         };
         if !ok {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// A catalog column by equality (a scan field, or a payload/hash column);
+/// `E_SCHEMA` for a column the catalog does not have.
+fn column_equals(r: &NodeRow, column: &str, want: &str) -> VResult<bool> {
+    if let Some(have) = field_value(r, column, 0.0) {
+        return Ok(have.text() == want);
+    }
+    let have = match column {
+        "payload" => r.payload.clone(),
+        "payload_hash" => r.payload_hash.clone(),
+        "body_hash" => Some(r.body_hash.clone()),
+        _ => return Err(VineError::schema(format!("unknown scan filter: {column}"))),
+    };
+    Ok(have.as_deref() == Some(want))
 }
 
 /// One listed node: its id, the fields asked for, `system` for `_meta`.
@@ -161,7 +163,7 @@ impl Vine {
         } else {
             self.rows_of(self.catalog.child_ids(&parent.id)?)?
         };
-        let empty = Map::new();
+        let empty = ScanFilter::default();
         let filter = a.filter.as_ref().unwrap_or(&empty);
         let mut kept = vec![];
         for r in cands {

@@ -11,11 +11,12 @@ use forest_model::node::{today, Node};
 use forest_model::scent::validate_summary;
 use forest_model::yaml::{Mapping, Value as Y};
 use forest_model::ErrorCode;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::args::NodeSpecs;
 use crate::engine::{norm_id, Vine};
 use crate::error::{VResult, VineError};
+use crate::specs::NodeSpec;
 use crate::yamljson::to_yaml;
 
 /// Nodes per plant batch.
@@ -85,15 +86,15 @@ impl Vine {
     /// a list of objects).
     pub fn plant(&mut self, node: &Value, if_absent: bool, dry_run: bool) -> VResult<PlantAnswer> {
         self.writer()?;
+        let spec = |v: &Value| {
+            if !v.is_object() {
+                return Err(VineError::schema("plant: every node must be an object"));
+            }
+            serde_json::from_value::<NodeSpec>(v.clone()).map_err(|e| VineError::schema(format!("plant: {e}")))
+        };
         let specs = match node {
-            Value::Object(m) => NodeSpecs::One(m.clone()),
-            Value::Array(a) => NodeSpecs::Many(
-                a.iter()
-                    .map(|v| {
-                        v.as_object().cloned().ok_or_else(|| VineError::schema("plant: every node must be an object"))
-                    })
-                    .collect::<VResult<_>>()?,
-            ),
+            Value::Object(_) => NodeSpecs::One(Box::new(spec(node)?)),
+            Value::Array(a) => NodeSpecs::Many(a.iter().map(spec).collect::<VResult<_>>()?),
             _ => return Err(VineError::schema("plant: node must be an object or a list of objects")),
         };
         self.plant_specs(&specs, if_absent, dry_run)
@@ -102,8 +103,8 @@ impl Vine {
     /// `plant` of typed node specs.
     pub fn plant_specs(&mut self, node: &NodeSpecs, if_absent: bool, dry_run: bool) -> VResult<PlantAnswer> {
         self.writer()?;
-        let (specs, batch): (&[Map<String, Value>], bool) = match node {
-            NodeSpecs::One(m) => (std::slice::from_ref(m), false),
+        let (specs, batch): (&[NodeSpec], bool) = match node {
+            NodeSpecs::One(m) => (std::slice::from_ref(&**m), false),
             NodeSpecs::Many(a) => {
                 if a.is_empty() {
                     return Err(VineError::schema("plant batch must not be empty"));
@@ -137,8 +138,8 @@ impl Vine {
             format!(
                 "plant({}): {} [source={}]",
                 plan.created[0],
-                s.get("title").and_then(Value::as_str).unwrap_or_default(),
-                s.get("source").and_then(Value::as_str).unwrap_or("agent")
+                s.title.as_deref().unwrap_or_default(),
+                s.source.as_deref().unwrap_or("agent")
             )
         };
         let commit = self.commit_nodes(&plan.planned, &[], &msg)?;
@@ -154,17 +155,11 @@ impl Vine {
     /// Plan every node of a plant call in order (a later node may hang
     /// under an earlier one). A dry run collects the refusals; a real run
     /// stops at the first.
-    fn plan_batch(
-        &mut self,
-        specs: &[Map<String, Value>],
-        batch: bool,
-        if_absent: bool,
-        dry_run: bool,
-    ) -> VResult<PlantPlan> {
+    fn plan_batch(&mut self, specs: &[NodeSpec], batch: bool, if_absent: bool, dry_run: bool) -> VResult<PlantPlan> {
         let mut plan = PlantPlan::default();
         let mut seen = std::collections::HashSet::new();
         for (i, spec) in specs.iter().enumerate() {
-            let id = spec.get("id").and_then(Value::as_str).map(norm_id).unwrap_or_default();
+            let id = spec.id.as_deref().map(norm_id).unwrap_or_default();
             if batch && !seen.insert(id.clone()) {
                 return Err(VineError::schema(format!("duplicate id in batch: {id}")));
             }
@@ -196,26 +191,28 @@ impl Vine {
 
     /// The writes of one node: its file and its (updated) parent index.
     /// `Ok(None)` when the id is taken.
-    fn plan_plant(
-        &mut self,
-        spec: &Map<String, Value>,
-        planned: &[(String, Node)],
-    ) -> VResult<Option<Vec<(String, Node)>>> {
-        let s = |k: &str| spec.get(k).and_then(Value::as_str).map(|v| v.to_string());
-        for k in ["id", "type", "title", "summary", "parent"] {
-            if s(k).is_none_or(|v| v.trim().is_empty()) {
+    fn plan_plant(&mut self, spec: &NodeSpec, planned: &[(String, Node)]) -> VResult<Option<Vec<(String, Node)>>> {
+        let required = [
+            ("id", &spec.id),
+            ("type", &spec.node_type),
+            ("title", &spec.title),
+            ("summary", &spec.summary),
+            ("parent", &spec.parent),
+        ];
+        for (k, v) in required {
+            if v.as_deref().is_none_or(|v| v.trim().is_empty()) {
                 return Err(VineError::schema(format!("plant: node.{k} is required (a non-empty string)")));
             }
         }
-        let id = norm_id(&s("id").unwrap_or_default());
-        let parent = norm_id(&s("parent").unwrap_or_default());
+        let id = norm_id(spec.id.as_deref().unwrap_or_default());
+        let parent = norm_id(spec.parent.as_deref().unwrap_or_default());
         let path = self.node_path(&id)?;
         if path.is_file() || planned.iter().any(|(p, _)| *p == id) {
             return Ok(None);
         }
         self.check_spec(spec)?;
         let parent_node = self.parent_of(&id, &parent, planned)?;
-        if let Some(links) = spec.get("links").and_then(Value::as_array) {
+        if let Some(links) = spec.extra.get("links").and_then(Value::as_array) {
             for l in links {
                 let rel = l.get("rel").and_then(Value::as_str).unwrap_or_default();
                 if !self.dialect.has_rel(rel) {
@@ -231,7 +228,7 @@ impl Vine {
         let mut pn = parent_node;
         let (heading, cov) =
             if is_branch_id(&id) { (SUB_BRANCHES, Some("0 bananas, 0 sub-branches")) } else { (DIRECT_BANANAS, None) };
-        let summary = s("summary").unwrap_or_default();
+        let summary = spec.summary.clone().unwrap_or_default();
         pn.body = upsert_entry(&pn.body, heading, &id, &entry_line(&id, &summary, cov));
         pn.set_str("coverage", &index::coverage_of(&pn.body));
         pn.set_str("updated", &node.get_str("created").unwrap_or_default());
@@ -240,22 +237,22 @@ impl Vine {
 
     /// The refusals a node spec meets before its parent is read: keys
     /// only transplant or adopt write, an unknown type, a long summary.
-    fn check_spec(&self, spec: &Map<String, Value>) -> VResult<()> {
-        if spec.contains_key("moved_from") {
+    fn check_spec(&self, spec: &NodeSpec) -> VResult<()> {
+        if spec.extra.contains_key("moved_from") {
             return Err(
                 VineError::schema("moved_from is written by transplant").hint("Use transplant() to move a node.")
             );
         }
-        if spec.contains_key("schema") || spec.contains_key("rows") {
+        if spec.extra.contains_key("schema") || spec.extra.contains_key("rows") {
             return Err(VineError::schema("dataset birth (schema/rows) is not supported by forest's engine yet")
                 .hint("Adopt the data with `forest adopt` instead."));
         }
-        let ty = spec.get("type").and_then(Value::as_str).unwrap_or_default();
+        let ty = spec.node_type.as_deref().unwrap_or_default();
         if !self.dialect.has_type(ty) {
             return Err(VineError::schema(format!("unknown node type '{ty}'"))
                 .hint("pick('_meta/schema') lists this forest's types."));
         }
-        Self::check_summary(spec.get("summary").and_then(Value::as_str).unwrap_or_default())?;
+        Self::check_summary(spec.summary.as_deref().unwrap_or_default())?;
         Ok(())
     }
 
@@ -325,31 +322,28 @@ impl PlantPlan {
 
 /// The node a spec describes: the required keys first, dated today, the
 /// other keys of the spec as frontmatter, its body (or a default one).
-fn new_node(spec: &Map<String, Value>, id: &str) -> Node {
-    let s = |k: &str| spec.get(k).and_then(Value::as_str).map(|v| v.to_string());
-    let title = s("title").unwrap_or_default();
-    let summary = s("summary").unwrap_or_default();
+fn new_node(spec: &NodeSpec, id: &str) -> Node {
+    let title = spec.title.clone().unwrap_or_default();
+    let summary = spec.summary.clone().unwrap_or_default();
     let day = today();
     let mut front = Mapping::new();
     let mut put = |k: &str, v: Y| {
         front.insert(Y::String(k.into()), v);
     };
     put("id", Y::String(id.to_string()));
-    put("type", Y::String(s("type").unwrap_or_default()));
+    put("type", Y::String(spec.node_type.clone().unwrap_or_default()));
     put("title", Y::String(title.clone()));
     put("summary", Y::String(summary.clone()));
     put("created", Y::String(day.clone()));
     put("updated", Y::String(day));
-    put("source", Y::String(s("source").unwrap_or_else(|| "agent".into())));
-    for (k, v) in spec {
-        if ["id", "type", "title", "summary", "parent", "body", "created", "updated", "source"].contains(&k.as_str())
-            || v.is_null()
-        {
+    put("source", Y::String(spec.source.clone().unwrap_or_else(|| "agent".into())));
+    for (k, v) in &spec.extra {
+        if ["created", "updated"].contains(&k.as_str()) || v.is_null() {
             continue;
         }
         put(k, to_yaml(v));
     }
-    let body = match s("body").filter(|b| !b.trim().is_empty()) {
+    let body = match spec.body.clone().filter(|b| !b.trim().is_empty()) {
         Some(b) => b,
         None if is_branch_id(id) => index::branch_body(&title, &summary),
         None => format!("# {title}\n\n> {summary}\n"),

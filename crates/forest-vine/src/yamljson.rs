@@ -1,7 +1,7 @@
 //! YAML frontmatter values as JSON (for digests and the node spec).
 
 use forest_model::yaml::{Mapping, Value as Y};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Convert a YAML value to JSON (tags dropped, non-string keys stringified).
 pub fn to_json(v: &Y) -> Value {
@@ -14,22 +14,17 @@ pub fn to_json(v: &Y) -> Value {
         },
         Y::String(s) => Value::String(s.clone()),
         Y::Sequence(s) => Value::Array(s.iter().map(to_json).collect()),
-        Y::Mapping(m) => Value::Object(map_to_json(m)),
+        Y::Mapping(m) => Value::Object(m.iter().map(|(k, v)| (json_key(k), to_json(v))).collect()),
         Y::Tagged(t) => to_json(&t.value),
     }
 }
 
-/// A YAML mapping as a JSON object.
-pub fn map_to_json(m: &Mapping) -> Map<String, Value> {
-    let mut out = Map::new();
-    for (k, v) in m {
-        let key = match k {
-            Y::String(s) => s.clone(),
-            other => serde_json::to_string(&to_json(other)).unwrap_or_default(),
-        };
-        out.insert(key, to_json(v));
+/// A YAML key as a JSON object key (a non-string key as its JSON text).
+fn json_key(k: &Y) -> String {
+    match k {
+        Y::String(s) => s.clone(),
+        other => serde_json::to_string(&to_json(other)).unwrap_or_default(),
     }
-    out
 }
 
 /// Convert JSON to YAML (for writes).

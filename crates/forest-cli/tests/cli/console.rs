@@ -111,92 +111,8 @@ fn console_pages_follow_the_token_and_refuse_hostile_requests() {
     let cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
     assert_eq!(ids_of(&console_ops), ids_of(&cli));
 
-    // Scope: the engineering token never sees hr/ on any page.
-    let (_, hits) = page(a, &co, "/ui/search?q=zanzibar");
-    assert!(hits.contains("hr&#x2f;salaries"), "the unscoped token finds it: {hits}");
-    for p in [
-        "/ui/search?q=zanzibar",
-        "/ui/search?q=salaries",
-        "/ui/browse",
-        "/ui/health",
-        "/ui/node/engineering/build",
-        "/ui/history/engineering/build",
-    ] {
-        let (st, body) = page(a, &ce, p);
-        assert_eq!(st, 200, "{p}: {body}");
-        // (The query itself is echoed: the secret's own words are not looked for.)
-        assert!(!body.contains("hr&#x2f;") && !body.contains("hr/") && !body.contains("Salaries"), "{p}: {body}");
-        assert!(!body.contains("salary sheet") && !body.contains("People operations"), "{p}: {body}");
-    }
-    for p in [
-        "/ui/node/hr/salaries",
-        "/ui/browse/hr/_index",
-        "/ui/node/_index",
-        "/ui/browse/_index",
-        "/ui/history/hr/salaries",
-    ] {
-        let (st, body) = page(a, &ce, p);
-        assert_eq!(st, 404, "{p}: {body}");
-        assert!(!body.contains("Salaries") && !body.contains("salary sheet"), "{p}");
-    }
-    // Browse from the master down to a node (unscoped), and from the
-    // token's branch (scoped).
-    let (st, master) = page(a, &co, "/ui/browse");
-    assert_eq!(st, 200);
-    assert!(master.contains("&#x2f;ui&#x2f;browse&#x2f;engineering&#x2f;_index"), "{master}");
-    let (_, branch) = page(a, &ce, "/ui/browse/engineering/_index");
-    assert!(branch.contains("&#x2f;ui&#x2f;node&#x2f;engineering&#x2f;build"), "{branch}");
-    let (st, node) = page(a, &ce, "/ui/node/engineering/build");
-    assert_eq!(st, 200);
-    assert!(node.contains("Build pipeline") && node.contains("How the build pipeline runs."), "{node}");
-    // The history: the owner reads the commit; the scoped token not its
-    // subject, which also names hr/.
-    let (st, h) = page(a, &co, "/ui/history/engineering/build");
-    assert_eq!(st, 200);
-    assert!(h.contains("init: company"), "{h}");
-    let (_, h) = page(a, &ce, "/ui/history/engineering/build");
-    assert!(!h.contains("init: company") && h.contains("withheld"), "{h}");
-    // An adopted node names the file it came from.
-    let (st, node) = page(a, &co, "/ui/node/runbook");
-    assert_eq!(st, 200);
-    assert!(node.contains("id=\"origin\">file:&#x2f;&#x2f;") && node.contains("handbook&#x2f;runbook.md"), "{node}");
-    // Health: the owner sees the adopt run; the scoped token its branch only.
-    let (_, h) = page(a, &co, "/ui/health");
-    assert!(h.contains("gardener(adopt)") && h.contains("<svg"), "{h}");
-    assert!(h.contains("<title id=\"heat-t\">"), "heat over the tree: {h}");
-    let (_, h) = page(a, &ce, "/ui/health");
-    assert!(!h.contains("gardener(adopt)") && h.contains("engineering"), "{h}");
-    assert!(h.contains("<title id=\"heat-t\">") && h.contains(">1.60<"), "engineering's heat alone: {h}");
-    assert!(!h.contains(">hr<") && !h.contains(">0.50<"), "no bar of hr: {h}");
-
-    // Hostile text in titles and bodies is escaped on every page.
-    for p in ["/ui/node/engineering/xss", "/ui/search?q=zebra", "/ui/browse/engineering/_index"] {
-        let (st, body) = page(a, &ce, p);
-        assert_eq!(st, 200, "{p}");
-        assert!(!body.contains("<script>alert") && !body.contains("<img src=x"), "{p}: {body}");
-        assert_eq!(body.matches("<script").count(), 1, "only the console's own script: {p}");
-    }
-    // Path traversal, raw and encoded, and oversized queries: one clear refusal.
-    for p in [
-        "/ui/node/../../etc/passwd",
-        "/ui/node/%2e%2e/%2e%2e/etc/passwd",
-        "/ui/node/engineering%2f..%2f..%2fetc%2fpasswd",
-        "/ui/node/..%5c..%5cetc%5cpasswd",
-        "/ui/static/..%2f..%2fCargo.toml",
-        "/ui/browse/engineering/%00",
-    ] {
-        let (st, body) = page(a, &ce, p);
-        assert_eq!(st, 400, "{p}: {body}");
-        assert!(body.contains("E_SCHEMA") && !body.contains("root:") && !body.contains("[package]"), "{p}");
-    }
-    let long = format!("/ui/search?q={}", "x".repeat(300));
-    let (st, body) = page(a, &ce, &long);
-    assert_eq!(st, 414);
-    assert!(body.contains("a search is at most 256 characters"), "{body}");
-    let huge = format!("/ui/search?q={}", "x".repeat(20_000));
-    assert!([414, 431].contains(&page(a, &ce, &huge).0));
-    let (st, body) = page(a, &ce, &format!("/ui/node/{}", "a/".repeat(400)));
-    assert!([400, 414].contains(&st), "{st} {body}");
+    pages_keep_to_the_token(a, &ce, &co);
+    hostile_requests_get_one_refusal(a, &ce);
 
     // Guessing tokens on the form is limited per address, as bearer tokens are.
     let codes: Vec<u16> = (0..25).map(|_| req(a, "POST", "/ui/login", &ok, "token=fst_guess").0).collect();
@@ -211,6 +127,101 @@ fn console_pages_follow_the_token_and_refuse_hostile_requests() {
         let text = fs::read_to_string(root.join(log)).unwrap_or_default();
         assert!(!text.contains(&eng) && !text.contains(ce.split('=').nth(1).unwrap()), "{log}");
     }
+}
+
+/// The engineering token never sees hr/ on any page; browse, node,
+/// history and health pages show what each token may read.
+fn pages_keep_to_the_token(a: &str, ce: &str, co: &str) {
+    // Scope: the engineering token never sees hr/ on any page.
+    let (_, hits) = page(a, co, "/ui/search?q=zanzibar");
+    assert!(hits.contains("hr&#x2f;salaries"), "the unscoped token finds it: {hits}");
+    for p in [
+        "/ui/search?q=zanzibar",
+        "/ui/search?q=salaries",
+        "/ui/browse",
+        "/ui/health",
+        "/ui/node/engineering/build",
+        "/ui/history/engineering/build",
+    ] {
+        let (st, body) = page(a, ce, p);
+        assert_eq!(st, 200, "{p}: {body}");
+        // (The query itself is echoed: the secret's own words are not looked for.)
+        assert!(!body.contains("hr&#x2f;") && !body.contains("hr/") && !body.contains("Salaries"), "{p}: {body}");
+        assert!(!body.contains("salary sheet") && !body.contains("People operations"), "{p}: {body}");
+    }
+    for p in [
+        "/ui/node/hr/salaries",
+        "/ui/browse/hr/_index",
+        "/ui/node/_index",
+        "/ui/browse/_index",
+        "/ui/history/hr/salaries",
+    ] {
+        let (st, body) = page(a, ce, p);
+        assert_eq!(st, 404, "{p}: {body}");
+        assert!(!body.contains("Salaries") && !body.contains("salary sheet"), "{p}");
+    }
+    // Browse from the master down to a node (unscoped), and from the
+    // token's branch (scoped).
+    let (st, master) = page(a, co, "/ui/browse");
+    assert_eq!(st, 200);
+    assert!(master.contains("&#x2f;ui&#x2f;browse&#x2f;engineering&#x2f;_index"), "{master}");
+    let (_, branch) = page(a, ce, "/ui/browse/engineering/_index");
+    assert!(branch.contains("&#x2f;ui&#x2f;node&#x2f;engineering&#x2f;build"), "{branch}");
+    let (st, node) = page(a, ce, "/ui/node/engineering/build");
+    assert_eq!(st, 200);
+    assert!(node.contains("Build pipeline") && node.contains("How the build pipeline runs."), "{node}");
+    // The history: the owner reads the commit; the scoped token not its
+    // subject, which also names hr/.
+    let (st, h) = page(a, co, "/ui/history/engineering/build");
+    assert_eq!(st, 200);
+    assert!(h.contains("init: company"), "{h}");
+    let (_, h) = page(a, ce, "/ui/history/engineering/build");
+    assert!(!h.contains("init: company") && h.contains("withheld"), "{h}");
+    // An adopted node names the file it came from.
+    let (st, node) = page(a, co, "/ui/node/runbook");
+    assert_eq!(st, 200);
+    assert!(node.contains("id=\"origin\">file:&#x2f;&#x2f;") && node.contains("handbook&#x2f;runbook.md"), "{node}");
+    // Health: the owner sees the adopt run; the scoped token its branch only.
+    let (_, h) = page(a, co, "/ui/health");
+    assert!(h.contains("gardener(adopt)") && h.contains("<svg"), "{h}");
+    assert!(h.contains("<title id=\"heat-t\">"), "heat over the tree: {h}");
+    let (_, h) = page(a, ce, "/ui/health");
+    assert!(!h.contains("gardener(adopt)") && h.contains("engineering"), "{h}");
+    assert!(h.contains("<title id=\"heat-t\">") && h.contains(">1.60<"), "engineering's heat alone: {h}");
+    assert!(!h.contains(">hr<") && !h.contains(">0.50<"), "no bar of hr: {h}");
+}
+
+/// Hostile text is escaped; traversal and oversized paths get one clear
+/// refusal.
+fn hostile_requests_get_one_refusal(a: &str, ce: &str) {
+    // Hostile text in titles and bodies is escaped on every page.
+    for p in ["/ui/node/engineering/xss", "/ui/search?q=zebra", "/ui/browse/engineering/_index"] {
+        let (st, body) = page(a, ce, p);
+        assert_eq!(st, 200, "{p}");
+        assert!(!body.contains("<script>alert") && !body.contains("<img src=x"), "{p}: {body}");
+        assert_eq!(body.matches("<script").count(), 1, "only the console's own script: {p}");
+    }
+    // Path traversal, raw and encoded, and oversized queries: one clear refusal.
+    for p in [
+        "/ui/node/../../etc/passwd",
+        "/ui/node/%2e%2e/%2e%2e/etc/passwd",
+        "/ui/node/engineering%2f..%2f..%2fetc%2fpasswd",
+        "/ui/node/..%5c..%5cetc%5cpasswd",
+        "/ui/static/..%2f..%2fCargo.toml",
+        "/ui/browse/engineering/%00",
+    ] {
+        let (st, body) = page(a, ce, p);
+        assert_eq!(st, 400, "{p}: {body}");
+        assert!(body.contains("E_SCHEMA") && !body.contains("root:") && !body.contains("[package]"), "{p}");
+    }
+    let long = format!("/ui/search?q={}", "x".repeat(300));
+    let (st, body) = page(a, ce, &long);
+    assert_eq!(st, 414);
+    assert!(body.contains("a search is at most 256 characters"), "{body}");
+    let huge = format!("/ui/search?q={}", "x".repeat(20_000));
+    assert!([414, 431].contains(&page(a, ce, &huge).0));
+    let (st, body) = page(a, ce, &format!("/ui/node/{}", "a/".repeat(400)));
+    assert!([400, 414].contains(&st), "{st} {body}");
 }
 
 #[test]
