@@ -41,6 +41,9 @@
 #   REF_COMMIT=HEAD                   commit to read when REF_DIR is a git repo
 #   FUSIONS="default bm25 rrf"        locate arms (`default` = no --fusion flag)
 #   MISSES_FOR=v2                     sets whose R@1 misses are printed with the top 5
+#   CANOPY=                           fast|full: build that canopy on both forests
+#                                     (FOREST_EMBED_MODEL names the model), so
+#                                     the default arm is hybrid
 #   REF_LOCATE=0                      1: also run the reference's own bench_locate.py
 #                                     (installed engine, and the commit's src/) on copies
 # Plain bash + python3, no network. Results: OUT/results.json.
@@ -101,6 +104,9 @@ for f in "$OUT/forest" "$OUT/fixture"; do
     git -C "$f" -c user.name=bench -c user.email=bench@localhost commit -q -m "reference forest"
   fi
   "$FOREST_BIN" reindex --forest "$f"
+  if [ -n "${CANOPY:-}" ]; then
+    "$FOREST_BIN" canopy build --forest "$f" --encoder "$CANOPY" >/dev/null
+  fi
 done
 
 # Optional: the reference's own locate numbers, on throwaway copies.

@@ -4,10 +4,11 @@
 //! pair of texts look alike. Centring the table and projecting out its top
 //! principal directions leaves what tells tokens apart.
 //!
-//! Measured on the real question sets (bench/findability, tuning halves):
-//! the fast encoder's vectors alone went from R@5 0.559 to 0.607 on `usd`
-//! and 0.600 to 0.680 on `py` with 16 directions removed
-//! (docs/decisions/locate-one-engine.md).
+//! Measured on the real question sets (bench/findability, tuning halves,
+//! scent alone): the fast encoder's vectors alone went from R@5 0.559 to
+//! 0.628 on `usd` and 0.600 to 0.680 on `py` with 8 directions removed; 16
+//! did as well on those sets but cost the reference's bench set v2 two
+//! first places (docs/decisions/locate-one-engine.md).
 //!
 //! Only the span of the top directions is needed, so an orthogonal
 //! (subspace) iteration on the `dim × dim` covariance finds it: a few
@@ -19,7 +20,7 @@ use rayon::prelude::*;
 use crate::embed::normalize;
 
 /// How many principal directions the fast encoder's table loses.
-pub(crate) const TOP_DIRECTIONS: usize = 16;
+pub(crate) const TOP_DIRECTIONS: usize = 8;
 
 /// Extra vectors iterated beside the `k` kept, so the kept ones converge
 /// at the rate of the gap to the `k + OVERSAMPLE`-th direction.
