@@ -257,7 +257,7 @@ impl Converter for Slides {
         }
         let mut zip = zipguard::open_checked(&bytes, limits)?;
         let (meta_title, slides) = if zip.by_name("ppt/presentation.xml").is_ok() {
-            pptx(&mut zip, limits).map_err(|e| schema(format!("{name}: {e}")))?
+            pptx(&mut zip, limits).map_err(|e| schema(format!("{name}: {}", forest_model::error_chain(&e))))?
         } else {
             if odf::odf_encrypted(&mut zip, limits) {
                 return Ok(encrypted_stub(&stem_title, "presentation"));
