@@ -101,12 +101,11 @@ fn pptx_shapes(tree: &Node, slide: &mut Slide) {
     walk(tree, slide, 0);
 }
 
-/// Relationship id → target path (resolved against `base_dir`).
-fn rels(
-    zip: &mut ZipArchive<Cursor<&[u8]>>,
-    part: &str,
-    limits: &Limits,
-) -> Result<HashMap<String, String>, ConvertError> {
+/// Relationship id → target path.
+type Rels = HashMap<String, String>;
+
+/// A part's relationships (targets resolved against `base_dir`).
+fn rels(zip: &mut ZipArchive<Cursor<&[u8]>>, part: &str, limits: &Limits) -> Result<Rels, ConvertError> {
     let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
     let rels_path = format!("{dir}/_rels/{file}.rels");
     let mut out = HashMap::new();
