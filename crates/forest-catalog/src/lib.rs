@@ -40,13 +40,13 @@ pub use window::{Window, WindowCounts};
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// SQLite failed (I/O, lock timeout, corrupt file, ...).
-    #[error("sqlite: {0}")]
+    #[error("sqlite")]
     Sqlite(#[from] rusqlite::Error),
     /// Filesystem error around the database files.
-    #[error("io: {0}")]
+    #[error("io")]
     Io(#[from] std::io::Error),
     /// A JSON column could not be (de)serialized.
-    #[error("json: {0}")]
+    #[error("json")]
     Json(#[from] serde_json::Error),
     /// A caller argument outside the accepted set (the dialect's `E_SCHEMA`).
     #[error("{0}")]

@@ -184,7 +184,7 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
         let s = Instant::now();
         settle(forest, &mut catalog, rewritten.keys())?;
         if let Err(e) = forest_canopy::maintain_forest(forest, &catalog) {
-            tracing::warn!(event = "canopy.stale", code = e.code(), error = %e);
+            tracing::warn!(event = "canopy.stale", code = e.code(), error = %forest_model::error_chain(&e));
         }
         tracing::info!(event = "ranger.commit", files = rewritten.len(), git_ms = committed_ms, settle_ms = ms(s));
     }
@@ -231,7 +231,7 @@ fn canopy_second_tier(forest: &Path, catalog: &Catalog, cfg: &RangerConfig) -> O
     match forest_canopy::upgrade_forest(forest, catalog, cfg.canopy_full_max_nodes as usize) {
         Ok(r) => r.map(|r| r.embedded),
         Err(e) => {
-            tracing::warn!(event = "canopy.upgrade_failed", code = e.code(), error = %e);
+            tracing::warn!(event = "canopy.upgrade_failed", code = e.code(), error = %forest_model::error_chain(&e));
             None
         }
     }
