@@ -2,7 +2,7 @@
 //! hash and convert one batch's files on the CPU pool.
 //!
 //! In: the batch's [`Work`] items and the listing. Out: one [`Converted`]
-//! per file to plant or update (a conversion or an error message). Files no
+//! per file to plant or update (its `ConvertOutcome`). Files no
 //! converter claims, empty ones and oversized ones are never read. Both
 //! hashes come from one read pass (sha256 for the passport, blake3 for the
 //! manifest). Touches the source (reads) and S3 download slots; never the

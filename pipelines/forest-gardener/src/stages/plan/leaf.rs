@@ -10,7 +10,7 @@ type LeafContent = (&'static str, String, String, Option<(String, String)>);
 use super::Planner;
 use crate::error::chain;
 use crate::options::{Draft, DraftLink};
-use crate::outcomes::{kind_of_conversion, report_problem, OutcomeKind, StatKey};
+use crate::outcomes::{kind_of_conversion, report_problem, StatKey};
 use crate::reconcile::ManifestEntry;
 use crate::report::err;
 use crate::stages::convert::Converted;
@@ -46,7 +46,7 @@ impl Planner<'_> {
             }
             Err(e) => forest_model::error_chain(e),
         };
-        let kind = if out.is_skipped() { OutcomeKind::Skipped } else { kind_of_conversion(out.is_unsupported(), &msg) };
+        let kind = kind_of_conversion(&out.status);
         report_problem(&mut self.report, kind, &c.rel, &msg);
         let key = StatKey { size: c.size, mtime_ms: c.mtime_ms, etag: c.etag.clone() };
         let ck = self.converter_key(&c.rel);
