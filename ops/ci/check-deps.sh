@@ -80,6 +80,15 @@ if [ -n "$json_below" ]; then
   echo "$json_below" >&2
   fail=1
 fi
+# No `Result<_, String>` in library code: a library's errors are typed
+# (thiserror); the CLI (the binary edge) and tests may use strings.
+stringly="$(grep -rn --include=*.rs "Result<[^;]*, String>" crates pipelines converters |
+  grep -v -e '/tests/' -e '^crates/forest-cli/' || true)"
+if [ -n "$stringly" ]; then
+  echo "check-deps: a library returns Result<_, String> (give it a thiserror type):" >&2
+  echo "$stringly" >&2
+  fail=1
+fi
 # No import circle inside a crate (file graph of `crate::`/`super::` paths,
 # following re-exports; see check-cycles.py).
 cycle_crates=()
@@ -90,5 +99,6 @@ python3 ops/ci/check-cycles.py "${cycle_crates[@]}" || fail=1
 [ "$fail" = 0 ] && echo "check-deps: the FTS index and the catalog's tables are read by forest-catalog alone;"
 [ "$fail" = 0 ] && echo "check-deps: forest-vine, forest-console, forest-derived, forest-catalog, forest-navigator, forest-canopy, forest-keyphrase and forest-ranger keep their dependency invariants;"
 [ "$fail" = 0 ] && echo "check-deps: no json! or Map<String, Value> below the Vine's MCP edge;"
-[ "$fail" = 0 ] && echo "check-deps: no crate depends on forest-cli, and forest-testkit is a dev-dependency only"
+[ "$fail" = 0 ] && echo "check-deps: no crate depends on forest-cli, and forest-testkit is a dev-dependency only;"
+[ "$fail" = 0 ] && echo "check-deps: no library returns Result<_, String>"
 exit "$fail"

@@ -48,7 +48,7 @@ fn main() {
             Status::Stub(r) => ("stub", r.clone()),
             Status::Skipped(r) => ("skipped", r.clone()),
             Status::Unsupported => ("unsupported", String::new()),
-            Status::Failed => ("failed", out.result.as_ref().err().cloned().unwrap_or_default()),
+            Status::Failed => ("failed", out.error_line().unwrap_or_default()),
         };
         // DUMP_DIR=<dir>: write each converted body to <dir>/<rel>.md (PDF coverage check).
         if let (Ok(dump), Ok(c)) = (std::env::var("DUMP_DIR"), &out.result) {

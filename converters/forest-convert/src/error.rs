@@ -1,7 +1,9 @@
 //! The library error type and the outcome classification callers record.
 
-/// Why a conversion (or a dataset write) failed. `Display` is the message
-/// placed after `"<rel>: "` in report lines.
+/// Why a file has no conversion (or a dataset write failed). `Display` is
+/// the variant's own message; the cause is its `#[source]`, and
+/// [`forest_model::error_chain`] of it is the message placed after
+/// `"<rel>: "` in report lines.
 #[derive(Debug, thiserror::Error)]
 pub enum ConvertError {
     /// Content-level refusal (the reference's `E_SCHEMA` VineError).
@@ -33,11 +35,22 @@ pub enum ConvertError {
     #[error("conversion timed out after {0:?}")]
     Timeout(std::time::Duration),
     /// Filesystem failure.
-    #[error("converter error: {0}")]
+    #[error("converter error")]
     Io(#[from] std::io::Error),
     /// SQLite failure.
-    #[error("converter error: sqlite: {0}")]
+    #[error("converter error: sqlite")]
     Sqlite(#[from] rusqlite::Error),
+    /// No converter claims the file, by extension or by content.
+    #[error("unsupported file type")]
+    Unsupported,
+    /// The caller could not read the file (a download, a hash pass): its
+    /// own error, displayed as it is.
+    #[error(transparent)]
+    Read(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// No converter has run yet: the caller's placeholder for a file it
+    /// leaves to another process or to a later run (never reported).
+    #[error("not converted")]
+    Pending,
 }
 
 /// Shorthand for a schema-level error.

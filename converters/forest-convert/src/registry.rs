@@ -4,84 +4,19 @@ use crate::container::{self, Codec};
 use crate::converter::{Conversion, Converter, ConverterId, Limits};
 use crate::error::{skipped, ConvertError};
 use crate::fidelity::{self, SourceFacts, Suspect, SuspectReason};
+use crate::outcome::ConvertOutcome;
 use crate::sniff::{self, Sniffed};
 use crate::values::SourceMeta;
 use crate::{
     code, docx, epub, hook, html, json, mail, man, media, odf, pdf, rtf, sheet, slides, sqlite, tabular, text,
 };
+use forest_model::error_chain;
 use forest_model::slug::title_from_stem;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
-
-/// Classification of one file's outcome, for the caller's report and outcome memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Status {
-    /// A node with the file's real content.
-    Converted,
-    /// A node without the file's text, with the reason its body and summary
-    /// give: `encrypted`, `no text layer`, `media` (awaiting a describer).
-    Stub(String),
-    /// Nothing to plant and nothing to fix (empty file, workbook without
-    /// cells): report as skipped with this reason, never as an error.
-    Skipped(String),
-    /// No converter claims the file, by extension or by content.
-    Unsupported,
-    /// A converter failed: the error line is for an operator.
-    Failed,
-}
-
-/// What became of one file.
-#[derive(Debug)]
-pub struct ConvertOutcome {
-    /// The conversion, or the final line `"<rel>: <msg>"` (error, skip reason
-    /// or `unsupported file type`; [`ConvertOutcome::status`] tells which).
-    pub result: Result<Conversion, String>,
-    /// Fallback warnings `"<rel>: <Name> failed, falling back: <msg>"` and
-    /// converter warnings `"<rel>: <msg>"`.
-    pub warnings: Vec<String>,
-    /// True when no converter claims the file (same as `status == Unsupported`).
-    pub unsupported: bool,
-    /// How the file fared.
-    pub status: Status,
-    /// The converter that produced `result` (the last one tried), `None` when unsupported.
-    pub converter: Option<ConverterId>,
-    /// Set when the Markdown body failed the fidelity check ([`crate::fidelity`])
-    /// and no fallback converter produced a body that passes: the node is
-    /// planted with the best body, but its text may be raw markup, mojibake
-    /// or too little. `None` for clean bodies and for non-Markdown results.
-    pub suspect: Option<Suspect>,
-}
-
-impl ConvertOutcome {
-    fn unsupported(rel: &str, warnings: Vec<String>) -> Self {
-        ConvertOutcome {
-            result: Err(format!("{rel}: unsupported file type")),
-            warnings,
-            unsupported: true,
-            status: Status::Unsupported,
-            converter: None,
-            suspect: None,
-        }
-    }
-
-    fn failed(rel: &str, e: ConvertError, warnings: Vec<String>, converter: Option<ConverterId>) -> Self {
-        let status = match &e {
-            ConvertError::Skipped(r) => Status::Skipped(r.clone()),
-            _ => Status::Failed,
-        };
-        ConvertOutcome {
-            result: Err(format!("{rel}: {e}")),
-            warnings,
-            unsupported: false,
-            status,
-            converter,
-            suspect: None,
-        }
-    }
-}
 
 /// Converters in discovery order: command hooks, then built-ins (media last).
 #[derive(Clone)]
@@ -249,22 +184,11 @@ impl Registry {
                     let (mut conversion, id, suspect) =
                         self.vet(&job, &claimants[i + 1..], conversion, id, &mut warnings);
                     finish(&mut conversion, &ext);
-                    let status = match &conversion {
-                        Conversion::Markdown { meta, .. } => meta.stub.clone().map_or(Status::Converted, Status::Stub),
-                        _ => Status::Converted,
-                    };
-                    return ConvertOutcome {
-                        result: Ok(conversion),
-                        warnings,
-                        unsupported: false,
-                        status,
-                        converter: Some(id),
-                        suspect,
-                    };
+                    return ConvertOutcome::converted(rel, conversion, warnings, Some(id), suspect);
                 }
                 Err(ConvertError::OverLimit(reason)) => return over_limit(rel, &reason, warnings, id),
                 Err(e) if i < last && !matches!(e, ConvertError::Skipped(_)) => {
-                    warnings.push(format!("{rel}: {} failed, falling back: {e}", id.name));
+                    warnings.push(format!("{rel}: {} failed, falling back: {}", id.name, error_chain(&e)));
                 }
                 Err(e) => return ConvertOutcome::failed(rel, e, warnings, Some(id)),
             }
@@ -367,7 +291,7 @@ impl Registry {
     }
 }
 
-/// Stub reason of a file over a decoder limit ([`Status::Stub`]).
+/// Stub reason of a file over a decoder limit ([`crate::Status::Stub`]).
 pub const OVER_LIMIT: &str = "over a decoder limit";
 
 /// A file over a decoder limit ([`ConvertError::OverLimit`]: a zip, deflate
@@ -378,14 +302,7 @@ fn over_limit(rel: &str, reason: &str, mut warnings: Vec<String>, id: ConverterI
     warnings.push(format!("{rel}: {OVER_LIMIT}, not read: {reason}"));
     let body = format!("# {title}\n\nNot read: {OVER_LIMIT} ({reason}). The original stays at its source.\n");
     let meta = SourceMeta { stub: Some(OVER_LIMIT.into()), ..SourceMeta::default() };
-    ConvertOutcome {
-        result: Ok(Conversion::Markdown { title, body, meta }),
-        warnings,
-        unsupported: false,
-        status: Status::Stub(OVER_LIMIT.into()),
-        converter: Some(id),
-        suspect: None,
-    }
+    ConvertOutcome::converted(rel, Conversion::Markdown { title, body, meta }, warnings, Some(id), None)
 }
 
 /// Converters whose body is the file's own text, not a rendering of it.
@@ -503,6 +420,7 @@ fn run_guarded(conv: Arc<dyn Converter>, path: &Path, limits: &Limits) -> Guarde
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Status;
 
     struct Boom;
     impl Converter for Boom {
@@ -555,8 +473,8 @@ mod tests {
         let t0 = std::time::Instant::now();
         let out = reg.convert(&p, "a-note.md", &limits);
         assert!(t0.elapsed() < Duration::from_secs(2));
-        assert_eq!(out.result.unwrap_err(), "a-note.md: conversion timed out after 100ms");
-        assert!(!out.unsupported);
+        assert_eq!(out.error_line().unwrap(), "a-note.md: conversion timed out after 100ms");
+        assert!(!out.is_unsupported());
     }
 
     #[test]
@@ -577,7 +495,7 @@ mod tests {
         let p = d.path().join("x.weird");
         std::fs::write(&p, b"\0\x01\x02\x03\xff\xfe\0\x07\x08").unwrap();
         let out = Registry::builtin().convert(&p, "x.weird", &Limits::default());
-        assert!(out.unsupported);
+        assert!(out.is_unsupported());
         assert_eq!(out.status, Status::Unsupported);
         assert!(out.result.is_err());
         let t = d.path().join("README");

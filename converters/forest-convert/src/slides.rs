@@ -101,12 +101,11 @@ fn pptx_shapes(tree: &Node, slide: &mut Slide) {
     walk(tree, slide, 0);
 }
 
-/// Relationship id → target path (resolved against `base_dir`).
-fn rels(
-    zip: &mut ZipArchive<Cursor<&[u8]>>,
-    part: &str,
-    limits: &Limits,
-) -> Result<HashMap<String, String>, ConvertError> {
+/// Relationship id → target path.
+type Rels = HashMap<String, String>;
+
+/// A part's relationships (targets resolved against `base_dir`).
+fn rels(zip: &mut ZipArchive<Cursor<&[u8]>>, part: &str, limits: &Limits) -> Result<Rels, ConvertError> {
     let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
     let rels_path = format!("{dir}/_rels/{file}.rels");
     let mut out = HashMap::new();
@@ -257,7 +256,7 @@ impl Converter for Slides {
         }
         let mut zip = zipguard::open_checked(&bytes, limits)?;
         let (meta_title, slides) = if zip.by_name("ppt/presentation.xml").is_ok() {
-            pptx(&mut zip, limits).map_err(|e| schema(format!("{name}: {e}")))?
+            pptx(&mut zip, limits).map_err(|e| schema(format!("{name}: {}", forest_model::error_chain(&e))))?
         } else {
             if odf::odf_encrypted(&mut zip, limits) {
                 return Ok(encrypted_stub(&stem_title, "presentation"));

@@ -17,7 +17,7 @@ pub enum CanopyError {
         what: String,
     },
     /// The inference itself failed.
-    #[error("embedding failed: {0}")]
+    #[error("embedding failed")]
     Inference(#[source] candle_core::Error),
     /// The tokenizer refused a text.
     #[error("tokenizer: {0}")]
@@ -42,10 +42,13 @@ pub enum CanopyError {
         query: String,
     },
     /// Reading the catalog's scent rows.
-    #[error("catalog: {0}")]
-    Catalog(String),
+    #[error("catalog")]
+    Catalog(#[source] forest_catalog::CatalogError),
+    /// The catalog's rows did not come in id order (a refresh merges by id).
+    #[error("catalog: rows out of id order at '{0}'")]
+    RowOrder(String),
     /// Reading or writing a file.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -54,7 +57,7 @@ pub enum CanopyError {
         source: std::io::Error,
     },
     /// A JSON file of the canopy.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Json {
         /// The file.
         path: PathBuf,
@@ -72,7 +75,7 @@ impl CanopyError {
             CanopyError::Inference(_) | CanopyError::Tokenizer(_) | CanopyError::Lost => "E_EMBED",
             CanopyError::Damaged { .. } => "E_CANOPY_DAMAGED",
             CanopyError::ModelMismatch { .. } => "E_CANOPY_MODEL",
-            CanopyError::Catalog(_) => "E_CATALOG",
+            CanopyError::Catalog(_) | CanopyError::RowOrder(_) => "E_CATALOG",
             CanopyError::Io { .. } | CanopyError::Json { .. } => "E_IO",
         }
     }

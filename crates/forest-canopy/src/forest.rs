@@ -30,7 +30,7 @@ impl Rows for CatalogRows<'_> {
     fn visit(&self, f: &mut dyn FnMut(String, String) -> Result<()>) -> Result<()> {
         let mut last = String::new();
         loop {
-            let page = self.0.scent_page(&last, PAGE).map_err(|e| CanopyError::Catalog(e.to_string()))?;
+            let page = self.0.scent_page(&last, PAGE).map_err(CanopyError::Catalog)?;
             let n = page.len();
             for r in page {
                 last.clone_from(&r.id);
@@ -45,7 +45,7 @@ impl Rows for CatalogRows<'_> {
 
 /// Nodes in the catalog (what a build will embed).
 pub fn catalog_len(catalog: &Catalog) -> Result<usize> {
-    let n = catalog.count_nodes().map_err(|e| CanopyError::Catalog(e.to_string()))?;
+    let n = catalog.count_nodes().map_err(CanopyError::Catalog)?;
     Ok(n as usize)
 }
 
@@ -74,7 +74,7 @@ pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<Refres
     let out = maintain(&dir, &CatalogRows(catalog, kind), &load);
     if let Err(e) = &out {
         // (a model that did not load has marked it already)
-        crate::store::mark_stale(&dir, &format!("the refresh failed: {e}"))?;
+        crate::store::mark_stale(&dir, &format!("the refresh failed: {}", forest_model::error_chain(e)))?;
     }
     out
 }
@@ -141,7 +141,7 @@ pub fn dense_scored(
     memo: MemoMode,
 ) -> std::result::Result<Vec<(String, f64)>, Fallback> {
     let (searcher, model) = usable(root)?;
-    let q = query_vector(root, query, &model, memo).map_err(|e| Fallback::Unusable(e.to_string()))?;
+    let q = query_vector(root, query, &model, memo).map_err(|e| Fallback::Unusable(forest_model::error_chain(&e)))?;
     Ok(searcher.search(&q, depth))
 }
 
@@ -197,7 +197,7 @@ pub fn begin_dense(
         Some(v) => Pending::Ready(v),
         None => {
             let e = shared_encoder(Encoder::of_model(&model))
-                .map_err(|e| Fallback::Unusable(e.to_string()))?
+                .map_err(|e| Fallback::Unusable(forest_model::error_chain(&e)))?
                 .ok_or_else(|| Fallback::Unusable(format!("{} is unset", crate::embed::MODEL_VAR)))?;
             // remembered by the worker after it answers (off the query's path)
             let keep = (e.model() == model).then(|| (root.to_path_buf(), model, text.clone()));
@@ -222,7 +222,7 @@ impl DenseQuery {
     pub fn finish_scored(self) -> std::result::Result<Vec<(String, f64)>, Fallback> {
         let q = match self.vector {
             Pending::Ready(v) => v,
-            Pending::Embedding(job) => job.wait().map_err(|e| Fallback::Unusable(e.to_string()))?,
+            Pending::Embedding(job) => job.wait().map_err(|e| Fallback::Unusable(forest_model::error_chain(&e)))?,
         };
         Ok(self.searcher.search(&q, self.depth))
     }
@@ -254,7 +254,7 @@ fn usable(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, Str
     let searcher = match open_shared(&dir) {
         Ok(Some(s)) if !s.is_empty() => s,
         Ok(_) => return Err(Fallback::Absent),
-        Err(e) => return Err(Fallback::Unusable(e.to_string())),
+        Err(e) => return Err(Fallback::Unusable(forest_model::error_chain(&e))),
     };
     if let Some(r) = stale_reason(&dir) {
         return Err(Fallback::Unusable(format!("the canopy is stale ({r}); forest canopy build")));
@@ -262,7 +262,7 @@ fn usable(root: &Path) -> std::result::Result<(Arc<crate::search::Searcher>, Str
     let model = match identity_for(Encoder::of_model(searcher.model())) {
         Ok(Some(m)) => m,
         Ok(None) => return Err(Fallback::Unusable(format!("{} is unset", crate::embed::MODEL_VAR))),
-        Err(e) => return Err(Fallback::Unusable(e.to_string())),
+        Err(e) => return Err(Fallback::Unusable(forest_model::error_chain(&e))),
     };
     if crate::encoder::outdated_encoder(searcher.model()) {
         return Err(Fallback::Unusable(format!(

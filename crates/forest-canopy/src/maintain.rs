@@ -124,7 +124,7 @@ struct Run<'a> {
 impl Run<'_> {
     fn row(&mut self, id: String, text: String) -> Result<bool> {
         if self.last.as_ref().is_some_and(|l| *l >= id) {
-            return Err(CanopyError::Catalog(format!("rows out of id order at '{id}'")));
+            return Err(CanopyError::RowOrder(id));
         }
         let h = text_hash(&text);
         let reuse = self.old.as_ref().and_then(|o| self.merge.step(o, id.as_bytes(), &h));
@@ -248,7 +248,7 @@ pub fn maintain(dir: &Path, rows: &dyn Rows, load: Loader<'_>) -> Result<Option<
             Ok(None)
         }
         Err(e) => {
-            mark_stale(dir, &format!("the embedding model did not load: {e}"))?;
+            mark_stale(dir, &format!("the embedding model did not load: {}", forest_model::error_chain(&e)))?;
             Err(e)
         }
     }

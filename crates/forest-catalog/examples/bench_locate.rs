@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use forest_catalog::{locate_simple, Catalog, CatalogLink, CatalogNode, LocateQuery, Trails};
+use forest_catalog::{locate_simple, Catalog, CatalogLink, LocateQuery, NodeRow, Trails};
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);
@@ -68,9 +68,9 @@ fn id_of(i: usize) -> String {
 }
 
 /// Node `i`, generated on demand so the rebuild streams (bounded memory).
-fn synthetic(i: usize, vocab: &[String], rng: &mut Rng) -> CatalogNode {
+fn synthetic(i: usize, vocab: &[String], rng: &mut Rng) -> NodeRow {
     let ty = if i.is_multiple_of(PER_BRANCH) { "branch" } else { "note" };
-    let mut node = CatalogNode::new(id_of(i), ty, words(vocab, rng, 3), words(vocab, rng, 28));
+    let mut node = NodeRow::new(id_of(i), ty, words(vocab, rng, 3), words(vocab, rng, 28));
     node.tags = (0..3).map(|_| words(vocab, rng, 1)).collect();
     node.body_tokens = 100 + rng.below(3000) as i64;
     node.links = vec![CatalogLink::new("part-of", format!("{}/_index", folder_of(i)))];

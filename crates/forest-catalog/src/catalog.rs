@@ -1,7 +1,6 @@
 //! `_derived/catalog.db` (dialect §7.1): one row per node, typed edges,
 //! the FTS5 index over title/aliases/tags/summary, and transplant waymarks.
 
-use forest_model::{Kind, NodeId};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -10,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::node::CatalogNode;
+use crate::node::NodeRow;
 use crate::{open_tuned, topk, CatalogError, Result};
 
 mod rows;
@@ -105,58 +104,6 @@ const INSERT_MOVE_SQL: &str = "INSERT OR REPLACE INTO moves (old_id, new_id) VAL
 /// sha256 hex of a raw `.md` body, the catalog's `body_hash`.
 pub fn body_hash_of(body: &str) -> String {
     hex::encode(Sha256::digest(body.as_bytes()))
-}
-
-/// One `nodes` row as stored (JSON columns decoded).
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct NodeRow {
-    /// Node id.
-    pub id: NodeId,
-    /// A banana or a branch.
-    pub kind: Kind,
-    /// Node type.
-    #[serde(rename = "type")]
-    pub node_type: String,
-    /// Title.
-    pub title: String,
-    /// Summary.
-    pub summary: String,
-    /// Tags.
-    pub tags: Vec<String>,
-    /// Aliases.
-    pub aliases: Vec<String>,
-    /// created ('' when absent, as the reference stores it).
-    pub created: Option<String>,
-    /// updated ('' when absent).
-    pub updated: Option<String>,
-    /// Node confidence.
-    pub confidence: f64,
-    /// source.
-    pub source: Option<String>,
-    /// entity_kind.
-    pub entity_kind: Option<String>,
-    /// payload.
-    pub payload: Option<String>,
-    /// payload_type.
-    pub payload_type: Option<String>,
-    /// payload_hash.
-    pub payload_hash: Option<String>,
-    /// Parent index id (None for `_index`).
-    pub parent: Option<String>,
-    /// Trail of index ids.
-    pub trail: Vec<String>,
-    /// Raw coverage string.
-    pub coverage: Option<String>,
-    /// Body tokens.
-    pub body_tokens: i64,
-    /// Outline headings.
-    pub outline: Vec<String>,
-    /// Re-embedding flag.
-    pub stale: i64,
-    /// Body hash.
-    pub body_hash: String,
-    /// origin.
-    pub origin: Option<String>,
 }
 
 /// One typed edge (frontmatter link) as stored.
@@ -341,7 +288,7 @@ impl Catalog {
 
     /// Insert or replace nodes (row, FTS row, outgoing edges, waymarks) in
     /// ONE transaction. Returns the number of nodes written.
-    pub fn upsert(&mut self, nodes: &[CatalogNode]) -> Result<usize> {
+    pub fn upsert(&mut self, nodes: &[NodeRow]) -> Result<usize> {
         let t0 = std::time::Instant::now();
         let tx = self.conn.transaction()?;
         let mut index = topk::Writer::begin(&tx)?;
@@ -446,7 +393,7 @@ impl Catalog {
     /// load). A duplicate id keeps its first occurrence. Returns rows written.
     pub fn rebuild<I>(&mut self, nodes: I) -> Result<usize>
     where
-        I: IntoIterator<Item = CatalogNode>,
+        I: IntoIterator<Item = NodeRow>,
     {
         // Bigger page cache for the bulk load only (32 MiB: the top-k
         // index's blobs are in memory beside it); restored below.
@@ -649,6 +596,9 @@ fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<NodeRow>> {
         stale: r.get::<_, Option<i64>>(20)?.unwrap_or(0),
         body_hash: r.get::<_, Option<String>>(21)?.unwrap_or_default(),
         origin: r.get(22)?,
+        links: vec![],
+        moved_from: vec![],
+        lead: String::new(),
     };
     Ok((|| {
         Ok(NodeRow {

@@ -79,17 +79,17 @@ impl Catalog {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Catalog, CatalogError, CatalogLink, CatalogNode};
+    use crate::{Catalog, CatalogError, CatalogLink, NodeRow};
 
     #[test]
     fn degrees_count_both_ends_in_id_order() {
         let dir = tempfile::tempdir().unwrap();
         let mut cat = Catalog::open(&dir.path().join("c.db")).unwrap();
-        let mut a = CatalogNode::new("a", "leaf", "A", "a.");
+        let mut a = NodeRow::new("a", "leaf", "A", "a.");
         a.links = vec![CatalogLink::new("related", "b"), CatalogLink::new("related", "c")];
-        let mut b = CatalogNode::new("b", "leaf", "B", "b.");
+        let mut b = NodeRow::new("b", "leaf", "B", "b.");
         b.links = vec![CatalogLink::new("related", "c")];
-        let mut c = CatalogNode::new("c", "leaf", "C", "c.");
+        let mut c = NodeRow::new("c", "leaf", "C", "c.");
         c.links = vec![CatalogLink { confidence: 0.5, ..CatalogLink::new("related", "a") }];
         cat.upsert(&[a, b, c]).unwrap();
         let mut seen = vec![];

@@ -4,7 +4,7 @@
 //!
 //! Invariant: the catalog and trails are disposable caches: everything in catalog.db is derivable from the Markdown (deleting trails.db loses memory, breaks nothing); readers never block on a writer (WAL).
 //!
-//! The catalog never parses Markdown: callers hand it [`CatalogNode`]s.
+//! The catalog never parses Markdown: callers hand it [`NodeRow`]s.
 
 mod catalog;
 mod degrees;
@@ -22,7 +22,7 @@ pub mod verified;
 mod window;
 
 pub use catalog::{
-    body_hash_of, Candidate, Catalog, CatalogDump, CatalogState, EdgeRow, FtsRow, MoveRow, NodeRow, RebuildReason,
+    body_hash_of, Candidate, Catalog, CatalogDump, CatalogState, EdgeRow, FtsRow, MoveRow, RebuildReason,
 };
 pub use expand::expand_query;
 pub use fusion::{blend_fuse, rrf_fuse, Dense, Fusion, RRF_K};
@@ -30,7 +30,7 @@ pub use locate::{
     fit_budget, locate, locate_simple, parse_coverage, Admit, Coverage, DenseAnswer, LocateHooks, LocateItem,
     LocateQuery, LocateResult, Scope, TopkDump, LOCATE_BUDGET,
 };
-pub use node::{CatalogLink, CatalogNode};
+pub use node::{CatalogLink, NodeRow};
 pub use query::sanitize_query;
 pub use rows::{BodyCandidate, PayloadRow, ScentRow};
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
@@ -40,13 +40,13 @@ pub use window::{Window, WindowCounts};
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// SQLite failed (I/O, lock timeout, corrupt file, ...).
-    #[error("sqlite: {0}")]
+    #[error("sqlite")]
     Sqlite(#[from] rusqlite::Error),
     /// Filesystem error around the database files.
-    #[error("io: {0}")]
+    #[error("io")]
     Io(#[from] std::io::Error),
     /// A JSON column could not be (de)serialized.
-    #[error("json: {0}")]
+    #[error("json")]
     Json(#[from] serde_json::Error),
     /// A caller argument outside the accepted set (the dialect's `E_SCHEMA`).
     #[error("{0}")]

@@ -2,7 +2,7 @@
 //! (the catalog never parses Markdown). Its own module so the search
 //! index and the catalog both depend on it and not on each other.
 
-use forest_model::Kind;
+use forest_model::{Kind, NodeId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -29,13 +29,21 @@ impl CatalogLink {
     }
 }
 
-/// Everything the catalog stores about one `.md` node, already parsed by
-/// the caller. `kind`, `parent` and `trail` are computed from `id`/`node_type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CatalogNode {
+/// One `nodes` row: what a caller hands the catalog for one `.md` node
+/// (already parsed; the catalog never parses Markdown) and what a read
+/// returns (JSON columns decoded). On a write `kind`, `parent`, `trail`
+/// and `stale` are the catalog's own (computed from `id`/`node_type`,
+/// whatever the row holds is ignored) and `links`/`moved_from` go to the
+/// `edges` and `moves` tables; a read fills the former and leaves the
+/// latter empty, and gives an absent `created`/`updated` as `''`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NodeRow {
     /// Canonical id (path without `.md`).
-    pub id: String,
+    pub id: NodeId,
+    /// A banana or a branch (from `node_type`).
+    pub kind: Kind,
     /// Frontmatter `type`.
+    #[serde(rename = "type")]
     pub node_type: String,
     /// Title (frontmatter, else body H1, else id).
     pub title: String,
@@ -61,26 +69,36 @@ pub struct CatalogNode {
     pub payload_type: Option<String>,
     /// `payload_hash` (sha256 hex).
     pub payload_hash: Option<String>,
+    /// Parent index id (None for `_index`).
+    pub parent: Option<String>,
+    /// Trail of index ids.
+    pub trail: Vec<String>,
     /// Branch coverage string (`"N bananas, M sub-branches"`).
     pub coverage: Option<String>,
     /// Estimated tokens of the body.
     pub body_tokens: i64,
     /// H2/H3 headings of the body.
     pub outline: Vec<String>,
+    /// Re-embedding flag.
+    pub stale: i64,
     /// sha256 hex of the raw `.md` body ('' for cached/reference bodies).
     pub body_hash: String,
     /// `origin` URI.
     pub origin: Option<String>,
-    /// Frontmatter links with rel and target.
+    /// Frontmatter links with rel and target (written to `edges`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<CatalogLink>,
-    /// Former ids (transplant waymarks).
+    /// Former ids, transplant waymarks (written to `moves`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moved_from: Vec<String>,
-    /// The body's first words as plain text (what the fast canopy embeds
-    /// beside the scent; kept in our `node_leads` table, not the dialect's).
+    /// A leaf body's first words as plain text (what the fast canopy
+    /// embeds beside the scent; written to our `node_leads` table, not the
+    /// dialect's; a read leaves it empty: see `Catalog::scent_page`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub lead: String,
 }
 
-impl CatalogNode {
+impl NodeRow {
     /// A node with the given identity and scent; every other field empty
     /// and `confidence` 1.0.
     pub fn new(
@@ -89,9 +107,11 @@ impl CatalogNode {
         title: impl Into<String>,
         summary: impl Into<String>,
     ) -> Self {
-        CatalogNode {
-            id: id.into(),
-            node_type: node_type.into(),
+        let node_type = node_type.into();
+        NodeRow {
+            id: NodeId::from(id.into()),
+            kind: Kind::of_type(&node_type),
+            node_type,
             title: title.into(),
             summary: summary.into(),
             tags: vec![],
@@ -104,19 +124,17 @@ impl CatalogNode {
             payload: None,
             payload_type: None,
             payload_hash: None,
+            parent: None,
+            trail: vec![],
             coverage: None,
             body_tokens: 0,
             outline: vec![],
+            stale: 0,
             body_hash: String::new(),
             origin: None,
             links: vec![],
             moved_from: vec![],
             lead: String::new(),
         }
-    }
-
-    /// Catalog-internal kind: a branch for type branch, else a banana.
-    pub fn kind(&self) -> Kind {
-        Kind::of_type(&self.node_type)
     }
 }

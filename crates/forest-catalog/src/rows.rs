@@ -136,10 +136,10 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CatalogNode;
+    use crate::NodeRow;
 
-    fn node(id: &str, payload: Option<&str>) -> CatalogNode {
-        let mut n = CatalogNode::new(id, "leaf", format!("Title {id}"), format!("About {id}."));
+    fn node(id: &str, payload: Option<&str>) -> NodeRow {
+        let mut n = NodeRow::new(id, "leaf", format!("Title {id}"), format!("About {id}."));
         n.aliases = vec![format!("alias-{id}")];
         n.tags = vec!["t".into()];
         n.payload = payload.map(str::to_string);
@@ -171,7 +171,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.db");
         let mut cat = Catalog::open(&path).unwrap();
-        let branch = CatalogNode::new("eng/_index", "branch", "Eng", "Eng.");
+        let branch = NodeRow::new("eng/_index", "branch", "Eng", "Eng.");
         let nodes =
             [node("eng/a", None), node("eng/b/c", None), node("eng.x", None), node("eng0", None), node("engx/a", None)];
         cat.upsert(&nodes).unwrap();

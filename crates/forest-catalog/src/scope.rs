@@ -59,7 +59,7 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CatalogLink, CatalogNode};
+    use crate::{CatalogLink, NodeRow};
 
     #[test]
     fn views_quote_prefixes() {
@@ -71,9 +71,9 @@ mod tests {
     fn a_narrowed_catalog_shows_only_its_branches_until_widened() {
         let dir = tempfile::tempdir().unwrap();
         let mut cat = Catalog::open(&dir.path().join("c.db")).unwrap();
-        let mut hr = CatalogNode::new("hr/pay", "leaf", "Pay", "Salaries.");
+        let mut hr = NodeRow::new("hr/pay", "leaf", "Pay", "Salaries.");
         hr.links = vec![CatalogLink::new("related", "eng/build")];
-        cat.upsert(&[CatalogNode::new("eng/build", "leaf", "Build", "How to build."), hr]).unwrap();
+        cat.upsert(&[NodeRow::new("eng/build", "leaf", "Build", "How to build."), hr]).unwrap();
         let eng = vec!["eng/".to_string()];
         cat.narrow_to(&eng).unwrap();
         assert_eq!(cat.count_nodes().unwrap(), 1);

@@ -32,7 +32,7 @@ use std::sync::{Mutex, OnceLock};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::{CatalogNode, Result};
+use crate::{NodeRow, Result};
 
 mod phrase;
 mod search;
@@ -104,7 +104,7 @@ fn ascii_tokens(s: &str, mut f: impl FnMut(&str)) {
 }
 
 /// The FTS row text of a node, in column order.
-fn columns(node: &CatalogNode) -> [String; 4] {
+fn columns(node: &NodeRow) -> [String; 4] {
     [node.title.clone(), node.aliases.join(" "), node.tags.join(" "), node.summary.clone()]
 }
 
@@ -151,7 +151,7 @@ impl Tokenizer {
     }
 
     /// Terms and length of one node's FTS row.
-    pub(crate) fn doc_terms(&mut self, node: &CatalogNode) -> Result<DocTerms> {
+    pub(crate) fn doc_terms(&mut self, node: &NodeRow) -> Result<DocTerms> {
         let cols = columns(node);
         let mut wf: BTreeMap<String, u32> = BTreeMap::new();
         let mut len = 0u32;
@@ -507,7 +507,7 @@ mod tests {
     #[test]
     fn ascii_path_matches_fts5_tokenizer() {
         let mut tok = Tokenizer::new();
-        let mut node = CatalogNode::new("a", "note", "Sales BY Region: Q1-2026 (draft)", "A_b c's  d.e 42x");
+        let mut node = NodeRow::new("a", "note", "Sales BY Region: Q1-2026 (draft)", "A_b c's  d.e 42x");
         node.tags = vec!["tag-one".into(), "TWO".into()];
         node.aliases = vec!["alias 3".into()];
         let ascii = tok.doc_terms(&node).unwrap();
@@ -523,8 +523,8 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let mut cat = crate::Catalog::open(&dir.path().join("c.db")).unwrap();
         let texts = ["alpha beta", "beta gamma gamma", "Gamma delta, alpha", "the beta of alpha", "x"];
-        let nodes: Vec<CatalogNode> =
-            texts.iter().enumerate().map(|(i, t)| CatalogNode::new(format!("n{i}"), "note", *t, *t)).collect();
+        let nodes: Vec<NodeRow> =
+            texts.iter().enumerate().map(|(i, t)| NodeRow::new(format!("n{i}"), "note", *t, *t)).collect();
         cat.rebuild(nodes).unwrap();
         for q in ["alpha", "beta gamma", "alpha alpha delta", "zzz", "the, beta"] {
             let ours = search(cat.connection(), q, 25).unwrap().expect("ASCII query on a fresh index");
@@ -568,11 +568,11 @@ mod tests {
             ("eng 0090 0090 eng", "eng-0091 then 0090"),
             ("plain", "nothing here"),
         ];
-        let mut nodes: Vec<CatalogNode> = texts
+        let mut nodes: Vec<NodeRow> = texts
             .iter()
             .enumerate()
             .map(|(i, (t, sm))| {
-                let mut n = CatalogNode::new(format!("n{i}"), "note", *t, *sm);
+                let mut n = NodeRow::new(format!("n{i}"), "note", *t, *sm);
                 if i % 2 == 0 {
                     n.tags = vec![format!("tag-{i}"), "be-291".into()];
                     n.aliases = vec![format!("Alias a-a {i}")];
@@ -626,10 +626,10 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        let mut nodes: Vec<CatalogNode> = (0..400)
+        let mut nodes: Vec<NodeRow> = (0..400)
             .map(|i| {
                 let (t, sm) = (text(1 + i % 4), text(3 + i % 9));
-                let mut n = CatalogNode::new(format!("d{}/n{i}", i / 50), "note", t, sm);
+                let mut n = NodeRow::new(format!("d{}/n{i}", i / 50), "note", t, sm);
                 if i % 3 == 0 {
                     n.tags = vec![text(1)];
                 }
@@ -641,9 +641,9 @@ mod tests {
         for n in nodes.iter_mut().step_by(7) {
             n.summary = text(6);
         }
-        let edited: Vec<CatalogNode> = nodes.iter().step_by(7).cloned().collect();
-        let added: Vec<CatalogNode> =
-            (0..30).map(|i| CatalogNode::new(format!("new/n{i}"), "note", text(2), text(5))).collect();
+        let edited: Vec<NodeRow> = nodes.iter().step_by(7).cloned().collect();
+        let added: Vec<NodeRow> =
+            (0..30).map(|i| NodeRow::new(format!("new/n{i}"), "note", text(2), text(5))).collect();
         cat.upsert(&edited.into_iter().chain(added).collect::<Vec<_>>()).unwrap();
         cat.remove(&["d1/n51".to_string(), "d3/n160".to_string()]).unwrap();
         assert!(meta(cat.connection(), "dead").unwrap().unwrap_or(0) > 0, "the side tables are in play");

@@ -2,7 +2,7 @@
 //! and the heat store.
 
 use forest_catalog::{
-    locate_simple, pyjson, Catalog, CatalogLink, CatalogNode, CatalogState, LocateQuery, LocateResult, RebuildReason,
+    locate_simple, pyjson, Catalog, CatalogLink, CatalogState, LocateQuery, LocateResult, NodeRow, RebuildReason,
     Scope, Trails,
 };
 use std::path::PathBuf;
@@ -46,8 +46,8 @@ fn locate(cat: &Catalog, trails: &Trails, q: &str, o: &LocateOptions) -> forest_
     locate_simple(cat, trails, o.session.as_deref(), &query, || None)
 }
 
-fn node(id: &str, ty: &str, title: &str, summary: &str) -> CatalogNode {
-    CatalogNode::new(id, ty, title, summary)
+fn node(id: &str, ty: &str, title: &str, summary: &str) -> NodeRow {
+    NodeRow::new(id, ty, title, summary)
 }
 
 fn fresh() -> (TempDir, PathBuf, PathBuf) {
@@ -58,7 +58,7 @@ fn fresh() -> (TempDir, PathBuf, PathBuf) {
 }
 
 /// A small forest: master, two branches, leaves with links and aliases.
-fn sample_forest() -> Vec<CatalogNode> {
+fn sample_forest() -> Vec<NodeRow> {
     let mut master = node("_index", "branch", "Acme forest", "Everything Acme knows.");
     master.coverage = Some("1 banana, 2 sub-branches".into());
     let mut sales = node("sales/_index", "branch", "Sales", "Sales pipeline and targets.");
@@ -114,7 +114,7 @@ mod catalog {
             "",
             "$[0] ->> json-looking [1, 2]",
         ];
-        let mut batch: Vec<CatalogNode> = odd
+        let mut batch: Vec<NodeRow> = odd
             .iter()
             .enumerate()
             .map(|(i, t)| {
@@ -137,7 +137,7 @@ mod catalog {
         cat.upsert(&[node("odd/n3", "note", "back again", "re-added")]).unwrap();
 
         // The same end state written fresh.
-        let mut want_nodes: Vec<CatalogNode> = sample_forest();
+        let mut want_nodes: Vec<NodeRow> = sample_forest();
         want_nodes[1] = upd;
         for (i, n) in batch.iter().enumerate().take(odd.len()) {
             if i != 1 && i != 3 {
@@ -285,12 +285,12 @@ mod catalog {
 
         // Remove a node.
         let gone = forest.remove(forest.iter().position(|n| n.id == "eng/glossary").unwrap());
-        assert_eq!(inc.remove(std::slice::from_ref(&gone.id)).unwrap(), 1);
+        assert_eq!(inc.remove(std::slice::from_ref(&gone.id.to_string())).unwrap(), 1);
 
         // Transplant: the ADR moves, keeping a waymark.
         let idx = forest.iter().position(|n| n.id == "eng/adr-0002").unwrap();
         let mut moved = forest.remove(idx);
-        let old = moved.id.clone();
+        let old = moved.id.to_string();
         moved.id = "eng/decisions/adr-0002".into();
         moved.moved_from = vec![old.clone()];
         moved.aliases.push(old.clone());
@@ -455,7 +455,7 @@ mod catalog {
 mod ranking {
     use super::*;
 
-    fn setup(nodes: Vec<CatalogNode>) -> (TempDir, Catalog, Trails) {
+    fn setup(nodes: Vec<NodeRow>) -> (TempDir, Catalog, Trails) {
         let (d, cp, tp) = fresh();
         let mut cat = Catalog::open(&cp).unwrap();
         cat.rebuild(nodes).unwrap();
@@ -521,7 +521,7 @@ mod ranking {
         assert!(err.to_string().contains("branches"));
     }
 
-    fn near_equal_pair() -> Vec<CatalogNode> {
+    fn near_equal_pair() -> Vec<NodeRow> {
         vec![
             node("a/first", "note", "Budget", "Quarterly budget overview."),
             node("a/second", "note", "Budget plan", "Quarterly budget overview."),
@@ -563,7 +563,7 @@ mod ranking {
 
     #[test]
     fn truncated_when_more_candidates_than_k() {
-        let nodes: Vec<CatalogNode> =
+        let nodes: Vec<NodeRow> =
             (0..8).map(|i| node(&format!("n/{i}"), "note", &format!("Widget {i}"), "A widget.")).collect();
         let (_d, cat, trails) = setup(nodes);
         let opts = LocateOptions { k: 3, ..Default::default() };
@@ -579,7 +579,7 @@ mod ranking {
         let long = "Ledger reconciliation notes covering every account, every region and every \
                     quarter of the fiscal year, with exceptions, owners, deadlines and the \
                     escalation path for mismatches found during the monthly close process.";
-        let nodes: Vec<CatalogNode> = (0..30)
+        let nodes: Vec<NodeRow> = (0..30)
             .map(|i| {
                 node(
                     &format!("finance/ledgers/reconciliation-{i:02}"),

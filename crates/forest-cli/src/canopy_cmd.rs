@@ -125,7 +125,7 @@ pub fn run(cmd: CanopyCmd) -> Result<u8> {
         CanopyCmd::Search { f, query, k, json } => {
             let root = forest_root(&f)?;
             let hits = forest_canopy::dense_scored(&root, &query.join(" "), k, MemoMode::Persist)
-                .map_err(|e| anyhow::anyhow!("canopy search: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("canopy search: {}", forest_model::error_chain(&e)))?;
             let hits: Vec<SearchHit> = hits.into_iter().map(|(id, similarity)| SearchHit { id, similarity }).collect();
             if json {
                 print_json(&hits)?;
@@ -168,7 +168,7 @@ fn status(root: &Path) -> Status {
     let dir = canopy_dir(root);
     let (searcher, damaged) = match Searcher::open(&dir) {
         Ok(s) => (s, None),
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(forest_model::error_chain(&e))),
     };
     let index_model = searcher.as_ref().map(|s| s.model().to_string());
     let kind = index_model.as_deref().map_or(Encoder::Fast, Encoder::of_model);
@@ -179,7 +179,7 @@ fn status(root: &Path) -> Status {
             }),
             None,
         ),
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(forest_model::error_chain(&e))),
     };
     let stale = stale_reason(&dir);
     let state = if damaged.is_some() {

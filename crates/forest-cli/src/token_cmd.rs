@@ -64,7 +64,7 @@ pub enum TokenCmd {
 }
 
 fn fail(e: tokens::TokenError) -> anyhow::Error {
-    anyhow::anyhow!("{}: {e}", e.code())
+    anyhow::anyhow!("{}: {}", e.code(), forest_model::error_chain(&e))
 }
 
 /// Run a token command; returns the exit code.

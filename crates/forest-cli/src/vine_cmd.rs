@@ -348,7 +348,8 @@ fn print_human(prim: &str, v: &Value) {
 /// Tokens (when any), origins, hosts, limits and the audit log of `serve`.
 fn http_options(forest: &std::path::Path, h: &ServeHttp) -> Result<HttpOptions> {
     let store = crate::token_cmd::store_path(forest, h.token_file.as_deref());
-    let records = tokens::load(&store).map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?;
+    let records =
+        tokens::load(&store).map_err(|e| anyhow::anyhow!("{}: {}", e.code(), forest_model::error_chain(&e)))?;
     if h.token_file.is_some() && records.is_empty() {
         anyhow::bail!("E_SCHEMA: --token-file {} holds no token", store.display());
     }
@@ -397,7 +398,7 @@ fn serve(forest: PathBuf, transport: &str, readonly: bool, host: &str, port: u16
                     tokens: opts.tokens.clone(),
                     secure_cookie: h.secure_cookie,
                 })
-                .map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?;
+                .map_err(|e| anyhow::anyhow!("{}: {}", e.code(), forest_model::error_chain(&e)))?;
                 opts.extra = Some(forest_vine::http::ExtraHandler(std::sync::Arc::new(console)));
             }
             let on_bound = move |a| {

@@ -31,9 +31,11 @@ pub enum ConsoleError {
     /// A POST without this server's Origin (CSRF).
     #[error("a form must come from this console (Origin missing or foreign)")]
     CrossSite,
-    /// The engine's answer (not found, out of scope, busy, timeout...).
+    /// The engine's answer (not found, out of scope, busy, timeout...): its
+    /// message is this error's message (a Vine error has no cause of its
+    /// own, so it is not a `#[source]` printed twice).
     #[error("{}", .0.message)]
-    Vine(#[source] VineError),
+    Vine(VineError),
     /// A template failed (a bug).
     #[error("page could not be rendered")]
     Render(#[source] minijinja::Error),

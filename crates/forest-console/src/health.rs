@@ -261,7 +261,7 @@ fn sizes(root: &Path, access: &Access) -> Result<Sizes, ConsoleError> {
 }
 
 fn catalog_failed(e: forest_catalog::CatalogError) -> ConsoleError {
-    ConsoleError::Vine(forest_vine::VineError::internal(format!("catalog: {e}")))
+    ConsoleError::Vine(forest_vine::VineError::internal(format!("catalog: {}", forest_model::error_chain(&e))))
 }
 
 /// The commit-bound part of the page.

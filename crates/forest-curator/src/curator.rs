@@ -278,7 +278,7 @@ impl Curator {
             Ok(Some(c)) if validate_summary(&c.summary).is_ok() => Some(c),
             Ok(_) => None,
             Err(e) => {
-                tracing::warn!(error = %e, "curation cache read failed");
+                tracing::warn!(error = %forest_model::error_chain(&e), "curation cache read failed");
                 None
             }
         }
@@ -287,7 +287,7 @@ impl Curator {
     fn cache_put(&self, key: &str, value: CachedCuration) {
         if let Some(cache) = &self.cache {
             if let Err(e) = cache.put(key, PROMPT_VERSION, &self.model, &value) {
-                tracing::warn!(error = %e, "curation cache write failed");
+                tracing::warn!(error = %forest_model::error_chain(&e), "curation cache write failed");
             }
         }
     }

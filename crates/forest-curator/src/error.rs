@@ -29,7 +29,7 @@ pub enum CuratorError {
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
     /// The SQLite curation cache failed.
-    #[error("curation cache {path}: {source}")]
+    #[error("curation cache {path}")]
     Cache {
         /// Cache file.
         path: String,
@@ -38,7 +38,7 @@ pub enum CuratorError {
         source: rusqlite::Error,
     },
     /// The cache's directory could not be created.
-    #[error("curation cache directory {path}: {source}")]
+    #[error("curation cache directory {path}")]
     CacheDir {
         /// Directory.
         path: String,

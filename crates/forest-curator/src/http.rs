@@ -93,7 +93,7 @@ impl Http {
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(30)))
             .build()
-            .map_err(|e| CuratorError::Client(error_chain(&e)))?;
+            .map_err(|e| CuratorError::Client(forest_model::error_chain(&e)))?;
         Ok(Http {
             client,
             pool: EndpointPool::new(config.endpoints.clone(), slots, config.endpoint_backoff),
@@ -219,7 +219,7 @@ impl Http {
                     return Attempt::Failed {
                         retryable: !e.is_builder(),
                         connect: e.is_connect(),
-                        message: error_chain(&e),
+                        message: forest_model::error_chain(&e),
                     }
                 }
             };
@@ -232,7 +232,9 @@ impl Http {
             let text = match resp.text() {
                 Ok(t) => t,
                 // Reset or timeout while reading the body: a transport fault.
-                Err(e) => return Attempt::Failed { retryable: true, connect: false, message: error_chain(&e) },
+                Err(e) => {
+                    return Attempt::Failed { retryable: true, connect: false, message: forest_model::error_chain(&e) }
+                }
             };
             if code >= 400 {
                 return Attempt::Status { code, body: text, retry_after };
@@ -313,19 +315,4 @@ impl Http {
             self.pause(delay);
         }
     }
-}
-
-/// Display of an error with its source chain ("timed out", "reset"...).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = c.source();
-    }
-    s
 }

@@ -2,7 +2,7 @@
 //! the catalog with automatic rebuild when missing or corrupt.
 
 use crate::{DerivedError, Result};
-use forest_catalog::{Catalog, CatalogLink, CatalogNode, CatalogState};
+use forest_catalog::{Catalog, CatalogLink, CatalogState, NodeRow};
 use forest_model::ids;
 use forest_model::node::{body_lead, outline, Node};
 use forest_model::tokens::estimate_tokens;
@@ -13,12 +13,12 @@ use std::path::Path;
 pub use crate::paths::{CATALOG_PATH, TRAILS_PATH};
 
 /// Build the catalog row of a parsed node (dialect §7.1 row values).
-pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
+pub fn catalog_row(id: &str, node: &Node) -> NodeRow {
     let title = node.title().unwrap_or_else(|| id.to_string());
     let summary = node.summary().unwrap_or_default();
     let node_type =
         node.get_str("type").unwrap_or_else(|| if ids::is_branch_id(id) { "branch".into() } else { "note".into() });
-    let mut row = CatalogNode::new(id, node_type, title, summary);
+    let mut row = NodeRow::new(id, node_type, title, summary);
     row.tags = node.get_list("tags");
     row.aliases = node.get_list("aliases");
     row.created = node.get_str("created").map(|s| s.chars().take(10).collect());
@@ -35,7 +35,7 @@ pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
     // a leaf's lead only: a branch's body lists what is under it, and
     // embedding it lifted branches above the leaf asked for (the
     // reference's bench forest, v2 R@1 0.833 to 0.722)
-    if row.kind() != forest_model::Kind::Branch {
+    if row.kind != forest_model::Kind::Branch {
         row.lead = body_lead(&node.body);
     }
     let inline = node.get_str("content").is_none_or(|c| c == "inline");
@@ -50,7 +50,7 @@ pub fn catalog_row(id: &str, node: &Node) -> CatalogNode {
     row
 }
 
-fn read_row(forest: &Path, rel: &str) -> Option<CatalogNode> {
+fn read_row(forest: &Path, rel: &str) -> Option<NodeRow> {
     let id = rel.strip_suffix(".md")?;
     let text = std::fs::read_to_string(forest.join(rel)).ok()?;
     let node = Node::parse(&text).ok()?;
@@ -58,7 +58,7 @@ fn read_row(forest: &Path, rel: &str) -> Option<CatalogNode> {
 }
 
 /// Read and parse every node of a forest in parallel; broken files skipped.
-pub fn read_all_rows(forest: &Path) -> Vec<CatalogNode> {
+pub fn read_all_rows(forest: &Path) -> Vec<NodeRow> {
     node_paths(forest).par_iter().filter_map(|rel| read_row(forest, rel)).collect()
 }
 
@@ -71,9 +71,9 @@ const STREAM_SLICE: usize = 4096;
 /// next slice beside them keeps both cores busy). At most three slices of
 /// rows are alive at once (one consumed, one queued, one being read), not
 /// the forest's. Dropping the iterator stops the reader after its slice.
-pub fn stream_rows(forest: &Path) -> impl Iterator<Item = CatalogNode> {
+pub fn stream_rows(forest: &Path) -> impl Iterator<Item = NodeRow> {
     let forest = forest.to_path_buf();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<CatalogNode>>(1);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<NodeRow>>(1);
     let reader = std::thread::spawn(move || {
         let paths = node_paths(&forest);
         for slice in paths.chunks(STREAM_SLICE) {
@@ -91,13 +91,13 @@ pub fn stream_rows(forest: &Path) -> impl Iterator<Item = CatalogNode> {
 /// that died must not pass for the end of the forest (a rebuild would
 /// commit a partial catalog).
 struct Slices {
-    rx: std::sync::mpsc::Receiver<Vec<CatalogNode>>,
+    rx: std::sync::mpsc::Receiver<Vec<NodeRow>>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Iterator for Slices {
-    type Item = Vec<CatalogNode>;
-    fn next(&mut self) -> Option<Vec<CatalogNode>> {
+    type Item = Vec<NodeRow>;
+    fn next(&mut self) -> Option<Vec<NodeRow>> {
         if let Ok(rows) = self.rx.recv() {
             return Some(rows);
         }

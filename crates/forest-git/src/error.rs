@@ -53,7 +53,7 @@ pub enum GitError {
         reason: String,
     },
     /// A filesystem operation failed.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done, with the path.
         context: String,
@@ -62,7 +62,7 @@ pub enum GitError {
         source: std::io::Error,
     },
     /// libgit2 failed.
-    #[error("git: {0}")]
+    #[error("git")]
     Git(#[from] git2::Error),
 }
 

@@ -6,6 +6,7 @@
 //! derived lint cache (`lint_cache`), never a forest file.
 
 pub mod aliases;
+pub mod chain;
 pub mod code;
 pub mod comments;
 pub mod dep5;
@@ -27,5 +28,6 @@ pub mod tokens;
 pub mod walk;
 pub mod yaml;
 
+pub use chain::error_chain;
 pub use code::ErrorCode;
 pub use node_id::{Kind, NodeId};

@@ -11,7 +11,7 @@ pub enum NavError {
     #[error("chat endpoint")]
     Llm(#[source] forest_curator::CuratorError),
     /// A bad question file.
-    #[error("question file {path}: {source}")]
+    #[error("question file {path}")]
     Questions {
         /// File.
         path: String,

@@ -345,11 +345,29 @@ pub fn estimate_str(s: &str) -> usize {
     s.chars().count().div_ceil(4)
 }
 
+/// The first place a value breaks an action schema, and how.
+#[cfg(test)]
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("{at}: {what}")]
+pub(crate) struct SchemaViolation {
+    /// JSON path of the value (`$.args.id`).
+    at: String,
+    /// What is wrong there.
+    what: String,
+}
+
+#[cfg(test)]
+impl SchemaViolation {
+    fn new(at: &str, what: String) -> Self {
+        SchemaViolation { at: at.to_string(), what }
+    }
+}
+
 /// A JSON Schema checker for the subset the action schemas use (no
 /// `jsonschema` crate in the workspace): `Err` names the first violation,
 /// and a keyword outside the subset is an error, not silently ignored.
 #[cfg(test)]
-pub(crate) fn check(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+pub(crate) fn check(schema: &Value, v: &Value, at: &str) -> Result<(), SchemaViolation> {
     const KNOWN: [&str; 12] = [
         "type",
         "enum",
@@ -364,14 +382,14 @@ pub(crate) fn check(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
         "minimum",
         "maximum",
     ];
-    let s = schema.as_object().ok_or(format!("{at}: schema is not an object"))?;
+    let s = schema.as_object().ok_or_else(|| SchemaViolation::new(at, "schema is not an object".into()))?;
     if let Some(k) = s.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(format!("{at}: keyword '{k}' outside the checked subset"));
+        return Err(SchemaViolation::new(at, format!("keyword '{k}' outside the checked subset")));
     }
     if let Some(any) = s.get("anyOf").and_then(Value::as_array) {
-        let errs: Vec<String> = any.iter().filter_map(|b| check(b, v, at).err()).collect();
+        let errs: Vec<String> = any.iter().filter_map(|b| check(b, v, at).err().map(|e| e.to_string())).collect();
         if errs.len() == any.len() {
-            return Err(format!("{at}: no anyOf branch matches ({})", errs.join("; ")));
+            return Err(SchemaViolation::new(at, format!("no anyOf branch matches ({})", errs.join("; "))));
         }
     }
     let ty = s.get("type").and_then(Value::as_str);
@@ -382,37 +400,37 @@ pub(crate) fn check(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
         Some("object") => v.is_object(),
         Some("array") => v.is_array(),
         Some("null") => v.is_null(),
-        Some(other) => return Err(format!("{at}: unknown type '{other}'")),
+        Some(other) => return Err(SchemaViolation::new(at, format!("unknown type '{other}'"))),
         None => true,
     };
     if !ok {
-        return Err(format!("{at}: {v} is not of type {}", ty.unwrap_or("?")));
+        return Err(SchemaViolation::new(at, format!("{v} is not of type {}", ty.unwrap_or("?"))));
     }
     if let Some(e) = s.get("enum").and_then(Value::as_array) {
         if !e.contains(v) {
-            return Err(format!("{at}: {v} not in {}", Value::Array(e.clone())));
+            return Err(SchemaViolation::new(at, format!("{v} not in {}", Value::Array(e.clone()))));
         }
     }
     let num = |k: &str| s.get(k).and_then(Value::as_f64);
     if let (Some(x), Some(m)) = (v.as_f64(), num("minimum")) {
         if x < m {
-            return Err(format!("{at}: {x} < minimum {m}"));
+            return Err(SchemaViolation::new(at, format!("{x} < minimum {m}")));
         }
     }
     if let (Some(x), Some(m)) = (v.as_f64(), num("maximum")) {
         if x > m {
-            return Err(format!("{at}: {x} > maximum {m}"));
+            return Err(SchemaViolation::new(at, format!("{x} > maximum {m}")));
         }
     }
     if let (Some(t), Some(m)) = (v.as_str(), num("maxLength")) {
         if t.chars().count() as f64 > m {
-            return Err(format!("{at}: longer than {m}"));
+            return Err(SchemaViolation::new(at, format!("longer than {m}")));
         }
     }
     if let Some(a) = v.as_array() {
         if num("minItems").is_some_and(|m| (a.len() as f64) < m) || num("maxItems").is_some_and(|m| a.len() as f64 > m)
         {
-            return Err(format!("{at}: {} items out of bounds", a.len()));
+            return Err(SchemaViolation::new(at, format!("{} items out of bounds", a.len())));
         }
         if let Some(items) = s.get("items") {
             for (i, x) in a.iter().enumerate() {
@@ -424,14 +442,14 @@ pub(crate) fn check(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
         let props = s.get("properties").and_then(Value::as_object);
         for r in s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
             if !o.contains_key(r) {
-                return Err(format!("{at}: missing '{r}'"));
+                return Err(SchemaViolation::new(at, format!("missing '{r}'")));
             }
         }
         for (k, x) in o {
             match props.and_then(|p| p.get(k)) {
                 Some(ps) => check(ps, x, &format!("{at}.{k}"))?,
                 None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    return Err(format!("{at}: property '{k}' not allowed"))
+                    return Err(SchemaViolation::new(at, format!("property '{k}' not allowed")))
                 }
                 None => {}
             }
@@ -442,7 +460,7 @@ pub(crate) fn check(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
 
 /// `check` against a `response_format` value's schema.
 #[cfg(test)]
-pub(crate) fn check_format(format: &Value, v: &Value) -> Result<(), String> {
+pub(crate) fn check_format(format: &Value, v: &Value) -> Result<(), SchemaViolation> {
     check(&format["json_schema"]["schema"], v, "$")
 }
 

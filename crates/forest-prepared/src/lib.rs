@@ -40,10 +40,10 @@ pub enum PreparedError {
         reason: String,
     },
     /// Object-store failure.
-    #[error("{0}")]
+    #[error(transparent)]
     Storage(#[from] forest_storage::StorageError),
     /// Local filesystem failure, naming the path.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: String,

@@ -107,7 +107,7 @@ pub enum SnapshotError {
         detail: String,
     },
     /// File-system error, with what was being done.
-    #[error("E_IO: {context}: {source}")]
+    #[error("E_IO: {context}")]
     Io {
         /// What was being done.
         context: String,
@@ -115,7 +115,7 @@ pub enum SnapshotError {
         source: std::io::Error,
     },
     /// ZIP writer/reader error outside a specific member.
-    #[error("E_ZIP: {context}: {source}")]
+    #[error("E_ZIP: {context}")]
     Zip {
         /// What was being done.
         context: String,

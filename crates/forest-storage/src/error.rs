@@ -71,7 +71,7 @@ pub enum StorageError {
     #[error("S3 client setup: {0}")]
     Config(String),
     /// Local filesystem failure.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done, naming the path.
         context: String,

@@ -84,7 +84,7 @@ impl Vine {
         } else {
             None
         };
-        let catalog = open_catalog(&root).map_err(|e| VineError::internal(e.to_string()))?;
+        let catalog = open_catalog(&root).map_err(|e| VineError::internal(forest_model::error_chain(&e)))?;
         let trails = Trails::open(&root.join(TRAILS_PATH))?;
         let dialect = load_dialect(&root);
         let tracer = Tracer::new(&root, opts.session);

@@ -79,7 +79,7 @@ impl VineError {
 
 impl From<forest_catalog::CatalogError> for VineError {
     fn from(e: forest_catalog::CatalogError) -> Self {
-        VineError::new(e.code(), e.to_string())
+        VineError::new(e.code(), forest_model::error_chain(&e))
     }
 }
 
@@ -91,7 +91,8 @@ impl From<rusqlite::Error> for VineError {
 
 impl From<forest_git::GitError> for VineError {
     fn from(e: forest_git::GitError) -> Self {
-        let mut err = VineError::new(e.code(), e.to_string().trim_start_matches("E_LOCKED: ").to_string());
+        let mut err =
+            VineError::new(e.code(), forest_model::error_chain(&e).trim_start_matches("E_LOCKED: ").to_string());
         if let forest_git::GitError::Locked { pid, .. } = &e {
             err = err.hint("The lock is reclaimed automatically when the holder exits; open read-only meanwhile.");
             err = err.with("pid", pid);

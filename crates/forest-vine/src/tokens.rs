@@ -25,7 +25,7 @@ use crate::access::Access;
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
     /// The store could not be read or written.
-    #[error("token store {path}: {source}")]
+    #[error("token store {path}")]
     Io {
         /// The store.
         path: PathBuf,

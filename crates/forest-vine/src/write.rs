@@ -27,7 +27,7 @@ pub const PLANT_BATCH_CAP: usize = 20;
 pub(crate) fn confine_paths(root: &std::path::Path, id: &str, node: &Node) -> VResult<()> {
     if let Some(p) = node.get_str("payload").filter(|p| !p.is_empty()) {
         forest_derived::tiers::check_payload(root, id, &p).map_err(|e| {
-            VineError::new(e.code(), e.to_string().trim_start_matches("E_FORBIDDEN: ").to_string())
+            VineError::new(e.code(), forest_model::error_chain(&e).trim_start_matches("E_FORBIDDEN: ").to_string())
                 .hint("Payloads are files beside the node, inside the forest, or URIs inside a configured source.")
         })?;
     }
@@ -70,7 +70,7 @@ impl Vine {
             let root = self.root.clone();
             let refreshed = self.catalog_unscoped(|c| Ok(forest_canopy::maintain_forest(&root, c)))?;
             if let Err(e) = refreshed {
-                tracing::warn!(event = "canopy.stale", code = e.code(), error = %e);
+                tracing::warn!(event = "canopy.stale", code = e.code(), error = %forest_model::error_chain(&e));
             }
         }
         Ok(oid.map(|o| o.to_string()))

@@ -84,22 +84,8 @@ impl GardenError {
 }
 
 /// `e` and its causes, `: `-joined (for a per-file report line or a log
-/// field, where no caller prints the chain); a cause an error of another
-/// crate already printed in its own message is not repeated (as the
-/// CLI's `render::error_chain`).
-pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !text.is_empty() && !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}
+/// field, where no caller prints the chain): [`forest_model::error_chain`].
+pub use forest_model::error_chain as chain;
 
 #[cfg(test)]
 mod tests {

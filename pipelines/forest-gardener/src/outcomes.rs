@@ -80,15 +80,13 @@ fn ext_of(rel: &str) -> String {
     }
 }
 
-/// Kind of a converter failure. The one place to adapt when forest-convert
-/// reports its own classification (unsupported / skipped / encrypted /
-/// failed): until then an unclaimed extension is unsupported and every
-/// other conversion error failed.
-pub fn kind_of_conversion(unsupported: bool, _message: &str) -> OutcomeKind {
-    if unsupported {
-        OutcomeKind::Unsupported
-    } else {
-        OutcomeKind::Failed
+/// Kind of a file that has no conversion, from the registry's
+/// classification ([`forest_convert::Status`]).
+pub fn kind_of_conversion(status: &forest_convert::Status) -> OutcomeKind {
+    match status {
+        forest_convert::Status::Skipped(_) => OutcomeKind::Skipped,
+        forest_convert::Status::Unsupported => OutcomeKind::Unsupported,
+        _ => OutcomeKind::Failed,
     }
 }
 

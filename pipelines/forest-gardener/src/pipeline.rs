@@ -144,7 +144,7 @@ fn suspend_topk_for_bulk(cat: &mut Catalog, to_convert: usize) {
     match cat.count_nodes() {
         Ok(n) if is_bulk(to_convert, n) => {
             if let Err(e) = cat.suspend_topk() {
-                tracing::warn!(event = "catalog.topk_suspend_failed", error = %e);
+                tracing::warn!(event = "catalog.topk_suspend_failed", error = %crate::error::chain(&e));
             } else {
                 tracing::info!(event = "catalog.topk_suspended", files = to_convert, nodes = n);
             }
@@ -168,7 +168,7 @@ fn rebuild_topk_if_needed(cat: &mut Catalog) {
             )
         }
         Ok(None) => {}
-        Err(e) => tracing::warn!(event = "catalog.topk_rebuild_failed", error = %e),
+        Err(e) => tracing::warn!(event = "catalog.topk_rebuild_failed", error = %crate::error::chain(&e)),
     }
 }
 
@@ -196,7 +196,7 @@ impl Drop for DeferredIndex<'_> {
         if let Some(git) = self.0.take() {
             if let Err(e) = git.catch_up_index() {
                 // The next GitForest::open retries from the marker.
-                tracing::warn!(event = "git.index_catch_up_failed", error = %e);
+                tracing::warn!(event = "git.index_catch_up_failed", error = %crate::error::chain(&e));
             }
         }
     }

@@ -203,10 +203,10 @@ fn run_once(
             let err = RangerError::from(e);
             if err.code() == forest_model::ErrorCode::Locked {
                 summary.locked += 1;
-                tracing::warn!(event = "ranger.run.locked", error = %err);
+                tracing::warn!(event = "ranger.run.locked", error = %forest_model::error_chain(&err));
             } else {
                 summary.failed += 1;
-                tracing::error!(event = "ranger.run.failed", error = %err);
+                tracing::error!(event = "ranger.run.failed", error = %forest_model::error_chain(&err));
             }
             on_run(&Err(err));
             return;
@@ -232,7 +232,7 @@ fn run_once(
         }
         Err(e) => {
             summary.failed += 1;
-            tracing::error!(event = "ranger.run.failed", error = %e);
+            tracing::error!(event = "ranger.run.failed", error = %forest_model::error_chain(e));
         }
     }
     on_run(&result);

@@ -61,7 +61,7 @@ pub enum RangerError {
         reason: String,
     },
     /// Filesystem error.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done, with the path.
         context: String,
@@ -73,7 +73,7 @@ pub enum RangerError {
     #[error(transparent)]
     Git(#[from] forest_git::GitError),
     /// Catalog or trails failure.
-    #[error("derived layer: {0}")]
+    #[error("derived layer")]
     Catalog(#[from] forest_catalog::CatalogError),
     /// The on-disk layer (opening / rebuilding the catalog, the config).
     #[error(transparent)]

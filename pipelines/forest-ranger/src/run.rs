@@ -184,7 +184,7 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
         let s = Instant::now();
         settle(forest, &mut catalog, rewritten.keys())?;
         if let Err(e) = forest_canopy::maintain_forest(forest, &catalog) {
-            tracing::warn!(event = "canopy.stale", code = e.code(), error = %e);
+            tracing::warn!(event = "canopy.stale", code = e.code(), error = %forest_model::error_chain(&e));
         }
         tracing::info!(event = "ranger.commit", files = rewritten.len(), git_ms = committed_ms, settle_ms = ms(s));
     }
@@ -231,7 +231,7 @@ fn canopy_second_tier(forest: &Path, catalog: &Catalog, cfg: &RangerConfig) -> O
     match forest_canopy::upgrade_forest(forest, catalog, cfg.canopy_full_max_nodes as usize) {
         Ok(r) => r.map(|r| r.embedded),
         Err(e) => {
-            tracing::warn!(event = "canopy.upgrade_failed", code = e.code(), error = %e);
+            tracing::warn!(event = "canopy.upgrade_failed", code = e.code(), error = %forest_model::error_chain(&e));
             None
         }
     }
@@ -252,7 +252,7 @@ struct Tended {
 type LinkKey = (String, String, u64);
 /// A source's id with its text and parse, or why it could not be read.
 /// A source's managed links and, when the catalog disagreed, its row.
-type Scanned = (String, std::result::Result<(Vec<ManagedLink>, Option<forest_catalog::CatalogNode>), NodeReadError>);
+type Scanned = (String, std::result::Result<(Vec<ManagedLink>, Option<forest_catalog::NodeRow>), NodeReadError>);
 
 fn key(rel: &str, target: &str, confidence: f64) -> LinkKey {
     (rel.to_string(), target.to_string(), confidence.to_bits())
@@ -614,7 +614,7 @@ const SETTLE_CHUNK: usize = 4096;
 fn settle<'a>(forest: &Path, catalog: &mut Catalog, committed: impl Iterator<Item = &'a String>) -> Result<()> {
     let committed: Vec<&String> = committed.collect();
     for chunk in committed.chunks(SETTLE_CHUNK) {
-        let (texts, rows): (Vec<(String, String)>, Vec<forest_catalog::CatalogNode>) = chunk
+        let (texts, rows): (Vec<(String, String)>, Vec<forest_catalog::NodeRow>) = chunk
             .par_iter()
             .filter_map(|id| {
                 let (text, node) = read_node(forest, id).ok()?;

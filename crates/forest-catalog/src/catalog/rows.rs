@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::{CatalogNode, INSERT_EDGE_SQL, INSERT_FTS_SQL, INSERT_NODE_SQL};
+use super::{NodeRow, INSERT_EDGE_SQL, INSERT_FTS_SQL, INSERT_NODE_SQL};
 use crate::pyjson::dumps_strings;
 use crate::Result;
 
@@ -121,7 +121,7 @@ pub(super) enum Inserted {
 /// and `updated` only; replacing their search rows made each settled node
 /// a dead top-k document, and 10^5 of them a full index compaction per
 /// 10,000 (143 s for 100,000 prunes at 10^6 nodes).
-pub(super) fn same_search_row(tx: &Transaction<'_>, node: &CatalogNode, fts: &FtsStage) -> Result<Option<i64>> {
+pub(super) fn same_search_row(tx: &Transaction<'_>, node: &NodeRow, fts: &FtsStage) -> Result<Option<i64>> {
     let row: Option<(i64, String, String, String, String)> = tx
         .prepare_cached("SELECT rowid, title, summary, tags, aliases FROM nodes WHERE id = ?1")?
         .query_row([&node.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
@@ -141,7 +141,7 @@ pub(super) fn same_search_row(tx: &Transaction<'_>, node: &CatalogNode, fts: &Ft
 
 /// Replace the row (and outgoing edges) of a node whose search columns did
 /// not change ([`same_search_row`]), keeping its rowid, FTS row and postings.
-pub(super) fn replace_row(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode) -> Result<()> {
+pub(super) fn replace_row(tx: &Transaction<'_>, rowid: i64, node: &NodeRow) -> Result<()> {
     tx.prepare_cached("DELETE FROM nodes WHERE rowid = ?1")?.execute([rowid])?;
     tx.prepare_cached("DELETE FROM edges WHERE src = ?1")?.execute([&node.id])?;
     insert_row(tx, rowid, node)?;
@@ -150,13 +150,13 @@ pub(super) fn replace_row(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode) 
 
 /// Insert the node's `nodes` row with the given rowid; false when the id
 /// already had a row (nothing written).
-fn insert_row(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode) -> Result<bool> {
+fn insert_row(tx: &Transaction<'_>, rowid: i64, node: &NodeRow) -> Result<bool> {
     let trail = forest_model::ids::trail(&node.id);
     let parent = forest_model::ids::parent_index(&node.id);
     let changed = tx.prepare_cached(INSERT_NODE_SQL)?.execute(params![
         rowid,
         node.id,
-        node.kind(),
+        forest_model::Kind::of_type(&node.node_type),
         node.node_type,
         node.title,
         node.summary,
@@ -185,7 +185,7 @@ fn insert_row(tx: &Transaction<'_>, rowid: i64, node: &CatalogNode) -> Result<bo
 }
 
 /// The node's body lead in `node_leads` (none kept for an empty one).
-fn write_lead(tx: &Transaction<'_>, node: &CatalogNode) -> Result<()> {
+fn write_lead(tx: &Transaction<'_>, node: &NodeRow) -> Result<()> {
     if node.lead.is_empty() {
         tx.prepare_cached("DELETE FROM node_leads WHERE id = ?1")?.execute([&node.id])?;
     } else {
@@ -195,7 +195,7 @@ fn write_lead(tx: &Transaction<'_>, node: &CatalogNode) -> Result<()> {
     Ok(())
 }
 
-fn insert_edges(tx: &Transaction<'_>, node: &CatalogNode) -> Result<()> {
+fn insert_edges(tx: &Transaction<'_>, node: &NodeRow) -> Result<()> {
     let mut ins_edge = tx.prepare_cached(INSERT_EDGE_SQL)?;
     for link in &node.links {
         if link.rel.is_empty() || link.target.is_empty() {
@@ -210,7 +210,7 @@ fn insert_edges(tx: &Transaction<'_>, node: &CatalogNode) -> Result<()> {
 pub(super) fn insert_node(
     tx: &Transaction<'_>,
     rowid: i64,
-    node: &CatalogNode,
+    node: &NodeRow,
     check_fts: bool,
     fts: &mut FtsStage,
 ) -> Result<Inserted> {
@@ -220,7 +220,8 @@ pub(super) fn insert_node(
     // A foreign-written FTS table may already use this rowid for another
     // node; then let FTS5 pick one (deletes fall back to the id scan).
     let fts_rowid = if check_fts && fts.fts_id(tx, rowid)?.is_some() { None } else { Some(rowid) };
-    let cols = [node.id.clone(), node.title.clone(), node.aliases.join(" "), node.tags.join(" "), node.summary.clone()];
+    let cols =
+        [node.id.to_string(), node.title.clone(), node.aliases.join(" "), node.tags.join(" "), node.summary.clone()];
     match fts_rowid {
         Some(r) => {
             fts.inserts.insert(r, cols);

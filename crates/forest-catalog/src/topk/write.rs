@@ -16,7 +16,7 @@ use super::{
     add_meta, dead_set, decode, get_varint, merge_into, meta, put_varint, set_meta, BlobBuilder, Posting, Tokenizer,
     DELTA_SHARE, MAX_DEAD, MIN_DELTA, TABLES_SQL, TRIGGERS_SQL,
 };
-use crate::{CatalogNode, Result};
+use crate::{NodeRow, Result};
 
 /// Collects postings during a catalog rebuild (docs arrive in rowid
 /// order, so each term's blob is appended in place). Memory is bounded:
@@ -43,8 +43,8 @@ pub(crate) const FTS_ROWS_SQL: &str = "SELECT rowid, id, title, aliases, tags, s
 /// One row of [`FTS_ROWS_SQL`] as `(rowid, node)`: the row's text is what
 /// the index tokenizes, and one alias and one tag string give back the
 /// same joined columns.
-pub(crate) fn fts_row_node(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, CatalogNode)> {
-    let mut node = CatalogNode::new(r.get::<_, String>(1)?, "note", r.get::<_, String>(2)?, r.get::<_, String>(5)?);
+pub(crate) fn fts_row_node(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, NodeRow)> {
+    let mut node = NodeRow::new(r.get::<_, String>(1)?, "note", r.get::<_, String>(2)?, r.get::<_, String>(5)?);
     node.aliases = vec![r.get(3)?];
     node.tags = vec![r.get(4)?];
     Ok((r.get(0)?, node))
@@ -73,7 +73,7 @@ impl Builder {
         self.docs
     }
 
-    pub(crate) fn add(&mut self, tx: &Transaction<'_>, doc: i64, node: &CatalogNode) -> Result<()> {
+    pub(crate) fn add(&mut self, tx: &Transaction<'_>, doc: i64, node: &NodeRow) -> Result<()> {
         let dt = self.tok.doc_terms(node)?;
         for (term, wf) in dt.terms {
             let b = match self.terms.entry(term) {
@@ -222,7 +222,7 @@ impl Writer {
     }
 
     /// `node` was inserted with rowid `doc`.
-    pub(crate) fn inserted(&mut self, _tx: &Transaction<'_>, doc: i64, node: &CatalogNode) -> Result<()> {
+    pub(crate) fn inserted(&mut self, _tx: &Transaction<'_>, doc: i64, node: &NodeRow) -> Result<()> {
         if !self.fresh {
             return Ok(());
         }
@@ -350,10 +350,10 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let mut cat = crate::Catalog::open(&dir.path().join("c.db")).unwrap();
         let words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "café", "naïve"];
-        let nodes: Vec<CatalogNode> = (0..300)
+        let nodes: Vec<NodeRow> = (0..300)
             .map(|i| {
                 let t: Vec<&str> = (0..1 + i % 5).map(|k| words[(i * 7 + k * 3) % words.len()]).collect();
-                let mut n = CatalogNode::new(format!("d/n{i}"), "note", t.join(" "), format!("{} {i}", t.join(" ")));
+                let mut n = NodeRow::new(format!("d/n{i}"), "note", t.join(" "), format!("{} {i}", t.join(" ")));
                 n.tags = vec![words[i % words.len()].to_string()];
                 n
             })

@@ -35,7 +35,7 @@ fn words(rng: &mut Rng, n: usize) -> String {
         .join(" ")
 }
 
-fn corpus(rng: &mut Rng, n: usize, tag: &str) -> Vec<CatalogNode> {
+fn corpus(rng: &mut Rng, n: usize, tag: &str) -> Vec<NodeRow> {
     (0..n)
         .map(|i| {
             let ty = if i % 10 == 0 { "branch" } else { "note" };
@@ -114,7 +114,7 @@ fn incremental_topk_equals_rebuild() {
         forest.extend(added.iter().cloned());
         edits.extend(added);
         inc.upsert(&edits).unwrap();
-        let gone: Vec<String> = (0..5).map(|_| forest.remove(rng.below(forest.len())).id).collect();
+        let gone: Vec<String> = (0..5).map(|_| forest.remove(rng.below(forest.len())).id.into_string()).collect();
         inc.remove(&gone).unwrap();
     }
     assert!(inc.topk_usable().unwrap());
@@ -145,7 +145,7 @@ fn a_suspended_index_is_rebuilt_from_the_fts_rows_equal_to_a_fresh_one() {
     let added = corpus(&mut rng, 300, "bulk");
     cat.upsert(&added).unwrap();
     forest.extend(added);
-    let gone: Vec<String> = forest.drain(..10).map(|n| n.id).collect();
+    let gone: Vec<String> = forest.drain(..10).map(|n| n.id.into_string()).collect();
     cat.remove(&gone).unwrap();
     assert!(!cat.topk_usable().unwrap(), "writes while suspended leave it suspended");
     assert_eq!(cat.rebuild_topk().unwrap(), Some(forest.len() as i64));
@@ -178,14 +178,14 @@ fn a_foreign_write_falls_back_to_fts5_until_rebuild() {
     // Our own later upserts keep it off; a rebuild brings it back.
     cat.upsert(&[node("y", "note", "Yak", "y")]).unwrap();
     assert!(!cat.topk_usable().unwrap());
-    let nodes: Vec<CatalogNode> = sample_forest();
+    let nodes: Vec<NodeRow> = sample_forest();
     cat.rebuild(nodes).unwrap();
     assert!(cat.topk_usable().unwrap());
 }
 
 /// The fixture forest's catalog rows as far as ranking goes (title,
 /// summary, tags, aliases, type), read with forest-model.
-fn fixture_rows() -> Vec<CatalogNode> {
+fn fixture_rows() -> Vec<NodeRow> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../forests/fixtures/fixture-forest");
     let mut rows = vec![];
     for rel in forest_model::walk::node_paths(&root) {

@@ -47,7 +47,7 @@ fn main() -> ExitCode {
     let forest = match GitForest::open(root) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", forest_model::error_chain(&e));
             return ExitCode::from(1);
         }
     };
@@ -66,7 +66,7 @@ fn main() -> ExitCode {
     match forest.commit_batch_observed(&changes, "crash batch", &mut observer) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", forest_model::error_chain(&e));
             ExitCode::from(1)
         }
     }

@@ -51,7 +51,7 @@ fn shared_heat(forest: &Path, ids: &[String]) -> HashMap<String, f64> {
     match Trails::open(&path).and_then(|t| t.heat_map(ids, None)) {
         Ok(m) => m,
         Err(e) => {
-            tracing::warn!(event = "gardener.demand.heat_unreadable", error = %e);
+            tracing::warn!(event = "gardener.demand.heat_unreadable", error = %crate::error::chain(&e));
             HashMap::new()
         }
     }

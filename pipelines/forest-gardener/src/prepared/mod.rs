@@ -282,7 +282,8 @@ pub struct PreparedRun {
 impl PreparedRun {
     /// Open the store at `uri` (`s3://bucket/prefix`, a directory).
     pub fn open(uri: &str, prepared_only: bool) -> Result<PreparedRun, GardenError> {
-        let store = PreparedStore::open(uri).map_err(|e| GardenError::Schema(format!("--store: {e}")))?;
+        let store = PreparedStore::open(uri)
+            .map_err(|e| GardenError::Schema(format!("--store: {}", crate::error::chain(&e))))?;
         Ok(PreparedRun {
             store,
             prepared_only,
@@ -337,7 +338,7 @@ impl PreparedRun {
                 None
             }
             Err(e) => {
-                tracing::warn!(event = "prepared.error", key, error = %e, "store lookup failed: converting here");
+                tracing::warn!(event = "prepared.error", key, error = %crate::error::chain(&e), "store lookup failed: converting here");
                 None
             }
         }

@@ -231,10 +231,7 @@ fn prepare_round(env: &RunEnv, w: &Worker, round: &[Listed], out: &mut PrepareSo
             out.already_prepared += 1;
             continue;
         }
-        let storable = match (&c.outcome, c.unsupported) {
-            (Ok(conv), false) => Some(PreparedConversion::of(conv)),
-            _ => None,
-        };
+        let storable = c.outcome.result.as_ref().ok().map(PreparedConversion::of);
         let Some(pc) = storable else {
             // A marker: seen, left to the committer (never deferred).
             items.push((c, None, empty_draft()));
@@ -286,7 +283,7 @@ fn prepare_round(env: &RunEnv, w: &Worker, round: &[Listed], out: &mut PrepareSo
                     shard: format!("{}/{}", shard.index, shard.count),
                 },
                 conversion: pc.clone(),
-                warnings: c.warnings.clone(),
+                warnings: c.outcome.warnings.clone(),
                 draft_title: title.clone(),
                 draft_summary: summary.clone(),
                 curation,
@@ -394,9 +391,9 @@ mod tests {
                 })
                 .unwrap();
             let c = &converted[rel];
-            let pc = PreparedConversion::of(c.outcome.as_ref().unwrap());
+            let pc = PreparedConversion::of(c.outcome.result.as_ref().unwrap());
             // Datasets are stored too, and come back as the same conversion.
-            assert_eq!(&pc.conversion(), c.outcome.as_ref().unwrap(), "{rel}");
+            assert_eq!(&pc.conversion(), c.outcome.result.as_ref().unwrap(), "{rel}");
             let mine = draft_for(&env, c, &pc, None);
             assert_eq!(
                 (&mine.title, &mine.body, &mine.summary, &mine.tags),

@@ -16,7 +16,7 @@ use crate::report::{err, FileError, SourceReport};
 use crate::stages::plan::Batch;
 use crate::stages::{CATALOG_DIRTY, PAYLOAD_JOURNAL};
 use forest_catalog::Catalog;
-use forest_catalog::CatalogNode;
+use forest_catalog::NodeRow;
 use forest_derived::catalog::{catalog_row, TRAILS_PATH};
 use forest_git::Change;
 use forest_model::ids;
@@ -139,7 +139,7 @@ pub(crate) fn finish_batch(
 
 /// The batch as file changes and catalog rows: coverage of every touched
 /// branch, then every dirty node whose text changed, then the deletes.
-fn serialise(env: &RunEnv, batch: &mut Batch) -> (Vec<Change>, Vec<CatalogNode>) {
+fn serialise(env: &RunEnv, batch: &mut Batch) -> (Vec<Change>, Vec<NodeRow>) {
     batch.render_bodies();
     let dirty: Vec<String> = batch.dirty.iter().cloned().collect();
     for id in &dirty {

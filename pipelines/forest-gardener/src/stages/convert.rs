@@ -2,7 +2,7 @@
 //! hash and convert one batch's files on the CPU pool.
 //!
 //! In: the batch's [`Work`] items and the listing. Out: one [`Converted`]
-//! per file to plant or update (a conversion or an error message). Files no
+//! per file to plant or update (its `ConvertOutcome`). Files no
 //! converter claims, empty ones and oversized ones are never read. Both
 //! hashes come from one read pass (sha256 for the passport, blake3 for the
 //! manifest). Touches the source (reads) and S3 download slots; never the
@@ -18,7 +18,7 @@ use crate::stages::fetch::Window;
 use crate::stages::transient::{transient_bytes, Gate};
 use crate::stages::work::Work;
 use crate::walk::Listed;
-use forest_convert::{Conversion, Limits, Registry};
+use forest_convert::{Conversion, ConvertError, ConvertOutcome, Limits, Registry};
 use forest_derived::config::{GardenerConfig, SourceConfig};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -37,14 +37,10 @@ pub(crate) struct Converted {
     pub(crate) size: u64,
     pub(crate) mtime_ms: i64,
     pub(crate) hash: HashPair,
-    pub(crate) outcome: Result<Conversion, String>,
-    pub(crate) unsupported: bool,
-    /// Left out with a reason before any converter ran (empty, too large).
-    pub(crate) skipped: bool,
-    pub(crate) warnings: Vec<String>,
-    /// The body failed the converter's fidelity check and no fallback did
-    /// better (planted, marked and reported; see `forest_convert::fidelity`).
-    pub(crate) suspect: Option<(forest_convert::Suspect, String)>,
+    /// The registry's outcome (status, warnings, fidelity mark), or one
+    /// made here for a file no converter saw: left out with a reason (empty,
+    /// too large), unreadable, an LFS pointer, a prepared conversion.
+    pub(crate) outcome: ConvertOutcome,
     /// Served from the prepared store (distributed ingest): no converter ran.
     pub(crate) from_store: bool,
     /// A converter ran in this process.
@@ -173,8 +169,12 @@ impl Converter<'_> {
                     let t = Instant::now();
                     let mut c = self.convert_one(f, known.get(&f.rel).or_else(|| hashes.get(&f.rel)), &gate);
                     let converted = Instant::now();
-                    c.scent =
-                        c.outcome.as_ref().ok().and_then(|conv| crate::stages::scent::of_conversion(&c.rel, conv));
+                    c.scent = c
+                        .outcome
+                        .result
+                        .as_ref()
+                        .ok()
+                        .and_then(|conv| crate::stages::scent::of_conversion(&c.rel, conv));
                     convert_us.fetch_add((converted - t).as_micros() as u64, Ordering::Relaxed);
                     scent_us.fetch_add(converted.elapsed().as_micros() as u64, Ordering::Relaxed);
                     self.progress.file_done(c.size);
@@ -232,26 +232,21 @@ impl Converter<'_> {
             size: f.size,
             mtime_ms: f.mtime_ms,
             hash: HashPair { blake3: String::new(), sha256: String::new() },
-            outcome: Err(String::new()),
-            unsupported: false,
-            skipped: false,
-            warnings: vec![],
-            suspect: None,
+            outcome: ConvertOutcome::failed(&f.rel, ConvertError::Pending, vec![], None),
             from_store: false,
             converted_locally: false,
             deferred: false,
             scent: None,
             lfs: None,
         };
+        let skip = |why: String| ConvertOutcome::failed(&f.rel, ConvertError::Skipped(why), vec![], None);
         if f.size > self.config.max_file_bytes {
             c.outcome =
-                Err(format!("file is {} bytes, over the {} byte limit: skipped", f.size, self.config.max_file_bytes));
-            c.skipped = true;
+                skip(format!("file is {} bytes, over the {} byte limit: skipped", f.size, self.config.max_file_bytes));
             return c;
         }
         if f.size == 0 {
-            c.outcome = Err("empty file (0 bytes): nothing to adopt, skipped".into());
-            c.skipped = true;
+            c.outcome = skip("empty file (0 bytes): nothing to adopt, skipped".into());
             return c;
         }
         // An unclaimed extension is still read once: the registry routes by
@@ -262,13 +257,13 @@ impl Converter<'_> {
         match hash {
             Ok(h) => c.hash = h,
             Err(e) => {
-                c.outcome = Err(crate::error::chain(&e));
+                c.outcome = ConvertOutcome::failed(&f.rel, ConvertError::Read(Box::new(e)), vec![], None);
                 return c;
             }
         }
         if let Some(p) = self.lfs_pointer(f) {
             let title = forest_model::slug::title_from_stem(&crate::stages::text::stem_of(&f.rel));
-            c.outcome = Ok(crate::gitsrc::lfs::stub(title, &p));
+            c.outcome = ConvertOutcome::converted(&f.rel, crate::gitsrc::lfs::stub(title, &p), vec![], None, None);
             c.lfs = Some(p);
             return c;
         }
@@ -278,8 +273,7 @@ impl Converter<'_> {
             match p.lookup(&key) {
                 Some(o) if o.conversion.is_some() => {
                     if let Some((conversion, warnings)) = p.fill(o) {
-                        c.outcome = Ok(conversion);
-                        c.warnings = warnings;
+                        c.outcome = ConvertOutcome::converted(&f.rel, conversion, warnings, None, None);
                         c.from_store = true;
                     }
                     return c;
@@ -300,14 +294,8 @@ impl Converter<'_> {
         }
         c.converted_locally = true;
         let permit = gate.take(transient_bytes(&f.rel, f.size));
-        let out = self.registry.convert(&f.abs, &f.rel, self.limits);
+        c.outcome = self.registry.convert(&f.abs, &f.rel, self.limits);
         drop(permit);
-        c.unsupported = out.unsupported;
-        c.skipped = matches!(out.status, forest_convert::Status::Skipped(_));
-        c.warnings = out.warnings;
-        let converter = out.converter.as_ref().map(|c| c.name.clone()).unwrap_or_default();
-        c.suspect = out.suspect.map(|s| (s, converter));
-        c.outcome = out.result.map_err(|e| e.strip_prefix(&format!("{}: ", f.rel)).map(String::from).unwrap_or(e));
         c
     }
 
@@ -343,7 +331,7 @@ fn window_end(files: &[&Listed], at: usize, max_bytes: u64, remote: bool) -> usi
 /// What one conversion holds in memory until its batch is committed: the
 /// converted body (or a dataset's cells), its title and its leaf scent.
 pub(crate) fn held_bytes(c: &Converted) -> u64 {
-    let body = match &c.outcome {
+    let body = match &c.outcome.result {
         Ok(Conversion::Markdown { title, body, .. }) => title.len() + body.len(),
         Ok(Conversion::Dataset { title, tables }) => {
             title.len()
@@ -353,7 +341,7 @@ pub(crate) fn held_bytes(c: &Converted) -> u64 {
                     .sum::<usize>()
         }
         Ok(Conversion::Payload { title, .. }) => title.len() + 4096,
-        Err(e) => e.len(),
+        Err(_) => 0,
     };
     (body + c.rel.len() + 512) as u64
 }
@@ -377,12 +365,9 @@ mod tests {
         let c = &out["a.md"];
         assert!(c.hash.blake3.starts_with("blake3:"));
         assert_eq!(c.hash.sha256.len(), 64, "sha256 for the passport, same read pass");
-        assert!(matches!(&c.outcome, Ok(Conversion::Markdown { body, .. }) if body.contains("Some text")));
-        assert_eq!(
-            out["e.md"].outcome.as_ref().err().map(String::as_str),
-            Some("empty file (0 bytes): nothing to adopt, skipped")
-        );
-        assert!(out["e.md"].skipped);
+        assert!(matches!(&c.outcome.result, Ok(Conversion::Markdown { body, .. }) if body.contains("Some text")));
+        assert_eq!(out["e.md"].outcome.message().as_deref(), Some("empty file (0 bytes): nothing to adopt, skipped"));
+        assert!(out["e.md"].outcome.is_skipped());
     }
 
     #[test]
@@ -423,11 +408,7 @@ mod tests {
             size: 1,
             mtime_ms: 1,
             hash: crate::reconcile::HashPair { blake3: String::new(), sha256: String::new() },
-            outcome: Err(String::new()),
-            unsupported: false,
-            skipped: false,
-            warnings: vec![],
-            suspect: None,
+            outcome: forest_convert::ConvertOutcome::failed(rel, forest_convert::ConvertError::Pending, vec![], None),
             from_store: !local && !deferred,
             converted_locally: local,
             deferred,

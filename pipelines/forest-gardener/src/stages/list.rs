@@ -184,7 +184,7 @@ pub(crate) fn list_objects(
     });
     let mut end = stream.finish(sink);
     if let Err(e) = listed {
-        end.listing_error = Some(format!("s3://{}/{}: {e}", loc.bucket, loc.prefix));
+        end.listing_error = Some(format!("s3://{}/{}: {}", loc.bucket, loc.prefix, crate::error::chain(&e)));
     }
     end
 }
@@ -210,7 +210,7 @@ pub(crate) fn list_rclone(
 ) -> Listing {
     let hash = match rclone.hash_type(loc) {
         Ok(h) => h,
-        Err(e) => return Listing { listing_error: Some(e.to_string()), ..Default::default() },
+        Err(e) => return Listing { listing_error: Some(crate::error::chain(&e)), ..Default::default() },
     };
     let mut stream = ObjectStream::new("", ignore, slots);
     let mut probe = |dir: &str| -> Result<bool, ProbeError> {
@@ -237,7 +237,7 @@ pub(crate) fn list_rclone(
     });
     let mut end = stream.finish(sink);
     if let Err(e) = listed {
-        end.listing_error = Some(e.to_string());
+        end.listing_error = Some(crate::error::chain(&e));
     }
     end
 }

@@ -10,7 +10,7 @@ type LeafContent = (&'static str, String, String, Option<(String, String)>);
 use super::Planner;
 use crate::error::chain;
 use crate::options::{Draft, DraftLink};
-use crate::outcomes::{kind_of_conversion, report_problem, OutcomeKind, StatKey};
+use crate::outcomes::{kind_of_conversion, report_problem, StatKey};
 use crate::reconcile::ManifestEntry;
 use crate::report::err;
 use crate::stages::convert::Converted;
@@ -34,19 +34,19 @@ impl Planner<'_> {
     /// The problem is reported once: it is remembered with the file's stat
     /// key ([`crate::outcomes`]), and a converted file forgets its old one.
     pub(crate) fn conversion_or_report(&mut self, c: &Converted) -> Option<Conversion> {
-        if !c.skipped && !c.unsupported {
+        let out = &c.outcome;
+        if !out.is_skipped() && !out.is_unsupported() {
             self.report.bytes_read += c.size;
         }
-        self.report.warnings.extend(c.warnings.iter().cloned());
-        let (kind, msg) = match &c.outcome {
-            Ok(conv) if !c.unsupported => {
+        self.report.warnings.extend(out.warnings.iter().cloned());
+        let msg = match &out.result {
+            Ok(conv) => {
                 self.outcomes.resolved(&c.rel);
                 return Some(conv.clone());
             }
-            Ok(_) => (OutcomeKind::Unsupported, "unsupported file type".to_string()),
-            Err(e) if c.skipped => (OutcomeKind::Skipped, e.clone()),
-            Err(e) => (kind_of_conversion(c.unsupported, e), e.clone()),
+            Err(e) => forest_model::error_chain(e),
         };
+        let kind = kind_of_conversion(&out.status);
         report_problem(&mut self.report, kind, &c.rel, &msg);
         let key = StatKey { size: c.size, mtime_ms: c.mtime_ms, etag: c.etag.clone() };
         let ck = self.converter_key(&c.rel);
@@ -61,8 +61,9 @@ impl Planner<'_> {
     /// are left alone.
     pub(crate) fn mark_fidelity(&mut self, n: &mut Node, c: &Converted, id: &str) {
         let machine = |n: &Node, v: f64| n.get_f64("confidence").is_some_and(|x| (x - v).abs() < 1e-9);
-        match &c.suspect {
-            Some((s, converter)) => {
+        let converter = c.outcome.converter.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+        match &c.outcome.suspect {
+            Some(s) => {
                 n.set_str(SUSPECT_KEY, &s.to_string());
                 if machine(n, 0.7) {
                     n.set("confidence", Value::from(SUSPECT_CONFIDENCE));
@@ -70,7 +71,7 @@ impl Planner<'_> {
                 self.report.suspect.push(crate::report::SuspectFile {
                     path: c.rel.clone(),
                     id: id.to_string(),
-                    converter: converter.clone(),
+                    converter,
                     reason: s.reason.code().to_string(),
                     message: s.message.clone(),
                 });

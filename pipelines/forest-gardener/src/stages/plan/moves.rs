@@ -10,7 +10,7 @@ use crate::report::err;
 use crate::report::MoveRecord;
 use crate::stages::plan::payload::cached_body_path;
 use forest_catalog::Catalog;
-use forest_model::aliases::union_aliases;
+use forest_model::aliases::record_move;
 use forest_model::ids;
 use forest_model::index::DIRECT_BANANAS;
 use forest_model::node::Node;
@@ -34,14 +34,7 @@ impl Planner<'_> {
         n.set_str("source_path", &m.to_rel);
         n.remove("source_state");
         n.set_str("updated", &self.today);
-        let mut moved_from = n.get_list("moved_from");
-        if !moved_from.contains(&old_id) {
-            moved_from.push(old_id.clone());
-        }
-        n.set_list("moved_from", &moved_from);
-        let (aliases, clipped) = union_aliases(&n.get_list("aliases"), std::slice::from_ref(&old_id));
-        self.report.aliases_clipped += clipped;
-        n.set_list("aliases", &aliases);
+        self.report.aliases_clipped += record_move(&mut n, &old_id);
         // The payload travels with its passport.
         if let Some(p) = n.get_str("payload").filter(|p| !forest_model::lint::is_remote(p) && !p.contains('/')) {
             let new_name = format!("{}.db", new_id.rsplit('/').next().unwrap_or(&new_id));

@@ -16,7 +16,7 @@ use super::Batch;
 use crate::report::MoveRecord;
 use crate::stages::plan::payload::cached_body_path;
 use forest_catalog::Catalog;
-use forest_model::aliases::union_aliases;
+use forest_model::aliases::record_move;
 use forest_model::ids;
 use forest_model::index::DIRECT_BANANAS;
 use forest_model::node::Node;
@@ -396,14 +396,7 @@ impl super::Planner<'_> {
         }
         if committed {
             n.set_str("updated", &self.today);
-            let mut moved_from = n.get_list("moved_from");
-            if !moved_from.iter().any(|m| m == old) {
-                moved_from.push(old.to_string());
-            }
-            n.set_list("moved_from", &moved_from);
-            let (aliases, clipped) = union_aliases(&n.get_list("aliases"), &[old.to_string()]);
-            self.report.aliases_clipped += clipped;
-            n.set_list("aliases", &aliases);
+            self.report.aliases_clipped += record_move(&mut n, old);
             batch.deletes.insert(ids::id_to_path(old));
             batch.removed_ids.push(old.to_string());
             batch.rekeys.push((old.to_string(), new.to_string()));
