@@ -3,7 +3,9 @@
 
 use crate::{DerivedError, Result};
 use forest_catalog::{Catalog, CatalogLink, CatalogState, NodeRow};
+use forest_model::health_facts::{FACTS_VERSION, HEALTH_CACHE_PATH};
 use forest_model::ids;
+use forest_model::lint_cache::{CacheFill, RecordMaker};
 use forest_model::node::{body_lead, outline, Node};
 use forest_model::tokens::estimate_tokens;
 use forest_model::walk::node_paths;
@@ -62,6 +64,64 @@ pub fn read_all_rows(forest: &Path) -> Vec<NodeRow> {
     node_paths(forest).par_iter().filter_map(|rel| read_row(forest, rel)).collect()
 }
 
+/// The health facts' function, as the health cache stores them.
+type FactsFn = fn(&str, &Node) -> forest_model::health_facts::NodeFacts;
+/// A health cache filled from a rebuild's reads.
+type HealthFill = CacheFill<FactsFn>;
+
+/// A node's row and, with a `maker`, its health-cache record from the same
+/// read and parse (the stamp taken before the read).
+fn read_row_recording<'p>(
+    forest: &Path,
+    rel: &'p str,
+    maker: Option<&RecordMaker<FactsFn>>,
+) -> Option<(NodeRow, Option<(&'p str, String)>)> {
+    let id = rel.strip_suffix(".md")?;
+    let before = maker.and_then(|m| m.stamp(rel));
+    let text = std::fs::read_to_string(forest.join(rel)).ok()?;
+    let node = Node::parse(&text).ok()?;
+    let row = catalog_row(id, &node);
+    let record = match (maker, before) {
+        (Some(m), Some(s)) => m.record(rel, s, node).map(|r| (rel, r)),
+        _ => None,
+    };
+    Some((row, record))
+}
+
+/// The rows of the node files at forest-relative `rels`, each read and
+/// parsed once, their health-cache records stored from the same read (a
+/// writer settling files it just committed). Unreadable or unparseable
+/// files are left out (the next rebuild or health pass reports them).
+pub fn read_rows_recording_health(forest: &Path, rels: &[String]) -> Vec<NodeRow> {
+    let mut fill = health_fill(forest);
+    let (rows, records) = read_slice(forest, rels, Some(fill.maker()));
+    fill.put(&records);
+    rows
+}
+
+fn health_fill(forest: &Path) -> HealthFill {
+    let facts: FactsFn = forest_model::health_facts::facts;
+    CacheFill::open(forest, &forest.join(HEALTH_CACHE_PATH), FACTS_VERSION, facts)
+}
+
+/// Rows of the files at `rels`, read and parsed in parallel, and with a
+/// `maker` their health-cache records (path, record).
+fn read_slice<'p>(
+    forest: &Path,
+    rels: &'p [String],
+    maker: Option<&RecordMaker<FactsFn>>,
+) -> (Vec<NodeRow>, Vec<(&'p str, String)>) {
+    let read: Vec<(NodeRow, Option<(&str, String)>)> =
+        rels.par_iter().filter_map(|rel| read_row_recording(forest, rel, maker)).collect();
+    let mut rows = Vec::with_capacity(read.len());
+    let mut records = Vec::with_capacity(if maker.is_some() { read.len() } else { 0 });
+    for (row, record) in read {
+        rows.push(row);
+        records.extend(record);
+    }
+    (rows, records)
+}
+
 /// Files parsed in parallel per slice of [`stream_rows`].
 const STREAM_SLICE: usize = 4096;
 
@@ -72,14 +132,29 @@ const STREAM_SLICE: usize = 4096;
 /// rows are alive at once (one consumed, one queued, one being read), not
 /// the forest's. Dropping the iterator stops the reader after its slice.
 pub fn stream_rows(forest: &Path) -> impl Iterator<Item = NodeRow> {
+    stream(forest, None)
+}
+
+/// [`stream_rows`] that also fills the forest's health cache from the same
+/// reads (the reader thread stores each slice's records while the caller
+/// inserts its rows): a fresh clone's first Ranger run then reads each
+/// node once, not once for the catalog and again for its health.
+pub fn stream_rows_filling_health(forest: &Path) -> impl Iterator<Item = NodeRow> {
+    stream(forest, Some(health_fill(forest)))
+}
+
+fn stream(forest: &Path, mut fill: Option<HealthFill>) -> impl Iterator<Item = NodeRow> {
     let forest = forest.to_path_buf();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<NodeRow>>(1);
     let reader = std::thread::spawn(move || {
         let paths = node_paths(&forest);
         for slice in paths.chunks(STREAM_SLICE) {
-            let rows = slice.par_iter().filter_map(|rel| read_row(&forest, rel)).collect::<Vec<_>>();
+            let (rows, records) = read_slice(&forest, slice, fill.as_ref().map(CacheFill::maker));
             if tx.send(rows).is_err() {
                 return;
+            }
+            if let Some(f) = fill.as_mut() {
+                f.put(&records);
             }
         }
     });
@@ -115,7 +190,7 @@ pub fn reindex(forest: &Path) -> Result<usize> {
         Ok(c) => c,
         Err(_) => Catalog::recreate(&path).map_err(DerivedError::Catalog)?,
     };
-    let n = cat.rebuild(stream_rows(forest)).map_err(DerivedError::Catalog)?;
+    let n = cat.rebuild(stream_rows_filling_health(forest)).map_err(DerivedError::Catalog)?;
     // A fresh rebuild is as trusted as a checked catalog.
     drop(cat);
     forest_catalog::verified::mark_verified(&path);
@@ -162,8 +237,10 @@ pub fn open_catalog_checked(forest: &Path) -> Result<(Catalog, bool)> {
 fn rebuild_catalog(forest: &Path) -> Result<Catalog> {
     let path = forest.join(CATALOG_PATH);
     tracing::info!(event = "catalog.rebuild", forest = %forest.display());
+    let t = std::time::Instant::now();
     let mut cat = Catalog::recreate(&path).map_err(DerivedError::Catalog)?;
-    cat.rebuild(stream_rows(forest)).map_err(DerivedError::Catalog)?;
+    let rows = cat.rebuild(stream_rows_filling_health(forest)).map_err(DerivedError::Catalog)?;
+    tracing::info!(event = "catalog.rebuilt", rows, ms = t.elapsed().as_millis() as u64);
     Ok(cat)
 }
 

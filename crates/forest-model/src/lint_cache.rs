@@ -323,6 +323,77 @@ where
     (finish(issues, &all_ids, &ids), acc, stats)
 }
 
+/// A file's identity as the cache records it, taken before the file is
+/// read (a change after it makes the next pass read the file again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp(Stamp);
+
+/// Makes the records [`lint_forest_cached`] would make, for nodes a caller
+/// has already read and parsed (the catalog rebuild): shared by the
+/// threads that parse; [`CacheFill::put`] stores what they made.
+pub struct RecordMaker<G> {
+    root: std::path::PathBuf,
+    dialect: Dialect,
+    facts: G,
+}
+
+impl<G> RecordMaker<G> {
+    /// The stamp of forest-relative `rel` now (`None`: not a file).
+    pub fn stamp(&self, rel: &str) -> Option<FileStamp> {
+        stamp(&self.root.join(rel)).map(FileStamp)
+    }
+
+    /// The serialized record of the node at `rel` whose file had stamp
+    /// `before` when it was read and parsed as `node`.
+    pub fn record<T>(&self, rel: &str, before: FileStamp, node: Node) -> Option<String>
+    where
+        T: Serialize,
+        G: Fn(&str, &Node) -> T,
+    {
+        let id = rel.strip_suffix(".md")?;
+        let r = fresh_record(&self.root, id, before.0, &Ok(node), &self.dialect, &self.facts);
+        serde_json::to_string(&r).ok()
+    }
+}
+
+/// A health cache filled from another pass's reads: the records a
+/// [`RecordMaker`] made are stored a batch at a time, one transaction
+/// each. A cache that cannot be opened or written is skipped (the next
+/// health pass reads the nodes instead).
+pub struct CacheFill<G> {
+    maker: RecordMaker<G>,
+    store: Store,
+    stored: usize,
+}
+
+impl<G> CacheFill<G> {
+    /// Open (or create) the cache at `cache_file` for the forest at `root`
+    /// and the caller's `facts` of version `facts_version`.
+    pub fn open(root: &Path, cache_file: &Path, facts_version: &str, facts: G) -> CacheFill<G> {
+        let store = Store::open(cache_file, &Header::new(root, facts_version));
+        let maker = RecordMaker { root: root.to_path_buf(), dialect: forest_dialect(root), facts };
+        CacheFill { maker, store, stored: 0 }
+    }
+
+    /// The record maker, for the threads that read the nodes.
+    pub fn maker(&self) -> &RecordMaker<G> {
+        &self.maker
+    }
+
+    /// Store `(forest-relative path, record)` pairs in one transaction.
+    pub fn put(&mut self, records: &[(&str, String)]) {
+        self.store.apply(records, &[]);
+        if self.store.0.is_some() {
+            self.stored += records.len();
+        }
+    }
+
+    /// Records stored so far (0 when the cache could not be used).
+    pub fn stored(&self) -> usize {
+        self.stored
+    }
+}
+
 /// Add the records of node files just written (forest-relative path and
 /// the exact text written) to the cache at `cache_file`, so the next
 /// [`lint_forest_cached`] with the same `facts` and `facts_version` reads

@@ -317,7 +317,9 @@ fn tend_links(
     })?;
 
     let mut report = LinksReport::default();
+    let t = Instant::now();
     let managed = scan_managed(forest, &by_src, catalog, &mut report)?;
+    let scan_ms = ms(t);
 
     let mut endpoints: Vec<String> =
         managed.iter().flat_map(|l| [l.src.clone(), l.target.clone()]).collect::<HashSet<_>>().into_iter().collect();
@@ -335,6 +337,7 @@ fn tend_links(
     // Pass 2: re-read only the sources something happens to, in parallel
     // (read, parse, check, rewrite, store the blob); the report is kept in
     // source order after.
+    let t = Instant::now();
     let day = today();
     let head = git.head_tree_id()?;
     let outcomes: Vec<(&str, Pass2)> = per_src
@@ -369,6 +372,13 @@ fn tend_links(
         }
         rewritten.insert(src.to_string(), blob);
     }
+    tracing::info!(
+        event = "ranger.links",
+        sources = by_src.len(),
+        rewritten = rewritten.len(),
+        scan_ms,
+        rewrite_ms = ms(t)
+    );
     Ok(Tended { report, actions: applied, rewritten, pruned_edges })
 }
 
@@ -608,26 +618,17 @@ fn commit_message(actions: &[LinkAction], links: &LinksReport, landmarks: &Landm
 const SETTLE_CHUNK: usize = 4096;
 
 /// After the commit: the committed nodes' catalog rows (marked stale for
-/// re-embedding) and health records, read back from the work tree a chunk
-/// at a time, so the health pass below (and the next run's) reads none of
-/// them and memory stays bounded by the chunk.
+/// re-embedding) and health records, each file read back from the work
+/// tree and parsed once, a chunk at a time, so the health pass below (and
+/// the next run's) reads none of them and memory stays bounded by the
+/// chunk.
 fn settle<'a>(forest: &Path, catalog: &mut Catalog, committed: impl Iterator<Item = &'a String>) -> Result<()> {
-    let committed: Vec<&String> = committed.collect();
+    let committed: Vec<String> = committed.map(|id| ids::id_to_path(id)).collect();
     for chunk in committed.chunks(SETTLE_CHUNK) {
-        let (texts, rows): (Vec<(String, String)>, Vec<forest_catalog::NodeRow>) = chunk
-            .par_iter()
-            .filter_map(|id| {
-                let (text, node) = read_node(forest, id).ok()?;
-                Some(((ids::id_to_path(id), text), catalog_row(id, &node)))
-            })
-            .unzip();
+        let rows = forest_derived::catalog::read_rows_recording_health(forest, chunk);
         catalog.upsert(&rows)?;
         let stale: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
         catalog.mark_stale(&stale)?;
-        drop(stale);
-        drop(rows);
-        let written: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        forest_derived::catalog::record_health_texts(forest, &written);
     }
     Ok(())
 }

@@ -379,6 +379,44 @@ fn run_report_keys_exactly_and_gc_value() {
     assert!(serde_json::to_string(&schema).unwrap().contains("timings_ms"));
 }
 
+/// A fresh clone has no catalog and no health cache: the catalog rebuild
+/// fills the health cache from the same reads, so the health pass after it
+/// reads no node that parses, and its report equals one computed from
+/// scratch.
+#[test]
+fn a_fresh_clone_reads_each_node_once() {
+    use forest_model::health_facts::HEALTH_CACHE_PATH;
+    let (d, root, git) = fixture();
+    run_at(&root, &git, T0);
+    let clone = d.path().join("clone");
+    let out = Command::new("git").arg("clone").arg("-q").arg(&root).arg(&clone).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!clone.join(HEALTH_CACHE_PATH).exists() && !clone.join(forest_derived::catalog::CATALOG_PATH).exists());
+    let rows = reindex(&clone).unwrap();
+    assert!(clone.join(HEALTH_CACHE_PATH).exists(), "the rebuild filled no health cache");
+    let nodes = forest_model::walk::node_paths(&clone);
+    let unparsed = nodes
+        .iter()
+        .filter(|rel| std::fs::read_to_string(clone.join(rel)).map_or(true, |t| Node::parse(&t).is_err()))
+        .count();
+    assert_eq!(rows, nodes.len() - unparsed);
+    let cat = open_catalog(&clone).unwrap();
+    let filled = health(&clone, &cat, &trails(&clone)).unwrap();
+    // What the pass after the rebuild read again: only what does not parse.
+    let (_, misses, stats) = forest_model::lint_cache::lint_forest_cached(
+        &clone,
+        &clone.join(HEALTH_CACHE_PATH),
+        forest_model::health_facts::FACTS_VERSION,
+        forest_model::health_facts::facts,
+        || 0usize,
+        |n, _, _| n + 1,
+        |a, b| a + b,
+    );
+    assert_eq!((stats.misses, stats.hits), (unparsed, nodes.len() - unparsed), "{misses} facts");
+    std::fs::remove_file(clone.join(HEALTH_CACHE_PATH)).unwrap();
+    assert_eq!(health(&clone, &cat, &trails(&clone)).unwrap(), filled, "cached and scratch reports differ");
+}
+
 #[test]
 fn payload_cache_is_evicted_during_a_run() {
     let (_d, root, git) = synthetic();
