@@ -24,7 +24,7 @@ pub use git2::Oid;
 pub use index::INDEX_BASE_FILE;
 pub use lock::{break_orphan, probe, LockCard, LockState, WriterLock, LOCK_FILE};
 pub use repo::{
-    blob_id, limit_pack_windows, Change, CommitStage, GcOutcome, GitForest, DEFAULT_EMAIL, DEFAULT_NAME, ENV_EMAIL,
-    ENV_NAME, VERSIONED_CONFIG,
+    blob_id, limit_pack_windows, Change, CommitStage, GcOutcome, GitForest, Objects, DEFAULT_EMAIL, DEFAULT_NAME,
+    ENV_EMAIL, ENV_NAME, VERSIONED_CONFIG,
 };
 pub use worktree::JOURNAL_FILE;

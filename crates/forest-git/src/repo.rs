@@ -347,6 +347,14 @@ impl GitForest {
         blob_in_tree(&self.lock_repo(), tree, path)
     }
 
+    /// A private handle on the forest's objects for one thread: it reads
+    /// trees and stores blobs without waiting on this handle's lock (a
+    /// Ranger pass rewriting 10^5 passports on every core).
+    pub fn objects(&self) -> Result<Objects, GitError> {
+        let path = self.lock_repo().path().to_path_buf();
+        Ok(Objects { repo: Repository::open(path)? })
+    }
+
     /// True when none of `paths` differs between HEAD, the index and the
     /// work tree (ignored and absent-everywhere paths count as clean).
     /// A deferred index is caught up first.
@@ -746,6 +754,24 @@ fn sync_file(path: &Path) {
     }
     if let Some(dir) = path.parent().and_then(|d| File::open(d).ok()) {
         let _ = dir.sync_all();
+    }
+}
+
+/// One thread's handle on a forest's object store ([`GitForest::objects`]):
+/// tree lookups and blob writes, nothing that moves a ref or the work tree.
+pub struct Objects {
+    repo: Repository,
+}
+
+impl Objects {
+    /// [`GitForest::write_blob`] on this handle.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<Oid, GitError> {
+        Ok(self.repo.odb()?.write(ObjectType::Blob, bytes)?)
+    }
+
+    /// [`GitForest::tree_blob_id`] on this handle.
+    pub fn tree_blob_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, GitError> {
+        blob_in_tree(&self.repo, tree, path)
     }
 }
 

@@ -288,15 +288,18 @@ fn read_node(forest: &Path, id: &str) -> std::result::Result<(String, Node), Nod
     Ok((text, node))
 }
 
-/// True when the work-tree text equals the blob in HEAD's tree `head`
-/// (resolved once per phase): one tree lookup and the text's blob id, where
+/// True when the work-tree text's blob is `in_head`, the blob HEAD's tree
+/// has at its path (looked up by the caller): one tree lookup and the
+/// text's blob id, where
 /// a git status call scans the index (links phase of the 10^4-node bench:
 /// 1.46 s with status, 0.48 s reading the blob) and reading the blob
 /// inflates it.
-fn committed(git: &GitForest, head: Option<forest_git::Oid>, path: &str, text: &str) -> Result<bool> {
-    let Some(tree) = head else { return Ok(false) };
-    Ok(git.tree_blob_id(tree, path)? == Some(forest_git::blob_id(text.as_bytes())?))
+fn committed(in_head: Option<forest_git::Oid>, text: &str) -> Result<bool> {
+    Ok(in_head.is_some() && in_head == Some(forest_git::blob_id(text.as_bytes())?))
 }
+
+/// Sources a pass-2 chunk rewrites on one object handle.
+const REWRITE_CHUNK: usize = 256;
 
 /// Find managed links through the catalog's edges (`confidence < 1.0`),
 /// re-read only those source files (files win), plan, and apply in memory.
@@ -340,12 +343,22 @@ fn tend_links(
     let t = Instant::now();
     let day = today();
     let head = git.head_tree_id()?;
-    let outcomes: Vec<(&str, Pass2)> = per_src
+    // A handle on the object store per chunk (the forest's handle is one
+    // lock: blob writes and tree lookups took turns).
+    let items: Vec<(&str, Vec<&LinkAction>)> = per_src.into_iter().collect();
+    let outcomes: Vec<(&str, Pass2)> = items
+        .par_chunks(REWRITE_CHUNK)
+        .map(|chunk| {
+            let objects = git.objects()?;
+            chunk
+                .iter()
+                .map(|(src, acts)| Ok((*src, rewrite_source(forest, &objects, head, src, acts.clone(), &day)?)))
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<Vec<_>>>>()?
         .into_iter()
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .map(|(src, acts)| Ok((src, rewrite_source(forest, git, head, src, acts, &day)?)))
-        .collect::<Result<_>>()?;
+        .flatten()
+        .collect();
     for (src, outcome) in outcomes {
         let (acts, mut kept, blob) = match outcome {
             Pass2::Skipped(reason) => {
@@ -397,7 +410,7 @@ enum Pass2<'a> {
 /// actions on links it still has, store the new text as a blob.
 fn rewrite_source<'a>(
     forest: &Path,
-    git: &GitForest,
+    git: &forest_git::Objects,
     head: Option<forest_git::Oid>,
     src: &str,
     acts: Vec<&'a LinkAction>,
@@ -409,7 +422,11 @@ fn rewrite_source<'a>(
     };
     let path = ids::id_to_path(src);
     // Never sweep someone's uncommitted edit into the Ranger's commit.
-    if !committed(git, head, &path, &text)? {
+    let in_head = match head {
+        Some(tree) => git.tree_blob_id(tree, &path)?,
+        None => None,
+    };
+    if !committed(in_head, &text)? {
         return Ok(Pass2::Skipped(format!("uncommitted changes in {path}")));
     }
     // Only actions on links the file still has (it may have changed back
@@ -568,7 +585,11 @@ fn refresh_landmarks(
             let path = ids::id_to_path(master);
             let (text, node) = read_node(forest, master)
                 .map_err(|e| RangerError::Node { id: master.into(), reason: e.to_string() })?;
-            if !committed(git, git.head_tree_id()?, &path, &text)? {
+            let in_head = match git.head_tree_id()? {
+                Some(tree) => git.tree_blob_id(tree, &path)?,
+                None => None,
+            };
+            if !committed(in_head, &text)? {
                 return Ok(LandmarksReport {
                     landmarks: n,
                     changed: false,
