@@ -27,7 +27,11 @@ forbid forest-catalog forest-gardener forest-convert forest-vine forest-canopy
 forbid forest-navigator forest-gardener forest-convert forest-ranger forest-prepared
 forbid forest-vine forest-navigator
 forbid forest-canopy forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-vine forest-derived
-forbid forest-keyphrase forest-model forest-gardener forest-convert forest-catalog
+# forest-keyphrase stands alone: no forest-* crate in its tree.
+if cargo tree --locked -q -p forest-keyphrase --prefix none -e normal,build,dev | grep -v '^forest-keyphrase v' | grep -q '^forest-'; then
+  echo "check-deps: forest-keyphrase depends on a forest-* crate (see ARCHITECTURE.md, Invariants)" >&2
+  fail=1
+fi
 # The web console is read side only: never the ingest pipeline, the
 # converters, the curator, the Ranger or the agent.
 forbid forest-console forest-gardener forest-convert forest-curator forest-ranger forest-prepared forest-navigator
