@@ -363,7 +363,6 @@ impl<G> RecordMaker<G> {
 pub struct CacheFill<G> {
     maker: RecordMaker<G>,
     store: Store,
-    stored: usize,
 }
 
 impl<G> CacheFill<G> {
@@ -372,7 +371,7 @@ impl<G> CacheFill<G> {
     pub fn open(root: &Path, cache_file: &Path, facts_version: &str, facts: G) -> CacheFill<G> {
         let store = Store::open(cache_file, &Header::new(root, facts_version));
         let maker = RecordMaker { root: root.to_path_buf(), dialect: forest_dialect(root), facts };
-        CacheFill { maker, store, stored: 0 }
+        CacheFill { maker, store }
     }
 
     /// The record maker, for the threads that read the nodes.
@@ -383,14 +382,6 @@ impl<G> CacheFill<G> {
     /// Store `(forest-relative path, record)` pairs in one transaction.
     pub fn put(&mut self, records: &[(&str, String)]) {
         self.store.apply(records, &[]);
-        if self.store.0.is_some() {
-            self.stored += records.len();
-        }
-    }
-
-    /// Records stored so far (0 when the cache could not be used).
-    pub fn stored(&self) -> usize {
-        self.stored
     }
 }
 

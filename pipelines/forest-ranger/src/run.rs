@@ -290,10 +290,9 @@ fn read_node(forest: &Path, id: &str) -> std::result::Result<(String, Node), Nod
 
 /// True when the work-tree text's blob is `in_head`, the blob HEAD's tree
 /// has at its path (looked up by the caller): one tree lookup and the
-/// text's blob id, where
-/// a git status call scans the index (links phase of the 10^4-node bench:
-/// 1.46 s with status, 0.48 s reading the blob) and reading the blob
-/// inflates it.
+/// text's blob id, where a git status call scans the index (links phase of
+/// the 10^4-node bench: 1.46 s with status, 0.48 s reading the blob) and
+/// reading the blob inflates it.
 fn committed(in_head: Option<forest_git::Oid>, text: &str) -> Result<bool> {
     Ok(in_head.is_some() && in_head == Some(forest_git::blob_id(text.as_bytes())?))
 }
