@@ -52,16 +52,9 @@ pub fn catalog_row(id: &str, node: &Node) -> NodeRow {
     row
 }
 
-fn read_row(forest: &Path, rel: &str) -> Option<NodeRow> {
-    let id = rel.strip_suffix(".md")?;
-    let text = std::fs::read_to_string(forest.join(rel)).ok()?;
-    let node = Node::parse(&text).ok()?;
-    Some(catalog_row(id, &node))
-}
-
 /// Read and parse every node of a forest in parallel; broken files skipped.
 pub fn read_all_rows(forest: &Path) -> Vec<NodeRow> {
-    node_paths(forest).par_iter().filter_map(|rel| read_row(forest, rel)).collect()
+    read_slice(forest, &node_paths(forest), None).0
 }
 
 /// The health facts' function, as the health cache stores them.

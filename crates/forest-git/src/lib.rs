@@ -16,6 +16,7 @@ mod error;
 mod index;
 mod index_file;
 mod lock;
+mod objects;
 mod repo;
 mod worktree;
 
@@ -23,8 +24,9 @@ pub use error::GitError;
 pub use git2::Oid;
 pub use index::INDEX_BASE_FILE;
 pub use lock::{break_orphan, probe, LockCard, LockState, WriterLock, LOCK_FILE};
+pub use objects::{blob_id, Objects};
 pub use repo::{
-    blob_id, limit_pack_windows, Change, CommitStage, GcOutcome, GitForest, Objects, DEFAULT_EMAIL, DEFAULT_NAME,
-    ENV_EMAIL, ENV_NAME, VERSIONED_CONFIG,
+    limit_pack_windows, Change, CommitStage, GcOutcome, GitForest, DEFAULT_EMAIL, DEFAULT_NAME, ENV_EMAIL, ENV_NAME,
+    VERSIONED_CONFIG,
 };
 pub use worktree::JOURNAL_FILE;

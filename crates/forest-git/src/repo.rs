@@ -11,6 +11,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use git2::build::TreeUpdateBuilder;
 use git2::{ErrorCode, FileMode, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
+
+use crate::objects::{blob_in_tree, Objects};
 use serde::Serialize;
 
 use crate::index;
@@ -342,7 +344,7 @@ impl GitForest {
     }
 
     /// The blob id of `path` in tree `tree` (`None` if absent or not a
-    /// file): one tree lookup, no blob read (compare with [`blob_id`]).
+    /// file): one tree lookup, no blob read (compare with [`crate::blob_id`]).
     pub fn tree_blob_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, GitError> {
         blob_in_tree(&self.lock_repo(), tree, path)
     }
@@ -352,7 +354,7 @@ impl GitForest {
     /// Ranger pass rewriting 10^5 passports on every core).
     pub fn objects(&self) -> Result<Objects, GitError> {
         let path = self.lock_repo().path().to_path_buf();
-        Ok(Objects { repo: Repository::open(path)? })
+        Objects::open(&path)
     }
 
     /// True when none of `paths` differs between HEAD, the index and the
@@ -755,41 +757,6 @@ fn sync_file(path: &Path) {
     if let Some(dir) = path.parent().and_then(|d| File::open(d).ok()) {
         let _ = dir.sync_all();
     }
-}
-
-/// One thread's handle on a forest's object store ([`GitForest::objects`]):
-/// tree lookups and blob writes, nothing that moves a ref or the work tree.
-pub struct Objects {
-    repo: Repository,
-}
-
-impl Objects {
-    /// [`GitForest::write_blob`] on this handle.
-    pub fn write_blob(&self, bytes: &[u8]) -> Result<Oid, GitError> {
-        Ok(self.repo.odb()?.write(ObjectType::Blob, bytes)?)
-    }
-
-    /// [`GitForest::tree_blob_id`] on this handle.
-    pub fn tree_blob_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, GitError> {
-        blob_in_tree(&self.repo, tree, path)
-    }
-}
-
-/// The blob at `path` in tree `tree`, `None` when absent or not a file.
-fn blob_in_tree(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>, GitError> {
-    let tree = repo.find_tree(tree)?;
-    let entry = match tree.get_path(Path::new(path)) {
-        Ok(e) => e,
-        Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    Ok((entry.kind() == Some(ObjectType::Blob)).then(|| entry.id()))
-}
-
-/// The id git gives `bytes` as a blob (`git hash-object`), computed without
-/// a repository: equal to a tree entry's id exactly when the contents are.
-pub fn blob_id(bytes: &[u8]) -> Result<Oid, GitError> {
-    Ok(Oid::hash_object(ObjectType::Blob, bytes)?)
 }
 
 #[cfg(test)]
