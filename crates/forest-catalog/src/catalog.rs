@@ -193,6 +193,26 @@ pub enum CatalogState {
     NeedsRebuild(RebuildReason),
 }
 
+/// FTS5's pending-terms buffer while a rebuild loads (its default, 1 MiB,
+/// flushes a new segment every few thousand nodes, then merges them
+/// again), and after it.
+const BULK_FTS_HASH: usize = 64 << 20;
+const FTS_HASH: usize = 1 << 20;
+
+/// Remove a SQLite file and its journals (absent ones are fine).
+fn remove_with_sidecars(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// Handle on `_derived/catalog.db`.
 #[derive(Debug)]
 pub struct Catalog {
@@ -265,15 +285,7 @@ impl Catalog {
     /// empty one. Only for the forest's writer: it is a cache, so nothing
     /// is lost that a rebuild cannot restore.
     pub fn recreate(path: &Path) -> Result<Catalog> {
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = path.as_os_str().to_owned();
-            p.push(suffix);
-            match std::fs::remove_file(&p) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
+        remove_with_sidecars(path)?;
         Catalog::open(path)
     }
 
@@ -289,6 +301,22 @@ impl Catalog {
     /// Insert or replace nodes (row, FTS row, outgoing edges, waymarks) in
     /// ONE transaction. Returns the number of nodes written.
     pub fn upsert(&mut self, nodes: &[NodeRow]) -> Result<usize> {
+        self.upsert_with(nodes, false)
+    }
+
+    /// [`Catalog::upsert`], the rows marked stale (due for re-embedding,
+    /// as [`Catalog::mark_stale`] marks them) in the same transaction.
+    pub fn upsert_stale(&mut self, nodes: &[NodeRow]) -> Result<usize> {
+        self.upsert_with(nodes, true)
+    }
+
+    /// The page cache, in KiB, for a run of bulk writes scattered over a
+    /// large catalog (the default, 2 MiB, re-reads each page it evicted).
+    pub fn set_page_cache_kib(&self, kib: u32) -> Result<()> {
+        Ok(self.conn.execute_batch(&format!("PRAGMA cache_size = -{kib};"))?)
+    }
+
+    fn upsert_with(&mut self, nodes: &[NodeRow], stale: bool) -> Result<usize> {
         let t0 = std::time::Instant::now();
         let tx = self.conn.transaction()?;
         let mut index = topk::Writer::begin(&tx)?;
@@ -328,6 +356,9 @@ impl Catalog {
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
             for old in &node.moved_from {
                 ins_move.execute(params![old, node.id])?;
+            }
+            if stale {
+                tx.prepare_cached("UPDATE nodes SET stale = 1 WHERE id = ?1")?.execute([&node.id])?;
             }
         }
         let rows_ms = t0.elapsed().as_millis() as u64;
@@ -388,6 +419,57 @@ impl Catalog {
         Ok(n)
     }
 
+    /// A new catalog at `path` holding `nodes`, built beside it and renamed
+    /// into place: a crash leaves the old file (or none), never half a
+    /// catalog. The bulk load writes every page once, with no journal (the
+    /// WAL would write each twice: the log, then the checkpoint); the file
+    /// is switched to WAL before the rename. For callers that would
+    /// otherwise [`Catalog::recreate`] the file (missing or unusable).
+    pub fn rebuild_fresh<I>(path: &Path, nodes: I) -> Result<(Catalog, usize)>
+    where
+        I: IntoIterator<Item = NodeRow>,
+    {
+        let mut building = path.as_os_str().to_owned();
+        building.push(".building");
+        let building = std::path::PathBuf::from(building);
+        remove_with_sidecars(&building)?;
+        let written = match Self::bulk_load(&building, nodes) {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = remove_with_sidecars(&building);
+                return Err(e);
+            }
+        };
+        remove_with_sidecars(path)?;
+        std::fs::rename(&building, path)?;
+        Ok((Catalog::open(path)?, written))
+    }
+
+    fn bulk_load<I>(building: &Path, nodes: I) -> Result<usize>
+    where
+        I: IntoIterator<Item = NodeRow>,
+    {
+        if let Some(dir) = building.parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir)?;
+            }
+        }
+        let conn = Connection::open(building)?;
+        let _mode: String = conn.query_row("PRAGMA journal_mode=OFF", [], |r| r.get(0))?;
+        conn.execute_batch("PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;")?;
+        for sql in [TABLES_SQL, INDEXES_SQL, topk::TABLES_SQL, topk::TRIGGERS_SQL] {
+            conn.execute_batch(sql)?;
+        }
+        let mut cat = Catalog { conn };
+        let written = cat.rebuild(nodes)?;
+        // Durable before the rename makes it the catalog.
+        let _mode: String = cat.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        cat.conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
+        cat.conn.cache_flush()?;
+        std::fs::File::open(building)?.sync_all()?;
+        Ok(written)
+    }
+
     /// Wipe nodes/edges/FTS/waymarks and bulk-insert `nodes` in one
     /// transaction (tables recreated, secondary indexes built after the
     /// load). A duplicate id keeps its first occurrence. Returns rows written.
@@ -405,6 +487,7 @@ impl Catalog {
              DROP TABLE IF EXISTS nodes_fts; DROP TABLE IF EXISTS moves;",
         )?;
         tx.execute_batch(TABLES_SQL)?;
+        tx.execute_batch(&format!("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('hashsize', {BULK_FTS_HASH});"))?;
         let mut written = 0usize;
         let mut index = topk::Builder::new();
         let mut fts = FtsStage::default();
@@ -427,6 +510,7 @@ impl Catalog {
             }
         }
         fts.flush(&tx)?;
+        tx.execute_batch(&format!("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('hashsize', {FTS_HASH});"))?;
         tx.execute_batch(INDEXES_SQL)?;
         index.finish(&tx)?;
         // A memo generation whose node is gone or changed is dead weight.

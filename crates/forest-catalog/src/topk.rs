@@ -103,9 +103,33 @@ fn ascii_tokens(s: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// The FTS row text of a node, in column order.
-fn columns(node: &NodeRow) -> [String; 4] {
-    [node.title.clone(), node.aliases.join(" "), node.tags.join(" "), node.summary.clone()]
+/// [`Tokenizer::doc_terms`] for columns unicode61 splits as ASCII: the
+/// tokens lower-cased into one buffer, sorted and merged, so only distinct
+/// terms are allocated (a rebuild calls this once per node).
+fn ascii_doc_terms(cols: &[&str; 4]) -> DocTerms {
+    let mut buf = String::new();
+    let mut spans: Vec<(usize, usize, u32)> = vec![];
+    for (c, text) in cols.iter().enumerate() {
+        let mut start = buf.len();
+        for ch in text.chars().chain(std::iter::once(' ')) {
+            if ch.is_ascii_alphanumeric() {
+                buf.push(ch.to_ascii_lowercase());
+            } else if buf.len() > start {
+                spans.push((start, buf.len(), WEIGHTS[c]));
+                start = buf.len();
+            }
+        }
+    }
+    let len = spans.len() as u32;
+    spans.sort_unstable_by(|a, b| buf[a.0..a.1].cmp(&buf[b.0..b.1]));
+    let mut terms: Vec<(String, u32)> = vec![];
+    for (a, b, w) in spans {
+        match terms.last_mut() {
+            Some((t, sum)) if t.as_str() == &buf[a..b] => *sum += w,
+            _ => terms.push((buf[a..b].to_string(), w)),
+        }
+    }
+    DocTerms { terms, len }
 }
 
 /// Tokenizes node text exactly as the catalog's FTS5 table does.
@@ -152,40 +176,35 @@ impl Tokenizer {
 
     /// Terms and length of one node's FTS row.
     pub(crate) fn doc_terms(&mut self, node: &NodeRow) -> Result<DocTerms> {
-        let cols = columns(node);
+        let (aliases, tags) = (node.aliases.join(" "), node.tags.join(" "));
+        let cols: [&str; 4] = [&node.title, &aliases, &tags, &node.summary];
+        if cols.iter().all(|c| c.is_ascii()) || self.ascii_exact(&cols)? {
+            return Ok(ascii_doc_terms(&cols));
+        }
         let mut wf: BTreeMap<String, u32> = BTreeMap::new();
         let mut len = 0u32;
-        if cols.iter().all(|c| c.is_ascii()) || self.ascii_exact(&cols.each_ref().map(String::as_str))? {
-            for (c, text) in cols.iter().enumerate() {
-                ascii_tokens(text, |t| {
-                    len += 1;
-                    *wf.entry(t.to_string()).or_default() += WEIGHTS[c];
-                });
+        let conn = self.fts_conn()?;
+        conn.execute(
+            "INSERT INTO tok (rowid, title, aliases, tags, summary) VALUES (1, ?1, ?2, ?3, ?4)",
+            params![cols[0], cols[1], cols[2], cols[3]],
+        )?;
+        {
+            let mut st = conn.prepare_cached("SELECT term, col FROM tokv")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let term: String = r.get(0)?;
+                let col: String = r.get(1)?;
+                let w = match col.as_str() {
+                    "title" => WEIGHTS[0],
+                    "aliases" => WEIGHTS[1],
+                    "tags" => WEIGHTS[2],
+                    _ => WEIGHTS[3],
+                };
+                len += 1;
+                *wf.entry(term).or_default() += w;
             }
-        } else {
-            let conn = self.fts_conn()?;
-            conn.execute(
-                "INSERT INTO tok (rowid, title, aliases, tags, summary) VALUES (1, ?1, ?2, ?3, ?4)",
-                params![cols[0], cols[1], cols[2], cols[3]],
-            )?;
-            {
-                let mut st = conn.prepare_cached("SELECT term, col FROM tokv")?;
-                let mut rows = st.query([])?;
-                while let Some(r) = rows.next()? {
-                    let term: String = r.get(0)?;
-                    let col: String = r.get(1)?;
-                    let w = match col.as_str() {
-                        "title" => WEIGHTS[0],
-                        "aliases" => WEIGHTS[1],
-                        "tags" => WEIGHTS[2],
-                        _ => WEIGHTS[3],
-                    };
-                    len += 1;
-                    *wf.entry(term).or_default() += w;
-                }
-            }
-            conn.execute("DELETE FROM tok", [])?;
         }
+        conn.execute("DELETE FROM tok", [])?;
         Ok(DocTerms { terms: wf.into_iter().collect(), len })
     }
 

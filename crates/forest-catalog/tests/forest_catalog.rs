@@ -254,6 +254,32 @@ mod catalog {
     }
 
     #[test]
+    fn a_fresh_build_equals_an_in_place_rebuild_and_leaves_a_wal_catalog() {
+        let (d, path, _) = fresh();
+        // whatever was there (here: garbage and a stale journal) is replaced
+        let derived = path.parent().unwrap().to_path_buf();
+        std::fs::create_dir_all(&derived).unwrap();
+        std::fs::write(&path, b"not a database".repeat(50)).unwrap();
+        std::fs::write(derived.join("catalog.db-wal"), b"stale").unwrap();
+        std::fs::write(derived.join("catalog.db.building"), b"left by a crash").unwrap();
+        let (fresh_cat, n) = Catalog::rebuild_fresh(&path, sample_forest()).unwrap();
+        assert_eq!(n, sample_forest().len());
+        let mut in_place = Catalog::open(&d.path().join("b.db")).unwrap();
+        in_place.rebuild(sample_forest()).unwrap();
+        assert_eq!(fresh_cat.dump().unwrap(), in_place.dump().unwrap());
+        let mode: String = fresh_cat.connection().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        let hash: String = fresh_cat
+            .connection()
+            .query_row("SELECT v FROM nodes_fts_config WHERE k = 'hashsize'", [], |r| r.get(0))
+            .map(|v: i64| v.to_string())
+            .unwrap();
+        assert_eq!(hash, "1048576", "the bulk load's FTS5 buffer is not left to later writers");
+        assert!(!derived.join("catalog.db.building").exists());
+        drop(fresh_cat);
+        assert!(matches!(Catalog::open_checked(&path).unwrap(), CatalogState::Ready(_)));
+    }
+    #[test]
     fn duplicate_ids_in_rebuild_keep_the_first() {
         let (_d, path, _) = fresh();
         let mut cat = Catalog::open(&path).unwrap();

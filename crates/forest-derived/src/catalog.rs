@@ -179,13 +179,15 @@ impl Iterator for Slices {
 /// Rebuild `_derived/catalog.db` from the Markdown. Returns the node count.
 pub fn reindex(forest: &Path) -> Result<usize> {
     let path = forest.join(CATALOG_PATH);
-    let mut cat = match Catalog::open(&path) {
-        Ok(c) => c,
-        Err(_) => Catalog::recreate(&path).map_err(DerivedError::Catalog)?,
-    };
-    let n = cat.rebuild(stream_rows_filling_health(forest)).map_err(DerivedError::Catalog)?;
+    // An unusable or missing file is built anew beside it; a catalog that
+    // opens is rebuilt in place (a server may hold it open).
+    let in_place = if path.is_file() { Catalog::open(&path).ok() } else { None };
+    let n = match in_place {
+        Some(mut cat) => cat.rebuild(stream_rows_filling_health(forest)),
+        None => Catalog::rebuild_fresh(&path, stream_rows_filling_health(forest)).map(|(_, n)| n),
+    }
+    .map_err(DerivedError::Catalog)?;
     // A fresh rebuild is as trusted as a checked catalog.
-    drop(cat);
     forest_catalog::verified::mark_verified(&path);
     Ok(n)
 }
@@ -231,8 +233,8 @@ fn rebuild_catalog(forest: &Path) -> Result<Catalog> {
     let path = forest.join(CATALOG_PATH);
     tracing::info!(event = "catalog.rebuild", forest = %forest.display());
     let t = std::time::Instant::now();
-    let mut cat = Catalog::recreate(&path).map_err(DerivedError::Catalog)?;
-    let rows = cat.rebuild(stream_rows_filling_health(forest)).map_err(DerivedError::Catalog)?;
+    let (cat, rows) =
+        Catalog::rebuild_fresh(&path, stream_rows_filling_health(forest)).map_err(DerivedError::Catalog)?;
     tracing::info!(event = "catalog.rebuilt", rows, ms = t.elapsed().as_millis() as u64);
     Ok(cat)
 }

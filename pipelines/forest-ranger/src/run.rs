@@ -637,6 +637,11 @@ fn commit_message(actions: &[LinkAction], links: &LinksReport, landmarks: &Landm
 /// chunk, which holds texts and rows (a few KB a node), not parsed nodes.
 const SETTLE_CHUNK: usize = 4096;
 
+/// The catalog's page cache while many chunks settle: their rows are
+/// scattered over the whole catalog, and with the default 2 MiB each chunk
+/// read back the interior pages the previous one had evicted.
+const SETTLE_CACHE_KIB: u32 = 64 * 1024;
+
 /// After the commit: the committed nodes' catalog rows (marked stale for
 /// re-embedding) and health records, each file read back from the work
 /// tree and parsed once, a chunk at a time, so the health pass below (and
@@ -644,12 +649,14 @@ const SETTLE_CHUNK: usize = 4096;
 /// chunk.
 fn settle<'a>(forest: &Path, catalog: &mut Catalog, committed: impl Iterator<Item = &'a String>) -> Result<()> {
     let committed: Vec<String> = committed.map(|id| ids::id_to_path(id)).collect();
+    if committed.len() > SETTLE_CHUNK {
+        catalog.set_page_cache_kib(SETTLE_CACHE_KIB)?;
+    }
     for chunk in committed.chunks(SETTLE_CHUNK) {
         let rows = forest_derived::catalog::read_rows_recording_health(forest, chunk);
-        catalog.upsert(&rows)?;
-        let stale: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-        catalog.mark_stale(&stale)?;
+        catalog.upsert_stale(&rows)?;
     }
+    catalog.set_page_cache_kib(2000)?;
     Ok(())
 }
 
