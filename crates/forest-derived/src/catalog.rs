@@ -139,10 +139,23 @@ pub fn stream_rows_filling_health(forest: &Path) -> impl Iterator<Item = NodeRow
 fn stream(forest: &Path, mut fill: Option<HealthFill>) -> impl Iterator<Item = NodeRow> {
     let forest = forest.to_path_buf();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<NodeRow>>(1);
+    let below = niceness().map(|n| (n + READER_NICE).min(19));
     let reader = std::thread::spawn(move || {
+        set_niceness(below);
+        // Parsers of their own, at the reader's priority (the global pool
+        // stays as it is for everyone else).
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(std::thread::available_parallelism().map_or(2, usize::from))
+            .thread_name(|i| format!("catalog-read-{i}"))
+            .start_handler(move |_| set_niceness(below))
+            .build();
         let paths = node_paths(&forest);
         for slice in paths.chunks(STREAM_SLICE) {
-            let (rows, records) = read_slice(&forest, slice, fill.as_ref().map(CacheFill::maker));
+            let maker = fill.as_ref().map(CacheFill::maker);
+            let (rows, records) = match &pool {
+                Ok(pool) => pool.install(|| read_slice(&forest, slice, maker)),
+                Err(_) => read_slice(&forest, slice, maker),
+            };
             if tx.send(rows).is_err() {
                 return;
             }
@@ -152,6 +165,44 @@ fn stream(forest: &Path, mut fill: Option<HealthFill>) -> impl Iterator<Item = N
         }
     });
     Slices { rx, reader: Some(reader) }.flatten()
+}
+
+/// Nice steps the stream's reader and parsers run below the caller: the
+/// consumer's serial inserts are a rebuild's critical path, and with three
+/// busy threads on two cores the parsers took a third of its core (a
+/// 10^6-node rebuild: 35.1-36.2 s at equal priority, 32.5-32.6 s below).
+const READER_NICE: i32 = 5;
+
+/// The calling thread's nice value (Linux schedules, and so prioritises,
+/// threads one by one; threads inherit their creator's). `None` elsewhere.
+fn niceness() -> Option<i32> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and getpriority on the calling thread's own id touch
+    // no memory of ours.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        *libc::__errno_location() = 0;
+        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if *libc::__errno_location() == 0 {
+            return Some(now);
+        }
+    }
+    None
+}
+
+/// Set the calling thread's nice value (raising it needs no privilege; a
+/// refusal changes nothing).
+fn set_niceness(nice: Option<i32>) {
+    #[cfg(target_os = "linux")]
+    if let Some(n) = nice {
+        // SAFETY: as in `niceness`.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, n);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
 
 /// The slices [`stream_rows`]' reader thread sends. When they end, the

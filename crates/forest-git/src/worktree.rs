@@ -73,8 +73,9 @@ pub(crate) enum Content<'a> {
 /// waits on two fsyncs, and concurrent fsyncs share journal commits, so
 /// I/O-bound threads (more than cores) cut the wall time about 5x.
 const WRITERS: usize = 8;
-/// Paths written between two progress reports.
-const CHUNK: usize = 256;
+/// Paths written between two progress reports (each chunk's writers open
+/// their own handle on the object database).
+const CHUNK: usize = 2048;
 
 /// Write / delete each path in the work tree so it matches its target,
 /// calling `progress(done)` after each chunk, then update the index entries
@@ -91,15 +92,7 @@ pub(crate) fn apply(
         targets.iter().filter_map(|(p, t)| t.map(|(oid, content)| (*p, oid, content))).collect();
     let mut done = 0;
     for chunk in writes.chunks(CHUNK) {
-        let bytes: Vec<Cow<'_, [u8]>> = chunk
-            .iter()
-            .map(|(_, oid, c)| match c {
-                Content::Bytes(b) => Ok(Cow::Borrowed(*b)),
-                Content::Stored => Ok(Cow::Owned(repo.find_blob(*oid)?.content().to_vec())),
-            })
-            .collect::<Result<_, GitError>>()?;
-        let items: Vec<(&str, &[u8])> = chunk.iter().zip(&bytes).map(|((p, ..), b)| (*p, b.as_ref())).collect();
-        write_parallel(root, &items)?;
+        write_parallel(repo.path(), root, chunk)?;
         done += chunk.len();
         progress(done);
     }
@@ -116,20 +109,29 @@ pub(crate) fn apply(
     Ok(())
 }
 
-fn write_parallel(root: &Path, items: &[(&str, &[u8])]) -> Result<(), GitError> {
+/// Write `items` on [`WRITERS`] threads. A stored blob is read where it is
+/// written, on the writer's own handle (opened when it first needs one), so
+/// reading and inflating the blobs is spread over the threads too and each
+/// holds one blob at a time.
+fn write_parallel(git_dir: &Path, root: &Path, items: &[(&str, Oid, Content<'_>)]) -> Result<(), GitError> {
     let next = AtomicUsize::new(0);
     let first_error: Mutex<Option<GitError>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..WRITERS.min(items.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((rel, bytes)) = items.get(i) else {
-                    break;
-                };
-                if let Err(e) = write_one(&root.join(rel), bytes) {
-                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                    slot.get_or_insert(e);
-                    break;
+            s.spawn(|| {
+                let mut own: Option<Repository> = None;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((rel, oid, content)) = items.get(i) else {
+                        break;
+                    };
+                    let written = stored_or_given(git_dir, &mut own, *oid, *content)
+                        .and_then(|bytes| write_one(&root.join(rel), &bytes));
+                    if let Err(e) = written {
+                        let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                        slot.get_or_insert(e);
+                        break;
+                    }
                 }
             });
         }
@@ -137,6 +139,26 @@ fn write_parallel(root: &Path, items: &[(&str, &[u8])]) -> Result<(), GitError> 
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// The bytes of one write: given, or read from the object database on the
+/// thread's handle `own`.
+fn stored_or_given<'a>(
+    git_dir: &Path,
+    own: &mut Option<Repository>,
+    oid: Oid,
+    content: Content<'a>,
+) -> Result<Cow<'a, [u8]>, GitError> {
+    match content {
+        Content::Bytes(b) => Ok(Cow::Borrowed(b)),
+        Content::Stored => {
+            let repo = match own {
+                Some(r) => r,
+                None => own.insert(Repository::open(git_dir)?),
+            };
+            Ok(Cow::Owned(repo.find_blob(oid)?.content().to_vec()))
+        }
     }
 }
 
