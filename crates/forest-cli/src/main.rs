@@ -221,9 +221,11 @@ fn quiet_on_closed_stdout() {
 
 /// A one-query process (`locate`, the Vine's verbs) lives for tens of
 /// milliseconds, and mimalloc asks for transparent huge pages: each fresh
-/// 2 MiB page was zeroed (or compacted for) on first touch, which made the
-/// tail of a hybrid `locate` at 10^6 nodes (p95 92-136 ms against 66-71 ms
-/// with 4 KiB pages, p50 55-56 ms either way).
+/// 2 MiB page is zeroed on first touch however little of it is used
+/// (`clear_page_erms` was 17% of a hybrid `locate`'s samples at 10^6
+/// nodes). With 4 KiB pages the same 50 queries took 3.15 s of CPU
+/// instead of 3.39-3.65 s and the slowest of 300 93-179 ms instead of
+/// 167-223 ms; p50 and p95 moved within their noise.
 fn small_pages_only() {
     #[cfg(target_os = "linux")]
     // SAFETY: a process-wide flag for this process alone; no memory passed.
