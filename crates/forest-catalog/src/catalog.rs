@@ -213,6 +213,15 @@ fn remove_with_sidecars(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A file's identity (device, inode), `None` when absent.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    return Some((std::os::unix::fs::MetadataExt::dev(&m), std::os::unix::fs::MetadataExt::ino(&m)));
+    #[cfg(not(unix))]
+    return m.modified().ok().map(|t| (0, t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)));
+}
+
 /// Handle on `_derived/catalog.db`.
 #[derive(Debug)]
 pub struct Catalog {
@@ -425,13 +434,32 @@ impl Catalog {
     /// WAL would write each twice: the log, then the checkpoint); the file
     /// is switched to WAL before the rename. For callers that would
     /// otherwise [`Catalog::recreate`] the file (missing or unusable).
+    ///
+    /// One fresh build at a time per catalog (a lock file beside it): a
+    /// process that waited for another's finds the catalog replaced and
+    /// opens it instead of building it again.
     pub fn rebuild_fresh<I>(path: &Path, nodes: I) -> Result<(Catalog, usize)>
     where
         I: IntoIterator<Item = NodeRow>,
     {
-        let mut building = path.as_os_str().to_owned();
-        building.push(".building");
-        let building = std::path::PathBuf::from(building);
+        let sibling = |suffix: &str| {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            std::path::PathBuf::from(p)
+        };
+        let before = file_id(path);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(sibling(".lock"))?;
+        lock.lock()?;
+        let now = file_id(path);
+        if now.is_some() && now != before {
+            let cat = Catalog::open(path)?;
+            let n = cat.count_nodes()? as usize;
+            return Ok((cat, n));
+        }
+        let building = sibling(".building");
         remove_with_sidecars(&building)?;
         let written = match Self::bulk_load(&building, nodes) {
             Ok(n) => n,
@@ -449,11 +477,6 @@ impl Catalog {
     where
         I: IntoIterator<Item = NodeRow>,
     {
-        if let Some(dir) = building.parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir)?;
-            }
-        }
         let conn = Connection::open(building)?;
         let _mode: String = conn.query_row("PRAGMA journal_mode=OFF", [], |r| r.get(0))?;
         conn.execute_batch("PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;")?;

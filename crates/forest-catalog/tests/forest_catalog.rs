@@ -279,6 +279,23 @@ mod catalog {
         drop(fresh_cat);
         assert!(matches!(Catalog::open_checked(&path).unwrap(), CatalogState::Ready(_)));
     }
+
+    #[test]
+    fn fresh_builds_that_race_leave_one_sound_catalog() {
+        let (_d, path, _) = fresh();
+        let counts: Vec<usize> = std::thread::scope(|s| {
+            let workers: Vec<_> =
+                (0..3).map(|_| s.spawn(|| Catalog::rebuild_fresh(&path, sample_forest()).unwrap().1)).collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        assert!(counts.iter().all(|n| *n == sample_forest().len()), "{counts:?}");
+        let mut alone = Catalog::open(&path.with_file_name("alone.db")).unwrap();
+        alone.rebuild(sample_forest()).unwrap();
+        match Catalog::open_checked(&path).unwrap() {
+            CatalogState::Ready(c) => assert_eq!(c.dump().unwrap(), alone.dump().unwrap()),
+            other => panic!("{other:?}"),
+        }
+    }
     #[test]
     fn duplicate_ids_in_rebuild_keep_the_first() {
         let (_d, path, _) = fresh();
