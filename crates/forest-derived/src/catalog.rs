@@ -170,7 +170,7 @@ fn stream(forest: &Path, mut fill: Option<HealthFill>) -> impl Iterator<Item = N
 /// Nice steps the stream's reader and parsers run below the caller: the
 /// consumer's serial inserts are a rebuild's critical path, and with three
 /// busy threads on two cores the parsers took a third of its core (a
-/// 10^6-node rebuild: 35.1-36.2 s at equal priority, 32.5-32.6 s below).
+/// 10^6-node rebuild: 35.8-36.3 s at equal priority, 32.9-33.3 s below).
 const READER_NICE: i32 = 5;
 
 /// The calling thread's nice value (Linux schedules, and so prioritises,

@@ -637,9 +637,9 @@ fn commit_message(actions: &[LinkAction], links: &LinksReport, landmarks: &Landm
 /// chunk, which holds texts and rows (a few KB a node), not parsed nodes.
 const SETTLE_CHUNK: usize = 4096;
 
-/// The catalog's page cache while many chunks settle: their rows are
-/// scattered over the whole catalog, and with the default 2 MiB each chunk
-/// read back the interior pages the previous one had evicted.
+/// The catalog's page cache while many chunks settle (the default is
+/// 2 MiB): their rows are scattered over the whole catalog, and each
+/// chunk's transaction walks the same interior pages again.
 const SETTLE_CACHE_KIB: u32 = 64 * 1024;
 
 /// After the commit: the committed nodes' catalog rows (marked stale for
