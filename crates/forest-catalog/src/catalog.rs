@@ -15,6 +15,33 @@ use crate::{open_tuned, topk, CatalogError, Result};
 mod rows;
 use rows::{delete_node, insert_node, replace_row, same_search_row, FtsStage, Inserted, FTS_STAGE_MAX};
 
+/// A row for [`Catalog::rebuild`], with its top-k terms when the producer
+/// computed them ([`crate::index_terms`], on a reader thread beside the
+/// parse: the inserts are a rebuild's serial critical path). A plain
+/// [`NodeRow`] converts into one without terms; the rebuild computes them.
+#[derive(Debug)]
+pub struct RebuildRow {
+    /// The row.
+    pub row: NodeRow,
+    /// Its terms, or `None` to compute them while inserting.
+    pub terms: Option<crate::IndexTerms>,
+}
+
+impl RebuildRow {
+    /// `row` with its terms computed here (a tokenizer failure leaves them
+    /// to the rebuild, which reports it).
+    pub fn indexed(row: NodeRow) -> RebuildRow {
+        let terms = crate::index_terms(&row).ok();
+        RebuildRow { row, terms }
+    }
+}
+
+impl From<NodeRow> for RebuildRow {
+    fn from(row: NodeRow) -> RebuildRow {
+        RebuildRow { row, terms: None }
+    }
+}
+
 /// Tables, in the dialect's exact shape. Secondary indexes are separate so
 /// a rebuild can create them after the bulk insert.
 const TABLES_SQL: &str = r#"
@@ -438,9 +465,10 @@ impl Catalog {
     /// One fresh build at a time per catalog (a lock file beside it): a
     /// process that waited for another's finds the catalog replaced and
     /// opens it instead of building it again.
-    pub fn rebuild_fresh<I>(path: &Path, nodes: I) -> Result<(Catalog, usize)>
+    pub fn rebuild_fresh<I, R>(path: &Path, nodes: I) -> Result<(Catalog, usize)>
     where
-        I: IntoIterator<Item = NodeRow>,
+        I: IntoIterator<Item = R>,
+        R: Into<RebuildRow>,
     {
         let sibling = |suffix: &str| {
             let mut p = path.as_os_str().to_owned();
@@ -473,9 +501,10 @@ impl Catalog {
         Ok((Catalog::open(path)?, written))
     }
 
-    fn bulk_load<I>(building: &Path, nodes: I) -> Result<usize>
+    fn bulk_load<I, R>(building: &Path, nodes: I) -> Result<usize>
     where
-        I: IntoIterator<Item = NodeRow>,
+        I: IntoIterator<Item = R>,
+        R: Into<RebuildRow>,
     {
         let conn = Connection::open(building)?;
         let _mode: String = conn.query_row("PRAGMA journal_mode=OFF", [], |r| r.get(0))?;
@@ -496,9 +525,10 @@ impl Catalog {
     /// Wipe nodes/edges/FTS/waymarks and bulk-insert `nodes` in one
     /// transaction (tables recreated, secondary indexes built after the
     /// load). A duplicate id keeps its first occurrence. Returns rows written.
-    pub fn rebuild<I>(&mut self, nodes: I) -> Result<usize>
+    pub fn rebuild<I, R>(&mut self, nodes: I) -> Result<usize>
     where
-        I: IntoIterator<Item = NodeRow>,
+        I: IntoIterator<Item = R>,
+        R: Into<RebuildRow>,
     {
         // Bigger page cache for the bulk load only (32 MiB: the top-k
         // index's blobs are in memory beside it); restored below.
@@ -516,7 +546,8 @@ impl Catalog {
         let mut fts = FtsStage::default();
         {
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
-            for node in nodes {
+            for row in nodes {
+                let RebuildRow { row: node, terms } = row.into();
                 if fts.len() >= FTS_STAGE_MAX {
                     fts.flush(&tx)?;
                 }
@@ -525,7 +556,7 @@ impl Catalog {
                     tracing::warn!(id = %node.id, "duplicate id in catalog rebuild; first kept");
                     continue;
                 }
-                index.add(&tx, rowid, &node)?;
+                index.add(&tx, rowid, &node, terms)?;
                 for old in &node.moved_from {
                     ins_move.execute(params![old, node.id])?;
                 }

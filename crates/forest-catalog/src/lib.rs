@@ -22,7 +22,7 @@ pub mod verified;
 mod window;
 
 pub use catalog::{
-    body_hash_of, Candidate, Catalog, CatalogDump, CatalogState, EdgeRow, FtsRow, MoveRow, RebuildReason,
+    body_hash_of, Candidate, Catalog, CatalogDump, CatalogState, EdgeRow, FtsRow, MoveRow, RebuildReason, RebuildRow,
 };
 pub use expand::expand_query;
 pub use fusion::{blend_fuse, rrf_fuse, Dense, Fusion, RRF_K};
@@ -33,6 +33,7 @@ pub use locate::{
 pub use node::{CatalogLink, NodeRow};
 pub use query::sanitize_query;
 pub use rows::{BodyCandidate, PayloadRow, ScentRow};
+pub use topk::{index_terms, IndexTerms};
 pub use trails::{Evaporation, HeatStats, Trails, PERSISTENT_SCOPE};
 pub use window::{Window, WindowCounts};
 

@@ -543,7 +543,7 @@ impl Catalog {
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
                 let (rowid, node) = crate::topk::fts_row_node(r)?;
-                builder.add(&tx, rowid, &node)?;
+                builder.add(&tx, rowid, &node, None)?;
             }
         }
         let docs = builder.docs();

@@ -225,6 +225,23 @@ impl Tokenizer {
     }
 }
 
+thread_local! {
+    /// [`index_terms`]' tokenizer (its FTS5 table for non-ASCII text is
+    /// opened once per thread, on first use).
+    static TOKENIZER: std::cell::RefCell<Tokenizer> = std::cell::RefCell::new(Tokenizer::new());
+}
+
+/// A node's search-index terms, as [`Tokenizer::doc_terms`] gives them,
+/// computed on the calling thread: a rebuild's readers compute them beside
+/// their parsing, off the inserting thread ([`crate::RebuildRow`]).
+pub fn index_terms(node: &NodeRow) -> Result<IndexTerms> {
+    TOKENIZER.with(|t| t.borrow_mut().doc_terms(node)).map(IndexTerms)
+}
+
+/// A node's terms for the top-k index, from [`index_terms`].
+#[derive(Debug, PartialEq)]
+pub struct IndexTerms(pub(crate) DocTerms);
+
 fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         buf.push((v as u8) | 0x80);

@@ -95,7 +95,12 @@ struct Record<F> {
 }
 
 fn stamp(path: &Path) -> Option<Stamp> {
-    let m = std::fs::symlink_metadata(path).ok()?;
+    std::fs::symlink_metadata(path).ok().and_then(|m| stamp_of(&m))
+}
+
+/// The stamp of a file's metadata (the same for `lstat` by path and
+/// `fstat` on an open regular file).
+fn stamp_of(m: &std::fs::Metadata) -> Option<Stamp> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -341,6 +346,14 @@ impl<G> RecordMaker<G> {
     /// The stamp of forest-relative `rel` now (`None`: not a file).
     pub fn stamp(&self, rel: &str) -> Option<FileStamp> {
         stamp(&self.root.join(rel)).map(FileStamp)
+    }
+
+    /// The stamp of a node file the caller opened, from its metadata
+    /// (`File::metadata`, taken before the read): no second path lookup.
+    /// A symlink's stamp is its target's, which the health pass's `lstat`
+    /// never matches: such a node is read again there, not trusted.
+    pub fn stamp_of(&self, meta: &std::fs::Metadata) -> Option<FileStamp> {
+        stamp_of(meta).map(FileStamp)
     }
 
     /// The serialized record of the node at `rel` whose file had stamp

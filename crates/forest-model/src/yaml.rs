@@ -7,6 +7,8 @@
 
 pub use yaml_serde::{Mapping, Value};
 
+mod fast;
+
 /// A frontmatter or config document that is not a YAML mapping.
 #[derive(Debug, thiserror::Error)]
 pub enum YamlError {
@@ -23,12 +25,21 @@ pub fn parse_mapping(text: &str) -> Result<Mapping, YamlError> {
     if text.trim().is_empty() {
         return Ok(Mapping::new());
     }
+    if let Some(m) = fast::parse(text) {
+        return Ok(m);
+    }
     let v: Value = yaml_serde::from_str(text)?;
     match v {
         Value::Mapping(m) => Ok(m),
         Value::Null => Ok(Mapping::new()),
         _ => Err(YamlError::NotMapping),
     }
+}
+
+/// Whether [`parse_mapping`] reads `text` without the library (for the
+/// parse benchmark, `examples/frontmatter_parse.rs`).
+pub fn fast_path_takes(text: &str) -> bool {
+    fast::parse(text).is_some()
 }
 
 /// Emit a mapping as block-style YAML (no trailing newline).

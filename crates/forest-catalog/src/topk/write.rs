@@ -27,7 +27,9 @@ use crate::{NodeRow, Result};
 /// run's last). At 10^6 nodes the whole index is ~170 MB of blobs.
 pub(crate) struct Builder {
     tok: Tokenizer,
-    terms: HashMap<String, BlobBuilder>,
+    /// Seeded per process (file text chooses the keys), and cheaper than
+    /// SipHash: hashing a node's terms was ~5% of a rebuild's inserts.
+    terms: HashMap<String, BlobBuilder, foldhash::fast::RandomState>,
     docs: i64,
     /// Bytes held now (blob capacity plus [`TERM_OVERHEAD`] per term).
     held: usize,
@@ -65,7 +67,7 @@ const RUNS_SQL: &str = "CREATE TABLE IF NOT EXISTS topk_runs (term TEXT NOT NULL
 
 impl Builder {
     pub(crate) fn new() -> Builder {
-        Builder { tok: Tokenizer::new(), terms: HashMap::new(), docs: 0, held: 0, runs: 0, spill_at: SPILL_BYTES }
+        Builder { tok: Tokenizer::new(), terms: HashMap::default(), docs: 0, held: 0, runs: 0, spill_at: SPILL_BYTES }
     }
 
     /// Docs added so far.
@@ -73,8 +75,19 @@ impl Builder {
         self.docs
     }
 
-    pub(crate) fn add(&mut self, tx: &Transaction<'_>, doc: i64, node: &NodeRow) -> Result<()> {
-        let dt = self.tok.doc_terms(node)?;
+    /// Add `node` as `doc`, with its terms when the caller computed them
+    /// ([`super::index_terms`]).
+    pub(crate) fn add(
+        &mut self,
+        tx: &Transaction<'_>,
+        doc: i64,
+        node: &NodeRow,
+        terms: Option<super::IndexTerms>,
+    ) -> Result<()> {
+        let dt = match terms {
+            Some(t) => t.0,
+            None => self.tok.doc_terms(node)?,
+        };
         for (term, wf) in dt.terms {
             let b = match self.terms.entry(term) {
                 Entry::Occupied(e) => e.into_mut(),
@@ -368,7 +381,7 @@ mod tests {
             let mut rows = st.query([]).unwrap();
             while let Some(r) = rows.next().unwrap() {
                 let (rowid, n) = fts_row_node(r).unwrap();
-                b.add(&tx, rowid, &n).unwrap();
+                b.add(&tx, rowid, &n, None).unwrap();
             }
         }
         assert!(b.runs >= 3, "the test spills: {} runs", b.runs);
