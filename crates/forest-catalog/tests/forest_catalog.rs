@@ -3,7 +3,7 @@
 
 use forest_catalog::{
     locate_simple, pyjson, Catalog, CatalogLink, CatalogState, LocateQuery, LocateResult, NodeRow, RebuildReason,
-    Scope, Trails,
+    RebuildRow, Scope, Trails,
 };
 use std::path::PathBuf;
 use tempfile::TempDir;

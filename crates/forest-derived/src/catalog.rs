@@ -146,7 +146,7 @@ const STREAM_SLICE: usize = 4096;
 /// rows are alive at once (one consumed, one queued, one being read), not
 /// the forest's. Dropping the iterator stops the reader after its slice.
 pub fn stream_rows(forest: &Path) -> impl Iterator<Item = NodeRow> {
-    stream(forest, None).map(|r| r.row)
+    stream(forest, None, |row| row)
 }
 
 /// [`stream_rows`] that also fills the forest's health cache from the same
@@ -155,12 +155,17 @@ pub fn stream_rows(forest: &Path) -> impl Iterator<Item = NodeRow> {
 /// node once, not once for the catalog and again for its health.
 /// Each row comes with its top-k terms, computed by the parsers.
 pub fn stream_rows_filling_health(forest: &Path) -> impl Iterator<Item = RebuildRow> {
-    stream(forest, Some(health_fill(forest)))
+    stream(forest, Some(health_fill(forest)), RebuildRow::indexed)
 }
 
-fn stream(forest: &Path, mut fill: Option<HealthFill>) -> impl Iterator<Item = RebuildRow> {
+/// The reader thread behind both streams: `into` runs on its parsers.
+fn stream<T: Send + 'static>(
+    forest: &Path,
+    mut fill: Option<HealthFill>,
+    into: fn(NodeRow) -> T,
+) -> impl Iterator<Item = T> {
     let forest = forest.to_path_buf();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RebuildRow>>(1);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<T>>(1);
     let below = niceness().map(|n| (n + READER_NICE).min(19));
     let reader = std::thread::spawn(move || {
         set_niceness(below);
@@ -175,8 +180,8 @@ fn stream(forest: &Path, mut fill: Option<HealthFill>) -> impl Iterator<Item = R
         for slice in paths.chunks(STREAM_SLICE) {
             let maker = fill.as_ref().map(CacheFill::maker);
             let (rows, records) = match &pool {
-                Ok(pool) => pool.install(|| read_slice_as(&forest, slice, maker, RebuildRow::indexed)),
-                Err(_) => read_slice_as(&forest, slice, maker, RebuildRow::indexed),
+                Ok(pool) => pool.install(|| read_slice_as(&forest, slice, maker, into)),
+                Err(_) => read_slice_as(&forest, slice, maker, into),
             };
             if tx.send(rows).is_err() {
                 return;
@@ -231,14 +236,14 @@ fn set_niceness(nice: Option<i32>) {
 /// thread is joined and its panic, if any, goes on in the caller: a reader
 /// that died must not pass for the end of the forest (a rebuild would
 /// commit a partial catalog).
-struct Slices {
-    rx: std::sync::mpsc::Receiver<Vec<RebuildRow>>,
+struct Slices<T> {
+    rx: std::sync::mpsc::Receiver<Vec<T>>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Iterator for Slices {
-    type Item = Vec<RebuildRow>;
-    fn next(&mut self) -> Option<Vec<RebuildRow>> {
+impl<T> Iterator for Slices<T> {
+    type Item = Vec<T>;
+    fn next(&mut self) -> Option<Vec<T>> {
         if let Ok(rows) = self.rx.recv() {
             return Some(rows);
         }

@@ -93,6 +93,30 @@ fn topk_ranking_equals_fts5_bm25() {
     assert!(assert_same_ranking(&cat, &qs) > 300, "most queries match something");
 }
 
+/// Terms computed by the producer (a rebuild's parse threads, with their
+/// own tokenizers, non-ASCII words included) build the index the rebuild
+/// builds when it computes them itself.
+#[test]
+fn terms_computed_on_other_threads_build_the_same_index() {
+    let (d, path, _) = fresh();
+    let mut rng = Rng(7);
+    let nodes = corpus(&mut rng, 400, "a");
+    let mut plain = Catalog::open(&path).unwrap();
+    plain.rebuild(nodes.clone()).unwrap();
+    let rows: Vec<RebuildRow> = std::thread::scope(|s| {
+        let halves: Vec<_> = nodes
+            .chunks(200)
+            .map(|c| s.spawn(move || c.iter().cloned().map(RebuildRow::indexed).collect::<Vec<_>>()))
+            .collect();
+        halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(rows.iter().all(|r| r.terms.is_some()));
+    let mut indexed = Catalog::open(&d.path().join("other/catalog.db")).unwrap();
+    indexed.rebuild(rows).unwrap();
+    assert_eq!(indexed.topk_dump().unwrap(), plain.topk_dump().unwrap());
+    assert!(indexed.topk_usable().unwrap());
+}
+
 #[test]
 fn incremental_topk_equals_rebuild() {
     let (d, path, _) = fresh();
