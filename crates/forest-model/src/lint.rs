@@ -254,6 +254,26 @@ fn warn(m: impl Into<String>) -> (Level, String) {
 /// Everything lint checks on one node by itself (`node` is the parse
 /// result; an error becomes the node's only finding). Changing a rule
 /// here means bumping `lint_cache::RULES`.
+/// A branch with the fields the dialect lets it leave out filled in: title
+/// (body H1, else the id), summary (first blockquote), created (updated).
+fn branch_defaults(node: &Node, id: &str) -> Node {
+    let mut node = node.clone();
+    if !node.front.contains_key("title") {
+        let t = body_h1(&node.body).unwrap_or_else(|| id.to_string());
+        node.set_str("title", &t);
+    }
+    if !node.front.contains_key("summary") {
+        let s = body_blockquote(&node.body).unwrap_or_default();
+        node.set_str("summary", &s);
+    }
+    if !node.front.contains_key("created") {
+        if let Some(u) = node.front.get("updated").cloned() {
+            node.set("created", u);
+        }
+    }
+    node
+}
+
 pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, NodeFileError>, dialect: &Dialect) -> NodeCheck {
     let mut out = NodeCheck::default();
     let node = match node {
@@ -266,24 +286,18 @@ pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, NodeFileErro
     if ids::is_meta(id) {
         return out;
     }
-    let mut node = node.clone();
     let is_branch = node.get_str("type").as_deref() == Some("branch") || ids::is_branch_id(id);
-    if is_branch {
-        if !node.front.contains_key("title") {
-            let t = body_h1(&node.body).unwrap_or_else(|| id.to_string());
-            node.set_str("title", &t);
-        }
-        if !node.front.contains_key("summary") {
-            let s = body_blockquote(&node.body).unwrap_or_default();
-            node.set_str("summary", &s);
-        }
-        if !node.front.contains_key("created") {
-            if let Some(u) = node.front.get("updated").cloned() {
-                node.set("created", u);
-            }
-        }
-    }
-    if let Err(m) = validate_frontmatter(&node, dialect) {
+    // A branch's missing title, summary and created come from its body and
+    // `updated`; only such a branch is copied (a copy of every node was
+    // ~20% of this check in a 10^6-node rebuild).
+    let filled;
+    let node = if is_branch && ["title", "summary", "created"].iter().any(|k| !node.front.contains_key(*k)) {
+        filled = branch_defaults(node, id);
+        &filled
+    } else {
+        node
+    };
+    if let Err(m) = validate_frontmatter(node, dialect) {
         out.head.push(err(m.to_string()));
         return out;
     }
