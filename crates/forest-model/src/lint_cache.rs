@@ -343,11 +343,6 @@ pub struct RecordMaker<G> {
 }
 
 impl<G> RecordMaker<G> {
-    /// The stamp of forest-relative `rel` now (`None`: not a file).
-    pub fn stamp(&self, rel: &str) -> Option<FileStamp> {
-        stamp(&self.root.join(rel)).map(FileStamp)
-    }
-
     /// The stamp of a node file the caller opened, from its metadata
     /// (`File::metadata`, taken before the read): no second path lookup.
     /// A symlink's stamp is its target's, which the health pass's `lstat`
