@@ -13,7 +13,9 @@ use crate::node::NodeRow;
 use crate::{open_tuned, topk, CatalogError, Result};
 
 mod rows;
-use rows::{delete_node, insert_node, replace_row, same_search_row, FtsStage, Inserted, FTS_STAGE_MAX};
+use rows::{
+    delete_node, fill_fts_from_nodes, insert_node, replace_row, same_search_row, FtsStage, Inserted, FTS_STAGE_MAX,
+};
 
 /// A row for [`Catalog::rebuild`], with its top-k terms when the producer
 /// computed them ([`crate::index_terms`], on a reader thread beside the
@@ -543,7 +545,7 @@ impl Catalog {
         tx.execute_batch(&format!("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('hashsize', {BULK_FTS_HASH});"))?;
         let mut written = 0usize;
         let mut index = topk::Builder::new();
-        let mut fts = FtsStage::default();
+        let mut fts = FtsStage::from_nodes();
         {
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
             for row in nodes {
@@ -563,7 +565,10 @@ impl Catalog {
                 written += 1;
             }
         }
+        // Rows the stage held all the same (none: the table is new, so
+        // every rowid is aligned), then every node's FTS row at once.
         fts.flush(&tx)?;
+        fill_fts_from_nodes(&tx)?;
         tx.execute_batch(&format!("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('hashsize', {FTS_HASH});"))?;
         tx.execute_batch(INDEXES_SQL)?;
         index.finish(&tx)?;

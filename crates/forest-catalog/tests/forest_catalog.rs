@@ -254,6 +254,45 @@ mod catalog {
     }
 
     #[test]
+    fn rebuild_fts_rows_equal_upserted_ones_for_any_tag_text() {
+        // A rebuild writes its FTS rows from the stored JSON lists; upsert
+        // joins the node's own. Quotes, escapes, non-ASCII, astral
+        // characters, empty lists and empty strings must come out the same.
+        let (d, path, _) = fresh();
+        let mut nodes = Vec::new();
+        for (i, (tags, aliases)) in [
+            (vec![], vec![]),
+            (vec!["a \"quoted\" tag".to_string(), "back\\slash".into()], vec!["".into(), "tab\there".into()]),
+            (
+                vec!["naïve".into(), "日本語".into(), "🌲 forest".into()],
+                vec!["line\nbreak".into(), "\u{7f}\u{1}".into()],
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut n = node(&format!("b/n{i}"), "note", &format!("Title {i}"), "A summary.");
+            n.tags = tags;
+            n.aliases = aliases;
+            nodes.push(n);
+        }
+        let mut rebuilt = Catalog::open(&path).unwrap();
+        rebuilt.rebuild(nodes.clone()).unwrap();
+        let mut upserted = Catalog::open(&d.path().join("u.db")).unwrap();
+        upserted.upsert(&nodes).unwrap();
+        let fts = rebuilt.dump().unwrap().fts;
+        assert_eq!(fts, upserted.dump().unwrap().fts);
+        let third = fts.iter().find(|r| r.id == "b/n2").unwrap();
+        assert_eq!(third.tags, "naïve 日本語 🌲 forest");
+        assert_eq!(third.aliases, "line\nbreak \u{7f}\u{1}");
+        let hit: String = rebuilt
+            .connection()
+            .query_row("SELECT id FROM nodes_fts WHERE nodes_fts MATCH 'quoted'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(hit, "b/n1");
+    }
+
+    #[test]
     fn a_fresh_build_equals_an_in_place_rebuild_and_leaves_a_wal_catalog() {
         let (d, path, _) = fresh();
         // whatever was there (here: garbage and a stale journal) is replaced

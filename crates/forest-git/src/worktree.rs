@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use git2::{Oid, Repository};
@@ -90,9 +90,12 @@ pub(crate) fn apply(
 ) -> Result<(), GitError> {
     let writes: Vec<(&str, Oid, Content<'_>)> =
         targets.iter().filter_map(|(p, t)| t.map(|(oid, content)| (*p, oid, content))).collect();
+    // Each written path's size, in `writes` order: the index entry's size
+    // without reading a stored blob's header again.
+    let mut sizes: Vec<u64> = Vec::with_capacity(writes.len());
     let mut done = 0;
     for chunk in writes.chunks(CHUNK) {
-        write_parallel(repo.path(), root, chunk)?;
+        sizes.extend(write_parallel(repo.path(), root, chunk)?);
         done += chunk.len();
         progress(done);
     }
@@ -104,7 +107,10 @@ pub(crate) fn apply(
         progress(done);
     }
     if index {
-        update_index(repo, root, targets)?;
+        let mut sizes = sizes.into_iter();
+        let sized: Vec<(&str, Option<(Oid, u64)>)> =
+            targets.iter().map(|(rel, t)| (*rel, t.map(|(oid, _)| (oid, sizes.next().unwrap_or_default())))).collect();
+        update_index_sized(repo, root, &sized)?;
     }
     Ok(())
 }
@@ -112,9 +118,10 @@ pub(crate) fn apply(
 /// Write `items` on [`WRITERS`] threads. A stored blob is read where it is
 /// written, on the writer's own handle (opened when it first needs one), so
 /// reading and inflating the blobs is spread over the threads too and each
-/// holds one blob at a time.
-fn write_parallel(git_dir: &Path, root: &Path, items: &[(&str, Oid, Content<'_>)]) -> Result<(), GitError> {
+/// holds one blob at a time. Returns each item's size in bytes.
+fn write_parallel(git_dir: &Path, root: &Path, items: &[(&str, Oid, Content<'_>)]) -> Result<Vec<u64>, GitError> {
     let next = AtomicUsize::new(0);
+    let sizes: Vec<AtomicU64> = items.iter().map(|_| AtomicU64::new(0)).collect();
     let first_error: Mutex<Option<GitError>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..WRITERS.min(items.len()) {
@@ -125,8 +132,10 @@ fn write_parallel(git_dir: &Path, root: &Path, items: &[(&str, Oid, Content<'_>)
                     let Some((rel, oid, content)) = items.get(i) else {
                         break;
                     };
-                    let written = stored_or_given(git_dir, &mut own, *oid, *content)
-                        .and_then(|bytes| write_one(&root.join(rel), &bytes));
+                    let written = stored_or_given(git_dir, &mut own, *oid, *content).and_then(|bytes| {
+                        sizes[i].store(bytes.len() as u64, Ordering::Relaxed);
+                        write_one(&root.join(rel), &bytes)
+                    });
                     if let Err(e) = written {
                         let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
                         slot.get_or_insert(e);
@@ -138,7 +147,7 @@ fn write_parallel(git_dir: &Path, root: &Path, items: &[(&str, Oid, Content<'_>)
     });
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => Ok(sizes.into_iter().map(AtomicU64::into_inner).collect()),
     }
 }
 
@@ -190,22 +199,6 @@ fn remove_file_and_empty_dirs(root: &Path, abs: &Path) -> Result<(), GitError> {
         dir = d.parent();
     }
     Ok(())
-}
-
-fn update_index(repo: &Repository, root: &Path, targets: &[Target<'_>]) -> Result<(), GitError> {
-    let odb = repo.odb()?;
-    let sized: Vec<(&str, Option<(Oid, u64)>)> = targets
-        .iter()
-        .map(|(rel, t)| {
-            let sized = match t {
-                Some((oid, Content::Bytes(b))) => Some((*oid, b.len() as u64)),
-                Some((oid, Content::Stored)) => Some((*oid, odb.read_header(*oid)?.0 as u64)),
-                None => None,
-            };
-            Ok((*rel, sized))
-        })
-        .collect::<Result<_, GitError>>()?;
-    update_index_sized(repo, root, &sized)
 }
 
 /// Set (blob id, size) or remove the index entry of each path, reading the
