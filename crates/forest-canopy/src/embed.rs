@@ -219,11 +219,11 @@ impl LocalEmbedder {
         let name = identity(dir)?;
         let config: Config = serde_json::from_slice(&read(dir, "config.json")?)
             .map_err(|e| model_err(dir, format!("config.json: {e}")))?;
-        // parsing tokenizer.json (~20 ms) and copying the encoder's weights
-        // (~20 ms) overlap: a fresh `locate` process pays the longer one
+        // parsing tokenizer.json and copying the encoder's weights (~20 ms)
+        // overlap: a fresh `locate` process pays the longer one
         let (tokenizer, model) = std::thread::scope(|s| {
             let weights = s.spawn(|| Bert::load(&dir.join("model.safetensors"), &config));
-            let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"));
+            let tokenizer = crate::tokfile::load(&dir.join("tokenizer.json"));
             (tokenizer, weights.join())
         });
         let model = match model {

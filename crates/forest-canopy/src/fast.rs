@@ -99,7 +99,7 @@ impl StaticEmbedder {
         full: impl FnOnce() -> Result<std::sync::Arc<LocalEmbedder>>,
     ) -> Result<StaticEmbedder> {
         let name = format!("{identity}{STATIC_SUFFIX}");
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+        let mut tokenizer = crate::tokfile::load(&dir.join("tokenizer.json"))
             .map_err(|e| CanopyError::Tokenizer(format!("tokenizer.json: {e}")))?;
         tokenizer.with_padding(None);
         tokenizer

@@ -33,6 +33,7 @@ mod search;
 mod store;
 mod stream;
 mod text;
+mod tokfile;
 
 pub use embed::{identity_from_env, normalize, shared_from_env, Embedder, LocalEmbedder, SharedEmbedder, MODEL_VAR};
 pub use encoder::{identity_for, outdated_encoder, shared_encoder, Encoder, ENCODER_VAR};
