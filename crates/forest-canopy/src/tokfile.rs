@@ -15,6 +15,8 @@
 use std::path::Path;
 
 use serde::Deserialize;
+
+use crate::error::{CanopyError, Result};
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::models::wordpiece::WordPiece;
 use tokenizers::models::ModelWrapper;
@@ -47,11 +49,11 @@ struct WordPieceFile {
 }
 
 /// The tokenizer in the file at `path`, as `Tokenizer::from_file` reads it.
-pub(crate) fn load(path: &Path) -> Result<Tokenizer, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+pub(crate) fn load(path: &Path) -> Result<Tokenizer> {
+    let text = std::fs::read_to_string(path).map_err(|e| CanopyError::io(path, e))?;
     match wordpiece(&text) {
         Some(t) => Ok(t),
-        None => text.parse::<Tokenizer>().map_err(|e| e.to_string()),
+        None => text.parse::<Tokenizer>().map_err(|e| CanopyError::Tokenizer(e.to_string())),
     }
 }
 
@@ -111,7 +113,7 @@ mod tests {
         };
         let path = std::path::Path::new(&dir).join("tokenizer.json");
         let text = std::fs::read_to_string(&path).unwrap();
-        let parsed: Result<WordPieceFile, _> = serde_json::from_str(&text);
+        let parsed: serde_json::Result<WordPieceFile> = serde_json::from_str(&text);
         assert!(parsed.is_ok(), "{:?}", parsed.err());
         let short = wordpiece(&text).expect("the model's file takes the short way");
         let library = Tokenizer::from_file(&path).unwrap();
