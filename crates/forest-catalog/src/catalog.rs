@@ -550,9 +550,6 @@ impl Catalog {
             let mut ins_move = tx.prepare_cached(INSERT_MOVE_SQL)?;
             for row in nodes {
                 let RebuildRow { row: node, terms } = row.into();
-                if fts.len() >= FTS_STAGE_MAX {
-                    fts.flush(&tx)?;
-                }
                 let rowid = written as i64 + 1;
                 if insert_node(&tx, rowid, &node, false, &mut fts)? == Inserted::Duplicate {
                     tracing::warn!(id = %node.id, "duplicate id in catalog rebuild; first kept");
@@ -565,9 +562,8 @@ impl Catalog {
                 written += 1;
             }
         }
-        // Rows the stage held all the same (none: the table is new, so
-        // every rowid is aligned), then every node's FTS row at once.
-        fts.flush(&tx)?;
+        // The tables are new, so every rowid was aligned and the stage
+        // held nothing: every node's FTS row goes in at once.
         fill_fts_from_nodes(&tx)?;
         tx.execute_batch(&format!("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('hashsize', {FTS_HASH});"))?;
         tx.execute_batch(INDEXES_SQL)?;

@@ -251,9 +251,6 @@ fn warn(m: impl Into<String>) -> (Level, String) {
     (Level::Warning, m.into())
 }
 
-/// Everything lint checks on one node by itself (`node` is the parse
-/// result; an error becomes the node's only finding). Changing a rule
-/// here means bumping `lint_cache::RULES`.
 /// A branch with the fields the dialect lets it leave out filled in: title
 /// (body H1, else the id), summary (first blockquote), created (updated).
 fn branch_defaults(node: &Node, id: &str) -> Node {
@@ -274,6 +271,9 @@ fn branch_defaults(node: &Node, id: &str) -> Node {
     node
 }
 
+/// Everything lint checks on one node by itself (`node` is the parse
+/// result; an error becomes the node's only finding). Changing a rule
+/// here means bumping `lint_cache::RULES`.
 pub(crate) fn check_node(root: &Path, id: &str, node: &Result<Node, NodeFileError>, dialect: &Dialect) -> NodeCheck {
     let mut out = NodeCheck::default();
     let node = match node {
