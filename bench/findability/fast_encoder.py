@@ -103,14 +103,20 @@ def evaluate(tok, w, tables, forest, qfile, cache_file, leads):
             print(f"{os.path.basename(forest)} directions {d} lead {lead} | " + " | ".join(line), flush=True)
 
 
-def main():
-    argv, args, opts = sys.argv[1:], [], {}
+def parse_args(argv):
+    """(positional arguments, {"--name": value})."""
+    argv, args, opts = list(argv), [], {}
     while argv:
         a = argv.pop(0)
         if a.startswith("--"):
             opts[a] = argv.pop(0)
         else:
             args.append(a)
+    return args, opts
+
+
+def main():
+    args, opts = parse_args(sys.argv[1:])
     opt = opts.get
     model, forests, sets, names = args[0], args[1], args[2], args[3:]
     tok, unit, w = load_table(model, opt("--table"))

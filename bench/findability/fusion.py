@@ -17,7 +17,9 @@ bench/findability/measure.py counts them (`--ref`: a reference set with
 default `locate` (hybrid with the forest's canopy: `combsum a 0.4` must
 reproduce it). `--half tune` keeps the questions at even positions (what a
 fusion is chosen on), `--half report` the odd ones (what it is reported
-on); a held-out set is run whole.
+on); a held-out set is run whole. The `ff` lines are variants of the
+shipped blend with the binary's folders-first order: give them `--depth
+50`, the depth the binary's blend takes at k = 5.
 """
 import json
 import os
@@ -78,6 +80,76 @@ def interleave(b, v):
     return out
 
 
+def folders_first(ids):
+    """The binary's blend order (forest-catalog `folders_first`): each
+    folder's first leaf and each branch with no leaf of its folder above it
+    first, then the rest, order kept."""
+    with_leaf, first, rest = set(), [], []
+    for i in ids:
+        d = i.rsplit("/", 1)[0] if "/" in i else ""
+        if i == "_index" or i.endswith("/_index"):
+            keep = d not in with_leaf
+        else:
+            keep = d not in with_leaf
+            with_leaf.add(d)
+        (first if keep else rest).append(i)
+    return first + rest
+
+
+def rescaled(scores, how):
+    """A ranking's scores min-max scaled ("minmax"), divided by the best
+    ("max") or as z-scores over three deviations ("z")."""
+    vals = list(scores.values()) or [0.0]
+    lo, hi = min(vals), max(vals)
+    if how == "minmax":
+        return {i: (x - lo) / ((hi - lo) or 1.0) for i, x in scores.items()}
+    if how == "max":
+        return {i: x / (hi or 1.0) for i, x in scores.items()}
+    mean = sum(vals) / len(vals)
+    sd = (sum((x - mean) ** 2 for x in vals) / len(vals)) ** 0.5 or 1.0
+    return {i: (x - mean) / sd / 3 for i, x in scores.items()}
+
+
+def slotted(ids, extra, at=4):
+    """`extra` at rank `at + 1` unless it is already above."""
+    if extra is None or extra in ids[: at + 1]:
+        return ids
+    rest = [i for i in ids if i != extra]
+    return rest[:at] + [extra] + rest[at:]
+
+
+def spread(scores, n=10):
+    top = sorted(scores.values(), reverse=True)[:n]
+    return top[0] - top[-1] if len(top) > 1 else 0.0
+
+
+def folder_fusions():
+    """Variants of the shipped blend (fast encoder: a = 0.6, folders first),
+    for rankings `--depth 50` deep as the binary takes them."""
+    ff = folders_first
+    out = {"blend 0.6 ff (shipped)": lambda b, v, bs, vs: ff(combsum(b, v, bs, vs, 0.6))}
+    for a in (0.5, 0.7):
+        out[f"blend {a} ff"] = lambda b, v, bs, vs, a=a: ff(combsum(b, v, bs, vs, a))
+    out["rrf k60 ff"] = lambda b, v, bs, vs: ff(rrf([b, v], [1.0, 1.0]))
+    out["rrf k10 ff"] = lambda b, v, bs, vs: ff(rrf([b, v], [1.0, 1.0], 10))
+    out["blend 0.6 ff, bm25 min-max"] = lambda b, v, bs, vs: ff(combsum(b, v, rescaled(bs, "minmax"), vs, 0.6))
+    for how in ("max", "z"):
+        out[f"blend 0.6 ff, cosine {how}"] = lambda b, v, bs, vs, how=how: ff(_blend_scaled(b, v, bs, rescaled(vs, how), 0.6))
+    out["blend 0.6 ff, vector #1 at 5"] = lambda b, v, bs, vs: slotted(ff(combsum(b, v, bs, vs, 0.6)), (v or [None])[0])
+    out["blend 0.6 ff, bm25 #1 at 5"] = lambda b, v, bs, vs: slotted(ff(combsum(b, v, bs, vs, 0.6)), (b or [None])[0])
+    for c in (0.25, 0.5):
+        out[f"blend ff, a by bm25 spread c {c}"] = lambda b, v, bs, vs, c=c: ff(
+            combsum(b, v, bs, vs, min(0.9, max(0.1, 0.6 + c * (spread(bs) - 0.3)))))
+    return out
+
+
+def _blend_scaled(b, v, bs, vs, a):
+    """a x BM25 + (1 - a) x the vector scores as given (already scaled)."""
+    score = {i: a * bs.get(i, 0.0) + (1 - a) * vs.get(i, 0.0) for i in {*b, *v}}
+    order = {i: n for n, i in enumerate([*b, *v][::-1])}
+    return sorted(score, key=lambda i: (-score[i], -order[i]))
+
+
 def fusions():
     out = {"bm25": lambda b, v, bs, vs: b, "vector": lambda b, v, bs, vs: v}
     for w in (1.0, 1.5, 2.0, 0.7):
@@ -100,7 +172,7 @@ def fusions():
         out[f"vector cap {cap}/folder"] = lambda b, v, bs, vs, cap=cap: capped(v, cap)
         out[f"rrf k60 cap {cap}"] = lambda b, v, bs, vs, cap=cap: capped(rrf([b, v], [1.0, 1.0]), cap)
         out[f"rrf w1.5 cap {cap}"] = lambda b, v, bs, vs, cap=cap: capped(rrf([b, v], [1.0, 1.5]), cap)
-    return out
+    return {**out, **folder_fusions()}
 
 
 def main():
