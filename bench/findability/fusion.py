@@ -124,12 +124,11 @@ def spread(scores, n=10):
 
 
 def folder_fusions():
-    """Variants of the shipped blend (fast encoder: a = 0.6, folders first),
-    for rankings `--depth 50` deep as the binary takes them."""
+    """The shipped blend (folders first) and variants of it, for rankings
+    `--depth 50` deep as the binary takes them."""
     ff = folders_first
-    out = {"blend 0.6 ff (shipped)": lambda b, v, bs, vs: ff(combsum(b, v, bs, vs, 0.6))}
-    for a in (0.5, 0.7):
-        out[f"blend {a} ff"] = lambda b, v, bs, vs, a=a: ff(combsum(b, v, bs, vs, a))
+    # a = 0.6 is what the binary uses with the fast encoder's canopy, 0.4 with the full model's
+    out = {f"blend {a} ff": lambda b, v, bs, vs, a=a: ff(combsum(b, v, bs, vs, a)) for a in (0.4, 0.5, 0.6, 0.7)}
     out["rrf k60 ff"] = lambda b, v, bs, vs: ff(rrf([b, v], [1.0, 1.0]))
     out["rrf k10 ff"] = lambda b, v, bs, vs: ff(rrf([b, v], [1.0, 1.0], 10))
     out["blend 0.6 ff, bm25 min-max"] = lambda b, v, bs, vs: ff(combsum(b, v, rescaled(bs, "minmax"), vs, 0.6))
