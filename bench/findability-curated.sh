@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Does curation help finding? (issue 35) A findability set ($SET: `usd`,
-# Debian package descriptions as questions, or `py`, Python distributions'
-# summaries; bench/findability/build_sets.py): the
-# first Q questions (by id) whose target folder holds at most MAXFILES
-# files. Two forests, the same except for curation: every other package
+# Debian package descriptions as questions, `py`, Python distributions'
+# summaries, or `man`, man pages' NAME lines; bench/findability/build_sets.py):
+# the first Q questions (by id) whose targets (folders or files) hold at
+# most MAXFILES files. Two forests, the same except for curation: every other package
 # adopted uncurated as one source, then the Q target folders adopted as a
 # second source, once with --curate (the test setup's llama.cpp server
 # and model) and once without. `locate` R@1/R@5/MRR of the Q questions on
@@ -26,17 +26,33 @@ python3 - "$SETS/${SET:-usd}" "$W" "$Q" "$MAXFILES" <<'PY'
 import json, os, pathlib, shutil, sys
 usd, w, q, maxfiles = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 qs = sorted(json.load(open(usd / "questions.json")), key=lambda x: x["id"])
+src = usd / "src"
+
+def files(p):
+    return 1 if p.is_file() else sum(len(fs) for _, _, fs in os.walk(p))
+
 picked = []
 for x in qs:
-    t = [usd / "src" / p for p in x["targets"]]
-    if all(p.is_dir() for p in t) and sum(len(fs) for p in t for _, _, fs in os.walk(p)) <= maxfiles:
+    t = [src / p for p in x["targets"]]
+    if all(p.exists() for p in t) and sum(files(p) for p in t) <= maxfiles:
         picked.append(x)
     if len(picked) == q:
         break
-targets = {p for x in picked for p in x["targets"]}
-for d in sorted((usd / "src").iterdir()):
-    dest = w / ("targets" if d.name in targets else "base") / d.name
-    shutil.copytree(d, dest, symlinks=True) if d.is_dir() else (dest.parent.mkdir(parents=True, exist_ok=True), shutil.copy2(d, dest))
+targets = {p.rstrip("/") for x in picked for p in x["targets"]}
+
+def split(d, rel):
+    """Copy d (src/rel) to targets/ when it is a target, to base/ when no
+    target lies under it, else entry by entry (a target may be a file)."""
+    under = [t for t in targets if t.startswith(rel + "/")] if rel else list(targets)
+    if rel in targets or not under:
+        dest = w / ("targets" if rel in targets else "base") / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(d, dest, symlinks=True) if d.is_dir() else shutil.copy2(d, dest)
+        return
+    for e in sorted(d.iterdir()):
+        split(e, f"{rel}/{e.name}" if rel else e.name)
+
+split(src, "")
 json.dump(picked, open(w / "questions.json", "w"), indent=1)
 print(f"{len(picked)} questions, {sum(1 for _ in (w / 'targets').rglob('*') if _.is_file())} target files", file=sys.stderr)
 PY
@@ -58,7 +74,7 @@ l = r["locate"]
 print(f"locate R@1 {l['R@1']:.3f} R@5 {l['R@5']:.3f} MRR {l['MRR']:.3f}; misses at 5: {', '.join(sorted(r['locate_misses_at_5']))}")
 PY
 done
-grep -rl '^scent: llm' "$W/curated" --include='*.md' | sed "s|^$W/curated/|model scent: |"
+{ grep -rl '^scent: llm' "$W/curated" --include='*.md' || true; } | sed "s|^$W/curated/|model scent: |"
 python3 - "$W/curated.targets.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
