@@ -10,7 +10,7 @@
 # each, the Curator's report (model summaries kept, kept derived as less
 # informative or ungrounded, fallbacks) and the seconds of the curated adopt.
 #   bash bench/findability-curated.sh [Q=20] [MAXFILES=3]
-# Env: FOREST_BIN, SETS (default /tmp/findability), SET (usd), LLM (default
+# Env: FOREST_BIN, SETS (default /tmp/findability), SET (usd, py or man; usd), LLM (default
 # http://127.0.0.1:18081/v1).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
