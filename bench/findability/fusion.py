@@ -47,17 +47,32 @@ def rrf(lists, weights, k=60.0):
     return sorted(score, key=lambda i: (-score[i], -order[i]))
 
 
+def rescaled(scores, how):
+    """A ranking's scores min-max scaled ("minmax"), divided by the best
+    ("max") or as z-scores over three deviations ("z")."""
+    vals = list(scores.values()) or [0.0]
+    lo, hi = min(vals), max(vals)
+    if how == "minmax":
+        return {i: (x - lo) / ((hi - lo) or 1.0) for i, x in scores.items()}
+    if how == "max":
+        return {i: x / (hi or 1.0) for i, x in scores.items()}
+    mean = sum(vals) / len(vals)
+    sd = (sum((x - mean) ** 2 for x in vals) / len(vals)) ** 0.5 or 1.0
+    return {i: (x - mean) / sd / 3 for i, x in scores.items()}
+
+
+def blend_scaled(b, v, bs, vs, a):
+    """a x BM25 + (1 - a) x the vector scores as given (already scaled)."""
+    score = {i: a * bs.get(i, 0.0) + (1 - a) * vs.get(i, 0.0) for i in {*b, *v}}
+    order = {i: n for n, i in enumerate([*b, *v][::-1])}
+    return sorted(score, key=lambda i: (-score[i], -order[i]))
+
+
 def combsum(b, v, bs, vs, a):
     """a x BM25 score (max-normalised by locate) + (1 - a) x the cosine
     min-max normalised over the vector list; a node missing from a list
     scores 0 there."""
-    lo, hi = (min(vs.values()), max(vs.values())) if vs else (0.0, 1.0)
-    span = (hi - lo) or 1.0
-    score = {}
-    for i in {*b, *v}:
-        score[i] = a * bs.get(i, 0.0) + (1 - a) * ((vs[i] - lo) / span if i in vs else 0.0)
-    order = {i: n for n, i in enumerate([*b, *v][::-1])}
-    return sorted(score, key=lambda i: (-score[i], -order[i]))
+    return blend_scaled(b, v, bs, rescaled(vs, "minmax"), a)
 
 
 def capped(ids, cap):
@@ -96,20 +111,6 @@ def folders_first(ids):
     return first + rest
 
 
-def rescaled(scores, how):
-    """A ranking's scores min-max scaled ("minmax"), divided by the best
-    ("max") or as z-scores over three deviations ("z")."""
-    vals = list(scores.values()) or [0.0]
-    lo, hi = min(vals), max(vals)
-    if how == "minmax":
-        return {i: (x - lo) / ((hi - lo) or 1.0) for i, x in scores.items()}
-    if how == "max":
-        return {i: x / (hi or 1.0) for i, x in scores.items()}
-    mean = sum(vals) / len(vals)
-    sd = (sum((x - mean) ** 2 for x in vals) / len(vals)) ** 0.5 or 1.0
-    return {i: (x - mean) / sd / 3 for i, x in scores.items()}
-
-
 def slotted(ids, extra, at=4):
     """`extra` at rank `at + 1` unless it is already above."""
     if extra is None or extra in ids[: at + 1]:
@@ -133,20 +134,13 @@ def folder_fusions():
     out["rrf k10 ff"] = lambda b, v, bs, vs: ff(rrf([b, v], [1.0, 1.0], 10))
     out["blend 0.6 ff, bm25 min-max"] = lambda b, v, bs, vs: ff(combsum(b, v, rescaled(bs, "minmax"), vs, 0.6))
     for how in ("max", "z"):
-        out[f"blend 0.6 ff, cosine {how}"] = lambda b, v, bs, vs, how=how: ff(_blend_scaled(b, v, bs, rescaled(vs, how), 0.6))
+        out[f"blend 0.6 ff, cosine {how}"] = lambda b, v, bs, vs, how=how: ff(blend_scaled(b, v, bs, rescaled(vs, how), 0.6))
     out["blend 0.6 ff, vector #1 at 5"] = lambda b, v, bs, vs: slotted(ff(combsum(b, v, bs, vs, 0.6)), (v or [None])[0])
     out["blend 0.6 ff, bm25 #1 at 5"] = lambda b, v, bs, vs: slotted(ff(combsum(b, v, bs, vs, 0.6)), (b or [None])[0])
     for c in (0.25, 0.5):
         out[f"blend ff, a by bm25 spread c {c}"] = lambda b, v, bs, vs, c=c: ff(
             combsum(b, v, bs, vs, min(0.9, max(0.1, 0.6 + c * (spread(bs) - 0.3)))))
     return out
-
-
-def _blend_scaled(b, v, bs, vs, a):
-    """a x BM25 + (1 - a) x the vector scores as given (already scaled)."""
-    score = {i: a * bs.get(i, 0.0) + (1 - a) * vs.get(i, 0.0) for i in {*b, *v}}
-    order = {i: n for n, i in enumerate([*b, *v][::-1])}
-    return sorted(score, key=lambda i: (-score[i], -order[i]))
 
 
 def fusions():
