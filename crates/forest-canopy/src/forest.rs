@@ -68,8 +68,13 @@ pub fn build_forest(
 /// fails, also marks it stale, and the error is returned.
 pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
-    // the canopy keeps the encoder it was built with
+    // the canopy keeps the encoder it was built with, within the budget
     let kind = crate::store::read_meta(&dir).map_or(Encoder::Fast, |m| Encoder::of_model(&m.model));
+    if kind == Encoder::Full {
+        if let Some(r) = refresh_beyond_budget(&dir, catalog, full_refresh_max())? {
+            return Ok(Some(r));
+        }
+    }
     let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_encoder(kind)?.map(|e| e as Arc<dyn Embedder>)) };
     let out = maintain(&dir, &CatalogRows(catalog, kind), &load);
     if let Err(e) = &out {
@@ -77,6 +82,41 @@ pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<Refres
         crate::store::mark_stale(&dir, &format!("the refresh failed: {}", forest_model::error_chain(e)))?;
     }
     out
+}
+
+/// Rows a writer embeds with the full model after its commit at most
+/// (`FOREST_CANOPY_FULL_REFRESH_MAX`, default [`FULL_REFRESH_MAX`]).
+pub const FULL_REFRESH_VAR: &str = "FOREST_CANOPY_FULL_REFRESH_MAX";
+/// About half a minute of the full model on 2 cores (~75 scents/s).
+pub const FULL_REFRESH_MAX: usize = 2000;
+
+/// The budget; a value that is not a number is one warning and the
+/// default (the refresh itself goes on).
+fn full_refresh_max() -> usize {
+    match std::env::var(FULL_REFRESH_VAR) {
+        Err(_) => FULL_REFRESH_MAX,
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            let got: String = v.chars().take(40).collect();
+            tracing::warn!(event = "canopy.bad_budget", var = FULL_REFRESH_VAR, got = %got, default = FULL_REFRESH_MAX,
+                "expects a number of rows; the default is used");
+            FULL_REFRESH_MAX
+        }),
+    }
+}
+
+/// A full-model canopy whose refresh would embed more than `max` rows
+/// (a large sync) is built again by the fast encoder, at drive speed, so a
+/// writer's run never waits on the transformer for a whole drive; the
+/// Ranger's night tier brings the full model back. `None`: within the
+/// budget (or no fast encoder to fall back to), refresh as usual.
+fn refresh_beyond_budget(dir: &Path, catalog: &Catalog, max: usize) -> Result<Option<RefreshReport>> {
+    let Some(n) = crate::maintain::rows_to_embed(dir, &CatalogRows(catalog, Encoder::Full))? else { return Ok(None) };
+    if n <= max {
+        return Ok(None);
+    }
+    let Some(e) = shared_encoder(Encoder::Fast)? else { return Ok(None) };
+    tracing::info!(target: "forest_canopy", event = "canopy.fast_tier", to_embed = n, max, "over the full model's budget");
+    rebuild(dir, catalog, e.as_ref(), "canopy.built").map(Some)
 }
 
 /// After an ingest run's commits: a forest with a canopy keeps it current

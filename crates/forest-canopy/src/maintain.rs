@@ -221,6 +221,22 @@ fn holds(dir: &Path, rows: &dyn Rows) -> Result<bool> {
     Ok(same && r == old.len())
 }
 
+/// How many of `rows` a refresh of the canopy in `dir` would embed (new
+/// ids and changed text hashes), without embedding anything; `None` when
+/// there is no canopy or its sidecars cannot tell (a refresh would embed
+/// every row).
+pub fn rows_to_embed(dir: &Path, rows: &dyn Rows) -> Result<Option<usize>> {
+    let Some(old) = OldRows::open(dir, None) else { return Ok(None) };
+    let (mut merge, mut fresh) = (Merge::default(), 0);
+    rows.visit(&mut |id, text| {
+        if merge.step(&old, id.as_bytes(), &text_hash(&text)).is_none() {
+            fresh += 1;
+        }
+        Ok(())
+    })?;
+    Ok(Some(fresh))
+}
+
 /// A model to embed with, loaded only when needed (`None`: unset).
 pub type Loader<'a> = &'a dyn Fn() -> Result<Option<Arc<dyn Embedder>>>;
 

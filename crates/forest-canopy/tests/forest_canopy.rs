@@ -4,7 +4,9 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use forest_canopy::{maintain, refresh, stale_reason, Embedder, LocalEmbedder, MemoMode, Searcher, SortedRows};
+use forest_canopy::{
+    maintain, refresh, rows_to_embed, stale_reason, Embedder, LocalEmbedder, MemoMode, Searcher, SortedRows,
+};
 
 fn model() -> Option<LocalEmbedder> {
     match std::env::var("FOREST_EMBED_MODEL") {
@@ -148,6 +150,24 @@ fn maintain_loads_the_model_only_when_a_scent_changed() {
     let e = maintain(&dir, &SortedRows::new(changed.clone()), &broken).unwrap_err();
     assert_eq!(e.code(), "E_EMBED_MODEL");
     assert!(stale_reason(&dir).unwrap().contains("did not load"));
+}
+
+#[test]
+fn rows_to_embed_counts_new_and_changed_texts_without_embedding() {
+    let Some(m) = model() else { return };
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("canopy");
+    assert_eq!(rows_to_embed(&dir, &SortedRows::new(rows())).unwrap(), None, "no canopy");
+    refresh(&dir, rows(), &m, true).unwrap();
+    assert_eq!(rows_to_embed(&dir, &SortedRows::new(rows())).unwrap(), Some(0));
+    let mut next = rows();
+    next[0].1 = "PAM. Pluggable Authentication Modules.".into();
+    next.remove(1);
+    next.push(("doc/tar".into(), "tar. The tape archiver.".into()));
+    // one changed, one new; a removed row costs nothing to embed
+    assert_eq!(rows_to_embed(&dir, &SortedRows::new(next.clone())).unwrap(), Some(2));
+    let rep = refresh(&dir, next, &m, false).unwrap();
+    assert_eq!((rep.embedded, rep.removed), (2, 1), "what the refresh did agrees");
 }
 
 /// An empty forest directory with its `_derived/` (where the memo lives).

@@ -142,7 +142,8 @@ pub fn run(cmd: CanopyCmd) -> Result<u8> {
             if json {
                 print_json(&st)?;
             } else {
-                println!("canopy: {} ({} vectors, index model {:?})", st.state, st.vectors, st.index_model);
+                let model = st.index_model.as_deref().unwrap_or("none");
+                println!("canopy: {} ({} vectors, model {model})", st.state, st.vectors);
                 if let Some(r) = &st.stale {
                     println!("stale: {r}");
                 }

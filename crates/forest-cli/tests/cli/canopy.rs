@@ -18,8 +18,12 @@ fn model() -> Option<String> {
 }
 
 fn forest(root: &Path, args: &[&str], model: Option<&str>) -> std::process::Output {
+    forest_env(root, args, model, &[])
+}
+
+fn forest_env(root: &Path, args: &[&str], model: Option<&str>, env: &[(&str, &str)]) -> std::process::Output {
     let mut c = bin();
-    c.args(args).args(["--forest", &f(root)]);
+    c.args(args).args(["--forest", &f(root)]).envs(env.iter().copied());
     match model {
         Some(m) => c.env("FOREST_EMBED_MODEL", m),
         None => c.env_remove("FOREST_EMBED_MODEL"),
@@ -191,6 +195,15 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
     assert_eq!(serde_json::from_slice::<serde_json::Value>(&st.stdout).unwrap()["state"], "active");
 }
 
+/// `DIR/src` with two short documents.
+fn two_docs(dir: &Path) -> std::path::PathBuf {
+    let src = dir.join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("zlib.md"), "# zlib\n\nzlib is a lossless data compression library.\n").unwrap();
+    fs::write(src.join("pam.md"), "# PAM\n\nConfiguring PAM for the login service.\n").unwrap();
+    src
+}
+
 /// The canopy's two tiers: adopt builds it with the fast encoder; a Ranger
 /// run rebuilds it with the full model when the forest is within
 /// `canopy_full_max_nodes`, and not when the limit says no.
@@ -198,10 +211,7 @@ fn writers_keep_the_canopy_equal_to_a_rebuild() {
 fn the_ranger_upgrades_a_fast_canopy_to_the_full_model() {
     let Some(m) = model() else { return };
     let d = tempfile::tempdir().unwrap();
-    let src = d.path().join("src");
-    fs::create_dir_all(&src).unwrap();
-    fs::write(src.join("zlib.md"), "# zlib\n\nzlib is a lossless data compression library.\n").unwrap();
-    fs::write(src.join("pam.md"), "# PAM\n\nConfiguring PAM for the login service.\n").unwrap();
+    let src = two_docs(d.path());
     // a limit of 0: the fast canopy stays
     let off = init(&d.path().join("off"));
     fs::write(off.join("_meta/ranger.yaml"), "canopy_full_max_nodes: 0\n").unwrap();
@@ -235,4 +245,50 @@ fn the_ranger_upgrades_a_fast_canopy_to_the_full_model() {
     let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-02T00:00:00Z"], Some(&m));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(r.get("canopy_upgraded").is_none(), "{r}");
+}
+
+/// A writer keeps a full-model canopy current with the full model for at
+/// most `FOREST_CANOPY_FULL_REFRESH_MAX` changed scents; a larger change
+/// (a big sync) rebuilds it with the fast encoder, and the next Ranger run
+/// brings the full model back.
+#[test]
+fn a_sync_beyond_the_full_models_budget_rebuilds_the_canopy_fast() {
+    let Some(m) = model() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let src = two_docs(d.path());
+    let root = init(&d.path().join("f"));
+    forest(&root, &["adopt", src.to_str().unwrap()], Some(&m));
+    forest(&root, &["canopy", "build", "--encoder", "full"], Some(&m));
+    let full = Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model;
+    assert!(!full.ends_with(forest_canopy::STATIC_SUFFIX), "{full}");
+    let budget = forest_canopy::FULL_REFRESH_VAR;
+    // one changed file (its scent and its branches') within a budget of
+    // ten: the full model embeds them
+    fs::write(src.join("zlib.md"), "# zlib\n\nThe deflate library.\n").unwrap();
+    forest_env(&root, &["sync"], Some(&m), &[(budget, "10")]);
+    assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, full);
+    assert_equals_rebuild(&root, &m, "a sync within the budget");
+    // two new files (and their scents) over a budget of one: the fast encoder
+    fs::write(src.join("ssh.md"), "# OpenSSH\n\nSecure shell client and server.\n").unwrap();
+    fs::write(src.join("tar.md"), "# tar\n\nThe tape archiver.\n").unwrap();
+    forest_env(&root, &["sync"], Some(&m), &[(budget, "1")]);
+    let fast = Canopy::load(&canopy_dir(&root)).unwrap().unwrap();
+    assert!(fast.model.ends_with(forest_canopy::STATIC_SUFFIX), "{}", fast.model);
+    assert!(fast.ids.iter().any(|i| i.ends_with("tar")), "{:?}", fast.ids);
+    assert_equals_rebuild(&root, &m, "a sync beyond the budget");
+    let (r, _) = locate(&root, "tape archiver", &[], Some(&m));
+    assert!(r.get("note").is_none(), "the fast canopy answers: {r}");
+    let st = String::from_utf8(forest(&root, &["canopy", "status"], Some(&m)).stdout).unwrap();
+    assert_eq!(st.trim(), format!("canopy: active ({} vectors, model {})", fast.ids.len(), fast.model));
+    // the Ranger's night tier upgrades it again
+    let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["canopy_upgraded"].as_u64(), Some(fast.ids.len() as u64), "{r}");
+    // a budget that is not a number is one warning; the default holds
+    fs::write(src.join("tar.md"), "# tar\n\nThe GNU tape archiver.\n").unwrap();
+    let o = forest_env(&root, &["sync"], Some(&m), &[(budget, "lots")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches(budget).count(), 1, "{err}");
+    assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, full);
+    assert_equals_rebuild(&root, &m, "a sync with a budget that is not a number");
 }
