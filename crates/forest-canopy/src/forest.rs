@@ -70,7 +70,8 @@ pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<Refres
     let dir = canopy_dir(forest);
     // the canopy keeps the encoder it was built with, within the budget
     let kind = crate::store::read_meta(&dir).map_or(Encoder::Fast, |m| Encoder::of_model(&m.model));
-    if kind == Encoder::Full {
+    // (unless the operator asked for the full model in every run)
+    if kind == Encoder::Full && !matches!(Encoder::from_env(), Ok(Encoder::Full)) {
         if let Some(r) = refresh_beyond_budget(&dir, catalog, full_refresh_max())? {
             return Ok(Some(r));
         }
@@ -85,7 +86,8 @@ pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<Refres
 }
 
 /// Rows a writer embeds with the full model after its commit at most
-/// (`FOREST_CANOPY_FULL_REFRESH_MAX`, default [`FULL_REFRESH_MAX`]).
+/// (`FOREST_CANOPY_FULL_REFRESH_MAX`, default [`FULL_REFRESH_MAX`]), unless
+/// `FOREST_EMBED_ENCODER=full` asks for the full model in every run.
 pub const FULL_REFRESH_VAR: &str = "FOREST_CANOPY_FULL_REFRESH_MAX";
 /// About half a minute of the full model on 2 cores (~75 scents/s).
 pub const FULL_REFRESH_MAX: usize = 2000;

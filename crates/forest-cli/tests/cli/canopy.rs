@@ -284,6 +284,12 @@ fn a_sync_beyond_the_full_models_budget_rebuilds_the_canopy_fast() {
     let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["canopy_upgraded"].as_u64(), Some(fast.ids.len() as u64), "{r}");
+    // an operator who asked for the full model in every run keeps it
+    fs::write(src.join("ssh.md"), "# OpenSSH\n\nThe secure shell.\n").unwrap();
+    fs::write(src.join("tar.md"), "# tar\n\nThe tape archive tool.\n").unwrap();
+    forest_env(&root, &["sync"], Some(&m), &[(budget, "1"), ("FOREST_EMBED_ENCODER", "full")]);
+    assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, full);
+    assert_equals_rebuild(&root, &m, "a sync with the full encoder asked for");
     // a budget that is not a number is one warning; the default holds
     fs::write(src.join("tar.md"), "# tar\n\nThe GNU tape archiver.\n").unwrap();
     let o = forest_env(&root, &["sync"], Some(&m), &[(budget, "lots")]);
