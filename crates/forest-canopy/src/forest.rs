@@ -10,7 +10,7 @@ use forest_catalog::Catalog;
 use crate::embed::Embedder;
 use crate::encoder::{identity_for, shared_encoder, Encoder};
 use crate::error::{CanopyError, Result};
-use crate::maintain::{maintain, refresh_rows, RefreshReport};
+use crate::maintain::{diff, maintain_after, refresh_rows, RefreshReport};
 use crate::memo::{collapse, recall, remember, MemoMode};
 use crate::search::open_shared;
 use crate::store::{canopy_dir, stale_reason};
@@ -68,21 +68,31 @@ pub fn build_forest(
 /// fails, also marks it stale, and the error is returned.
 pub fn maintain_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
-    // the canopy keeps the encoder it was built with, within the budget
-    let kind = crate::store::read_meta(&dir).map_or(Encoder::Fast, |m| Encoder::of_model(&m.model));
-    // (unless the operator asked for the full model in every run)
-    if kind == Encoder::Full && !matches!(Encoder::from_env(), Ok(Encoder::Full)) {
-        if let Some(r) = refresh_beyond_budget(&dir, catalog, full_refresh_max())? {
-            return Ok(Some(r));
-        }
+    if !crate::store::Canopy::exists(&dir) {
+        return Ok(None);
     }
-    let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_encoder(kind)?.map(|e| e as Arc<dyn Embedder>)) };
-    let out = maintain(&dir, &CatalogRows(catalog, kind), &load);
+    let out = refresh_within_budget(&dir, catalog);
     if let Err(e) = &out {
         // (a model that did not load has marked it already)
         crate::store::mark_stale(&dir, &format!("the refresh failed: {}", forest_model::error_chain(e)))?;
     }
     out
+}
+
+/// [`maintain_forest`]'s refresh: the canopy keeps the encoder it was
+/// built with, the full model within its budget (unless the operator asked
+/// for it in every run); one pass over the rows decides.
+fn refresh_within_budget(dir: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
+    let kind = crate::store::read_meta(dir).map_or(Encoder::Fast, |m| Encoder::of_model(&m.model));
+    let rows = CatalogRows(catalog, kind);
+    let d = diff(dir, &rows)?;
+    if kind == Encoder::Full && !matches!(Encoder::from_env(), Ok(Encoder::Full)) {
+        if let Some(r) = refresh_beyond_budget(dir, catalog, d.to_embed, full_refresh_max())? {
+            return Ok(Some(r));
+        }
+    }
+    let load = || -> Result<Option<Arc<dyn Embedder>>> { Ok(shared_encoder(kind)?.map(|e| e as Arc<dyn Embedder>)) };
+    maintain_after(dir, &rows, d, &load)
 }
 
 /// Rows a writer embeds with the full model after its commit at most
@@ -106,13 +116,12 @@ fn full_refresh_max() -> usize {
     }
 }
 
-/// A full-model canopy whose refresh would embed more than `max` rows
-/// (a large sync) is built again by the fast encoder, at drive speed, so a
-/// writer's run never waits on the transformer for a whole drive; the
+/// A full-model canopy whose refresh would embed `n` rows, more than `max`
+/// (a large sync), is built again by the fast encoder, at drive speed, so
+/// a writer's run never waits on the transformer for a whole drive; the
 /// Ranger's night tier brings the full model back. `None`: within the
 /// budget (or no fast encoder to fall back to), refresh as usual.
-fn refresh_beyond_budget(dir: &Path, catalog: &Catalog, max: usize) -> Result<Option<RefreshReport>> {
-    let Some(n) = crate::maintain::rows_to_embed(dir, &CatalogRows(catalog, Encoder::Full))? else { return Ok(None) };
+fn refresh_beyond_budget(dir: &Path, catalog: &Catalog, n: usize, max: usize) -> Result<Option<RefreshReport>> {
     if n <= max {
         return Ok(None);
     }

@@ -43,7 +43,9 @@ pub use forest::{
     begin_dense, build_forest, catalog_len, dense_ranking, dense_scored, ensure_forest, maintain_forest, query_vector,
     upgrade_forest, CatalogRows, DenseQuery, Fallback, FULL_REFRESH_MAX, FULL_REFRESH_VAR,
 };
-pub use maintain::{maintain, refresh, refresh_rows, rows_to_embed, text_hash, Loader, Merge, OldIndex, RefreshReport};
+pub use maintain::{
+    diff, maintain, maintain_after, refresh, refresh_rows, text_hash, Diff, Loader, Merge, OldIndex, RefreshReport,
+};
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
 pub use search::{open_shared, Searcher, BINARY_FROM};
 pub use store::{canopy_dir, mark_stale, quantize, stale_reason, Canopy};

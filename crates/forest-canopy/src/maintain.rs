@@ -204,37 +204,34 @@ pub fn refresh_rows(
     Ok(RefreshReport { nodes, embedded, removed, model, dim })
 }
 
-/// Whether the canopy in `dir` holds exactly `rows` (same ids in order,
-/// same known text hashes); `false` when anything differs or cannot be told
-/// (no sidecars).
-fn holds(dir: &Path, rows: &dyn Rows) -> Result<bool> {
-    let Some(old) = OldRows::open(dir, None) else { return Ok(false) };
-    let (mut r, mut same) = (0, true);
+/// How `rows` stand against the canopy in `dir`, from one pass over them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Diff {
+    /// The canopy holds exactly `rows` (same ids in order, same known text
+    /// hashes); `false` when anything differs or cannot be told.
+    pub holds: bool,
+    /// Rows a refresh would embed (new ids and changed or unknown text
+    /// hashes); every row when there is no canopy or no sidecars.
+    pub to_embed: usize,
+}
+
+/// [`Diff`] of `rows` against the canopy in `dir`, embedding nothing.
+pub fn diff(dir: &Path, rows: &dyn Rows) -> Result<Diff> {
+    let old = OldRows::open(dir, None);
+    let (mut merge, mut r, mut to_embed, mut same) = (Merge::default(), 0, 0, old.is_some());
     rows.visit(&mut |id, text| {
-        same = same && r < old.len() && old.id(r) == id.as_bytes() && {
-            let h = text_hash(&text);
-            h != [0; 16] && old.hash(r) == h
-        };
+        let h = text_hash(&text);
+        match &old {
+            Some(o) => {
+                same = same && r < o.len() && o.id(r) == id.as_bytes() && h != [0; 16] && o.hash(r) == h;
+                to_embed += usize::from(merge.step(o, id.as_bytes(), &h).is_none());
+            }
+            None => to_embed += 1,
+        }
         r += 1;
         Ok(())
     })?;
-    Ok(same && r == old.len())
-}
-
-/// How many of `rows` a refresh of the canopy in `dir` would embed (new
-/// ids and changed text hashes), without embedding anything; `None` when
-/// there is no canopy or its sidecars cannot tell (a refresh would embed
-/// every row).
-pub fn rows_to_embed(dir: &Path, rows: &dyn Rows) -> Result<Option<usize>> {
-    let Some(old) = OldRows::open(dir, None) else { return Ok(None) };
-    let (mut merge, mut fresh) = (Merge::default(), 0);
-    rows.visit(&mut |id, text| {
-        if merge.step(&old, id.as_bytes(), &text_hash(&text)).is_none() {
-            fresh += 1;
-        }
-        Ok(())
-    })?;
-    Ok(Some(fresh))
+    Ok(Diff { holds: same && old.as_ref().is_some_and(|o| r == o.len()), to_embed })
 }
 
 /// A model to embed with, loaded only when needed (`None`: unset).
@@ -250,9 +247,15 @@ pub fn maintain(dir: &Path, rows: &dyn Rows, load: Loader<'_>) -> Result<Option<
     if !Canopy::exists(dir) {
         return Ok(None);
     }
+    maintain_after(dir, rows, diff(dir, rows)?, load)
+}
+
+/// [`maintain`] of a canopy that exists, with the [`diff`] of `rows`
+/// already taken (one pass over the rows, not two).
+pub fn maintain_after(dir: &Path, rows: &dyn Rows, d: Diff, load: Loader<'_>) -> Result<Option<RefreshReport>> {
     let outdated = crate::store::read_meta(dir).is_some_and(|m| crate::encoder::outdated_encoder(&m.model));
     let stale = outdated || stale_reason(dir).is_some();
-    let unchanged = holds(dir, rows)?;
+    let unchanged = d.holds;
     if unchanged && !stale {
         return Ok(None);
     }

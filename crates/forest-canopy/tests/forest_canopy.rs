@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use forest_canopy::{
-    maintain, refresh, rows_to_embed, stale_reason, Embedder, LocalEmbedder, MemoMode, Searcher, SortedRows,
+    diff, maintain, refresh, stale_reason, Diff, Embedder, LocalEmbedder, MemoMode, Searcher, SortedRows,
 };
 
 fn model() -> Option<LocalEmbedder> {
@@ -153,19 +153,20 @@ fn maintain_loads_the_model_only_when_a_scent_changed() {
 }
 
 #[test]
-fn rows_to_embed_counts_new_and_changed_texts_without_embedding() {
+fn diff_counts_new_and_changed_texts_without_embedding() {
     let Some(m) = model() else { return };
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("canopy");
-    assert_eq!(rows_to_embed(&dir, &SortedRows::new(rows())).unwrap(), None, "no canopy");
+    assert_eq!(diff(&dir, &SortedRows::new(rows())).unwrap(), Diff { holds: false, to_embed: 4 }, "no canopy");
     refresh(&dir, rows(), &m, true).unwrap();
-    assert_eq!(rows_to_embed(&dir, &SortedRows::new(rows())).unwrap(), Some(0));
+    assert_eq!(diff(&dir, &SortedRows::new(rows())).unwrap(), Diff { holds: true, to_embed: 0 });
     let mut next = rows();
-    next[0].1 = "PAM. Pluggable Authentication Modules.".into();
     next.remove(1);
+    // a removed row costs nothing to embed, but the canopy no longer holds the rows
+    assert_eq!(diff(&dir, &SortedRows::new(next.clone())).unwrap(), Diff { holds: false, to_embed: 0 });
+    next[0].1 = "PAM. Pluggable Authentication Modules.".into();
     next.push(("doc/tar".into(), "tar. The tape archiver.".into()));
-    // one changed, one new; a removed row costs nothing to embed
-    assert_eq!(rows_to_embed(&dir, &SortedRows::new(next.clone())).unwrap(), Some(2));
+    assert_eq!(diff(&dir, &SortedRows::new(next.clone())).unwrap(), Diff { holds: false, to_embed: 2 });
     let rep = refresh(&dir, next, &m, false).unwrap();
     assert_eq!((rep.embedded, rep.removed), (2, 1), "what the refresh did agrees");
 }
