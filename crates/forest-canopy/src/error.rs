@@ -9,7 +9,7 @@ pub type Result<T> = std::result::Result<T, CanopyError>;
 #[derive(Debug, thiserror::Error)]
 pub enum CanopyError {
     /// The model directory is missing a file or holds one we cannot read.
-    #[error("embedding model at {dir}: {what}")]
+    #[error("embedding model{}: {what}", at(dir))]
     Model {
         /// The model directory.
         dir: PathBuf,
@@ -82,5 +82,28 @@ impl CanopyError {
 
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
         CanopyError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// " at DIR", or nothing when the error is about a setting, not a directory.
+fn at(dir: &std::path::Path) -> String {
+    if dir.as_os_str().is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", dir.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setting_error_names_no_directory() {
+        let e = CanopyError::Model { dir: PathBuf::new(), what: "FOREST_EMBED_MODEL is unset".into() };
+        assert_eq!(e.to_string(), "embedding model: FOREST_EMBED_MODEL is unset");
+        let e = CanopyError::Model { dir: PathBuf::from("/m"), what: "no tokenizer.json".into() };
+        assert_eq!(e.to_string(), "embedding model at /m: no tokenizer.json");
+        assert_eq!(e.code(), "E_EMBED_MODEL");
     }
 }
