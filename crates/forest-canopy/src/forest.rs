@@ -102,15 +102,18 @@ pub const FULL_REFRESH_VAR: &str = "FOREST_CANOPY_FULL_REFRESH_MAX";
 /// About half a minute of the full model on 2 cores (~75 scents/s).
 pub const FULL_REFRESH_MAX: usize = 2000;
 
-/// The budget; a value that is not a number is one warning and the
-/// default (the refresh itself goes on).
+/// The budget; a value that is not a number is one warning per process
+/// (a server refreshes after every write) and the default.
 fn full_refresh_max() -> usize {
+    static WARNED: std::sync::Once = std::sync::Once::new();
     match std::env::var(FULL_REFRESH_VAR) {
         Err(_) => FULL_REFRESH_MAX,
         Ok(v) => v.trim().parse().unwrap_or_else(|_| {
-            let got: String = v.chars().take(40).collect();
-            tracing::warn!(event = "canopy.bad_budget", var = FULL_REFRESH_VAR, got = %got, default = FULL_REFRESH_MAX,
-                "expects a number of rows; the default is used");
+            WARNED.call_once(|| {
+                let got: String = v.chars().take(40).collect();
+                tracing::warn!(event = "canopy.bad_budget", var = FULL_REFRESH_VAR, got = %got,
+                    default = FULL_REFRESH_MAX, "expects a number of rows; the default is used");
+            });
             FULL_REFRESH_MAX
         }),
     }
