@@ -10,10 +10,10 @@ use forest_catalog::Catalog;
 use crate::embed::Embedder;
 use crate::encoder::{identity_for, shared_encoder, Encoder};
 use crate::error::{CanopyError, Result};
-use crate::maintain::{diff, maintain_after, refresh_rows, RefreshReport};
+use crate::maintain::{diff, maintain_after, refresh_rows, refresh_rows_from, RefreshReport};
 use crate::memo::{collapse, recall, remember, MemoMode};
 use crate::search::open_shared;
-use crate::store::{canopy_dir, stale_reason};
+use crate::store::{canopy_dir, kept_full_dir, stale_reason};
 use crate::stream::Rows;
 use crate::text::node_text;
 
@@ -57,8 +57,13 @@ pub fn build_forest(
     embedder: &dyn Embedder,
     progress: &dyn Fn(usize),
 ) -> Result<RefreshReport> {
-    let rows = CatalogRows(catalog, Encoder::of_model(embedder.model()));
-    refresh_rows(&canopy_dir(forest), &rows, embedder, true, progress)
+    let kind = Encoder::of_model(embedder.model());
+    let dir = canopy_dir(forest);
+    if kind == Encoder::Full {
+        // (rows a writer set aside for the Ranger's upgrade are of no use now)
+        crate::store::drop_kept(&kept_full_dir(&dir));
+    }
+    refresh_rows(&dir, &CatalogRows(catalog, kind), embedder, true, progress)
 }
 
 /// After a writer's commit: nothing when the forest has no canopy or no
@@ -129,7 +134,10 @@ fn refresh_beyond_budget(dir: &Path, catalog: &Catalog, n: usize, max: usize) ->
         return Ok(None);
     }
     let Some(e) = shared_encoder(Encoder::Fast)? else { return Ok(None) };
-    tracing::info!(target: "forest_canopy", event = "canopy.fast_tier", to_embed = n, max, "over the full model's budget");
+    // the full rows stay beside it for the Ranger's upgrade to reuse
+    let kept = crate::store::keep_canopy(dir, &kept_full_dir(dir));
+    tracing::info!(target: "forest_canopy", event = "canopy.fast_tier", to_embed = n, max, kept,
+        "over the full model's budget");
     rebuild(dir, catalog, e.as_ref(), "canopy.built").map(Some)
 }
 
@@ -161,16 +169,27 @@ fn rebuild(dir: &Path, catalog: &Catalog, e: &dyn Embedder, event: &str) -> Resu
 /// The canopy's second tier (a Ranger run): a current canopy the fast
 /// encoder built is rebuilt, streamed, with the full model when the forest
 /// has at most `max_nodes` nodes and `FOREST_EMBED_MODEL` names the model;
-/// `None` when there is nothing to do. A build that fails leaves the fast
-/// canopy as it was.
+/// the full model's rows a writer set aside ([`kept_full_dir`]) are reused
+/// where their text has not changed. `None` when there is nothing to do. A
+/// build that fails leaves the fast canopy as it was.
 pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
+    let kept = kept_full_dir(&dir);
     let fast = crate::store::read_meta(&dir).is_some_and(|m| Encoder::of_model(&m.model) == Encoder::Fast);
-    if !fast || stale_reason(&dir).is_some() || max_nodes == 0 || catalog_len(catalog)? > max_nodes {
+    if !fast || max_nodes == 0 || catalog_len(catalog)? > max_nodes {
+        crate::store::drop_kept(&kept);
+        return Ok(None);
+    }
+    if stale_reason(&dir).is_some() {
         return Ok(None);
     }
     let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
-    rebuild(&dir, catalog, e.as_ref(), "canopy.upgraded").map(Some)
+    let t0 = std::time::Instant::now();
+    let r = refresh_rows_from(&kept, &dir, &CatalogRows(catalog, Encoder::Full), e.as_ref(), &|_| {})?;
+    crate::store::drop_kept(&kept);
+    let ms = t0.elapsed().as_millis() as u64;
+    tracing::info!(target: "forest_canopy", event = "canopy.upgraded", nodes = r.nodes, embedded = r.embedded, ms);
+    Ok(Some(r))
 }
 
 /// The vector ranking for `query` (`depth` deep), or why there is none: a

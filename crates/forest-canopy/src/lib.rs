@@ -44,10 +44,11 @@ pub use forest::{
     upgrade_forest, CatalogRows, DenseQuery, Fallback, FULL_REFRESH_MAX, FULL_REFRESH_VAR,
 };
 pub use maintain::{
-    diff, maintain, maintain_after, refresh, refresh_rows, text_hash, Diff, Loader, Merge, OldIndex, RefreshReport,
+    diff, maintain, maintain_after, refresh, refresh_rows, refresh_rows_from, text_hash, Diff, Loader, Merge, OldIndex,
+    RefreshReport,
 };
 pub use memo::{collapse, memo_path, MemoMode, MEMO_CAP};
 pub use search::{open_shared, Searcher, BINARY_FROM};
-pub use store::{canopy_dir, mark_stale, quantize, stale_reason, Canopy};
+pub use store::{canopy_dir, kept_full_dir, mark_stale, quantize, stale_reason, Canopy};
 pub use stream::{OldRows, Rows, SortedRows, Writer, Written};
 pub use text::{node_text, scent_text};

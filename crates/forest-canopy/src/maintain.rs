@@ -175,6 +175,28 @@ pub fn refresh_rows(
     progress: &dyn Fn(usize),
 ) -> Result<RefreshReport> {
     let old = if full { None } else { OldRows::open(dir, Some(embedder.model())) };
+    refresh_with(dir, old, rows, embedder, progress)
+}
+
+/// [`refresh_rows`] into `dir`, reusing the rows of the canopy in
+/// `old_dir` (of the same model) instead of `dir`'s own.
+pub fn refresh_rows_from(
+    old_dir: &Path,
+    dir: &Path,
+    rows: &dyn Rows,
+    embedder: &dyn Embedder,
+    progress: &dyn Fn(usize),
+) -> Result<RefreshReport> {
+    refresh_with(dir, OldRows::open(old_dir, Some(embedder.model())), rows, embedder, progress)
+}
+
+fn refresh_with(
+    dir: &Path,
+    old: Option<OldRows>,
+    rows: &dyn Rows,
+    embedder: &dyn Embedder,
+    progress: &dyn Fn(usize),
+) -> Result<RefreshReport> {
     let dim = old.as_ref().map_or(0, OldRows::dim);
     let mut run = Run {
         w: Writer::create(dir, embedder.model(), dim)?,

@@ -251,6 +251,36 @@ pub(crate) fn clear_stale(dir: &Path) -> Result<()> {
     }
 }
 
+/// Beside the canopy (`_derived/canopy-full`): the full model's canopy a
+/// writer set aside when its budget had it rebuild with the fast encoder,
+/// so that the Ranger's upgrade embeds only what changed since.
+pub fn kept_full_dir(dir: &Path) -> PathBuf {
+    dir.with_file_name("canopy-full")
+}
+
+/// Hard-link the files a refresh reuses rows from (`forest.json`, ids,
+/// hashes, vectors) from `dir` into `keep`, emptied first. Writers replace
+/// canopy files by rename, so the links keep these rows as they are.
+/// `false`, and no `keep`, when a link cannot be made.
+pub(crate) fn keep_canopy(dir: &Path, keep: &Path) -> bool {
+    drop_kept(keep);
+    let ok = std::fs::create_dir_all(keep).is_ok()
+        && [META, IDS, HASHES, VECTORS].iter().all(|n| std::fs::hard_link(dir.join(n), keep.join(n)).is_ok());
+    if !ok {
+        drop_kept(keep);
+    }
+    ok
+}
+
+/// Remove a set-aside canopy (nothing when there is none).
+pub(crate) fn drop_kept(keep: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(keep) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!(event = "canopy.keep_failed", path = %keep.display(), error = %e);
+        }
+    }
+}
+
 /// Why the canopy is stale, when it is.
 pub fn stale_reason(dir: &Path) -> Option<String> {
     let b = std::fs::read(dir.join(STALE)).ok()?;

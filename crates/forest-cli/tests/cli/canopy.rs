@@ -280,10 +280,17 @@ fn a_sync_beyond_the_full_models_budget_rebuilds_the_canopy_fast() {
     assert!(r.get("note").is_none(), "the fast canopy answers: {r}");
     let st = String::from_utf8(forest(&root, &["canopy", "status"], Some(&m)).stdout).unwrap();
     assert_eq!(st.trim(), format!("canopy: active ({} vectors, model {})", fast.ids.len(), fast.model));
-    // the Ranger's night tier upgrades it again
+    // the full rows wait beside it, and the Ranger's night tier upgrades it
+    // again embedding only the scents that changed since
+    let kept = forest_canopy::kept_full_dir(&canopy_dir(&root));
+    assert!(kept.join("vectors.f32").is_file());
     let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["canopy_upgraded"].as_u64(), Some(fast.ids.len() as u64), "{r}");
+    let embedded = r["canopy_upgraded"].as_u64().unwrap_or(0) as usize;
+    assert!(embedded > 0 && embedded < fast.ids.len(), "{r}");
+    assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, full);
+    assert_equals_rebuild(&root, &m, "the upgrade over the kept rows");
+    assert!(!kept.exists(), "the kept rows are gone once used");
     // an operator who asked for the full model in every run keeps it
     fs::write(src.join("ssh.md"), "# OpenSSH\n\nThe secure shell.\n").unwrap();
     fs::write(src.join("tar.md"), "# tar\n\nThe tape archive tool.\n").unwrap();
