@@ -185,8 +185,10 @@ pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Res
     }
     let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
     let t0 = std::time::Instant::now();
-    let r = refresh_rows_from(&kept, &dir, &CatalogRows(catalog, Encoder::Full), e.as_ref(), &|_| {})?;
+    let r = refresh_rows_from(&kept, &dir, &CatalogRows(catalog, Encoder::Full), e.as_ref(), &|_| {});
+    // used or not (a damaged set fails once, then the next run embeds all)
     crate::store::drop_kept(&kept);
+    let r = r?;
     let ms = t0.elapsed().as_millis() as u64;
     tracing::info!(target: "forest_canopy", event = "canopy.upgraded", nodes = r.nodes, embedded = r.embedded, ms);
     Ok(Some(r))
