@@ -70,6 +70,9 @@ fn run_once(f: &ForestArg, now: Option<&str>, json: bool) -> Result<u8> {
                 forest_ranger::GcStatus::Unavailable => "git gc unavailable",
             }
         );
+        if let Some(n) = r.canopy_upgraded {
+            println!("canopy: rebuilt with the full model ({n} scents embedded)");
+        }
         if let Some(c) = &r.curation {
             println!("curation: {}", curate_cmd::summary_line(c));
         }

@@ -284,10 +284,11 @@ fn a_sync_beyond_the_full_models_budget_rebuilds_the_canopy_fast() {
     // again embedding only the scents that changed since
     let kept = forest_canopy::kept_full_dir(&canopy_dir(&root));
     assert!(kept.join("vectors.f32").is_file());
-    let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let embedded = r["canopy_upgraded"].as_u64().unwrap_or(0) as usize;
-    assert!(embedded > 0 && embedded < fast.ids.len(), "{r}");
+    let o = forest(&root, &["ranger", "run", "--now", "2099-01-01T00:00:00Z"], Some(&m));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let line = out.lines().find(|l| l.starts_with("canopy: rebuilt with the full model (")).unwrap_or_default();
+    let embedded: usize = line.rsplit('(').next().and_then(|t| t.split(' ').next()?.parse().ok()).unwrap_or(0);
+    assert!(embedded > 0 && embedded < fast.ids.len(), "{out}");
     assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, full);
     assert_equals_rebuild(&root, &m, "the upgrade over the kept rows");
     assert!(!kept.exists(), "the kept rows are gone once used");
