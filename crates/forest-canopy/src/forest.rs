@@ -159,10 +159,26 @@ pub fn ensure_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshR
 /// Embed every catalog row anew into `dir` with `e` (streamed), and log it
 /// under `event`.
 fn rebuild(dir: &Path, catalog: &Catalog, e: &dyn Embedder, event: &str) -> Result<RefreshReport> {
+    rebuild_reusing(None, dir, catalog, e, event)
+}
+
+/// [`rebuild`], reusing the rows of the canopy in `old` (same model) whose
+/// text has not changed.
+fn rebuild_reusing(
+    old: Option<&Path>,
+    dir: &Path,
+    catalog: &Catalog,
+    e: &dyn Embedder,
+    event: &str,
+) -> Result<RefreshReport> {
     let t0 = std::time::Instant::now();
-    let r = refresh_rows(dir, &CatalogRows(catalog, Encoder::of_model(e.model())), e, true, &|_| {})?;
+    let rows = CatalogRows(catalog, Encoder::of_model(e.model()));
+    let r = match old {
+        None => refresh_rows(dir, &rows, e, true, &|_| {})?,
+        Some(old) => refresh_rows_from(old, dir, &rows, e, &|_| {})?,
+    };
     let ms = t0.elapsed().as_millis() as u64;
-    tracing::info!(target: "forest_canopy", event, nodes = r.nodes, model = %r.model, ms);
+    tracing::info!(target: "forest_canopy", event, nodes = r.nodes, embedded = r.embedded, model = %r.model, ms);
     Ok(r)
 }
 
@@ -184,14 +200,10 @@ pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Res
         return Ok(None);
     }
     let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
-    let t0 = std::time::Instant::now();
-    let r = refresh_rows_from(&kept, &dir, &CatalogRows(catalog, Encoder::Full), e.as_ref(), &|_| {});
+    let r = rebuild_reusing(Some(&kept), &dir, catalog, e.as_ref(), "canopy.upgraded");
     // used or not (a damaged set fails once, then the next run embeds all)
     crate::store::drop_kept(&kept);
-    let r = r?;
-    let ms = t0.elapsed().as_millis() as u64;
-    tracing::info!(target: "forest_canopy", event = "canopy.upgraded", nodes = r.nodes, embedded = r.embedded, ms);
-    Ok(Some(r))
+    r.map(Some)
 }
 
 /// The vector ranking for `query` (`depth` deep), or why there is none: a
