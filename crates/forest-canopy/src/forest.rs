@@ -91,8 +91,10 @@ fn refresh_within_budget(dir: &Path, catalog: &Catalog) -> Result<Option<Refresh
     let kind = crate::store::read_meta(dir).map_or(Encoder::Fast, |m| Encoder::of_model(&m.model));
     let rows = CatalogRows(catalog, kind);
     let d = diff(dir, &rows)?;
-    if kind == Encoder::Full && !matches!(Encoder::from_env(), Ok(Encoder::Full)) {
-        if let Some(r) = refresh_beyond_budget(dir, catalog, d.to_embed, full_refresh_max())? {
+    if kind == Encoder::Full && !matches!(Encoder::from_env(), Ok(Encoder::Full)) && d.to_embed > full_refresh_max() {
+        // (a forest within the in-run limit is the full model's whatever changed)
+        let max = if catalog_len(catalog)? <= in_run_full_max() { usize::MAX } else { full_refresh_max() };
+        if let Some(r) = refresh_beyond_budget(dir, catalog, d.to_embed, max)? {
             return Ok(Some(r));
         }
     }
@@ -107,19 +109,46 @@ pub const FULL_REFRESH_VAR: &str = "FOREST_CANOPY_FULL_REFRESH_MAX";
 /// About half a minute of the full model on 2 cores (~75 scents/s).
 pub const FULL_REFRESH_MAX: usize = 2000;
 
-/// The budget; a value that is not a number is one warning per process
-/// (a server refreshes after every write) and the default.
+/// Nodes a forest may have for an ingest run (adopt, sync) to bring its
+/// canopy to the full model itself ([`upgrade_in_run`]) instead of leaving
+/// that to the Ranger's night (`FOREST_CANOPY_FULL_IN_RUN_MAX`, default
+/// [`IN_RUN_FULL_MAX`]: never). `FOREST_EMBED_ENCODER=fast` also says
+/// never. 10,000 nodes is about two minutes of the full model on 2 cores.
+pub const IN_RUN_FULL_VAR: &str = "FOREST_CANOPY_FULL_IN_RUN_MAX";
+/// Off by default: the full model over a small drive makes its first adopt
+/// several times longer (`usd`'s 5,561 nodes: 79.5 s against 9.8 s) and
+/// costs the reference's demo set a first place
+/// (docs/decisions/locate-one-engine.md).
+pub const IN_RUN_FULL_MAX: usize = 0;
+
+/// The refresh budget; a value that is not a number is one warning per
+/// process (a server refreshes after every write) and the default.
 fn full_refresh_max() -> usize {
     static WARNED: std::sync::Once = std::sync::Once::new();
-    match std::env::var(FULL_REFRESH_VAR) {
-        Err(_) => FULL_REFRESH_MAX,
+    env_limit(FULL_REFRESH_VAR, FULL_REFRESH_MAX, &WARNED)
+}
+
+/// The in-run limit (0 when the operator asked for the fast encoder).
+fn in_run_full_max() -> usize {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if std::env::var(crate::encoder::ENCODER_VAR).is_ok_and(|v| v.trim() == "fast") {
+        return 0;
+    }
+    env_limit(IN_RUN_FULL_VAR, IN_RUN_FULL_MAX, &WARNED)
+}
+
+/// A count from `var`, else `default` (one warning per process when the
+/// value is not a number).
+fn env_limit(var: &str, default: usize, warned: &'static std::sync::Once) -> usize {
+    match std::env::var(var) {
+        Err(_) => default,
         Ok(v) => v.trim().parse().unwrap_or_else(|_| {
-            WARNED.call_once(|| {
+            warned.call_once(|| {
                 let got: String = v.chars().take(40).collect();
-                tracing::warn!(event = "canopy.bad_budget", var = FULL_REFRESH_VAR, got = %got,
-                    default = FULL_REFRESH_MAX, "expects a number of rows; the default is used");
+                tracing::warn!(event = "canopy.bad_budget", var, got = %got, default,
+                    "expects a number of rows; the default is used");
             });
-            FULL_REFRESH_MAX
+            default
         }),
     }
 }
@@ -159,7 +188,7 @@ pub fn ensure_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshR
 /// Embed every catalog row anew into `dir` with `e` (streamed), and log it
 /// under `event`.
 fn rebuild(dir: &Path, catalog: &Catalog, e: &dyn Embedder, event: &str) -> Result<RefreshReport> {
-    rebuild_reusing(None, dir, catalog, e, event)
+    rebuild_reusing(None, dir, catalog, e, event, &|_| {})
 }
 
 /// [`rebuild`], reusing the rows of the canopy in `old` (same model) whose
@@ -170,12 +199,13 @@ fn rebuild_reusing(
     catalog: &Catalog,
     e: &dyn Embedder,
     event: &str,
+    progress: &dyn Fn(usize),
 ) -> Result<RefreshReport> {
     let t0 = std::time::Instant::now();
     let rows = CatalogRows(catalog, Encoder::of_model(e.model()));
     let r = match old {
-        None => refresh_rows(dir, &rows, e, true, &|_| {})?,
-        Some(old) => refresh_rows_from(old, dir, &rows, e, &|_| {})?,
+        None => refresh_rows(dir, &rows, e, true, progress)?,
+        Some(old) => refresh_rows_from(old, dir, &rows, e, progress)?,
     };
     let ms = t0.elapsed().as_millis() as u64;
     tracing::info!(target: "forest_canopy", event, nodes = r.nodes, embedded = r.embedded, model = %r.model, ms);
@@ -189,6 +219,16 @@ fn rebuild_reusing(
 /// where their text has not changed. `None` when there is nothing to do. A
 /// build that fails leaves the fast canopy as it was.
 pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Result<Option<RefreshReport>> {
+    upgrade_with(forest, catalog, max_nodes, &|_| {})
+}
+
+/// [`upgrade_forest`] with progress (rows written so far).
+fn upgrade_with(
+    forest: &Path,
+    catalog: &Catalog,
+    max_nodes: usize,
+    progress: &dyn Fn(usize),
+) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
     let kept = kept_full_dir(&dir);
     let fast = crate::store::read_meta(&dir).is_some_and(|m| Encoder::of_model(&m.model) == Encoder::Fast);
@@ -200,10 +240,30 @@ pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Res
         return Ok(None);
     }
     let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
-    let r = rebuild_reusing(Some(&kept), &dir, catalog, e.as_ref(), "canopy.upgraded");
+    let r = rebuild_reusing(Some(&kept), &dir, catalog, e.as_ref(), "canopy.upgraded", progress);
     // used or not (a damaged set fails once, then the next run embeds all)
     crate::store::drop_kept(&kept);
     r.map(Some)
+}
+
+/// The full tier inside an ingest run: after the run's canopy step, a fast
+/// canopy of a forest of at most `FOREST_CANOPY_FULL_IN_RUN_MAX` nodes is
+/// rebuilt with the full model now ([`upgrade_forest`], reusing rows a
+/// writer set aside), so a small drive searches with the better vectors
+/// from its first adopt; a larger one waits for the Ranger, and its
+/// set-aside rows stay for it. `progress` hears the rows written so far
+/// out of the total. `None` when there is nothing to do.
+pub fn upgrade_in_run(
+    forest: &Path,
+    catalog: &Catalog,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Option<RefreshReport>> {
+    let max = in_run_full_max();
+    let n = catalog_len(catalog)?;
+    if max == 0 || n > max {
+        return Ok(None);
+    }
+    upgrade_with(forest, catalog, max, &|done| progress(done, n))
 }
 
 /// The vector ranking for `query` (`depth` deep), or why there is none: a

@@ -55,4 +55,26 @@ impl Progress for Bar {
             }
         }
     }
+
+    fn rows(&self, what: &str, done: u64, total: u64) {
+        if !self.enabled {
+            return;
+        }
+        let Ok(mut b) = self.bar.lock() else { return };
+        let pb = b.get_or_insert_with(|| {
+            let pb = ProgressBar::new(total);
+            if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} nodes {per_sec} eta {eta}")
+            {
+                pb.set_style(style.progress_chars("=> "));
+            }
+            pb.set_prefix(what.to_string());
+            pb
+        });
+        pb.set_position(done);
+        if done >= total {
+            if let Some(pb) = b.take() {
+                pb.finish_and_clear();
+            }
+        }
+    }
 }

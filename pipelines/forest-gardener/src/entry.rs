@@ -111,7 +111,7 @@ pub fn adopt(
     }
     let mut report = run_sources("adopt", forest, git, &config, &[src], None, opts, progress, curate)?;
     report.command = "adopt".into();
-    refresh_canopy(forest, opts);
+    refresh_canopy(forest, opts, progress);
     Ok(report)
 }
 
@@ -171,25 +171,33 @@ pub fn sync(
     }
     let mut report = run_sources("sync", forest, git, &config, &sources, path, opts, progress, curate)?;
     report.command = "sync".into();
-    refresh_canopy(forest, opts);
+    refresh_canopy(forest, opts, progress);
     Ok(report)
 }
 
 /// After a run's commits: the canopy (when the forest has one) embeds the
 /// changed scents again, or is marked stale when the model is not there; a
 /// forest without one gets one when a model is installed
-/// ([`forest_canopy::ensure_forest`]). A canopy problem never fails the
+/// ([`forest_canopy::ensure_forest`]); a fast one of a forest within the
+/// in-run limit is then brought to the full model
+/// ([`forest_canopy::upgrade_in_run`]). A canopy problem never fails the
 /// run (it is disposable).
-fn refresh_canopy(forest: &Path, opts: &RunOptions) {
+fn refresh_canopy(forest: &Path, opts: &RunOptions, progress: &dyn Progress) {
     if opts.dry_run {
         return;
     }
-    let out = forest_derived::catalog::open_catalog(forest)
-        .map_err(|e| chain(&e))
-        .and_then(|c| forest_canopy::ensure_forest(forest, &c).map_err(|e| chain(&e)));
-    if let Err(e) = out {
-        tracing::warn!(event = "canopy.stale", error = %e);
+    let catalog = match forest_derived::catalog::open_catalog(forest) {
+        Ok(c) => c,
+        Err(e) => return tracing::warn!(event = "canopy.stale", error = %chain(&e)),
+    };
+    if let Err(e) = forest_canopy::ensure_forest(forest, &catalog) {
+        return tracing::warn!(event = "canopy.stale", error = %chain(&e));
     }
+    let rows = |done: usize, total: usize| progress.rows("canopy, full model", done as u64, total as u64);
+    if let Err(e) = forest_canopy::upgrade_in_run(forest, &catalog, &rows) {
+        tracing::warn!(event = "canopy.upgrade_failed", code = e.code(), error = %chain(&e));
+    }
+    progress.finish();
 }
 
 fn validate_dest(d: &str) -> Result<(), GardenError> {

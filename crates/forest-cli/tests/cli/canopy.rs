@@ -306,3 +306,40 @@ fn a_sync_beyond_the_full_models_budget_rebuilds_the_canopy_fast() {
     assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, full);
     assert_equals_rebuild(&root, &m, "a sync with a budget that is not a number");
 }
+
+/// `FOREST_CANOPY_FULL_IN_RUN_MAX`: an ingest run brings the canopy of a
+/// forest within the limit to the full model itself (off by default); a
+/// forest over it, or an operator who asked for the fast encoder, keeps the
+/// fast one for the Ranger's night.
+#[test]
+fn an_adopt_within_the_in_run_limit_builds_the_full_canopy() {
+    let Some(m) = model() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let src = two_docs(d.path());
+    let limit = forest_canopy::IN_RUN_FULL_VAR;
+    let adopted = |name: &str, env: &[(&str, &str)]| {
+        let root = init(&d.path().join(name));
+        let o = forest_env(&root, &["adopt", src.to_str().unwrap()], Some(&m), env);
+        let c = Canopy::load(&canopy_dir(&root)).unwrap().unwrap();
+        (root, c, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let is_fast = |c: &Canopy| c.model.ends_with(forest_canopy::STATIC_SUFFIX);
+    let (_, c, _) = adopted("default", &[]);
+    assert!(is_fast(&c), "off by default: {}", c.model);
+    let (_, c, _) = adopted("over", &[(limit, "1")]);
+    assert!(is_fast(&c), "a forest over the limit: {}", c.model);
+    let (_, c, _) = adopted("asked-fast", &[(limit, "100"), ("FOREST_EMBED_ENCODER", "fast")]);
+    assert!(is_fast(&c), "the fast encoder asked for: {}", c.model);
+    let (_, c, err) = adopted("not-a-number", &[(limit, "many")]);
+    assert!(is_fast(&c) && err.matches(limit).count() == 1, "one warning and the default: {err}");
+    let (root, c, _) = adopted("within", &[(limit, "100")]);
+    assert!(!is_fast(&c), "within the limit: {}", c.model);
+    assert_equals_rebuild(&root, &m, "the adopt's full tier");
+    // a sync over the refresh budget but within the limit keeps the full model
+    fs::write(src.join("ssh.md"), "# OpenSSH\n\nSecure shell client and server.\n").unwrap();
+    fs::write(src.join("tar.md"), "# tar\n\nThe tape archiver.\n").unwrap();
+    forest_env(&root, &["sync"], Some(&m), &[(limit, "100"), (forest_canopy::FULL_REFRESH_VAR, "1")]);
+    assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, c.model);
+    assert_equals_rebuild(&root, &m, "a sync within the limit");
+    assert!(!forest_canopy::kept_full_dir(&canopy_dir(&root)).exists(), "nothing set aside");
+}
