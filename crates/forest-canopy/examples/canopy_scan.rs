@@ -6,6 +6,7 @@
 //!   canopy_scan time OUT_DIR [QUERIES]
 //!   canopy_scan load                      (model load + one query embedding)
 //!   canopy_scan embed [QUERIES]           (warm query embedding, distinct queries)
+//!   canopy_scan vectors < TEXTS > ROWS    (the full model's vectors, for offline studies)
 //!
 //! `grow` reads a canopy built with the real model (for example by `forest
 //! canopy build` on a few thousand nodes) and writes one of ROWS rows to
@@ -20,6 +21,9 @@
 //! process pays before its first search: loading `FOREST_EMBED_MODEL` and
 //! embedding one query. `embed` times QUERIES distinct short queries
 //! (default 50) on a warm model, one at a time as `locate` embeds them.
+//! `vectors` reads one JSON string per line on stdin and writes each one's
+//! unit vector from the full model as little-endian float32 on stdout, in
+//! order (bench/findability/fast_lifts.py).
 
 use std::path::Path;
 use std::time::Instant;
@@ -167,6 +171,23 @@ fn embed(queries: usize) -> Res<()> {
     Ok(())
 }
 
+fn vectors() -> Res<()> {
+    use std::io::{BufRead, Write};
+    let model = LocalEmbedder::from_env()?.ok_or("FOREST_EMBED_MODEL is unset")?;
+    let mut texts = Vec::new();
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let text: String = serde_json::from_str(&line?).map_err(|e| format!("line {}: {e}", n + 1))?;
+        texts.push(text);
+    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for chunk in texts.chunks(256) {
+        for v in model.embed(chunk)? {
+            v.iter().try_for_each(|x| out.write_all(&x.to_le_bytes()))?;
+        }
+    }
+    Ok(out.flush()?)
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let out = match a.get(1).map(String::as_str) {
@@ -177,7 +198,10 @@ fn main() {
         Some("time") if a.len() >= 3 => time(Path::new(&a[2]), a.get(3).and_then(|s| s.parse().ok()).unwrap_or(50)),
         Some("load") => load(),
         Some("embed") => embed(a.get(2).and_then(|s| s.parse().ok()).unwrap_or(50)),
-        _ => Err("usage: canopy_scan grow BASE OUT ROWS | time OUT [QUERIES] | load | embed [QUERIES]".into()),
+        Some("vectors") => vectors(),
+        _ => {
+            Err("usage: canopy_scan grow BASE OUT ROWS | time OUT [QUERIES] | load | embed [QUERIES] | vectors".into())
+        }
     };
     if let Err(e) = out {
         eprintln!("canopy_scan: {e}");
