@@ -222,6 +222,39 @@ pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Res
     upgrade_with(forest, catalog, max_nodes, &|_| {})
 }
 
+/// The second tier's long part, for a caller that does not hold the writer
+/// lock (a Ranger run before it takes the lock): when [`upgrade_forest`]
+/// would rebuild the forest's canopy, embed every row with the full model
+/// into a staging directory beside it (reusing rows a writer set aside)
+/// and put the result where [`upgrade_forest`] reuses rows from
+/// ([`kept_full_dir`]). The upgrade under the lock then embeds only what
+/// writers changed meanwhile. `catalog` may be read-only; rows read while a
+/// writer commits may be of either side of its change (the upgrade's text
+/// hashes sort them out). `None` when there is nothing to stage.
+pub fn stage_upgrade(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Result<Option<RefreshReport>> {
+    let dir = canopy_dir(forest);
+    let fast = crate::store::read_meta(&dir).is_some_and(|m| Encoder::of_model(&m.model) == Encoder::Fast);
+    if !fast || max_nodes == 0 || stale_reason(&dir).is_some() || catalog_len(catalog)? > max_nodes {
+        return Ok(None);
+    }
+    let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
+    let kept = kept_full_dir(&dir);
+    // a staging tree of a Ranger killed mid-way goes now (a live one's stays)
+    if let Some(derived) = dir.parent() {
+        forest_fs::sweep_orphan_temps(derived);
+    }
+    let stage = forest_fs::temp_path_for(&kept);
+    let r = rebuild_reusing(Some(&kept), &stage, catalog, e.as_ref(), "canopy.staged", &|_| {});
+    let placed = r.is_ok() && {
+        crate::store::drop_kept(&kept);
+        std::fs::rename(&stage, &kept).is_ok()
+    };
+    if !placed {
+        crate::store::drop_kept(&stage);
+    }
+    r.map(Some)
+}
+
 /// [`upgrade_forest`] with progress (rows written so far).
 fn upgrade_with(
     forest: &Path,

@@ -41,8 +41,8 @@ pub use error::{CanopyError, Result};
 pub use fast::{StaticEmbedder, STATIC_MARK, STATIC_SUFFIX};
 pub use forest::{
     begin_dense, build_forest, catalog_len, dense_ranking, dense_scored, ensure_forest, maintain_forest, query_vector,
-    upgrade_forest, upgrade_in_run, CatalogRows, DenseQuery, Fallback, FULL_REFRESH_MAX, FULL_REFRESH_VAR,
-    IN_RUN_FULL_MAX, IN_RUN_FULL_VAR,
+    stage_upgrade, upgrade_forest, upgrade_in_run, CatalogRows, DenseQuery, Fallback, FULL_REFRESH_MAX,
+    FULL_REFRESH_VAR, IN_RUN_FULL_MAX, IN_RUN_FULL_VAR,
 };
 pub use maintain::{
     diff, maintain, maintain_after, refresh, refresh_rows, refresh_rows_from, text_hash, Diff, Loader, Merge, OldIndex,

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use forest_git::{GitForest, WriterLock};
+use forest_git::GitForest;
 
 use crate::cli::{forest_root, print_json, ForestArg};
 use crate::{curate_cmd, render};
@@ -50,9 +50,10 @@ fn run_once(f: &ForestArg, now: Option<&str>, json: bool) -> Result<u8> {
         None => chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
     };
     let cfg = forest_ranger::RangerConfig::load(&root)?;
-    let _lock = WriterLock::acquire(&root)?;
+    let (_lock, staged) = forest_ranger::lock_after_staging(&root, &cfg)?;
     let git = GitForest::open(&root)?;
     let mut r = forest_ranger::run(&root, &git, now, &cfg)?;
+    r.canopy_upgraded = r.canopy_upgraded.map(|n| n + staged);
     let code = curate_cmd::into_report(curate_cmd::ranger_curation(&root, &git, &cfg), &mut r);
     if json {
         print_json(&r)?;

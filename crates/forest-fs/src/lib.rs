@@ -128,7 +128,8 @@ fn temp_pid(name: &str) -> Option<u32> {
 
 /// Remove the temp files of [`temp_path_for`] directly in `dir` whose
 /// writing process is gone (killed mid-write: a large streamed file would
-/// otherwise stay forever); a live process's files are kept. Only where
+/// otherwise stay forever), and temp-named directories (a staging tree)
+/// with them; a live process's are kept. Only where
 /// `/proc` tells which processes live (Linux); elsewhere nothing is
 /// removed. Returns how many were removed.
 pub fn sweep_orphan_temps(dir: &Path) -> usize {
@@ -141,7 +142,8 @@ pub fn sweep_orphan_temps(dir: &Path) -> usize {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = temp_pid(&name).filter(|_| is_temp_name(&name)) else { continue };
         let gone = pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists();
-        if gone && fs::remove_file(e.path()).is_ok() {
+        let dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if gone && if dir { fs::remove_dir_all(e.path()) } else { fs::remove_file(e.path()) }.is_ok() {
             removed += 1;
         }
     }
@@ -162,9 +164,11 @@ mod tests {
         for p in [&mine, &dead, &d.join("vectors.f32"), &d.join(".notes.tmp")] {
             fs::write(p, b"x").unwrap();
         }
+        let staged = d.join(".canopy-full.99999999.4.tmp");
+        fs::create_dir_all(staged.join("inner")).unwrap();
         assert_eq!(temp_pid(".vectors.f32.99999999.3.tmp"), Some(99_999_999));
-        assert_eq!(sweep_orphan_temps(d), 1);
-        assert!(!dead.exists());
+        assert_eq!(sweep_orphan_temps(d), 2);
+        assert!(!dead.exists() && !staged.exists());
         assert!(mine.exists() && d.join("vectors.f32").exists() && d.join(".notes.tmp").exists());
     }
 

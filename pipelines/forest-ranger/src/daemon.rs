@@ -197,7 +197,12 @@ fn run_once(
 ) {
     let now = clock.now();
     tracing::info!(event = "ranger.run.start", forest = %forest.display(), now);
-    let lock = match WriterLock::acquire(forest) {
+    // (a config that does not load fails the run below, under the lock)
+    let acquired = match RangerConfig::load(forest) {
+        Ok(cfg) => crate::canopy::lock_after_staging(forest, &cfg),
+        Err(_) => WriterLock::acquire(forest).map(|l| (l, 0)),
+    };
+    let (lock, staged) = match acquired {
         Ok(l) => l,
         Err(e) => {
             let err = RangerError::from(e);
@@ -214,7 +219,8 @@ fn run_once(
     };
     let result = GitForest::open(forest).map_err(RangerError::from).and_then(|git| {
         let cfg = RangerConfig::load(forest)?;
-        let report = run(forest, &git, now, &cfg)?;
+        let mut report = run(forest, &git, now, &cfg)?;
+        report.canopy_upgraded = report.canopy_upgraded.map(|n| n + staged);
         write_state(forest, &RangerState { last_run: now, last_commit: report.commit.clone() })?;
         Ok(report)
     });

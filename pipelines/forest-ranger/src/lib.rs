@@ -17,6 +17,7 @@
 //! and is a disposable cache; the next run re-reads the files, which win.
 
 mod cache;
+mod canopy;
 mod config;
 mod daemon;
 mod health;
@@ -24,6 +25,7 @@ mod plan;
 mod run;
 
 pub use cache::{evict_payloads, plan_eviction, CacheFile, PayloadCacheReport, PAYLOADS_DIR};
+pub use canopy::lock_after_staging;
 pub use config::{CurationConfig, RangerConfig, RANGER_CONFIG_PATH};
 pub use daemon::{
     daemon, daemon_with, install_signal_handlers, parse_schedule, read_state, Clock, DaemonOptions, DaemonSummary,

@@ -191,7 +191,7 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
     drop(rewritten);
     timings.commit = ms(t);
 
-    let canopy_upgraded = canopy_second_tier(forest, &catalog, cfg);
+    let canopy_upgraded = crate::canopy::second_tier(forest, &catalog, cfg);
 
     let t = Instant::now();
     let health = health(forest, &catalog, &trails)?;
@@ -222,19 +222,6 @@ pub fn run(forest: &Path, git: &GitForest, now: f64, cfg: &RangerConfig) -> Resu
         curation: None,
         curation_skipped: None,
     })
-}
-
-/// The canopy's second tier: the full model over a fast canopy, within the
-/// node limit; the nodes it embedded. A failure never fails the run (the
-/// canopy is disposable).
-fn canopy_second_tier(forest: &Path, catalog: &Catalog, cfg: &RangerConfig) -> Option<usize> {
-    match forest_canopy::upgrade_forest(forest, catalog, cfg.canopy_full_max_nodes as usize) {
-        Ok(r) => r.map(|r| r.embedded),
-        Err(e) => {
-            tracing::warn!(event = "canopy.upgrade_failed", code = e.code(), error = %forest_model::error_chain(&e));
-            None
-        }
-    }
 }
 
 /// Result of the lifecycle phase, before the commit.

@@ -343,3 +343,42 @@ fn an_adopt_within_the_in_run_limit_builds_the_full_canopy() {
     assert_equals_rebuild(&root, &m, "a sync within the limit");
     assert!(!forest_canopy::kept_full_dir(&canopy_dir(&root)).exists(), "nothing set aside");
 }
+
+/// The Ranger's full-model pass runs before it takes the writer lock: its
+/// staged rows wait in `_derived/canopy-full/` while writers go on, and
+/// the run under the lock embeds only what they changed. A forest another
+/// writer holds fails at once, without the long pass.
+#[test]
+fn the_ranger_stages_the_full_rows_before_it_takes_the_lock() {
+    let Some(m) = model() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let src = two_docs(d.path());
+    let root = init(&d.path().join("f"));
+    forest(&root, &["adopt", src.to_str().unwrap()], Some(&m));
+    let kept = forest_canopy::kept_full_dir(&canopy_dir(&root));
+    // locked by another writer: the run fails at once and stages nothing
+    let lock = forest_git::WriterLock::acquire(&root).unwrap();
+    let o = bin().args(["ranger", "run", "--forest", &f(&root)]).env("FOREST_EMBED_MODEL", &m).output().unwrap();
+    assert_ne!(code(&o), 0, "a locked forest");
+    assert!(!kept.exists(), "nothing staged for a run that could not follow");
+    // the long pass needs no lock: staged while the lock is held
+    let catalog = forest_catalog::Catalog::open_read_only(&root.join("_derived/catalog.db")).unwrap();
+    // (FOREST_EMBED_MODEL is this process's own: model() read it)
+    let staged = forest_canopy::stage_upgrade(&root, &catalog, 100).unwrap().unwrap();
+    drop((lock, catalog));
+    let fast = Canopy::load(&canopy_dir(&root)).unwrap().unwrap();
+    assert_eq!(staged.embedded, fast.ids.len(), "every row through the full model");
+    assert!(fast.model.ends_with(forest_canopy::STATIC_SUFFIX), "the live canopy is untouched: {}", fast.model);
+    let rows = Canopy::load(&kept).unwrap().unwrap();
+    assert!(!rows.model.ends_with(forest_canopy::STATIC_SUFFIX) && rows.ids == fast.ids, "{}", rows.model);
+    // a writer meanwhile; the run embeds only its change
+    fs::write(src.join("zlib.md"), "# zlib\n\nThe deflate library.\n").unwrap();
+    forest(&root, &["sync"], Some(&m));
+    let o = forest(&root, &["ranger", "run", "--json", "--now", "2099-01-01T00:00:00Z"], Some(&m));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let embedded = r["canopy_upgraded"].as_u64().unwrap_or(0) as usize;
+    assert!(embedded > 0 && embedded < fast.ids.len(), "{r}");
+    assert_eq!(Canopy::load(&canopy_dir(&root)).unwrap().unwrap().model, rows.model);
+    assert_equals_rebuild(&root, &m, "the upgrade over the staged rows");
+    assert!(!kept.exists(), "the staged rows are gone once used");
+}
