@@ -116,7 +116,7 @@ pub const FULL_REFRESH_MAX: usize = 2000;
 /// never. 10,000 nodes is about two minutes of the full model on 2 cores.
 pub const IN_RUN_FULL_VAR: &str = "FOREST_CANOPY_FULL_IN_RUN_MAX";
 /// Off by default: the full model over a small drive makes its first adopt
-/// several times longer (`usd`'s 5,561 nodes: 79.5 s against 9.8 s) and
+/// several times longer (`usd`'s 5,561 nodes: 78.2 s against 9.2 s) and
 /// costs the reference's demo set a first place
 /// (docs/decisions/locate-one-engine.md).
 pub const IN_RUN_FULL_MAX: usize = 0;
