@@ -273,6 +273,7 @@ fn upgrade_with(
         return Ok(None);
     }
     let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
+    progress(0);
     let r = rebuild_reusing(Some(&kept), &dir, catalog, e.as_ref(), "canopy.upgraded", progress);
     // used or not (a damaged set fails once, then the next run embeds all)
     crate::store::drop_kept(&kept);

@@ -63,8 +63,7 @@ impl Progress for Bar {
         let Ok(mut b) = self.bar.lock() else { return };
         let pb = b.get_or_insert_with(|| {
             let pb = ProgressBar::new(total);
-            if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} nodes {per_sec} eta {eta}")
-            {
+            if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} nodes {elapsed}") {
                 pb.set_style(style.progress_chars("=> "));
             }
             pb.set_prefix(what.to_string());
