@@ -174,15 +174,23 @@ fn refresh_beyond_budget(dir: &Path, catalog: &Catalog, n: usize, max: usize) ->
 /// ([`maintain_forest`]); one without gets one, streamed, when
 /// `FOREST_EMBED_MODEL` names a model, embedded by the encoder
 /// `FOREST_EMBED_ENCODER` chooses (the fast one unless told otherwise), so
-/// an adopt leaves a canopy with no extra command. Without the model
+/// an adopt leaves a canopy with no extra command (`progress` hears the
+/// rows of a new one written so far out of the total). Without the model
 /// nothing happens.
-pub fn ensure_forest(forest: &Path, catalog: &Catalog) -> Result<Option<RefreshReport>> {
+pub fn ensure_forest(
+    forest: &Path,
+    catalog: &Catalog,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
     if crate::store::Canopy::exists(&dir) {
         return maintain_forest(forest, catalog);
     }
     let Some(e) = shared_encoder(Encoder::from_env()?)? else { return Ok(None) };
-    rebuild(&dir, catalog, e.as_ref(), "canopy.built").map(Some)
+    // a new canopy (a first adopt) is every row: its progress is worth drawing
+    let n = catalog_len(catalog)?;
+    progress(0, n);
+    rebuild_reusing(None, &dir, catalog, e.as_ref(), "canopy.built", &|done| progress(done, n)).map(Some)
 }
 
 /// Embed every catalog row anew into `dir` with `e` (streamed), and log it

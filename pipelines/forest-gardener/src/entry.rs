@@ -196,7 +196,10 @@ fn refresh_canopy(forest: &Path, opts: &RunOptions, progress: &dyn Progress) {
         Ok(c) => c,
         Err(e) => return tracing::warn!(event = "canopy.stale", error = %chain(&e)),
     };
-    if let Err(e) = forest_canopy::ensure_forest(forest, &catalog) {
+    let rows = |done: usize, total: usize| progress.rows("canopy", done as u64, total as u64);
+    let built = forest_canopy::ensure_forest(forest, &catalog, &rows);
+    progress.finish();
+    if let Err(e) = built {
         return tracing::warn!(event = "canopy.stale", error = %chain(&e));
     }
     let rows = |done: usize, total: usize| progress.rows("canopy, full model", done as u64, total as u64);
