@@ -64,7 +64,7 @@ pub trait Progress: Sync {
     fn file_done(&self, _bytes: u64) {}
     /// The source is done.
     fn finish(&self) {}
-    /// A later phase over rows (the canopy's full model): `done` of `total`.
+    /// A later phase over rows (the canopy's build): `done` of `total`.
     fn rows(&self, _what: &str, _done: u64, _total: u64) {}
 }
 
