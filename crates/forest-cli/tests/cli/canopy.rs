@@ -21,9 +21,12 @@ fn forest(root: &Path, args: &[&str], model: Option<&str>) -> std::process::Outp
     forest_env(root, args, model, &[])
 }
 
+/// (The writers' runs keep the fast tier unless a test names
+/// `FOREST_CANOPY_FULL_IN_RUN_MAX`: most tests here are about the two
+/// tiers, the fast one in the run.)
 fn forest_env(root: &Path, args: &[&str], model: Option<&str>, env: &[(&str, &str)]) -> std::process::Output {
     let mut c = bin();
-    c.args(args).args(["--forest", &f(root)]).envs(env.iter().copied());
+    c.args(args).args(["--forest", &f(root)]).env(forest_canopy::IN_RUN_FULL_VAR, "0").envs(env.iter().copied());
     match model {
         Some(m) => c.env("FOREST_EMBED_MODEL", m),
         None => c.env_remove("FOREST_EMBED_MODEL"),
@@ -308,9 +311,9 @@ fn a_sync_beyond_the_full_models_budget_rebuilds_the_canopy_fast() {
 }
 
 /// `FOREST_CANOPY_FULL_IN_RUN_MAX`: an ingest run brings the canopy of a
-/// forest within the limit to the full model itself (off by default); a
-/// forest over it, or an operator who asked for the fast encoder, keeps the
-/// fast one for the Ranger's night.
+/// forest within the limit (10,000 nodes by default) to the full model
+/// itself; a forest over it, or an operator who asked for the fast encoder
+/// or set the limit to 0, keeps the fast one for the Ranger's night.
 #[test]
 fn an_adopt_within_the_in_run_limit_builds_the_full_canopy() {
     let Some(m) = model() else { return };
@@ -324,14 +327,21 @@ fn an_adopt_within_the_in_run_limit_builds_the_full_canopy() {
         (root, c, String::from_utf8_lossy(&o.stderr).into_owned())
     };
     let is_fast = |c: &Canopy| c.model.ends_with(forest_canopy::STATIC_SUFFIX);
-    let (_, c, _) = adopted("default", &[]);
-    assert!(is_fast(&c), "off by default: {}", c.model);
+    let default = init(&d.path().join("default"));
+    let mut c = bin();
+    c.args(["adopt", src.to_str().unwrap(), "--forest", &f(&default)]).env("FOREST_EMBED_MODEL", &m);
+    let o = c.env_remove(limit).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let c = Canopy::load(&canopy_dir(&default)).unwrap().unwrap();
+    assert!(!is_fast(&c), "a small forest gets the full model by default: {}", c.model);
+    let (_, c, _) = adopted("off", &[(limit, "0")]);
+    assert!(is_fast(&c), "a limit of 0: {}", c.model);
     let (_, c, _) = adopted("over", &[(limit, "1")]);
     assert!(is_fast(&c), "a forest over the limit: {}", c.model);
     let (_, c, _) = adopted("asked-fast", &[(limit, "100"), ("FOREST_EMBED_ENCODER", "fast")]);
     assert!(is_fast(&c), "the fast encoder asked for: {}", c.model);
     let (_, c, err) = adopted("not-a-number", &[(limit, "many")]);
-    assert!(is_fast(&c) && err.matches(limit).count() == 1, "one warning and the default: {err}");
+    assert!(!is_fast(&c) && err.matches(limit).count() == 1, "one warning and the default: {err}");
     let (root, c, _) = adopted("within", &[(limit, "100")]);
     assert!(!is_fast(&c), "within the limit: {}", c.model);
     assert_equals_rebuild(&root, &m, "the adopt's full tier");
