@@ -242,8 +242,7 @@ pub fn upgrade_forest(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Res
 /// hashes sort them out). `None` when there is nothing to stage.
 pub fn stage_upgrade(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
-    let fast = crate::store::read_meta(&dir).is_some_and(|m| Encoder::of_model(&m.model) == Encoder::Fast);
-    if !fast || max_nodes == 0 || stale_reason(&dir).is_some() || catalog_len(catalog)? > max_nodes {
+    if !upgrade_due(&dir, catalog, max_nodes)? || stale_reason(&dir).is_some() {
         return Ok(None);
     }
     let Some(e) = shared_encoder(Encoder::Full)? else { return Ok(None) };
@@ -264,6 +263,17 @@ pub fn stage_upgrade(forest: &Path, catalog: &Catalog, max_nodes: usize) -> Resu
     r.map(Some)
 }
 
+/// The rows of the canopy in `dir` when the fast encoder built it.
+fn fast_rows(dir: &Path) -> Option<usize> {
+    crate::store::read_meta(dir).filter(|m| Encoder::of_model(&m.model) == Encoder::Fast).map(|m| m.rows)
+}
+
+/// Whether the second tier rebuilds the canopy in `dir`: a fast one, of a
+/// forest of at most `max_nodes` nodes (0: never).
+fn upgrade_due(dir: &Path, catalog: &Catalog, max_nodes: usize) -> Result<bool> {
+    Ok(max_nodes > 0 && fast_rows(dir).is_some() && catalog_len(catalog)? <= max_nodes)
+}
+
 /// [`upgrade_forest`] with progress (rows written so far).
 fn upgrade_with(
     forest: &Path,
@@ -273,8 +283,7 @@ fn upgrade_with(
 ) -> Result<Option<RefreshReport>> {
     let dir = canopy_dir(forest);
     let kept = kept_full_dir(&dir);
-    let fast = crate::store::read_meta(&dir).is_some_and(|m| Encoder::of_model(&m.model) == Encoder::Fast);
-    if !fast || max_nodes == 0 || catalog_len(catalog)? > max_nodes {
+    if !upgrade_due(&dir, catalog, max_nodes)? {
         crate::store::drop_kept(&kept);
         return Ok(None);
     }
@@ -301,11 +310,10 @@ pub fn upgrade_in_run(
     catalog: &Catalog,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Option<RefreshReport>> {
+    // the canopy's own row count (it is current after the run's canopy
+    // step): no COUNT over the catalog after every sync of a large forest
     let max = in_run_full_max();
-    let n = catalog_len(catalog)?;
-    if max == 0 || n > max {
-        return Ok(None);
-    }
+    let Some(n) = fast_rows(&canopy_dir(forest)).filter(|&n| max > 0 && n <= max) else { return Ok(None) };
     upgrade_with(forest, catalog, max, &|done| progress(done, n))
 }
 
